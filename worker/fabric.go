@@ -1,0 +1,37 @@
+package worker
+
+import (
+	"context"
+
+	"github.com/rdmamesh/rdmamesh/internal/probe"
+)
+
+// Fabric is the seam between the worker and RDMA. internal/verbs implements it
+// on real HCAs through libibverbs; internal/fabric/sim implements it in pure
+// Go. Errors returned by every method are *probe.Error, classified where they
+// happen.
+type Fabric interface {
+	// Name is "verbs" or "sim"; it is published in the inventory.
+	Name() string
+	// Ports lists the local HCA ports in rail order.
+	Ports(ctx context.Context) ([]probe.Port, error)
+	// Open builds the local half of a test (PD, MR, CQ, QP in INIT) on ep.
+	Open(ctx context.Context, ep probe.Endpoint, p probe.TestParams) (Session, error)
+}
+
+// Session is one RC QP with its buffers, owned by exactly one goroutine.
+type Session interface {
+	// Info is the local QP info to hand to the peer.
+	Info() probe.QPInfo
+	// Connect moves the QP through RTR to RTS against the peer's info.
+	Connect(ctx context.Context, remote probe.QPInfo) error
+	// Latency runs the initiator side of the write ping-pong; one-way = RTT/2.
+	Latency(ctx context.Context, p probe.TestParams) (probe.Latency, error)
+	// Bandwidth streams RDMA WRITEs to the peer.
+	Bandwidth(ctx context.Context, p probe.TestParams) (probe.Bandwidth, error)
+	// Respond runs the responder side of the ping-pong until the initiator is
+	// done or ctx ends.
+	Respond(ctx context.Context, p probe.TestParams) error
+	// Close frees every verbs object; safe to call more than once.
+	Close() error
+}
