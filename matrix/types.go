@@ -65,6 +65,10 @@ type Rollup struct {
 	MinGbps      float64 `json:"min_gbps"` // worst measured bandwidth
 }
 
+// AllRails is the Rail of a suspect that spans every rail of its node (kind
+// node). It is negative so nobody mistakes it for rail 0.
+const AllRails = -1
+
 // Suspect is a component the matrix blames, with the evidence.
 type Suspect struct {
 	Kind     string      `json:"kind"` // hca | node | rail | pair
@@ -78,6 +82,9 @@ type Suspect struct {
 	Bad      int         `json:"bad"`   // cells that implicate it
 	Total    int         `json:"total"` // cells it took part in
 	Evidence string      `json:"evidence,omitempty"`
+	// Verdict is the dominant verdict of the implicated cells. Class alone
+	// cannot say "slow" or "low bandwidth": those cells measured (class ok).
+	Verdict Verdict `json:"verdict,omitempty"`
 }
 
 // Matrix is the analysed sweep.
@@ -91,4 +98,8 @@ type Matrix struct {
 	RailRollups []Rollup        `json:"rail_rollups"`
 	Suspects    []Suspect       `json:"suspects"` // most implicated first
 	Healthy     bool            `json:"healthy"`
+	// Ignored counts input cells Build could not place: an unknown node,
+	// src == dst, or a rail outside 0..maxRails-1. Non-zero means the caller
+	// fed cells from another membership view; worth a log line, not a panic.
+	Ignored int `json:"ignored,omitempty"`
 }

@@ -35,3 +35,29 @@ type Session interface {
 	// Close frees every verbs object; safe to call more than once.
 	Close() error
 }
+
+// Provider is a Fabric whose Open returns its own concrete session type, so
+// a provider package need not import worker; Adapt turns it into a Fabric.
+type Provider[S Session] interface {
+	Name() string
+	Ports(ctx context.Context) ([]probe.Port, error)
+	Open(ctx context.Context, ep probe.Endpoint, p probe.TestParams) (S, error)
+}
+
+// Adapt wraps a Provider as a Fabric.
+func Adapt[S Session](p Provider[S]) Fabric { return adapted[S]{p} }
+
+type adapted[S Session] struct{ p Provider[S] }
+
+func (a adapted[S]) Name() string { return a.p.Name() }
+
+func (a adapted[S]) Ports(ctx context.Context) ([]probe.Port, error) { return a.p.Ports(ctx) }
+
+func (a adapted[S]) Open(ctx context.Context, ep probe.Endpoint, p probe.TestParams) (Session, error) {
+	s, err := a.p.Open(ctx, ep, p)
+	if err != nil {
+		// A typed nil inside a non-nil interface would fool callers' nil checks.
+		return nil, err
+	}
+	return s, nil
+}

@@ -1,0 +1,60 @@
+# rdmamesh — see README.md. `make demo` and `make test` need only Go.
+GO        ?= go
+BIN       ?= bin/rdmamesh
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT    ?= $(shell git rev-parse HEAD 2>/dev/null)
+LDFLAGS   := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
+# The verbs engine is built in when libibverbs' headers are present.
+HAVE_VERBS := $(shell test -f /usr/include/infiniband/verbs.h && echo yes)
+TAGS      ?= $(if $(HAVE_VERBS),verbs,)
+DEMO_ARGS ?= --nodes 16
+
+.PHONY: all build build-noverbs test testrace lint vet fmt-check tidy-check demo demo-once clean fuzz
+
+all: lint test build
+
+build:
+	$(GO) build -tags '$(TAGS)' -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/rdmamesh
+
+build-noverbs:
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/rdmamesh
+
+# The test command the README and CI use.
+test:
+	$(GO) test -count=1 ./...
+	@if [ -n "$(HAVE_VERBS)" ]; then $(GO) vet -tags verbs ./internal/verbs/ ./cmd/rdmamesh/ && $(GO) test -count=1 -tags verbs ./internal/verbs/; fi
+
+testrace:
+	$(GO) test -count=1 -race ./...
+
+lint: vet fmt-check
+
+vet:
+	$(GO) vet ./...
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+tidy-check:
+	$(GO) mod tidy -diff
+
+# Short fuzz runs of every fuzz target (CI runs them too).
+fuzz:
+	@for pkg in $$($(GO) list ./...); do \
+	  for f in $$($(GO) test -list 'Fuzz.*' $$pkg 2>/dev/null | grep '^Fuzz'); do \
+	    echo "fuzz $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime 5s $$pkg || exit 1; \
+	  done; \
+	done
+
+# Coordinator + 16 simulated workers + web UI on http://127.0.0.1:8080/.
+demo: build-noverbs
+	$(BIN) demo $(DEMO_ARGS)
+
+demo-once: build-noverbs
+	$(BIN) demo $(DEMO_ARGS) --once --listen 127.0.0.1:0 --json bin/demo.json
+
+clean:
+	rm -rf bin
+
+-include lab/lab.mk

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rdmamesh/rdmamesh/internal/api"
+	"github.com/rdmamesh/rdmamesh/internal/cluster"
+	"github.com/rdmamesh/rdmamesh/internal/config"
+	"github.com/rdmamesh/rdmamesh/internal/gate"
+)
+
+func newDemoCmd() *cobra.Command {
+	d := config.Defaults()
+	var once bool
+	var jsonFile, junitFile, preset string
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "Coordinator + simulated workers in one process, with the web UI: no RDMA hardware needed",
+		Example: "  rdmamesh demo --nodes 16\n" +
+			"  rdmamesh demo --nodes 16 --once --fault node-03/mlx5_1:down --json out.json",
+		Args: cobra.NoArgs,
+	}
+	f := cmd.Flags()
+	f.Int("nodes", d["demo.nodes"].(int), "simulated nodes")
+	f.Int("rails", d["demo.rails"].(int), "rails (HCAs) per node")
+	f.StringVar(&preset, "preset", "", "sim preset: roce-2x100 or ib-8x400 (default: by --rails)")
+	f.StringSlice("fault", nil, "fault spec, repeatable: node-03/mlx5_1:down, node-05~node-09:loss=30%, node-07:bw=0.4, node-02:lat=5x, node-04:dead")
+	f.String("listen", d["demo.listen"].(string), "web UI listen host:port (port 0 picks one)")
+	f.Int64("seed", d["sim.seed"].(int64), "sim seed")
+	f.Float64("time-scale", d["sim.time_scale"].(float64), "1 = tests take modelled time, 0 = instant")
+	f.String("mode", d["sweep.mode"].(string), "sweep mode: quick or full")
+	f.Duration("pair-timeout", d["coordinator.pair_timeout"].(time.Duration), "deadline for one directional pair test")
+	f.BoolVar(&once, "once", false, "run one sweep, print the summary and exit with the gate's code")
+	f.StringVar(&jsonFile, "json", "", "with --once: write the matrix JSON here")
+	f.StringVar(&junitFile, "junit", "", "with --once: write JUnit XML here")
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		c, err := loadConfig(cmd, map[string]string{"nodes": "demo.nodes", "rails": "demo.rails",
+			"fault": "sim.faults", "listen": "demo.listen", "seed": "sim.seed", "time-scale": "sim.time_scale",
+			"mode": "sweep.mode", "pair-timeout": "coordinator.pair_timeout"})
+		if err != nil {
+			return err
+		}
+		if preset == "" {
+			preset = "roce-2x100"
+			if c.Demo.Rails > 2 {
+				preset = "ib-8x400"
+			}
+		}
+		log := newLogger(c, cmd.ErrOrStderr())
+		if once && c.Log.Level == "info" {
+			log = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+		}
+		return runDemo(cmd.Context(), c, preset, demoOut{once: once, json: jsonFile, junit: junitFile},
+			cmd.OutOrStdout(), cmd.ErrOrStderr(), log)
+	}
+	return cmd
+}
+
+type demoOut struct {
+	once        bool
+	json, junit string
+}
+
+func runDemo(ctx context.Context, c *config.Config, preset string, o demoOut, stdout, stderr io.Writer, log *slog.Logger) error {
+	start := time.Now()
+	startCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	cl, err := cluster.Start(startCtx, cluster.Options{Nodes: c.Demo.Nodes, Rails: c.Demo.Rails, Preset: preset,
+		Seed: c.Sim.Seed, Faults: c.Sim.Faults, TimeScale: c.Sim.TimeScale, Listen: c.Demo.Listen,
+		Mode: c.Sweep.Mode, Params: testParams(c), PairTimeout: c.Coordinator.PairTimeout, Logger: log})
+	cancel()
+	if err != nil {
+		return err
+	}
+	defer cl.Stop()
+	fmt.Fprintf(stdout, "rdmamesh demo: %d simulated nodes x %d rails (%s) up in %s\n", c.Demo.Nodes, c.Demo.Rails,
+		preset, time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(stdout, "web UI: %s/\n", cl.URL)
+	sweepStart := time.Now()
+	code := gate.Run(ctx, gate.Options{Coordinator: cl.URL, JSONFile: o.json, JUnitFile: o.junit,
+		Poll: 50 * time.Millisecond, Request: api.SweepRequest{Mode: c.Sweep.Mode}}, stdout, stderr)
+	fmt.Fprintf(stdout, "sweep wall time: %s\n", time.Since(sweepStart).Round(time.Millisecond))
+	if o.once {
+		if code != 0 {
+			return exitCode(code)
+		}
+		return nil
+	}
+	fmt.Fprintf(stdout, "serving %s/ — start more sweeps from the UI; Ctrl-C to stop\n", cl.URL)
+	<-ctx.Done()
+	return nil
+}

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/rdmamesh/rdmamesh/internal/config"
+)
+
+// exitCoder lets a command choose the process exit code.
+type exitCoder interface{ ExitCode() int }
+
+type codeError struct {
+	code int
+	err  error
+}
+
+func (e *codeError) Error() string { return e.err.Error() }
+func (e *codeError) ExitCode() int { return e.code }
+func (e *codeError) Unwrap() error { return e.err }
+
+// exitCode ends a command with a code and no further message (the command
+// already printed what the user needs).
+func exitCode(code int) error { return &codeError{code: code, err: errSilent} }
+
+var errSilent = errors.New("")
+
+// run is main without the os.Exit, so exit codes are testable in-process.
+func run(args []string, stdout, stderr io.Writer) int {
+	root := newRoot(stdout, stderr)
+	root.SetArgs(args)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return 0
+	}
+	code := 2 // usage, config or infrastructure error
+	var ec exitCoder
+	if errors.As(err, &ec) {
+		code = ec.ExitCode()
+	}
+	if !errors.Is(err, errSilent) {
+		fmt.Fprintf(stderr, "rdmamesh: %v\n", err)
+	}
+	return code
+}
+
+func newRoot(stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "rdmamesh",
+		Short: "Validate an RDMA fabric: all-pairs RDMA WRITE latency and bandwidth, with verdicts",
+		Long: "rdmamesh runs a worker on every node and a coordinator that tests every pair of HCAs\n" +
+			"on every rail, then says which HCA, node or rail is to blame.\n\n" +
+			"Exit codes: 0 healthy, 1 unhealthy fabric (or failing check), 2 usage/config/infrastructure error.",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.PersistentFlags().String("config", "", "YAML config file (keys: `rdmamesh config keys`)")
+	root.PersistentFlags().String("log-level", "info", "log level: debug, info, warn, error")
+	root.PersistentFlags().String("log-format", "text", "log format: text or json")
+	root.AddCommand(newWorkerCmd(), newCoordinatorCmd(), newDemoCmd(), newGateCmd(), newVersionCmd(), newConfigCmd())
+	for _, extra := range extraCommands {
+		root.AddCommand(extra())
+	}
+	return root
+}
+
+// extraCommands are registered by files that may not be in every build.
+var extraCommands []func() *cobra.Command
+
+// loadConfig reads --config, the environment and the command's flags; flags
+// map to keys through binds (flag name → key).
+func loadConfig(cmd *cobra.Command, binds map[string]string) (*config.Config, error) {
+	file, _ := cmd.Flags().GetString("config")
+	flags := map[string]*pflag.Flag{}
+	binds["log-level"], binds["log-format"] = "log.level", "log.format"
+	for name, key := range binds {
+		f := cmd.Flags().Lookup(name)
+		if f == nil {
+			return nil, fmt.Errorf("internal: flag --%s not defined", name)
+		}
+		if f.Changed {
+			flags[key] = f
+		}
+	}
+	c, err := config.Load(file, flags)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func newLogger(c *config.Config, w io.Writer) *slog.Logger {
+	var lvl slog.Level
+	_ = lvl.UnmarshalText([]byte(strings.ToUpper(c.Log.Level)))
+	opts := &slog.HandlerOptions{Level: lvl}
+	if c.Log.Format == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+func errorf(format string, a ...any) error { return fmt.Errorf(format, a...) }

@@ -1,0 +1,5 @@
+//go:build verbs && cgo
+
+package main
+
+const verbsBuild = "built in"

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rdmamesh/rdmamesh/internal/config"
+	"github.com/rdmamesh/rdmamesh/internal/fabric/sim"
+	"github.com/rdmamesh/rdmamesh/internal/verbs"
+	"github.com/rdmamesh/rdmamesh/worker"
+)
+
+func newWorkerCmd() *cobra.Command {
+	d := config.Defaults()
+	cmd := &cobra.Command{
+		Use:   "worker",
+		Short: "Run the per-node agent: publish HCAs over gossip, run RDMA tests for the coordinator",
+		Args:  cobra.NoArgs,
+	}
+	f := cmd.Flags()
+	f.String("name", "", "node name (default: hostname)")
+	f.String("gossip-bind", d["gossip.bind"].(string), "memberlist bind host:port")
+	f.String("gossip-advertise", "", "memberlist address peers dial (host:port)")
+	f.StringSlice("join", nil, "gossip seeds host:port (a coordinator), repeatable")
+	f.String("api-listen", d["worker.api_listen"].(string), "worker API listen host:port")
+	f.String("api-advertise", "", "worker API address peers dial (host:port)")
+	f.String("fabric", d["worker.fabric"].(string), "verbs (real HCAs) or sim (simulated)")
+	f.String("gid", d["worker.gid"].(string), "GID selection policy: auto or index=N")
+	f.StringSlice("device", nil, "only these HCAs (repeatable)")
+	f.String("sim-preset", d["sim.preset"].(string), "sim fabric preset")
+	f.Int64("sim-seed", d["sim.seed"].(int64), "sim fabric seed")
+	f.StringSlice("sim-fault", nil, "sim fault spec, repeatable (e.g. node-03/mlx5_1:down)")
+	f.Float64("sim-time-scale", d["sim.time_scale"].(float64), "sim: 1 = tests take modelled time, 0 = instant")
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		c, err := loadConfig(cmd, map[string]string{"name": "worker.name", "gossip-bind": "gossip.bind",
+			"gossip-advertise": "gossip.advertise", "join": "gossip.join", "api-listen": "worker.api_listen",
+			"api-advertise": "worker.api_advertise", "fabric": "worker.fabric", "gid": "worker.gid",
+			"device": "worker.devices", "sim-preset": "sim.preset", "sim-seed": "sim.seed",
+			"sim-fault": "sim.faults", "sim-time-scale": "sim.time_scale"})
+		if err != nil {
+			return err
+		}
+		log := newLogger(c, cmd.ErrOrStderr())
+		return runWorker(cmd.Context(), c, log)
+	}
+	return cmd
+}
+
+func runWorker(ctx context.Context, c *config.Config, log *slog.Logger) error {
+	name := c.Worker.Name
+	if name == "" {
+		name = config.Hostname()
+	}
+	fab, err := openFabric(c, name)
+	if err != nil {
+		return err
+	}
+	a, err := worker.Start(ctx, worker.Options{Name: name, Fabric: fab, GossipBind: c.Gossip.Bind,
+		GossipAdvertise: c.Gossip.Advertise, Join: c.Gossip.Join, APIListen: c.Worker.APIListen,
+		APIAdvertise: c.Worker.APIAdvertise, Labels: c.Worker.Labels, Devices: c.Worker.Devices, LAN: true, Logger: log})
+	if err != nil {
+		return err
+	}
+	defer a.Stop()
+	keepJoining(ctx, a, c.Gossip.Join, log)
+	<-ctx.Done()
+	log.Info("worker stopping")
+	return nil
+}
+
+// keepJoining retries the seeds until we see another member: in Kubernetes
+// or Slurm the coordinator may start after the workers.
+func keepJoining(ctx context.Context, a *worker.Agent, seeds []string, log *slog.Logger) {
+	if len(seeds) == 0 {
+		log.Warn("no gossip seeds (--join): this worker waits for a coordinator to join it")
+		return
+	}
+	tick := time.NewTicker(2 * time.Second)
+	defer tick.Stop()
+	for a.Members() < 2 {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			if err := a.Join(seeds); err != nil {
+				log.Debug("gossip join retry", "err", err)
+			}
+		}
+	}
+}
+
+func openFabric(c *config.Config, name string) (worker.Fabric, error) {
+	if c.Worker.Fabric == "sim" {
+		faults, err := sim.ParseFaults(c.Sim.Faults)
+		if err != nil {
+			return nil, &config.FieldError{Key: "sim.faults", Msg: err.Error()}
+		}
+		f, err := sim.New(sim.Config{Preset: c.Sim.Preset, Seed: c.Sim.Seed, Faults: faults, TimeScale: c.Sim.TimeScale})
+		if err != nil {
+			return nil, &config.FieldError{Key: "sim.preset", Msg: err.Error()}
+		}
+		return worker.Adapt(f.Node(name)), nil
+	}
+	f, err := verbs.New(verbs.Options{Devices: c.Worker.Devices, GID: c.Worker.GID})
+	if err != nil {
+		return nil, fmt.Errorf("worker.fabric verbs: %w (use --fabric sim to run without RDMA hardware)", err)
+	}
+	return f, nil
+}

@@ -1,0 +1,238 @@
+// Package coordinator learns workers from gossip, plans and runs all-pairs
+// sweeps as the raft leader, and keeps every result in a replicated FSM from
+// which the matrix is built.
+package coordinator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/memberlist"
+	"github.com/hashicorp/raft"
+
+	"github.com/rdmamesh/rdmamesh/internal/member"
+	"github.com/rdmamesh/rdmamesh/internal/probe"
+	"github.com/rdmamesh/rdmamesh/matrix"
+)
+
+// Options configure a Coordinator.
+type Options struct {
+	Name            string
+	DataDir         string // empty: in memory
+	GossipBind      string
+	GossipAdvertise string
+	Join            []string
+	LAN             bool
+	Transport       memberlist.Transport // tests
+	APIAddr         func() string        // advertised API address, known once web listens
+	PairTimeout     time.Duration
+	Parallelism     int // pairs per round at once; 0 = all
+	Params          probe.TestParams
+	Mode            string // default sweep mode: quick | full
+	Thresholds      matrix.Thresholds
+	KeepSweeps      int
+	Reconcile       time.Duration // full membership reconcile period
+	FastRaft        bool
+	Logger          *slog.Logger
+}
+
+// Coordinator is a running coordinator replica.
+type Coordinator struct {
+	opts   Options
+	log    *slog.Logger
+	fsm    *fsm
+	raft   *raft.Raft
+	closeR func() error
+	ml     *memberlist.Memberlist
+	events *events
+	reg    *registry
+	client *http.Client
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu      sync.Mutex
+	leading bool
+	active  string // sweep being run by this leader, "" when idle
+	work    chan string
+
+	notifyCh chan bool
+}
+
+// Start brings up raft, then gossip, then the loops that own membership
+// updates and leadership.
+func Start(o Options) (*Coordinator, error) {
+	if o.Name == "" {
+		return nil, errors.New("coordinator: name is empty")
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.PairTimeout <= 0 {
+		o.PairTimeout = 10 * time.Second
+	}
+	if o.Reconcile <= 0 {
+		o.Reconcile = 5 * time.Second
+	}
+	if o.KeepSweeps <= 0 {
+		o.KeepSweeps = 50
+	}
+	if o.Mode == "" {
+		o.Mode = "full"
+	}
+	if o.Thresholds == (matrix.Thresholds{}) {
+		o.Thresholds = matrix.DefaultThresholds()
+	}
+	if o.APIAddr == nil {
+		o.APIAddr = func() string { return "" }
+	}
+	c := &Coordinator{opts: o, log: o.Logger.With("coordinator", o.Name), fsm: newFSM(o.KeepSweeps),
+		events: &events{ch: make(chan gossipEvent, 1024)}, reg: newRegistry(), work: make(chan string, 1),
+		client:   &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4, MaxIdleConns: 4096}},
+		notifyCh: make(chan bool, 8)}
+	r, closer, err := newRaft(o.Name, o.DataDir, c.fsm, c.notifyCh, raftTimers{Fast: o.FastRaft}, c.log)
+	if err != nil {
+		return nil, err
+	}
+	c.raft, c.closeR = r, closer
+	cfg, err := member.Config(member.Options{Name: o.Name, Bind: o.GossipBind, Advertise: o.GossipAdvertise, LAN: o.LAN,
+		Delegate: &coordDelegate{apiAddr: o.APIAddr}, Events: c.events, Logger: c.log, Transport: o.Transport})
+	if err != nil {
+		c.shutdownRaft()
+		return nil, err
+	}
+	if c.ml, err = memberlist.Create(cfg); err != nil {
+		c.shutdownRaft()
+		return nil, fmt.Errorf("gossip: %w", err)
+	}
+	if len(o.Join) > 0 {
+		if _, err := c.ml.Join(o.Join); err != nil {
+			c.log.Warn("gossip join failed; workers joining us will still be seen", "seeds", o.Join, "err", err)
+		}
+	}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	c.wg.Add(2)
+	go func() { defer c.wg.Done(); c.watchMembers(c.ctx) }()
+	go func() { defer c.wg.Done(); c.leaderLoop(c.ctx) }()
+	c.log.Info("coordinator up", "gossip", c.ml.LocalNode().Address(), "data_dir", o.DataDir)
+	return c, nil
+}
+
+// GossipAddr is the memberlist address workers join.
+func (c *Coordinator) GossipAddr() string { return c.ml.LocalNode().Address() }
+
+// IsLeader reports whether this replica currently runs sweeps.
+func (c *Coordinator) IsLeader() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.leading
+}
+
+// Stop ends leadership work, leaves gossip and shuts raft down.
+func (c *Coordinator) Stop() {
+	c.cancel()
+	c.wg.Wait()
+	if err := c.ml.Leave(time.Second); err != nil {
+		c.log.Debug("gossip leave", "err", err)
+	}
+	_ = c.ml.Shutdown()
+	c.shutdownRaft()
+	c.client.CloseIdleConnections()
+}
+
+func (c *Coordinator) shutdownRaft() {
+	if err := c.raft.Shutdown().Error(); err != nil {
+		c.log.Warn("raft shutdown", "err", err)
+	}
+	if err := c.closeR(); err != nil {
+		c.log.Warn("raft store close", "err", err)
+	}
+}
+
+// leaderLoop follows NotifyCh: on gaining leadership it waits for the FSM to
+// catch up (Barrier) before touching sweeps, and on losing it cancels the
+// leader-only work and waits for it.
+func (c *Coordinator) leaderLoop(ctx context.Context) {
+	var run *leaderRun
+	stop := func() {
+		if run != nil {
+			run.stop()
+			run = nil
+		}
+		c.mu.Lock()
+		c.leading = false
+		c.mu.Unlock()
+	}
+	defer stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case isLeader := <-c.notifyCh:
+			if !isLeader {
+				c.log.Info("lost leadership")
+				stop()
+				continue
+			}
+			if run != nil {
+				continue
+			}
+			if err := c.raft.Barrier(10 * time.Second).Error(); err != nil {
+				c.log.Warn("barrier after election failed; waiting for the next change", "err", err)
+				continue
+			}
+			c.log.Info("leading")
+			c.mu.Lock()
+			c.leading = true
+			c.mu.Unlock()
+			run = startLeaderRun(ctx, c.lead)
+		}
+	}
+}
+
+// leaderRun owns the goroutine doing leader-only work.
+type leaderRun struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+func startLeaderRun(parent context.Context, work func(context.Context)) *leaderRun {
+	ctx, cancel := context.WithCancel(parent)
+	r := &leaderRun{cancel: cancel, done: make(chan struct{})}
+	go func() { defer close(r.done); work(ctx) }()
+	return r
+}
+
+func (r *leaderRun) stop() {
+	r.cancel()
+	<-r.done
+}
+
+// lead runs leader-only work: resume unfinished sweeps, then serve new ones.
+func (c *Coordinator) lead(ctx context.Context) {
+	for _, id := range c.fsm.running() {
+		c.runSweep(ctx, id)
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case id := <-c.work:
+			c.runSweep(ctx, id)
+		}
+	}
+}
+
+func (c *Coordinator) apply(t entryType, v any) error {
+	b, err := encodeEntry(t, v)
+	if err != nil {
+		return err
+	}
+	return c.raft.Apply(b, 10*time.Second).Error()
+}

@@ -1,0 +1,115 @@
+package coordinator
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/rdmamesh/rdmamesh/internal/probe"
+	"github.com/rdmamesh/rdmamesh/matrix"
+)
+
+// direction measures src → dst on every common rail. It always returns one
+// cell per rail: an unreachable or hung worker becomes peer-lost or timeout
+// cells, never a stuck sweep.
+func (c *Coordinator) direction(ctx context.Context, id string, round int, spec sweepSpec, src, dst matrix.Node) []matrix.Cell {
+	rails := railPairs(src, dst)
+	if len(rails) == 0 {
+		return nil
+	}
+	srcInfo, okS := c.reg.get(src.Name)
+	dstInfo, okD := c.reg.get(dst.Name)
+	for _, n := range []struct {
+		name  string
+		ok    bool
+		state string
+	}{{src.Name, okS, srcInfo.State}, {dst.Name, okD, dstInfo.State}} {
+		if !n.ok || n.state == "dead" || n.state == "left" {
+			return failCells(src.Name, dst.Name, round, rails, &probe.Error{Class: probe.ClassPeerLost,
+				Cause: fmt.Sprintf("worker %s is %s in gossip", n.name, orUnknown(n.state)),
+				Fix:   fmt.Sprintf("check the host %s and its rdmamesh worker service (systemctl status rdmamesh-worker, or the pod)", n.name)})
+		}
+	}
+	task := probe.Task{Version: probe.Version, SweepID: id, Round: round, Src: src.Name, Dst: dst.Name,
+		DstAPI: dstInfo.APIAddr, Rails: rails, Params: spec.Params,
+		// The worker must answer before our own deadline so a slow test comes
+		// back as its own classified cells rather than a blanket timeout.
+		Deadline: time.Now().Add(spec.PairTimeout * 9 / 10)}
+	res, err := c.postTask(ctx, srcInfo.APIAddr, spec.PairTimeout, task)
+	if err != nil {
+		return failCells(src.Name, dst.Name, round, rails, err)
+	}
+	return resultCells(task, round, res)
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
+// resultCells maps a worker's answer onto the rails asked for; a rail the
+// worker left out is an internal error, never a silent gap.
+func resultCells(t probe.Task, round int, res probe.TaskResult) []matrix.Cell {
+	byRail := map[int]probe.RailResult{}
+	for _, rr := range res.Rails {
+		byRail[rr.Rail] = rr
+	}
+	out := make([]matrix.Cell, 0, len(t.Rails))
+	for _, rp := range t.Rails {
+		rr, ok := byRail[rp.Rail]
+		if !ok || rr.Class == "" {
+			e := &probe.Error{Class: probe.ClassInternal, Cause: fmt.Sprintf("worker %s returned no result for rail %d", t.Src, rp.Rail),
+				Fix: "run the same rdmamesh version on every node"}
+			out = append(out, failCells(t.Src, t.Dst, round, []probe.RailPair{rp}, e)...)
+			continue
+		}
+		out = append(out, matrix.Cell{Src: t.Src, Dst: t.Dst, Rail: rp.Rail, SrcDevice: rp.Src.Device, DstDevice: rp.Dst.Device,
+			Round: round, Class: rr.Class, Error: rr.Error, Latency: rr.Latency, Bandwidth: rr.Bandwidth})
+	}
+	return out
+}
+
+func (c *Coordinator) postTask(ctx context.Context, apiAddr string, timeout time.Duration, t probe.Task) (probe.TaskResult, *probe.Error) {
+	var res probe.TaskResult
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	body, _ := json.Marshal(t)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+apiAddr+"/v1/tasks", bytes.NewReader(body))
+	if err != nil {
+		return res, probe.Classify(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := c.client.Do(req)
+	if err != nil {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return res, &probe.Error{Class: probe.ClassTimeout,
+				Cause: fmt.Sprintf("worker %s did not finish the test within the pair timeout %s", t.Src, timeout),
+				Fix:   fmt.Sprintf("a hung test or an overloaded host: check the worker on %s and %s; raise coordinator.pair_timeout only if the fabric is known to be slow", t.Src, t.Dst)}
+		}
+		return res, &probe.Error{Class: probe.ClassPeerLost, Cause: fmt.Sprintf("cannot reach worker %s at %s: %v", t.Src, apiAddr, err),
+			Fix: fmt.Sprintf("check that the rdmamesh worker on %s is running and its API port is reachable from the coordinator", t.Src)}
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return res, &probe.Error{Class: probe.ClassPeerLost, Cause: fmt.Sprintf("worker %s: reading the answer: %v", t.Src, err)}
+	}
+	if resp.StatusCode != http.StatusOK {
+		var er probe.ErrorReply
+		if json.Unmarshal(raw, &er) == nil && er.Error != nil {
+			return res, er.Error
+		}
+		return res, &probe.Error{Class: probe.ClassInternal, Cause: fmt.Sprintf("worker %s answered %s", t.Src, resp.Status)}
+	}
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return res, &probe.Error{Class: probe.ClassInternal, Cause: fmt.Sprintf("worker %s: bad task result: %v", t.Src, err)}
+	}
+	return res, nil
+}

@@ -1,0 +1,322 @@
+package coordinator
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/rdmamesh/rdmamesh/internal/api"
+	"github.com/rdmamesh/rdmamesh/internal/probe"
+	"github.com/rdmamesh/rdmamesh/matrix"
+)
+
+// entryType is the first byte of every raft log entry; the FSM dispatches on
+// it, and an unknown or undecodable entry panics so replicas never diverge.
+type entryType byte
+
+const (
+	entrySweepStart entryType = 1
+	entryRound      entryType = 2
+	entrySweepEnd   entryType = 3
+)
+
+type sweepStart struct {
+	Info  api.SweepInfo `json:"info"`
+	Spec  sweepSpec     `json:"spec"`
+	Nodes []matrix.Node `json:"nodes"`
+}
+
+// sweepSpec is what a leader needs to (re)run a sweep's remaining rounds.
+type sweepSpec struct {
+	Params      probe.TestParams `json:"params"`
+	PairTimeout time.Duration    `json:"pair_timeout"`
+}
+
+// roundResult is one round's cells: one entry per round keeps the log small
+// and makes a round land atomically.
+type roundResult struct {
+	SweepID string        `json:"sweep_id"`
+	Round   int           `json:"round"`
+	Cells   []matrix.Cell `json:"cells"`
+}
+
+type sweepEnd struct {
+	SweepID string    `json:"sweep_id"`
+	State   string    `json:"state"`
+	Error   string    `json:"error,omitempty"`
+	At      time.Time `json:"at"`
+	Healthy *bool     `json:"healthy,omitempty"`
+}
+
+type cellKey struct {
+	Src, Dst string
+	Rail     int
+}
+
+type sweepRecord struct {
+	Info   api.SweepInfo
+	Spec   sweepSpec
+	Nodes  []matrix.Node
+	Cells  map[cellKey]matrix.Cell
+	Rounds map[int]bool
+}
+
+// fsm is the replicated state: the last keep sweeps and their cells.
+type fsm struct {
+	keep int
+
+	mu     sync.RWMutex
+	sweeps map[string]*sweepRecord
+	order  []string // oldest first
+}
+
+func newFSM(keep int) *fsm {
+	if keep < 1 {
+		keep = 1
+	}
+	return &fsm{keep: keep, sweeps: map[string]*sweepRecord{}}
+}
+
+func encodeEntry(t entryType, v any) ([]byte, error) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return append([]byte{byte(t)}, body...), nil
+}
+
+// Apply implements raft.FSM.
+func (f *fsm) Apply(l *raft.Log) any {
+	if len(l.Data) == 0 {
+		panic(fmt.Sprintf("fsm: empty log entry at index %d", l.Index))
+	}
+	handler, ok := map[entryType]func([]byte) error{
+		entrySweepStart: f.applyStart,
+		entryRound:      f.applyRound,
+		entrySweepEnd:   f.applyEnd,
+	}[entryType(l.Data[0])]
+	if !ok {
+		panic(fmt.Sprintf("fsm: unknown entry type %d at index %d", l.Data[0], l.Index))
+	}
+	if err := handler(l.Data[1:]); err != nil {
+		panic(fmt.Sprintf("fsm: entry %d at index %d: %v", l.Data[0], l.Index, err))
+	}
+	return nil
+}
+
+func (f *fsm) applyStart(b []byte) error {
+	var s sweepStart
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, dup := f.sweeps[s.Info.ID]; dup {
+		return nil // a leader retried the proposal
+	}
+	f.sweeps[s.Info.ID] = &sweepRecord{Info: s.Info, Spec: s.Spec, Nodes: s.Nodes, Cells: map[cellKey]matrix.Cell{}, Rounds: map[int]bool{}}
+	f.order = append(f.order, s.Info.ID)
+	for len(f.order) > f.keep {
+		delete(f.sweeps, f.order[0])
+		f.order = f.order[1:]
+	}
+	return nil
+}
+
+func (f *fsm) applyRound(b []byte) error {
+	var r roundResult
+	if err := json.Unmarshal(b, &r); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	rec, ok := f.sweeps[r.SweepID]
+	if !ok {
+		return nil // aged out of the history
+	}
+	// Keyed by (src, dst, rail): a round re-run by a new leader overwrites its
+	// own cells and can never add a second copy of one.
+	for _, c := range r.Cells {
+		rec.Cells[cellKey{c.Src, c.Dst, c.Rail}] = c
+	}
+	rec.Rounds[r.Round] = true
+	rec.Info.RoundsDone = len(rec.Rounds)
+	rec.Info.CellsDone = len(rec.Cells)
+	return nil
+}
+
+func (f *fsm) applyEnd(b []byte) error {
+	var e sweepEnd
+	if err := json.Unmarshal(b, &e); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if rec, ok := f.sweeps[e.SweepID]; ok {
+		rec.Info.State, rec.Info.Error, rec.Info.Finished, rec.Info.Healthy = e.State, e.Error, e.At, e.Healthy
+	}
+	return nil
+}
+
+// snapshotState is the serialised form of the FSM.
+type snapshotState struct {
+	Sweeps []snapshotSweep `json:"sweeps"`
+}
+
+type snapshotSweep struct {
+	Info   api.SweepInfo `json:"info"`
+	Spec   sweepSpec     `json:"spec"`
+	Nodes  []matrix.Node `json:"nodes"`
+	Cells  []matrix.Cell `json:"cells"`
+	Rounds []int         `json:"rounds"`
+}
+
+// Snapshot captures the state on the FSM goroutine; encoding it here keeps
+// Persist (which runs concurrently with Apply) away from live maps.
+func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	var st snapshotState
+	for _, id := range f.order {
+		rec := f.sweeps[id]
+		ss := snapshotSweep{Info: rec.Info, Spec: rec.Spec, Nodes: rec.Nodes, Cells: sortedCells(rec.Cells)}
+		for r := range rec.Rounds {
+			ss.Rounds = append(ss.Rounds, r)
+		}
+		slices.Sort(ss.Rounds)
+		st.Sweeps = append(st.Sweeps, ss)
+	}
+	b, err := json.Marshal(st)
+	if err != nil {
+		return nil, err
+	}
+	return fsmSnapshot(b), nil
+}
+
+// Restore replaces the state with a snapshot.
+func (f *fsm) Restore(rc io.ReadCloser) error {
+	defer rc.Close()
+	var st snapshotState
+	if err := json.NewDecoder(rc).Decode(&st); err != nil {
+		return fmt.Errorf("restore snapshot: %w", err)
+	}
+	sweeps := map[string]*sweepRecord{}
+	var order []string
+	for _, ss := range st.Sweeps {
+		rec := &sweepRecord{Info: ss.Info, Spec: ss.Spec, Nodes: ss.Nodes, Cells: map[cellKey]matrix.Cell{}, Rounds: map[int]bool{}}
+		for _, c := range ss.Cells {
+			rec.Cells[cellKey{c.Src, c.Dst, c.Rail}] = c
+		}
+		for _, r := range ss.Rounds {
+			rec.Rounds[r] = true
+		}
+		sweeps[ss.Info.ID] = rec
+		order = append(order, ss.Info.ID)
+	}
+	f.mu.Lock()
+	f.sweeps, f.order = sweeps, order
+	f.mu.Unlock()
+	return nil
+}
+
+type fsmSnapshot []byte
+
+func (s fsmSnapshot) Persist(sink raft.SnapshotSink) error {
+	if _, err := sink.Write(s); err != nil {
+		_ = sink.Cancel()
+		return err
+	}
+	return sink.Close()
+}
+
+func (s fsmSnapshot) Release() {}
+
+func sortedCells(m map[cellKey]matrix.Cell) []matrix.Cell {
+	out := make([]matrix.Cell, 0, len(m))
+	for _, c := range m {
+		out = append(out, c)
+	}
+	slices.SortFunc(out, func(a, b matrix.Cell) int {
+		if a.Rail != b.Rail {
+			return a.Rail - b.Rail
+		}
+		if a.Src != b.Src {
+			if a.Src < b.Src {
+				return -1
+			}
+			return 1
+		}
+		if a.Dst < b.Dst {
+			return -1
+		} else if a.Dst > b.Dst {
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// Read helpers, safe to call from any goroutine.
+
+func (f *fsm) sweepInfos() []api.SweepInfo {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	out := make([]api.SweepInfo, 0, len(f.order))
+	for i := len(f.order) - 1; i >= 0; i-- {
+		out = append(out, f.sweeps[f.order[i]].Info)
+	}
+	return out
+}
+
+func (f *fsm) sweepInfo(id string) (api.SweepInfo, bool) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	rec, ok := f.sweeps[id]
+	if !ok {
+		return api.SweepInfo{}, false
+	}
+	return rec.Info, true
+}
+
+// snapshotSweep copies one sweep's nodes and cells for analysis outside the lock.
+func (f *fsm) sweepData(id string) (sweepView, bool) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	rec, ok := f.sweeps[id]
+	if !ok {
+		return sweepView{}, false
+	}
+	rounds := make(map[int]bool, len(rec.Rounds))
+	for r := range rec.Rounds {
+		rounds[r] = true
+	}
+	return sweepView{Info: rec.Info, Spec: rec.Spec, Nodes: slices.Clone(rec.Nodes), Cells: sortedCells(rec.Cells),
+		Rounds: rounds}, true
+}
+
+// sweepView is a copy of one sweep, safe to use without the FSM lock.
+type sweepView struct {
+	Info   api.SweepInfo
+	Spec   sweepSpec
+	Nodes  []matrix.Node
+	Cells  []matrix.Cell
+	Rounds map[int]bool
+}
+
+// running returns the IDs of sweeps not yet ended, oldest first.
+func (f *fsm) running() []string {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	var out []string
+	for _, id := range f.order {
+		if f.sweeps[id].Info.State == api.SweepRunning {
+			out = append(out, id)
+		}
+	}
+	return out
+}

@@ -1,0 +1,140 @@
+package coordinator
+
+import (
+	"bytes"
+	"io"
+	"testing"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/rdmamesh/rdmamesh/internal/api"
+	"github.com/rdmamesh/rdmamesh/internal/probe"
+	"github.com/rdmamesh/rdmamesh/matrix"
+)
+
+func entry(t *testing.T, typ entryType, v any) *raft.Log {
+	t.Helper()
+	b, err := encodeEntry(typ, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &raft.Log{Index: 1, Data: b}
+}
+
+func okCell(src, dst string, rail int) matrix.Cell {
+	return matrix.Cell{Src: src, Dst: dst, Rail: rail, Class: probe.ClassOK, Latency: &probe.Latency{P50Ns: 1000}}
+}
+
+func TestFSMApply(t *testing.T) {
+	cases := []struct {
+		name       string
+		entries    func(t *testing.T) []*raft.Log
+		wantCells  int
+		wantRounds int
+		wantState  string
+	}{
+		{"start only", func(t *testing.T) []*raft.Log {
+			return []*raft.Log{entry(t, entrySweepStart, sweepStart{Info: api.SweepInfo{ID: "s1", State: api.SweepRunning}})}
+		}, 0, 0, api.SweepRunning},
+		{"two rounds", func(t *testing.T) []*raft.Log {
+			return []*raft.Log{
+				entry(t, entrySweepStart, sweepStart{Info: api.SweepInfo{ID: "s1", State: api.SweepRunning}}),
+				entry(t, entryRound, roundResult{SweepID: "s1", Round: 0, Cells: []matrix.Cell{okCell("a", "b", 0), okCell("b", "a", 0)}}),
+				entry(t, entryRound, roundResult{SweepID: "s1", Round: 1, Cells: []matrix.Cell{okCell("a", "c", 0), okCell("c", "a", 0)}}),
+			}
+		}, 4, 2, api.SweepRunning},
+		{"round replayed by a new leader is not duplicated", func(t *testing.T) []*raft.Log {
+			r := roundResult{SweepID: "s1", Round: 0, Cells: []matrix.Cell{okCell("a", "b", 0), okCell("b", "a", 0)}}
+			return []*raft.Log{
+				entry(t, entrySweepStart, sweepStart{Info: api.SweepInfo{ID: "s1", State: api.SweepRunning}}),
+				entry(t, entryRound, r), entry(t, entryRound, r),
+				entry(t, entrySweepStart, sweepStart{Info: api.SweepInfo{ID: "s1", State: api.SweepRunning}}),
+			}
+		}, 2, 1, api.SweepRunning},
+		{"ended", func(t *testing.T) []*raft.Log {
+			return []*raft.Log{
+				entry(t, entrySweepStart, sweepStart{Info: api.SweepInfo{ID: "s1", State: api.SweepRunning}}),
+				entry(t, entrySweepEnd, sweepEnd{SweepID: "s1", State: api.SweepDone}),
+			}
+		}, 0, 0, api.SweepDone},
+		{"round for an unknown sweep is ignored", func(t *testing.T) []*raft.Log {
+			return []*raft.Log{
+				entry(t, entrySweepStart, sweepStart{Info: api.SweepInfo{ID: "s1", State: api.SweepRunning}}),
+				entry(t, entryRound, roundResult{SweepID: "gone", Round: 0, Cells: []matrix.Cell{okCell("a", "b", 0)}}),
+			}
+		}, 0, 0, api.SweepRunning},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFSM(10)
+			for _, l := range tc.entries(t) {
+				f.Apply(l)
+			}
+			info, ok := f.sweepInfo("s1")
+			if !ok {
+				t.Fatal("sweep s1 missing")
+			}
+			if info.CellsDone != tc.wantCells || info.RoundsDone != tc.wantRounds || info.State != tc.wantState {
+				t.Fatalf("got cells %d rounds %d state %s", info.CellsDone, info.RoundsDone, info.State)
+			}
+		})
+	}
+}
+
+func TestFSMKeepsLastN(t *testing.T) {
+	f := newFSM(2)
+	for _, id := range []string{"s1", "s2", "s3"} {
+		f.Apply(entry(t, entrySweepStart, sweepStart{Info: api.SweepInfo{ID: id}}))
+	}
+	infos := f.sweepInfos()
+	if len(infos) != 2 || infos[0].ID != "s3" || infos[1].ID != "s2" {
+		t.Fatalf("got %+v", infos)
+	}
+}
+
+func TestFSMPanicsOnGarbage(t *testing.T) {
+	for name, data := range map[string][]byte{"empty": nil, "unknown type": {99, '{', '}'}, "bad json": {byte(entryRound), '{'}} {
+		t.Run(name, func(t *testing.T) {
+			defer func() {
+				if recover() == nil {
+					t.Fatal("no panic: replicas could diverge silently")
+				}
+			}()
+			newFSM(1).Apply(&raft.Log{Data: data})
+		})
+	}
+}
+
+type memSink struct{ bytes.Buffer }
+
+func (s *memSink) ID() string    { return "mem" }
+func (s *memSink) Cancel() error { return nil }
+func (s *memSink) Close() error  { return nil }
+
+func TestFSMSnapshotRestore(t *testing.T) {
+	f := newFSM(5)
+	f.Apply(entry(t, entrySweepStart, sweepStart{Info: api.SweepInfo{ID: "s1", State: api.SweepRunning},
+		Spec: sweepSpec{Params: probe.DefaultTestParams()}, Nodes: []matrix.Node{{Name: "a"}, {Name: "b"}}}))
+	f.Apply(entry(t, entryRound, roundResult{SweepID: "s1", Round: 0, Cells: []matrix.Cell{okCell("a", "b", 0), okCell("b", "a", 0)}}))
+	snap, err := f.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Later applies must not leak into the captured snapshot.
+	f.Apply(entry(t, entryRound, roundResult{SweepID: "s1", Round: 1, Cells: []matrix.Cell{okCell("a", "c", 0)}}))
+	var sink memSink
+	if err := snap.Persist(&sink); err != nil {
+		t.Fatal(err)
+	}
+	g := newFSM(5)
+	if err := g.Restore(io.NopCloser(&sink.Buffer)); err != nil {
+		t.Fatal(err)
+	}
+	sv, ok := g.sweepData("s1")
+	if !ok || len(sv.Cells) != 2 || !sv.Rounds[0] || sv.Rounds[1] || len(sv.Nodes) != 2 || sv.Spec.Params.LatencyIters != 1000 {
+		t.Fatalf("restored %+v", sv)
+	}
+	if got := g.running(); len(got) != 1 || got[0] != "s1" {
+		t.Fatalf("running after restore: %v", got)
+	}
+}

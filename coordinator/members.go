@@ -1,0 +1,189 @@
+package coordinator
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/memberlist"
+
+	"github.com/rdmamesh/rdmamesh/internal/api"
+	"github.com/rdmamesh/rdmamesh/internal/member"
+	"github.com/rdmamesh/rdmamesh/internal/probe"
+)
+
+// registry is the coordinator's view of membership, fed by gossip events and
+// inventories fetched from each worker's API.
+type registry struct {
+	mu    sync.RWMutex
+	nodes map[string]*api.NodeInfo
+	gens  map[string]uint64 // inventory generation already fetched
+}
+
+func newRegistry() *registry {
+	return &registry{nodes: map[string]*api.NodeInfo{}, gens: map[string]uint64{}}
+}
+
+func (r *registry) list() []api.NodeInfo {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]api.NodeInfo, 0, len(r.nodes))
+	for _, n := range r.nodes {
+		out = append(out, *n)
+	}
+	slices.SortFunc(out, func(a, b api.NodeInfo) int {
+		if a.Name < b.Name {
+			return -1
+		}
+		if a.Name > b.Name {
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+func (r *registry) get(name string) (api.NodeInfo, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	n, ok := r.nodes[name]
+	if !ok {
+		return api.NodeInfo{}, false
+	}
+	return *n, true
+}
+
+// gossipEvent is what the event delegate hands the registry goroutine.
+type gossipEvent struct {
+	name  string
+	addr  string
+	meta  []byte
+	state memberlist.NodeStateType
+}
+
+// events adapts memberlist callbacks; it must never block memberlist, so it
+// drops into a buffered channel and the periodic reconcile covers any drop.
+type events struct{ ch chan gossipEvent }
+
+var _ memberlist.EventDelegate = (*events)(nil)
+
+func (e *events) send(n *memberlist.Node) {
+	ev := gossipEvent{name: n.Name, addr: n.Address(), meta: append([]byte(nil), n.Meta...), state: n.State}
+	select {
+	case e.ch <- ev:
+	default:
+	}
+}
+
+func (e *events) NotifyJoin(n *memberlist.Node)   { e.send(n) }
+func (e *events) NotifyLeave(n *memberlist.Node)  { e.send(n) }
+func (e *events) NotifyUpdate(n *memberlist.Node) { e.send(n) }
+
+// coordDelegate publishes the coordinator's own meta.
+type coordDelegate struct{ apiAddr func() string }
+
+func (d *coordDelegate) NodeMeta(limit int) []byte {
+	b, err := member.Meta{Role: member.RoleCoordinator, APIAddr: d.apiAddr()}.Encode()
+	if err != nil || len(b) > limit {
+		return nil
+	}
+	return b
+}
+func (d *coordDelegate) NotifyMsg([]byte)                           {}
+func (d *coordDelegate) GetBroadcasts(overhead, limit int) [][]byte { return nil }
+func (d *coordDelegate) LocalState(join bool) []byte                { return nil }
+func (d *coordDelegate) MergeRemoteState(buf []byte, join bool)     {}
+
+func stateName(s memberlist.NodeStateType) string {
+	switch s {
+	case memberlist.StateAlive:
+		return "alive"
+	case memberlist.StateSuspect:
+		return "suspect"
+	case memberlist.StateDead:
+		return "dead"
+	case memberlist.StateLeft:
+		return "left"
+	}
+	return "unknown"
+}
+
+// watchMembers owns the registry updates until ctx ends.
+func (c *Coordinator) watchMembers(ctx context.Context) {
+	tick := time.NewTicker(c.opts.Reconcile)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev := <-c.events.ch:
+			c.observe(ctx, ev)
+		case <-tick.C:
+			// Catch anything the non-blocking event path dropped.
+			for _, n := range c.ml.Members() {
+				c.observe(ctx, gossipEvent{name: n.Name, addr: n.Address(), meta: n.Meta, state: n.State})
+			}
+		}
+	}
+}
+
+func (c *Coordinator) observe(ctx context.Context, ev gossipEvent) {
+	m, err := member.Decode(ev.meta)
+	if err != nil {
+		c.log.Debug("ignoring member with unreadable meta", "node", ev.name, "err", err)
+		return
+	}
+	c.reg.mu.Lock()
+	n, ok := c.reg.nodes[ev.name]
+	if !ok {
+		n = &api.NodeInfo{Name: ev.name}
+		c.reg.nodes[ev.name] = n
+	}
+	n.Role, n.State, n.Addr, n.APIAddr, n.LastSeen = m.Role, stateName(ev.state), ev.addr, m.APIAddr, time.Now()
+	need := m.Role == member.RoleWorker && ev.state == memberlist.StateAlive && c.reg.gens[ev.name] != m.Generation
+	c.reg.mu.Unlock()
+	if !need {
+		return
+	}
+	inv, err := c.fetchInventory(ctx, m.APIAddr)
+	if err != nil {
+		c.log.Warn("cannot fetch worker inventory; will retry", "node", ev.name, "api", m.APIAddr, "err", err)
+		return
+	}
+	c.reg.mu.Lock()
+	c.reg.gens[ev.name] = m.Generation
+	if n, ok := c.reg.nodes[ev.name]; ok {
+		n.Inventory = inv
+	}
+	c.reg.mu.Unlock()
+}
+
+func (c *Coordinator) fetchInventory(ctx context.Context, apiAddr string) (*probe.Inventory, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+apiAddr+"/v1/inventory", nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("inventory: %s", resp.Status)
+	}
+	var inv probe.Inventory
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 4<<20)).Decode(&inv); err != nil {
+		return nil, fmt.Errorf("inventory: %w", err)
+	}
+	if inv.Version != probe.Version {
+		return nil, fmt.Errorf("inventory version %d, want %d: run the same rdmamesh version everywhere", inv.Version, probe.Version)
+	}
+	return &inv, nil
+}

@@ -1,0 +1,193 @@
+// Package cluster starts a whole rdmamesh deployment inside one process:
+// a coordinator and N workers on the simulated fabric, over real loopback
+// gossip and HTTP. `rdmamesh demo` and the end-to-end tests both use it.
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/rdmamesh/rdmamesh/coordinator"
+	"github.com/rdmamesh/rdmamesh/internal/fabric/sim"
+	"github.com/rdmamesh/rdmamesh/internal/probe"
+	"github.com/rdmamesh/rdmamesh/web"
+	"github.com/rdmamesh/rdmamesh/worker"
+)
+
+// Options describe the simulated cluster.
+type Options struct {
+	Nodes       int
+	Rails       int // use the preset's first Rails HCAs; 0 = all
+	Preset      string
+	Seed        int64
+	Faults      []string
+	TimeScale   float64
+	Listen      string // web UI/API address; "127.0.0.1:0" picks a port
+	DataDir     string
+	Mode        string
+	Params      probe.TestParams
+	PairTimeout time.Duration
+	Logger      *slog.Logger
+}
+
+// Cluster is a running in-process deployment.
+type Cluster struct {
+	Coord   *coordinator.Coordinator
+	URL     string // base URL of the web UI and API
+	names   []string
+	workers map[string]*worker.Agent
+	dead    []string
+	srv     *http.Server
+	served  chan error
+	log     *slog.Logger
+	stop    sync.Once
+}
+
+// NodeName is the demo's name for node i (0-based): node-01 … node-16, with
+// the width growing for large clusters so names sort in numeric order.
+func NodeName(i, n int) string {
+	w := max(2, len(fmt.Sprint(n)))
+	return fmt.Sprintf("node-%0*d", w, i+1)
+}
+
+// Start builds the sim fabric, the coordinator, the web server and the
+// workers, and waits until the coordinator knows every worker's inventory.
+func Start(ctx context.Context, o Options) (*Cluster, error) {
+	if o.Nodes < 2 {
+		return nil, fmt.Errorf("nodes: %d; a sweep needs at least 2", o.Nodes)
+	}
+	log := o.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	faults, err := sim.ParseFaults(o.Faults)
+	if err != nil {
+		return nil, err
+	}
+	fab, err := sim.New(sim.Config{Preset: o.Preset, Seed: o.Seed, Faults: faults, TimeScale: o.TimeScale})
+	if err != nil {
+		return nil, err
+	}
+	c := &Cluster{workers: map[string]*worker.Agent{}, log: log, served: make(chan error, 1)}
+	for i := 0; i < o.Nodes; i++ {
+		c.names = append(c.names, NodeName(i, o.Nodes))
+	}
+	if err := fab.Validate(c.names); err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", o.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("listen %s: %w", o.Listen, err)
+	}
+	c.URL = "http://" + ln.Addr().String()
+	c.Coord, err = coordinator.Start(coordinator.Options{Name: "coordinator-0", DataDir: o.DataDir,
+		GossipBind: "127.0.0.1:0", APIAddr: ln.Addr().String, PairTimeout: o.PairTimeout, Params: o.Params,
+		Mode: o.Mode, FastRaft: true, Reconcile: 500 * time.Millisecond, Logger: log})
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	c.srv = &http.Server{Handler: web.New(c.Coord, web.Options{Logger: log, Title: "rdmamesh demo"}).Handler(),
+		ReadHeaderTimeout: 10 * time.Second}
+	go func() { c.served <- c.srv.Serve(ln) }()
+	seed := []string{c.Coord.GossipAddr()}
+	for _, name := range c.names {
+		node := worker.Adapt(fab.Node(name))
+		devices, err := firstDevices(ctx, node, o.Rails)
+		if err != nil {
+			c.Stop()
+			return nil, err
+		}
+		a, err := worker.Start(ctx, worker.Options{Name: name, Fabric: node, GossipBind: "127.0.0.1:0",
+			Join: seed, APIListen: "127.0.0.1:0", Devices: devices, Logger: log,
+			Labels: map[string]string{"group": fmt.Sprintf("leaf-%02d", len(c.workers)/8+1)}})
+		if err != nil {
+			c.Stop()
+			return nil, fmt.Errorf("worker %s: %w", name, err)
+		}
+		c.workers[name] = a
+		if fab.Dead(name) {
+			c.dead = append(c.dead, name)
+		}
+	}
+	if err := c.WaitReady(ctx, o.Nodes); err != nil {
+		c.Stop()
+		return nil, err
+	}
+	// Dead workers join first and die after, like a host that crashed after
+	// the scheduler had already counted it in.
+	for _, name := range c.dead {
+		c.workers[name].Kill()
+	}
+	return c, nil
+}
+
+func firstDevices(ctx context.Context, f worker.Fabric, rails int) ([]string, error) {
+	ports, err := f.Ports(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if rails <= 0 || rails > len(ports) {
+		if rails > len(ports) {
+			return nil, fmt.Errorf("rails: %d asked, the preset has %d HCAs", rails, len(ports))
+		}
+		rails = len(ports)
+	}
+	out := make([]string, 0, rails)
+	for _, p := range ports[:rails] {
+		out = append(out, p.Device)
+	}
+	return out, nil
+}
+
+// WaitReady waits until the coordinator leads and holds n workers' inventories.
+func (c *Cluster) WaitReady(ctx context.Context, n int) error {
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		ready := 0
+		for _, node := range c.Coord.Nodes() {
+			if node.Role == "worker" && node.Inventory != nil {
+				ready++
+			}
+		}
+		if ready >= n && c.Coord.IsLeader() {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for %d workers to register (have %d): %w", n, ready, ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+// Names lists the node names in order.
+func (c *Cluster) Names() []string { return c.names }
+
+// Worker returns a node's agent.
+func (c *Cluster) Worker(name string) *worker.Agent { return c.workers[name] }
+
+// Stop tears everything down: workers, web server, coordinator.
+func (c *Cluster) Stop() {
+	c.stop.Do(func() {
+		for _, a := range c.workers {
+			a.Stop()
+		}
+		if c.srv != nil {
+			_ = c.srv.Close()
+			if err := <-c.served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+				c.log.Warn("web server", "err", err)
+			}
+		}
+		if c.Coord != nil {
+			c.Coord.Stop()
+		}
+	})
+}

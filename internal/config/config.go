@@ -1,0 +1,326 @@
+// Package config loads rdmamesh's settings from defaults, a YAML file,
+// RDMAMESH_* environment variables and command-line flags, in rising order of
+// precedence, and validates them so every bad value is reported by its key.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"reflect"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-viper/mapstructure/v2"
+	"github.com/spf13/pflag"
+	"github.com/spf13/viper"
+)
+
+// Config is every setting of every role; each role reads its own sections.
+type Config struct {
+	Log         Log         `mapstructure:"log"`
+	Gossip      Gossip      `mapstructure:"gossip"`
+	Worker      Worker      `mapstructure:"worker"`
+	Sim         Sim         `mapstructure:"sim"`
+	Coordinator Coordinator `mapstructure:"coordinator"`
+	Sweep       Sweep       `mapstructure:"sweep"`
+	Demo        Demo        `mapstructure:"demo"`
+}
+
+type Log struct {
+	Level  string `mapstructure:"level"`  // debug | info | warn | error
+	Format string `mapstructure:"format"` // text | json
+}
+
+type Gossip struct {
+	Bind      string   `mapstructure:"bind"`      // host:port for memberlist
+	Advertise string   `mapstructure:"advertise"` // host:port others reach us at; empty = bind
+	Join      []string `mapstructure:"join"`      // seeds, host:port
+}
+
+type Worker struct {
+	Name         string            `mapstructure:"name"` // empty = hostname
+	APIListen    string            `mapstructure:"api_listen"`
+	APIAdvertise string            `mapstructure:"api_advertise"`
+	Fabric       string            `mapstructure:"fabric"` // verbs | sim
+	GID          string            `mapstructure:"gid"`    // GID selection policy
+	Devices      []string          `mapstructure:"devices"`
+	Labels       map[string]string `mapstructure:"labels"`
+}
+
+type Sim struct {
+	Preset    string   `mapstructure:"preset"`
+	Seed      int64    `mapstructure:"seed"`
+	Faults    []string `mapstructure:"faults"`
+	TimeScale float64  `mapstructure:"time_scale"`
+}
+
+type Coordinator struct {
+	Name        string        `mapstructure:"name"` // raft server ID; empty = hostname
+	APIListen   string        `mapstructure:"api_listen"`
+	DataDir     string        `mapstructure:"data_dir"` // empty = in memory
+	PairTimeout time.Duration `mapstructure:"pair_timeout"`
+	Parallelism int           `mapstructure:"parallelism"` // concurrent pairs per round, 0 = all
+}
+
+type Sweep struct {
+	Mode         string        `mapstructure:"mode"` // quick | full
+	LatencySize  int           `mapstructure:"latency_size"`
+	LatencyIters int           `mapstructure:"latency_iters"`
+	Warmup       int           `mapstructure:"warmup"`
+	BWSize       int           `mapstructure:"bw_size"`
+	BWIters      int           `mapstructure:"bw_iters"`
+	TxDepth      int           `mapstructure:"tx_depth"`
+	TestTimeout  time.Duration `mapstructure:"test_timeout"`
+}
+
+type Demo struct {
+	Nodes  int    `mapstructure:"nodes"`
+	Rails  int    `mapstructure:"rails"`
+	Listen string `mapstructure:"listen"`
+}
+
+// Defaults is the embedded default configuration. Every key has a value here
+// because viper only maps environment variables onto keys it already knows.
+func Defaults() map[string]any {
+	return map[string]any{
+		"log.level":                "info",
+		"log.format":               "text",
+		"gossip.bind":              "0.0.0.0:7946",
+		"gossip.advertise":         "",
+		"gossip.join":              []string{},
+		"worker.name":              "",
+		"worker.api_listen":        "0.0.0.0:7947",
+		"worker.api_advertise":     "",
+		"worker.fabric":            "verbs",
+		"worker.gid":               "auto",
+		"worker.devices":           []string{},
+		"worker.labels":            map[string]string{},
+		"sim.preset":               "roce-2x100",
+		"sim.seed":                 int64(1),
+		"sim.faults":               []string{},
+		"sim.time_scale":           1.0,
+		"coordinator.name":         "",
+		"coordinator.api_listen":   "0.0.0.0:8080",
+		"coordinator.data_dir":     "",
+		"coordinator.pair_timeout": 10 * time.Second,
+		"coordinator.parallelism":  0,
+		"sweep.mode":               "full",
+		"sweep.latency_size":       8,
+		"sweep.latency_iters":      1000,
+		"sweep.warmup":             100,
+		"sweep.bw_size":            65536,
+		"sweep.bw_iters":           200,
+		"sweep.tx_depth":           64,
+		"sweep.test_timeout":       5 * time.Second,
+		"demo.nodes":               16,
+		"demo.rails":               2,
+		"demo.listen":              "127.0.0.1:8080",
+	}
+}
+
+// Keys lists every known key, sorted.
+func Keys() []string {
+	d := Defaults()
+	out := make([]string, 0, len(d))
+	for k := range d {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Load reads file (optional), the environment and flags. Flags are matched to
+// keys by name: a flag "pair-timeout" bound via BindFlag, or a flag whose name
+// with dashes turned into dots or underscores is a key.
+func Load(file string, flags map[string]*pflag.Flag) (*Config, error) {
+	v := viper.New()
+	for k, val := range Defaults() {
+		v.SetDefault(k, val)
+	}
+	v.SetEnvPrefix("RDMAMESH")
+	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
+	v.AutomaticEnv()
+	if file != "" {
+		v.SetConfigFile(file)
+		v.SetConfigType("yaml")
+		if err := v.ReadInConfig(); err != nil {
+			return nil, fmt.Errorf("config file %s: %w", file, err)
+		}
+		if err := checkUnknown(v, file); err != nil {
+			return nil, err
+		}
+	}
+	for key, f := range flags {
+		if err := v.BindPFlag(key, f); err != nil {
+			return nil, fmt.Errorf("flag --%s: %w", f.Name, err)
+		}
+	}
+	var c Config
+	dec := viper.DecodeHook(mapstructure.ComposeDecodeHookFunc(
+		mapstructure.StringToTimeDurationHookFunc(),
+		mapstructure.StringToSliceHookFunc(","),
+	))
+	if err := v.Unmarshal(&c, dec, func(dc *mapstructure.DecoderConfig) { dc.ErrorUnused = true }); err != nil {
+		return nil, fmt.Errorf("config: %s", flatten(err))
+	}
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// checkUnknown rejects keys in the file that no setting reads: a typo must
+// not silently fall back to a default.
+func checkUnknown(v *viper.Viper, file string) error {
+	known := map[string]bool{}
+	for _, k := range Keys() {
+		known[k] = true
+	}
+	var bad []string
+	for _, k := range v.AllKeys() {
+		if known[k] || strings.HasPrefix(k, "worker.labels.") {
+			continue
+		}
+		if !v.InConfig(k) {
+			continue
+		}
+		bad = append(bad, k)
+	}
+	if len(bad) > 0 {
+		sort.Strings(bad)
+		return fmt.Errorf("config file %s: unknown key %s (known keys: see `rdmamesh config keys` or configs/*.yaml)",
+			file, strings.Join(bad, ", "))
+	}
+	return nil
+}
+
+// flatten puts mapstructure's multi-line report on one line, so a log or a
+// terminal shows the key and the value together.
+func flatten(err error) string {
+	msg := strings.Replace(err.Error(), "decoding failed due to the following error(s):", "", 1)
+	var parts []string
+	for _, l := range strings.Split(msg, "\n") {
+		if l = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(l), "*")); l != "" {
+			parts = append(parts, l)
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// FieldError names the key a validation failed on.
+type FieldError struct {
+	Key string
+	Msg string
+}
+
+func (e *FieldError) Error() string { return fmt.Sprintf("config key %s: %s", e.Key, e.Msg) }
+
+// Validate checks values that decode fine but make no sense.
+func (c *Config) Validate() error {
+	var errs []error
+	bad := func(key, format string, a ...any) {
+		errs = append(errs, &FieldError{Key: key, Msg: fmt.Sprintf(format, a...)})
+	}
+	oneOf := func(key, val string, allowed ...string) {
+		for _, a := range allowed {
+			if val == a {
+				return
+			}
+		}
+		bad(key, "%q is not one of %s", val, strings.Join(allowed, ", "))
+	}
+	oneOf("log.level", c.Log.Level, "debug", "info", "warn", "error")
+	oneOf("log.format", c.Log.Format, "text", "json")
+	oneOf("worker.fabric", c.Worker.Fabric, "verbs", "sim")
+	oneOf("sweep.mode", c.Sweep.Mode, "quick", "full")
+	for key, addr := range map[string]string{
+		"gossip.bind": c.Gossip.Bind, "worker.api_listen": c.Worker.APIListen,
+		"coordinator.api_listen": c.Coordinator.APIListen, "demo.listen": c.Demo.Listen,
+	} {
+		if err := checkHostPort(addr, false); err != nil {
+			bad(key, "%v", err)
+		}
+	}
+	for key, addr := range map[string]string{
+		"gossip.advertise": c.Gossip.Advertise, "worker.api_advertise": c.Worker.APIAdvertise,
+	} {
+		if addr == "" {
+			continue
+		}
+		if err := checkHostPort(addr, true); err != nil {
+			bad(key, "%v", err)
+		}
+	}
+	for i, j := range c.Gossip.Join {
+		if err := checkHostPort(j, true); err != nil {
+			bad(fmt.Sprintf("gossip.join[%d]", i), "%v", err)
+		}
+	}
+	positive := map[string]int{
+		"sweep.latency_size": c.Sweep.LatencySize, "sweep.latency_iters": c.Sweep.LatencyIters,
+		"sweep.tx_depth": c.Sweep.TxDepth, "sweep.bw_iters": c.Sweep.BWIters,
+	}
+	for key, n := range positive {
+		if n < 1 {
+			bad(key, "%d must be at least 1", n)
+		}
+	}
+	for key, n := range map[string]int{"sweep.warmup": c.Sweep.Warmup, "sweep.bw_size": c.Sweep.BWSize,
+		"coordinator.parallelism": c.Coordinator.Parallelism} {
+		if n < 0 {
+			bad(key, "%d must not be negative", n)
+		}
+	}
+	if c.Coordinator.PairTimeout <= 0 {
+		bad("coordinator.pair_timeout", "%s must be positive, e.g. 10s", c.Coordinator.PairTimeout)
+	}
+	if c.Sweep.TestTimeout <= 0 {
+		bad("sweep.test_timeout", "%s must be positive, e.g. 5s", c.Sweep.TestTimeout)
+	}
+	if c.Sim.TimeScale < 0 || c.Sim.TimeScale > 100 {
+		bad("sim.time_scale", "%g must be between 0 (instant) and 100", c.Sim.TimeScale)
+	}
+	if c.Demo.Nodes < 2 || c.Demo.Nodes > 4096 {
+		bad("demo.nodes", "%d must be between 2 and 4096", c.Demo.Nodes)
+	}
+	if c.Demo.Rails < 1 || c.Demo.Rails > 8 {
+		bad("demo.rails", "%d must be between 1 and 8", c.Demo.Rails)
+	}
+	return errors.Join(errs...)
+}
+
+// Fields lists the mapstructure keys of Config, for the docs and tests.
+func Fields() []string {
+	var out []string
+	walk(reflect.TypeOf(Config{}), "", &out)
+	sort.Strings(out)
+	return out
+}
+
+func walk(t reflect.Type, prefix string, out *[]string) {
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		key := prefix + f.Tag.Get("mapstructure")
+		if f.Type.Kind() == reflect.Struct && f.Type != reflect.TypeOf(time.Duration(0)) {
+			walk(f.Type, key+".", out)
+			continue
+		}
+		*out = append(*out, key)
+	}
+}
+
+// Hostname is the default node / server name.
+func Hostname() string {
+	h, err := os.Hostname()
+	if err != nil || h == "" {
+		return "localhost"
+	}
+	return h
+}
+
+// EnvName is the environment variable that sets key.
+func EnvName(key string) string {
+	return "RDMAMESH_" + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
+}

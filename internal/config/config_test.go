@@ -1,0 +1,84 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestDefaultsValidate(t *testing.T) {
+	c, err := Load("", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Coordinator.PairTimeout != 10*time.Second || c.Sweep.Mode != "full" {
+		t.Fatalf("defaults not applied: %+v", c)
+	}
+}
+
+func TestEveryFieldHasADefault(t *testing.T) {
+	d := Defaults()
+	for _, k := range Fields() {
+		if _, ok := d[k]; !ok {
+			t.Errorf("key %s has no default: env vars would never reach it", k)
+		}
+	}
+	if len(Fields()) != len(d) {
+		t.Errorf("%d fields but %d defaults", len(Fields()), len(d))
+	}
+}
+
+func TestEnvOverrides(t *testing.T) {
+	t.Setenv("RDMAMESH_COORDINATOR_PAIR_TIMEOUT", "3s")
+	t.Setenv("RDMAMESH_WORKER_FABRIC", "sim")
+	c, err := Load("", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Coordinator.PairTimeout != 3*time.Second || c.Worker.Fabric != "sim" {
+		t.Fatalf("env ignored: %v %v", c.Coordinator.PairTimeout, c.Worker.Fabric)
+	}
+}
+
+func TestExampleConfigsLoad(t *testing.T) {
+	files, _ := filepath.Glob("../../configs/*.yaml")
+	if len(files) == 0 {
+		t.Fatal("no example configs found in configs/")
+	}
+	for _, f := range files {
+		if _, err := Load(f, nil); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+}
+
+// TestBadConfigs loads every configs/testdata/*.bad.yaml; the first line of
+// each is a comment "# want: TEXT" naming what the error must mention.
+func TestBadConfigs(t *testing.T) {
+	files, _ := filepath.Glob("../../configs/testdata/*.bad.yaml")
+	if len(files) < 5 {
+		t.Fatalf("only %d bad configs found", len(files))
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			raw, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			first, _, _ := strings.Cut(string(raw), "\n")
+			want, ok := strings.CutPrefix(first, "# want: ")
+			if !ok {
+				t.Fatalf("first line must be '# want: ...', got %q", first)
+			}
+			_, err = Load(f, nil)
+			if err == nil {
+				t.Fatalf("loaded without error")
+			}
+			if !strings.Contains(err.Error(), want) {
+				t.Fatalf("error %q does not mention %q", err, want)
+			}
+		})
+	}
+}

@@ -1,0 +1,89 @@
+package member
+
+import (
+	"fmt"
+	"io"
+	"log"
+	"log/slog"
+	"net"
+	"strconv"
+
+	"github.com/hashicorp/memberlist"
+)
+
+// Options choose how a process joins gossip.
+type Options struct {
+	Name      string
+	Bind      string // host:port; port 0 picks a free one
+	Advertise string // host:port; empty = the bound address
+	LAN       bool   // false: timers for a single host (demo, tests)
+	Delegate  memberlist.Delegate
+	Events    memberlist.EventDelegate
+	Logger    *slog.Logger
+	Transport memberlist.Transport // tests: a MockNetwork transport
+}
+
+// Config builds a memberlist config from Options.
+func Config(o Options) (*memberlist.Config, error) {
+	c := memberlist.DefaultLocalConfig()
+	if o.LAN {
+		c = memberlist.DefaultLANConfig()
+	}
+	c.Name = o.Name
+	if o.Transport != nil {
+		c.Transport = o.Transport
+	} else {
+		host, port, err := splitHostPort(o.Bind)
+		if err != nil {
+			return nil, fmt.Errorf("gossip bind: %w", err)
+		}
+		c.BindAddr, c.BindPort = host, port
+		c.AdvertisePort = port
+		if o.Advertise != "" {
+			host, port, err := splitHostPort(o.Advertise)
+			if err != nil {
+				return nil, fmt.Errorf("gossip advertise: %w", err)
+			}
+			c.AdvertiseAddr, c.AdvertisePort = host, port
+		}
+	}
+	c.Delegate = o.Delegate
+	c.Events = o.Events
+	c.LogOutput = io.Discard
+	if o.Logger != nil {
+		c.LogOutput = nil
+		c.Logger = log.New(slogWriter{o.Logger.With("component", "memberlist")}, "", 0)
+	}
+	return c, nil
+}
+
+func splitHostPort(addr string) (string, int, error) {
+	host, ps, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", 0, err
+	}
+	port, err := strconv.Atoi(ps)
+	if err != nil {
+		return "", 0, fmt.Errorf("port %q: %w", ps, err)
+	}
+	if host == "" {
+		host = "0.0.0.0"
+	}
+	return host, port, nil
+}
+
+// slogWriter routes memberlist's log lines to slog at debug level: they are
+// chatty and mostly about probes that succeeded.
+type slogWriter struct{ l *slog.Logger }
+
+func (w slogWriter) Write(p []byte) (int, error) {
+	w.l.Debug(string(trimNL(p)))
+	return len(p), nil
+}
+
+func trimNL(p []byte) []byte {
+	for len(p) > 0 && (p[len(p)-1] == '\n' || p[len(p)-1] == '\r') {
+		p = p[:len(p)-1]
+	}
+	return p
+}

@@ -1,0 +1,41 @@
+//go:build verbs && cgo
+
+// Internal to the C files: the resolved library entry points and the
+// structs Go only sees as opaque pointers.
+#ifndef RDMAMESH_ENGINE_INT_H
+#define RDMAMESH_ENGINE_INT_H
+
+#include <infiniband/verbs.h>
+#include "engine.h"
+
+struct rm_fn {
+	struct ibv_device **(*get_device_list)(int *);
+	void (*free_device_list)(struct ibv_device **);
+	struct ibv_context *(*open_device)(struct ibv_device *);
+	int (*close_device)(struct ibv_context *);
+	int (*query_device)(struct ibv_context *, struct ibv_device_attr *);
+	int (*query_port)(struct ibv_context *, uint8_t, struct _compat_ibv_port_attr *);
+	int (*query_gid)(struct ibv_context *, uint8_t, int, union ibv_gid *);
+	struct ibv_pd *(*alloc_pd)(struct ibv_context *);
+	int (*dealloc_pd)(struct ibv_pd *);
+	struct ibv_mr *(*reg_mr)(struct ibv_pd *, void *, size_t, int);
+	int (*dereg_mr)(struct ibv_mr *);
+	struct ibv_cq *(*create_cq)(struct ibv_context *, int, void *, struct ibv_comp_channel *, int);
+	int (*destroy_cq)(struct ibv_cq *);
+	struct ibv_qp *(*create_qp)(struct ibv_pd *, struct ibv_qp_init_attr *);
+	int (*destroy_qp)(struct ibv_qp *);
+	int (*modify_qp)(struct ibv_qp *, struct ibv_qp_attr *, int);
+	ssize_t (*query_gid_table)(struct ibv_context *, struct ibv_gid_entry *, size_t, uint32_t, size_t);
+};
+
+extern struct rm_fn rm_fn;
+
+struct rm_dev {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	int nports;
+};
+
+void rm_fail(rm_status *st, int op, int err);
+
+#endif

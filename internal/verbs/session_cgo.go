@@ -1,0 +1,243 @@
+//go:build verbs && cgo
+
+package verbs
+
+/*
+#include "engine.h"
+#include "session_int.h"
+*/
+import "C"
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"github.com/rdmamesh/rdmamesh/internal/probe"
+	"github.com/rdmamesh/rdmamesh/worker"
+)
+
+// Session is one RC QP, its buffer and its CQ.
+type Session struct {
+	f      *Fabric
+	dev    *device
+	params probe.TestParams // sizes the buffer was laid out for
+	port   int
+	gid    gidEntry
+	info   probe.QPInfo
+
+	closing atomic.Bool
+	mu      sync.Mutex // held by the C loops and by Close
+	c       *C.rm_sess // nil once closed
+	cc      *C.rm_sess // never changes: the cancel word stays reachable without mu
+	gen     int64
+
+	connected bool
+	mtu       int // path MTU in bytes
+	latencyOK bool
+}
+
+var _ worker.Session = (*Session)(nil)
+
+// Info implements worker.Session.
+func (s *Session) Info() probe.QPInfo { return s.info }
+
+func (s *Session) where(phase string, size int) where {
+	return where{device: s.info.Device, port: s.port, gidIndex: s.gid.Index, netdev: s.gid.Netdev,
+		size: size, mtu: s.mtu, latencyOK: s.latencyOK, phase: phase}
+}
+
+func closedErr() *probe.Error {
+	return &probe.Error{Class: probe.ClassInternal, Cause: "session already closed",
+		Fix: "report this as a bug with the worker log"}
+}
+
+// Connect implements worker.Session: INIT → RTR → RTS against the peer.
+func (s *Session) Connect(ctx context.Context, remote probe.QPInfo) error {
+	if err := ctx.Err(); err != nil {
+		return &probe.Error{Class: probe.ClassTimeout, Cause: "connect: " + err.Error()}
+	}
+	if remote.LinkLayer != "" && remote.LinkLayer != s.info.LinkLayer {
+		return &probe.Error{Class: probe.ClassInvalidGID, Verb: "ibv_modify_qp(RTR)",
+			Cause: fmt.Sprintf("link layer mismatch: local %s, peer %s; an RC QP cannot span them", s.info.LinkLayer, remote.LinkLayer),
+			Fix:   "test ports of the same link layer (rails must be all RoCE or all InfiniBand)"}
+	}
+	c := C.rm_conn{remote_qpn: C.uint32_t(remote.QPN), remote_psn: C.uint32_t(remote.PSN),
+		local_psn: C.uint32_t(s.info.PSN), port: C.int(s.port), dlid: C.int(remote.LID),
+		sgid_index: C.int(s.gid.Index), hop_limit: 64,
+		remote_addr: C.uint64_t(remote.Addr), remote_rkey: C.uint32_t(remote.RKey),
+		remote_len: C.uint64_t(remote.Size)}
+	s.mtu = pathMTU(s.info.MTU, remote.MTU)
+	c.mtu = C.int(mtuEnum(s.mtu))
+	dgid, err := parseGIDString(remote.GID)
+	switch {
+	case s.info.LinkLayer == "Ethernet" && err != nil:
+		return &probe.Error{Class: probe.ClassInvalidGID, Verb: "ibv_modify_qp(RTR)",
+			Cause: "the peer sent no usable GID: " + err.Error(), Fix: "check the peer's GID selection (its inventory)"}
+	case s.info.LinkLayer == "Ethernet":
+		c.global = 1
+	case err == nil && (remote.LID == 0 || [8]byte(dgid[:8]) != [8]byte(s.gid.Raw[:8])):
+		// InfiniBand across subnets (or a port without a LID) needs a GRH.
+		c.global = 1
+	}
+	for i := range dgid {
+		c.dgid[i] = C.uint8_t(dgid[i])
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.c == nil {
+		return closedErr()
+	}
+	var st C.rm_status
+	if C.rm_sess_connect(s.c, &c, &st) != 0 {
+		return classify(statusFailure(&st), s.where("connect", 0))
+	}
+	s.connected = true
+	return nil
+}
+
+// run executes one C loop on a locked OS thread with a deadline and a
+// cancel hook tied to ctx. The hook may fire while the loop runs; run waits
+// for it before returning so it never touches a freed session.
+func (s *Session) run(ctx context.Context, timeout time.Duration, phase string,
+	loop func(gen C.int64_t, ns C.int64_t, st *C.rm_status) C.int) (failure, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.c == nil {
+		return failure{op: opPostSend, err: syscall.EBADF}, false
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		if left := time.Until(dl); left < timeout {
+			timeout = left
+		}
+	}
+	if ctx.Err() != nil {
+		return failure{op: opWaitCQ, err: syscall.ECANCELED}, false
+	}
+	if timeout <= 0 {
+		return failure{op: opWaitCQ, err: syscall.ETIMEDOUT}, false
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	s.gen++
+	gen := s.gen
+	fired := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		defer close(fired)
+		C.rm_sess_cancel(s.cc, C.int64_t(gen))
+	})
+	var st C.rm_status
+	rc := loop(C.int64_t(gen), C.int64_t(timeout.Nanoseconds()), &st)
+	if !stop() {
+		<-fired
+	}
+	if rc != 0 {
+		return statusFailure(&st), false
+	}
+	return failure{}, true
+}
+
+func (s *Session) checkParams(p probe.TestParams) *probe.Error {
+	if err := p.Validate(); err != nil {
+		return &probe.Error{Class: probe.ClassInternal, Cause: err.Error(), Fix: "fix the test parameters"}
+	}
+	if p.LatencySize != s.params.LatencySize || p.BWSize != s.params.BWSize {
+		return &probe.Error{Class: probe.ClassInternal,
+			Cause: "message sizes differ from the ones the session was opened with",
+			Fix:   "open a new session for other sizes"}
+	}
+	if !s.connected {
+		return &probe.Error{Class: probe.ClassInternal, Cause: "session not connected", Fix: "call Connect first"}
+	}
+	return nil
+}
+
+// Latency implements worker.Session: the initiator half of the WRITE
+// ping-pong; one-way latency is half of each round trip.
+func (s *Session) Latency(ctx context.Context, p probe.TestParams) (probe.Latency, error) {
+	if e := s.checkParams(p); e != nil {
+		return probe.Latency{}, e
+	}
+	rtt := make([]int64, p.LatencyIters)
+	f, ok := s.run(ctx, p.Timeout, "latency", func(gen, ns C.int64_t, st *C.rm_status) C.int {
+		return C.rm_sess_latency(s.c, C.int(p.Warmup), C.int(p.LatencyIters),
+			(*C.int64_t)(unsafe.Pointer(&rtt[0])), ns, gen, st)
+	})
+	if !ok {
+		return probe.Latency{}, classify(f, s.where("latency", p.LatencySize))
+	}
+	s.latencyOK = true
+	samples := make([]float64, len(rtt))
+	for i, r := range rtt {
+		samples[i] = float64(r) / 2
+	}
+	return probe.Summarize(samples), nil
+}
+
+// Bandwidth implements worker.Session: a unidirectional RDMA WRITE stream
+// with p.TxDepth writes in flight, timed from the first post to the last
+// completion, as ib_write_bw reports its average.
+func (s *Session) Bandwidth(ctx context.Context, p probe.TestParams) (probe.Bandwidth, error) {
+	if e := s.checkParams(p); e != nil {
+		return probe.Bandwidth{}, e
+	}
+	if p.BWSize == 0 {
+		return probe.Bandwidth{}, &probe.Error{Class: probe.ClassInternal, Cause: "bandwidth requested with bw_size 0",
+			Fix: "set bw_size, or skip the bandwidth phase"}
+	}
+	var out C.rm_bw_out
+	f, ok := s.run(ctx, p.Timeout, "bandwidth", func(gen, ns C.int64_t, st *C.rm_status) C.int {
+		return C.rm_sess_bandwidth(s.c, C.int(p.BWIters), C.int(p.TxDepth), ns, gen, &out, st)
+	})
+	if !ok {
+		return probe.Bandwidth{}, classify(f, s.where("bandwidth", p.BWSize))
+	}
+	sec := float64(out.ns) / 1e9
+	bw := probe.Bandwidth{Bytes: int64(out.bytes), Duration: sec}
+	if sec > 0 {
+		bw.Gbps = float64(out.bytes) * 8 / sec / 1e9
+		bw.MsgRate = float64(out.msgs) / sec
+	}
+	return bw, nil
+}
+
+// Respond implements worker.Session: answer every ping, then, when the test
+// has a bandwidth phase, wait for the initiator's end-of-stream marker.
+// Each phase gets p.Timeout (bounded by ctx).
+func (s *Session) Respond(ctx context.Context, p probe.TestParams) error {
+	if e := s.checkParams(p); e != nil {
+		return e
+	}
+	wait := C.int(0)
+	if p.BWSize > 0 {
+		wait = 1
+	}
+	f, ok := s.run(ctx, p.Timeout, "respond", func(gen, ns C.int64_t, st *C.rm_status) C.int {
+		return C.rm_sess_respond(s.c, C.int(p.Warmup), C.int(p.LatencyIters), wait, ns, gen, st)
+	})
+	if !ok {
+		return classify(f, s.where("respond", p.LatencySize))
+	}
+	return nil
+}
+
+// Close implements worker.Session. It first cancels any loop in flight (so
+// a concurrent Close never waits out a deadline), then frees QP, MR, CQ
+// and buffer, and drops the session's hold on the device.
+func (s *Session) Close() error {
+	if !s.closing.CompareAndSwap(false, true) {
+		return nil
+	}
+	C.rm_sess_cancel(s.cc, C.RM_CANCEL_ALL)
+	s.mu.Lock()
+	C.rm_sess_close(s.c)
+	s.c = nil
+	s.mu.Unlock()
+	s.f.release(s.dev)
+	return nil
+}

@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# The Soft-RoCE lab driver.
+#
+#   lab.sh all [N]      setup, build, boot N VMs (default 4), probe, compare, sweep
+#   lab.sh probe        2 VMs: `rdmamesh probe` between them
+#   lab.sh compare [R]  2 VMs: rdmamesh vs perftest, R interleaved repetitions
+#   lab.sh sweep [N]    N VMs: workers + host coordinator + gate
+#   lab.sh shell VM CMD run one command in a running lab VM (debugging)
+#   lab.sh down         stop VMs and delete the namespace
+#
+# Exits non-zero when any phase fails. Timings go to $LAB_RUN/timings.log.
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+. "$LAB_DIR/vm.sh"
+. "$LAB_DIR/compare.sh"
+. "$LAB_DIR/sweep.sh"
+
+[ "$(id -u)" -eq 0 ] || die "the lab needs root (network namespace, taps)"
+
+T0=$SECONDS
+mark() { printf '%-28s %4ds\n' "$1" $((SECONDS - T0)) | tee -a "$LAB_RUN/timings.log" >&2; }
+
+build_bin() {
+	mkdir -p "$LAB_RUN"
+	if [ -n "$LAB_BIN" ]; then
+		cp "$LAB_BIN" "$LAB_RUN/rdmamesh"
+	else
+		log "building rdmamesh with the verbs engine"
+		(cd "$REPO_DIR" && CGO_ENABLED=1 go build -tags verbs -o "$LAB_RUN/rdmamesh" ./cmd/rdmamesh)
+	fi
+	make_initrd "$LAB_RUN/rdmamesh"
+}
+
+cleanup() {
+	local rc=$?
+	if [ -z "${LAB_KEEP:-}" ]; then
+		vms_down
+		net_down
+	fi
+	exit $rc
+}
+
+boot() {
+	local n=$1
+	vms_down
+	net_up "$n"
+	vms_up "$n"
+	mark "booted $n VMs"
+}
+
+phase_probe() {
+	log "rdmamesh probe vm1 <-> vm2"
+	local srv
+	srv=$(vm_start vm1 "rdmamesh probe --listen")
+	vm_run vm2 "rdmamesh probe --peer $(vm_ip 1) --iters 1000 --bw-size 65536 --bw-iters 200" \
+		|| { vm_wait "$srv" 30; die "rdmamesh probe failed"; }
+	vm_wait "$srv" 60 > "$LAB_RUN/probe-listener.out" || die "rdmamesh probe listener failed"
+	mark "probe"
+}
+
+main() {
+	local cmd=${1:-all}
+	shift || true
+	mkdir -p "$LAB_RUN"
+	: > "$LAB_RUN/timings.log"
+	case $cmd in
+	all)
+		local n=${1:-4}
+		[ "$n" -ge 4 ] || die "the full lab needs at least 4 VMs"
+		trap cleanup EXIT
+		bash "$LAB_DIR/setup.sh"
+		mark "setup"
+		build_bin
+		mark "build"
+		boot "$n"
+		phase_probe
+		compare_run "${LAB_REPS:-3}"
+		mark "compare"
+		sweep_run "$n"
+		mark "sweep"
+		;;
+	probe)
+		trap cleanup EXIT
+		bash "$LAB_DIR/setup.sh"
+		build_bin
+		boot 2
+		phase_probe
+		;;
+	compare)
+		trap cleanup EXIT
+		bash "$LAB_DIR/setup.sh"
+		build_bin
+		boot 2
+		phase_probe
+		compare_run "${1:-${LAB_REPS:-3}}"
+		mark "compare"
+		;;
+	sweep)
+		local n=${1:-4}
+		trap cleanup EXIT
+		bash "$LAB_DIR/setup.sh"
+		build_bin
+		boot "$n"
+		sweep_run "$n"
+		mark "sweep"
+		;;
+	shell)
+		local vm=$1
+		shift
+		vm_run "$vm" "$*"
+		;;
+	down)
+		vms_down
+		net_down
+		;;
+	*) die "unknown command $cmd (all|probe|compare|sweep|shell|down)" ;;
+	esac
+	log "done in $((SECONDS - T0))s"
+}
+
+main "$@"

@@ -1,0 +1,77 @@
+package matrix
+
+import (
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/rdmamesh/rdmamesh/internal/probe"
+)
+
+// matrix is pure: the standard library and the wire types, nothing else, so
+// the gate and the web UI can use it without dragging in raft or gin.
+func TestImportsArePure(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		src, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := parser.ParseFile(fset, name, src, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, imp := range f.Imports {
+			path, _ := strconv.Unquote(imp.Path.Value)
+			first := strings.SplitN(path, "/", 2)[0]
+			if path != "github.com/rdmamesh/rdmamesh/internal/probe" && strings.Contains(first, ".") {
+				t.Errorf("%s imports %s", name, path)
+			}
+			if path == "C" || path == "os" || path == "net" || path == "time" {
+				t.Errorf("%s imports %s: matrix must stay pure", name, path)
+			}
+		}
+	}
+}
+
+// bigFabric is a 64-node, 8-rail sweep (32,256 cells) with a dead HCA, a
+// slow node and a bad pair, so localization does real work.
+func bigFabric() *fixture {
+	f := newFixture(64, 8)
+	f.touching("node-10", 3, fail(probe.ClassPortDown, "port down", ""))
+	f.touching("node-20", AllRails, slow(4))
+	fail(probe.ClassRetryExceeded, "retry exceeded", "")(f.cell("node-30", "node-31", 5))
+	return f
+}
+
+// TestBigFabric keeps the benchmark's scenario honest in plain `go test`.
+func TestBigFabric(t *testing.T) {
+	m := bigFabric().build()
+	if len(m.Cells) != 64*63*8 || len(m.Suspects) != 3 {
+		t.Fatalf("cells %d, suspects:\n%s", len(m.Cells), m.Summary())
+	}
+	got := []string{m.Suspects[0].title(), m.Suspects[1].title(), m.Suspects[2].title()}
+	want := []string{"node node-20", "hca node-10/mlx5_3 (rail 3)", "pair node-30 -> node-31 (rail 5)"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+}
+
+func BenchmarkBuild(b *testing.B) {
+	f := bigFabric()
+	b.ReportAllocs()
+	for b.Loop() {
+		Build(f.nodes, f.cells, DefaultThresholds())
+	}
+}

@@ -1,0 +1,115 @@
+package matrix
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// WriteJSON writes the whole matrix, indented. Field order is the struct's
+// and map keys are sorted by encoding/json, so equal matrices give equal
+// bytes and diffs between sweeps stay readable.
+func (m *Matrix) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false) // reasons contain "->"; \u003e helps nobody
+	return enc.Encode(m)
+}
+
+// The JUnit shapes follow the de-facto schema Jenkins, GitLab and GitHub
+// reporters read: testsuites > testsuite > testcase > failure.
+type junitSuites struct {
+	XMLName  xml.Name     `xml:"testsuites"`
+	Name     string       `xml:"name,attr"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Errors   int          `xml:"errors,attr"`
+	Suites   []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name     string      `xml:"name,attr"`
+	Tests    int         `xml:"tests,attr"`
+	Failures int         `xml:"failures,attr"`
+	Errors   int         `xml:"errors,attr"`
+	Skipped  int         `xml:"skipped,attr"`
+	Cases    []junitCase `xml:"testcase"`
+}
+
+type junitCase struct {
+	Name      string        `xml:"name,attr"`
+	Classname string        `xml:"classname,attr"`
+	Failure   *junitFailure `xml:"failure,omitempty"`
+}
+
+type junitFailure struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr"` // the verdict
+	Text    string `xml:",chardata"`
+}
+
+// WriteJUnit writes one testsuite per rail and one testcase per directional
+// cell, so CI shows "rail-1 / node-03 -> node-07" as a failed test. Untested
+// cells are failures too, not skips: the gate must not pass a sweep that
+// measured only half the fabric.
+func (m *Matrix) WriteJUnit(w io.Writer) error {
+	doc := junitSuites{Name: "rdmamesh", Suites: make([]junitSuite, m.Rails)}
+	for r := range doc.Suites {
+		doc.Suites[r].Name = railKey(r)
+	}
+	for i := range m.Cells {
+		c := &m.Cells[i]
+		if c.Rail < 0 || c.Rail >= len(doc.Suites) {
+			continue // impossible from Build; a hand-made Matrix must not panic us
+		}
+		s := &doc.Suites[c.Rail]
+		tc := junitCase{Name: c.Src + " -> " + c.Dst, Classname: "rdmamesh." + s.Name}
+		if c.Verdict != VerdictOK {
+			tc.Failure = &junitFailure{
+				Message: string(c.Verdict) + ": " + c.Reason,
+				Type:    string(c.Verdict),
+				Text:    failureText(c),
+			}
+			s.Failures++
+			doc.Failures++
+		}
+		s.Tests++
+		doc.Tests++
+		s.Cases = append(s.Cases, tc)
+	}
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}
+
+// failureText is what a CI page shows under the failed test: enough to act
+// on without opening the JSON.
+func failureText(c *Result) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "verdict: %s\n", c.Verdict)
+	if c.Class != "" {
+		fmt.Fprintf(&b, "class: %s\n", c.Class)
+	}
+	fmt.Fprintf(&b, "devices: %s -> %s\n", c.SrcDevice, c.DstDevice)
+	fmt.Fprintf(&b, "cause: %s\n", c.Reason)
+	if e := c.Error; e != nil && (e.Verb != "" || e.Errno != 0 || e.WCStatus != 0) {
+		fmt.Fprintf(&b, "where: %s\n", e.Error())
+	}
+	if c.Latency != nil {
+		fmt.Fprintf(&b, "latency: p50 %s, p99 %s\n", formatNs(c.Latency.P50Ns), formatNs(c.Latency.P99Ns))
+	}
+	if c.Bandwidth != nil {
+		fmt.Fprintf(&b, "bandwidth: %s Gb/s\n", sig3(c.Bandwidth.Gbps))
+	}
+	fmt.Fprintf(&b, "fix: %s\n", cellFix(c))
+	return b.String()
+}

@@ -1,0 +1,149 @@
+package matrix
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/rdmamesh/rdmamesh/internal/probe"
+)
+
+// Our own reading of the JUnit schema, independent of the writer's types,
+// so a field renamed on one side fails here.
+type parsedSuites struct {
+	XMLName  xml.Name `xml:"testsuites"`
+	Tests    int      `xml:"tests,attr"`
+	Failures int      `xml:"failures,attr"`
+	Suites   []struct {
+		Name     string `xml:"name,attr"`
+		Tests    int    `xml:"tests,attr"`
+		Failures int    `xml:"failures,attr"`
+		Cases    []struct {
+			Name      string `xml:"name,attr"`
+			Classname string `xml:"classname,attr"`
+			Failure   *struct {
+				Message string `xml:"message,attr"`
+				Type    string `xml:"type,attr"`
+				Text    string `xml:",chardata"`
+			} `xml:"failure"`
+		} `xml:"testcase"`
+	} `xml:"testsuite"`
+}
+
+func TestWriteJUnit(t *testing.T) {
+	f := newFixture(4, 2)
+	f.touching("node-02", 1, fail(probe.ClassPortDown, `port 1 of mlx5_1 is DOWN <"phys 3">`, "reseat node-02's cable & retry"))
+	f.touching("node-04", 0, slow(6))
+	f.drop(func(c *Cell) bool { return c.Src == "node-01" && c.Dst == "node-03" && c.Rail == 0 })
+	m := f.build()
+
+	var buf bytes.Buffer
+	if err := m.WriteJUnit(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(buf.String(), "<?xml") {
+		t.Fatalf("no XML header: %.60s", buf.String())
+	}
+	var got parsedSuites
+	if err := xml.Unmarshal(buf.Bytes(), &got); err != nil {
+		t.Fatalf("%v\n%s", err, buf.String())
+	}
+	// rail 0: 6 slow (node-04 row+col) + 1 untested; rail 1: 6 failed.
+	if got.Tests != 24 || got.Failures != 13 || len(got.Suites) != 2 {
+		t.Fatalf("tests=%d failures=%d suites=%d", got.Tests, got.Failures, len(got.Suites))
+	}
+	wantFailures := []int{7, 6}
+	types := map[string]int{}
+	for r, s := range got.Suites {
+		if s.Name != railKey(r) || s.Tests != 12 || len(s.Cases) != 12 || s.Failures != wantFailures[r] {
+			t.Fatalf("suite %d: name=%s tests=%d cases=%d failures=%d", r, s.Name, s.Tests, len(s.Cases), s.Failures)
+		}
+		failures := 0
+		for _, c := range s.Cases {
+			if c.Classname != "rdmamesh."+railKey(r) || !strings.Contains(c.Name, " -> ") {
+				t.Fatalf("case %+v", c)
+			}
+			if c.Failure == nil {
+				continue
+			}
+			failures++
+			types[c.Failure.Type]++
+			if c.Failure.Type == string(VerdictFailed) {
+				for _, part := range []string{"class: port-down", `cause: port 1 of mlx5_1 is DOWN <"phys 3">`, "fix: reseat node-02's cable & retry"} {
+					if !strings.Contains(c.Failure.Text, part) {
+						t.Errorf("failure text lacks %q:\n%s", part, c.Failure.Text)
+					}
+				}
+			}
+			if c.Failure.Message == "" {
+				t.Errorf("case %s: empty failure message", c.Name)
+			}
+		}
+		if failures != s.Failures {
+			t.Fatalf("suite %s says %d failures, has %d", s.Name, s.Failures, failures)
+		}
+	}
+	if types[string(VerdictFailed)] != 6 || types[string(VerdictSlowLatency)] != 6 || types[string(VerdictUntested)] != 1 {
+		t.Fatalf("failure types %v", types)
+	}
+	if c := got.Suites[0].Cases[0]; c.Name != "node-01 -> node-02" || c.Failure != nil {
+		t.Fatalf("first case %+v", c)
+	}
+}
+
+func TestWriteJSONRoundTrip(t *testing.T) {
+	f := newFixture(5, 2)
+	f.touching("node-03", 1, fail(probe.ClassRetryExceeded, "retry exceeded", "check the cable"))
+	f.touching("node-05", 0, slow(4))
+	f.nodes[0].Labels = map[string]string{"rack": "r1"}
+	f.nodes[1].Labels = map[string]string{}
+	m := f.build()
+
+	var a, b bytes.Buffer
+	if err := m.WriteJSON(&a); err != nil {
+		t.Fatal(err)
+	}
+	var back Matrix
+	if err := json.Unmarshal(a.Bytes(), &back); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(m, &back) {
+		t.Fatalf("round trip differs:\n%+v\n%+v", m.Suspects, back.Suspects)
+	}
+	if err := back.WriteJSON(&b); err != nil {
+		t.Fatal(err)
+	}
+	if a.String() != b.String() {
+		t.Fatal("re-encoding the decoded matrix gives other bytes")
+	}
+	s := a.String()
+	// Stable field order: the struct's, indented, "->" not escaped.
+	order := []string{`"nodes"`, `"rails"`, `"thresholds"`, `"cells"`, `"counts"`, `"node_rollups"`, `"rail_rollups"`, `"suspects"`, `"healthy"`}
+	last := -1
+	for _, k := range order {
+		i := strings.Index(s, "\n  "+k+":")
+		if i < last {
+			t.Fatalf("field %s missing or out of order", k)
+		}
+		last = i
+	}
+	if !strings.Contains(s, "node-03 -> node-01") || strings.Contains(s, `\u003e`) {
+		t.Fatal("reasons not written readably")
+	}
+}
+
+// An empty sweep still writes lists, not nulls, so UIs need no special case.
+func TestWriteJSONEmpty(t *testing.T) {
+	var buf bytes.Buffer
+	if err := Build(nil, nil, DefaultThresholds()).WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{`"cells": []`, `"suspects": []`, `"nodes": []`, `"healthy": false`} {
+		if !strings.Contains(buf.String(), k) {
+			t.Errorf("missing %s in\n%s", k, buf.String())
+		}
+	}
+}

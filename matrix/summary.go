@@ -1,0 +1,75 @@
+package matrix
+
+import (
+	"fmt"
+	"strings"
+)
+
+// summaryMax caps the suspects the text summary lists; past ten, the first
+// ones are what an operator fixes first and the rest is in the JSON.
+const summaryMax = 10
+
+// Summary is the few lines a terminal, a CI log or a chat message shows.
+func (m *Matrix) Summary() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "rdmamesh matrix: %d nodes, %d rails, %d cells\n", len(m.Nodes), m.Rails, len(m.Cells))
+	fmt.Fprintf(&b, "cells: %d ok, %d failed, %d slow-latency, %d low-bandwidth, %d untested\n",
+		m.Counts[VerdictOK], m.Counts[VerdictFailed], m.Counts[VerdictSlowLatency],
+		m.Counts[VerdictLowBandwidth], m.Counts[VerdictUntested])
+	if m.Ignored > 0 {
+		fmt.Fprintf(&b, "ignored %d input cells naming unknown nodes or rails\n", m.Ignored)
+	}
+	switch {
+	case m.Healthy:
+		b.WriteString("HEALTHY\n")
+	case len(m.Cells) == 0:
+		b.WriteString("UNHEALTHY: no cells to test (fewer than two nodes share a rail)\n")
+	default:
+		fmt.Fprintf(&b, "UNHEALTHY: %d suspect(s)\n", len(m.Suspects))
+	}
+	for i, s := range m.Suspects {
+		if i == summaryMax {
+			fmt.Fprintf(&b, "... and %d more suspect(s)\n", len(m.Suspects)-summaryMax)
+			break
+		}
+		fmt.Fprintf(&b, "suspect %d: %s: %s in %d/%d cells — %s", i+1, s.title(), s.label(), s.Bad, s.Total, s.Reason)
+		if s.Fix != "" {
+			b.WriteString("; fix: " + s.Fix)
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// title names the suspect the way an operator would look for it.
+func (s Suspect) title() string {
+	switch s.Kind {
+	case KindRail:
+		return fmt.Sprintf("rail %d", s.Rail)
+	case KindNode:
+		return "node " + s.Node
+	case KindPair:
+		arrow := "->"
+		if s.Bad > 1 { // a pair suspect holds at most its two directions
+			arrow = "<->"
+		}
+		return fmt.Sprintf("pair %s %s %s (rail %d)", s.Node, arrow, s.Peer, s.Rail)
+	}
+	name := s.Node
+	if s.Device != "" {
+		name += "/" + s.Device
+	}
+	return fmt.Sprintf("%s %s (rail %d)", s.Kind, name, s.Rail)
+}
+
+// label is the dominant failure class, or the verdict for cells that
+// measured but were slow or narrow.
+func (s Suspect) label() string {
+	if s.Class != "" {
+		return string(s.Class)
+	}
+	if s.Verdict != "" {
+		return string(s.Verdict)
+	}
+	return "bad"
+}

@@ -1,0 +1,157 @@
+package web
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/rdmamesh/rdmamesh/internal/api"
+	"github.com/rdmamesh/rdmamesh/matrix"
+)
+
+// latestID names the newest sweep wherever a sweep id is expected, so scripts
+// and the gate can ask for "the result" without listing sweeps first.
+const latestID = "latest"
+
+// The matrix exporters are written alongside this package; asserting them
+// keeps web compiling against any stage of that work.
+type (
+	jsonWriter  interface{ WriteJSON(io.Writer) error }
+	junitWriter interface{ WriteJUnit(io.Writer) error }
+)
+
+// csrf refuses state-changing requests a browser sends from another origin:
+// without it any web page an operator visits could start full sweeps.
+// Non-browser clients (curl, the gate) send no Sec-Fetch-Site or Origin and
+// pass.
+var csrf = http.NewCrossOriginProtection()
+
+func (s *Server) listNodes(c *gin.Context) {
+	nodes := s.b.Nodes()
+	if nodes == nil {
+		nodes = []api.NodeInfo{} // [] not null: clients iterate without a check
+	}
+	c.JSON(http.StatusOK, nodes)
+}
+
+func (s *Server) listSweeps(c *gin.Context) {
+	sweeps := s.b.Sweeps()
+	if sweeps == nil {
+		sweeps = []api.SweepInfo{}
+	}
+	c.JSON(http.StatusOK, sweeps)
+}
+
+func (s *Server) getSweep(c *gin.Context) {
+	if info, ok := s.resolveSweep(c); ok {
+		c.JSON(http.StatusOK, info)
+	}
+}
+
+// resolveSweep finds the sweep named by the :id parameter or answers 404.
+func (s *Server) resolveSweep(c *gin.Context) (api.SweepInfo, bool) {
+	id := c.Param("id")
+	if id == latestID {
+		if sweeps := s.b.Sweeps(); len(sweeps) > 0 {
+			return sweeps[0], true
+		}
+		abortError(c, http.StatusNotFound, "no sweeps yet: start one with POST /api/v1/sweeps", "")
+		return api.SweepInfo{}, false
+	}
+	info, ok := s.b.Sweep(id)
+	if !ok {
+		abortError(c, http.StatusNotFound, fmt.Sprintf("no sweep %q", id), "")
+	}
+	return info, ok
+}
+
+func (s *Server) getMatrix(c *gin.Context) {
+	format := c.Query("format")
+	if format != "" && format != "json" && format != "junit" {
+		abortError(c, http.StatusBadRequest, fmt.Sprintf("format %q is not one of json, junit", format), "format")
+		return
+	}
+	info, ok := s.resolveSweep(c)
+	if !ok {
+		return
+	}
+	m, ok := s.b.Matrix(info.ID)
+	if !ok || m == nil {
+		abortError(c, http.StatusNotFound, fmt.Sprintf("sweep %q has no matrix yet", info.ID), "")
+		return
+	}
+
+	// Encode into a buffer first: a failing exporter must still get a JSON
+	// error, not a truncated 200.
+	var buf bytes.Buffer
+	var err error
+	ctype := "application/json; charset=utf-8"
+	switch format {
+	case "junit":
+		w, ok := any(m).(junitWriter)
+		if !ok {
+			abortError(c, http.StatusNotImplemented, "this build has no JUnit export", "format")
+			return
+		}
+		ctype = "application/xml; charset=utf-8"
+		err = w.WriteJUnit(&buf)
+	default:
+		err = writeMatrixJSON(&buf, m)
+	}
+	if err != nil {
+		s.log.Error("matrix export failed", "sweep", info.ID, "format", format, "err", err)
+		abortError(c, http.StatusInternalServerError, "matrix export failed: "+err.Error(), "")
+		return
+	}
+	sendBody(c, ctype, buf.Bytes())
+}
+
+func writeMatrixJSON(w io.Writer, m *matrix.Matrix) error {
+	if jw, ok := any(m).(jsonWriter); ok {
+		return jw.WriteJSON(w)
+	}
+	return json.NewEncoder(w).Encode(m)
+}
+
+func (s *Server) startSweep(c *gin.Context) {
+	if err := csrf.Check(c.Request); err != nil {
+		abortError(c, http.StatusForbidden, "cross-origin request refused: "+err.Error(), "")
+		return
+	}
+	body := http.MaxBytesReader(c.Writer, c.Request.Body, maxRequestBody)
+	req, err := decodeSweepRequest(body)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			abortError(c, http.StatusRequestEntityTooLarge,
+				fmt.Sprintf("request body is larger than %d bytes", mbe.Limit), "")
+			return
+		}
+		s.reply(c, err)
+		return
+	}
+	info, err := s.b.StartSweep(c.Request.Context(), req)
+	if err != nil {
+		s.reply(c, err)
+		return
+	}
+	c.Header("Location", "/api/v1/sweeps/"+url.PathEscape(info.ID))
+	c.JSON(http.StatusAccepted, info)
+}
+
+// reply answers with the status err's behaviour asks for.
+func (s *Server) reply(c *gin.Context, err error) {
+	status, field := errorStatus(err)
+	if status >= http.StatusInternalServerError && status != http.StatusServiceUnavailable {
+		s.log.Error("start sweep failed", "err", err)
+	} else {
+		s.log.Debug("start sweep refused", "status", status, "field", field, "err", err)
+	}
+	abortError(c, status, err.Error(), field)
+}

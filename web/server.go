@@ -1,0 +1,195 @@
+// Package web serves the coordinator's HTTP API under /api/v1 and the
+// embedded heatmap UI at /. It sees the coordinator only through Backend, an
+// interface declared here, so data flows coordinator → web and never back.
+//
+// # Routes
+//
+//	GET  /healthz                      {"status":"ok"}
+//	GET  /api/v1/nodes                 []api.NodeInfo
+//	GET  /api/v1/sweeps                []api.SweepInfo, newest first
+//	POST /api/v1/sweeps                api.SweepRequest → 202 api.SweepInfo
+//	GET  /api/v1/sweeps/{id}           api.SweepInfo
+//	GET  /api/v1/sweeps/{id}/matrix    matrix.Matrix as JSON, or ?format=junit
+//	GET  /                             the UI (index.html, app.js, style.css)
+//
+// The id "latest" names the newest sweep. Every error answer is an api.Error.
+//
+// # Errors from StartSweep
+//
+// The backend cannot import web (and web does not import the backend), so
+// StartSweep's errors are mapped to a status by behaviour, searched along the
+// wrapped chain with errors.As, first match wins:
+//
+//	interface{ Field() string }     400, {"error": err.Error(), "field": Field()}
+//	interface{ Conflict() bool }    409 when it returns true: a sweep is already running
+//	interface{ Unavailable() bool } 503 when it returns true: not the leader, no workers, ...
+//	anything else                   500
+//
+// A backend error type needs only the method, e.g.
+//
+//	type busyError struct{}
+//	func (busyError) Error() string  { return "a sweep is already running" }
+//	func (busyError) Conflict() bool { return true }
+package web
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/rdmamesh/rdmamesh/internal/api"
+	"github.com/rdmamesh/rdmamesh/matrix"
+)
+
+// Backend is what web needs from the coordinator. Implementations must be
+// safe for concurrent use: every request calls them from its own goroutine.
+type Backend interface {
+	// Nodes lists the members the coordinator knows from gossip.
+	Nodes() []api.NodeInfo
+	// Sweeps lists every sweep the coordinator remembers, newest first.
+	Sweeps() []api.SweepInfo
+	// Sweep reports one sweep's header and progress.
+	Sweep(id string) (api.SweepInfo, bool)
+	// Matrix is the sweep's analysed matrix as it stands, also while the
+	// sweep runs (untested cells and all). web encodes it without holding
+	// any lock, so the backend must hand out a matrix it will not mutate
+	// afterwards.
+	Matrix(id string) (*matrix.Matrix, bool)
+	// StartSweep starts a sweep and returns at once. ctx is the HTTP
+	// request's: it ends when the client goes away, so it must not bound
+	// the sweep's own lifetime. Errors map to a status as the package doc
+	// describes.
+	StartSweep(ctx context.Context, req api.SweepRequest) (api.SweepInfo, error)
+}
+
+// Options tune a Server. The zero value works.
+type Options struct {
+	// Logger receives request logs at debug level and handler failures at
+	// error level. nil discards everything.
+	Logger *slog.Logger
+	// Title is shown in the UI's title bar and header; "" means "rdmamesh".
+	Title string
+}
+
+// Server is the HTTP face of a coordinator.
+type Server struct {
+	b      Backend
+	log    *slog.Logger
+	ui     *ui
+	engine *gin.Engine
+}
+
+var releaseMode sync.Once
+
+// New builds the server and its routes. It panics on a nil Backend or a
+// broken embedded UI, both programming errors that tests catch.
+func New(b Backend, opts Options) *Server {
+	if b == nil {
+		panic("web.New: nil Backend")
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	title := opts.Title
+	if title == "" {
+		title = "rdmamesh"
+	}
+	// gin's debug mode prints route tables and warnings to stdout, which
+	// would interleave with our structured logs; GIN_MODE is overridden.
+	releaseMode.Do(func() { gin.SetMode(gin.ReleaseMode) })
+
+	s := &Server{b: b, log: log, ui: newUI(title)}
+	s.engine = s.routes()
+	return s
+}
+
+// Handler returns the http.Handler serving the API and the UI.
+func (s *Server) Handler() http.Handler { return s.engine }
+
+func (s *Server) routes() *gin.Engine {
+	r := gin.New()
+	// The coordinator is reached directly or through a proxy we do not
+	// know; never let X-Forwarded-For spoof the logged client address.
+	_ = r.SetTrustedProxies(nil)
+	r.HandleMethodNotAllowed = true
+	r.Use(s.recoverJSON, s.logRequests)
+
+	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
+
+	v1 := r.Group("/api/v1", noCache)
+	v1.GET("/nodes", s.listNodes)
+	v1.GET("/sweeps", s.listSweeps)
+	v1.POST("/sweeps", s.startSweep)
+	v1.GET("/sweeps/:id", s.getSweep)
+	v1.GET("/sweeps/:id/matrix", s.getMatrix)
+
+	index := func(c *gin.Context) { s.ui.serve(c, "index.html") }
+	r.GET("/", index)
+	r.HEAD("/", index)
+	r.NoRoute(s.noRoute)
+	r.NoMethod(func(c *gin.Context) {
+		abortError(c, http.StatusMethodNotAllowed, c.Request.Method+" is not allowed on "+c.Request.URL.Path, "")
+	})
+	return r
+}
+
+// noRoute serves UI assets for any other GET outside /api, so new files in
+// web/ui need no route, and answers JSON 404 everywhere else.
+func (s *Server) noRoute(c *gin.Context) {
+	p := c.Request.URL.Path
+	get := c.Request.Method == http.MethodGet || c.Request.Method == http.MethodHead
+	if get && !strings.HasPrefix(p, "/api/") && s.ui.serve(c, strings.TrimPrefix(p, "/")) {
+		return
+	}
+	abortError(c, http.StatusNotFound, "no such route: "+c.Request.Method+" "+p, "")
+}
+
+// noCache makes browsers revalidate API answers on every poll; the matrix
+// answer carries an ETag so revalidation is cheap when nothing changed.
+func noCache(c *gin.Context) {
+	c.Header("Cache-Control", "no-cache")
+	c.Next()
+}
+
+func (s *Server) logRequests(c *gin.Context) {
+	start := time.Now()
+	c.Next()
+	ctx := c.Request.Context()
+	if !s.log.Enabled(ctx, slog.LevelDebug) {
+		return
+	}
+	s.log.LogAttrs(ctx, slog.LevelDebug, "http request",
+		slog.String("method", c.Request.Method),
+		slog.String("path", c.Request.URL.Path),
+		slog.Int("status", c.Writer.Status()),
+		slog.Int("bytes", c.Writer.Size()),
+		slog.Duration("took", time.Since(start)),
+		slog.String("client", c.ClientIP()))
+}
+
+// recoverJSON keeps a panicking handler from killing the coordinator and
+// from answering with gin's plain-text 500.
+func (s *Server) recoverJSON(c *gin.Context) {
+	defer func() {
+		v := recover()
+		if v == nil {
+			return
+		}
+		if v == http.ErrAbortHandler {
+			panic(v) // net/http's own signal to drop the connection
+		}
+		s.log.Error("http handler panic", "method", c.Request.Method,
+			"path", c.Request.URL.Path, "panic", v)
+		if !c.Writer.Written() {
+			abortError(c, http.StatusInternalServerError, "internal error", "")
+		}
+		c.Abort()
+	}()
+	c.Next()
+}

@@ -1,0 +1,198 @@
+// Package worker is the per-node agent: it joins gossip, publishes its HCA
+// inventory, runs pair tasks for the coordinator and answers peers' probe
+// sessions, all on a Fabric (real verbs or simulated).
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/memberlist"
+
+	"github.com/rdmamesh/rdmamesh/internal/member"
+	"github.com/rdmamesh/rdmamesh/internal/probe"
+)
+
+// Options configure an Agent.
+type Options struct {
+	Name            string
+	Fabric          Fabric
+	GossipBind      string // host:port, port 0 = any
+	GossipAdvertise string
+	Join            []string
+	APIListen       string // host:port, port 0 = any
+	APIAdvertise    string // what peers dial; empty = derived from the listener
+	Labels          map[string]string
+	Devices         []string // only these HCAs; empty = all
+	LAN             bool     // memberlist LAN timers instead of single-host ones
+	Transport       memberlist.Transport
+	Logger          *slog.Logger
+}
+
+// Agent is a running worker.
+type Agent struct {
+	opts     Options
+	log      *slog.Logger
+	ml       *memberlist.Memberlist
+	ln       net.Listener
+	srv      *http.Server
+	apiAddr  string
+	sessions *sessionTable
+	client   *http.Client
+
+	mu  sync.Mutex
+	inv probe.Inventory
+
+	stopOnce sync.Once
+	serveErr chan error
+}
+
+// Start brings the agent up: inventory, API listener, then gossip, so that a
+// peer that learns about us through gossip can already call the API.
+func Start(ctx context.Context, o Options) (*Agent, error) {
+	if o.Name == "" {
+		return nil, errors.New("worker: name is empty")
+	}
+	if o.Fabric == nil {
+		return nil, errors.New("worker: no fabric")
+	}
+	log := o.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	a := &Agent{opts: o, log: log.With("node", o.Name), sessions: newSessionTable(),
+		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}}, serveErr: make(chan error, 1)}
+	if err := a.refreshInventory(ctx); err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", o.APIListen)
+	if err != nil {
+		return nil, fmt.Errorf("worker API listen %s: %w", o.APIListen, err)
+	}
+	a.ln = ln
+	a.apiAddr = advertised(o.APIAdvertise, ln.Addr(), o.GossipAdvertise)
+	a.inv.APIAddr = a.apiAddr
+	a.srv = &http.Server{Handler: a.routes(), ReadHeaderTimeout: 10 * time.Second}
+	go func() { a.serveErr <- a.srv.Serve(ln) }()
+
+	cfg, err := member.Config(member.Options{Name: o.Name, Bind: o.GossipBind, Advertise: o.GossipAdvertise,
+		LAN: o.LAN, Delegate: &delegate{a: a}, Logger: a.log, Transport: o.Transport})
+	if err != nil {
+		a.stopHTTP()
+		return nil, err
+	}
+	ml, err := memberlist.Create(cfg)
+	if err != nil {
+		a.stopHTTP()
+		return nil, fmt.Errorf("gossip: %w", err)
+	}
+	a.ml = ml
+	if len(o.Join) > 0 {
+		if _, err := ml.Join(o.Join); err != nil {
+			// Seeds may come up after us; memberlist keeps no retry, so we
+			// report and let the caller decide (the command retries).
+			a.log.Warn("gossip join failed; will be found when a seed joins us", "seeds", o.Join, "err", err)
+		}
+	}
+	a.log.Info("worker up", "api", a.apiAddr, "gossip", ml.LocalNode().Address(), "fabric", o.Fabric.Name(),
+		"ports", len(a.Inventory().Ports))
+	return a, nil
+}
+
+// advertised picks the API address peers should dial: explicit, else the
+// listener's, with an unspecified host replaced by the gossip advertise host.
+func advertised(explicit string, ln net.Addr, gossipAdv string) string {
+	if explicit != "" {
+		return explicit
+	}
+	tcp := ln.(*net.TCPAddr)
+	host := tcp.IP.String()
+	if tcp.IP.IsUnspecified() {
+		host = "127.0.0.1"
+		if h, _, err := net.SplitHostPort(gossipAdv); err == nil && h != "" {
+			host = h
+		}
+	}
+	return net.JoinHostPort(host, strconv.Itoa(tcp.Port))
+}
+
+// Join asks the seeds again; the command calls this until it succeeds.
+func (a *Agent) Join(seeds []string) error {
+	_, err := a.ml.Join(seeds)
+	return err
+}
+
+// APIAddr is the worker API address peers dial.
+func (a *Agent) APIAddr() string { return a.apiAddr }
+
+// GossipAddr is the memberlist address others join.
+func (a *Agent) GossipAddr() string { return a.ml.LocalNode().Address() }
+
+// Members is the number of gossip members this agent sees, itself included.
+func (a *Agent) Members() int { return a.ml.NumMembers() }
+
+// Inventory returns a copy of the current inventory.
+func (a *Agent) Inventory() probe.Inventory {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	inv := a.inv
+	inv.Ports = slices.Clone(a.inv.Ports)
+	return inv
+}
+
+func (a *Agent) refreshInventory(ctx context.Context) error {
+	ports, err := a.opts.Fabric.Ports(ctx)
+	if err != nil {
+		return fmt.Errorf("worker: list HCA ports: %w", err)
+	}
+	if len(a.opts.Devices) > 0 {
+		ports = slices.DeleteFunc(ports, func(p probe.Port) bool { return !slices.Contains(a.opts.Devices, p.Device) })
+	}
+	for i := range ports {
+		ports[i].Rail = i
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.inv = probe.Inventory{Version: probe.Version, Node: a.opts.Name, Generation: a.inv.Generation + 1,
+		APIAddr: a.apiAddr, Provider: a.opts.Fabric.Name(), Labels: a.opts.Labels, Ports: ports}
+	return nil
+}
+
+// Stop leaves gossip gracefully (others see "left", not "dead"), then stops
+// the API and every open session.
+func (a *Agent) Stop() { a.stop(true) }
+
+// Kill drops off the network without a goodbye, like a crashed host; tests and
+// the demo use it to model a dead worker.
+func (a *Agent) Kill() { a.stop(false) }
+
+func (a *Agent) stop(leave bool) {
+	a.stopOnce.Do(func() {
+		if leave {
+			if err := a.ml.Leave(2 * time.Second); err != nil {
+				a.log.Debug("gossip leave", "err", err)
+			}
+		}
+		if err := a.ml.Shutdown(); err != nil {
+			a.log.Debug("gossip shutdown", "err", err)
+		}
+		a.stopHTTP()
+		a.sessions.closeAll()
+		a.client.CloseIdleConnections()
+	})
+}
+
+func (a *Agent) stopHTTP() {
+	// Close, not Shutdown: a dead worker must stop answering at once, and a
+	// clean stop has already drained sessions by the time it gets here.
+	_ = a.srv.Close()
+	<-a.serveErr
+}
