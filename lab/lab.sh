@@ -33,6 +33,7 @@ build_bin() {
 
 cleanup() {
 	local rc=$?
+	sweep_stop
 	if [ -z "${LAB_KEEP:-}" ]; then
 		vms_down
 		net_down
@@ -52,7 +53,7 @@ phase_probe() {
 	log "rdmamesh probe vm1 <-> vm2"
 	local srv
 	srv=$(vm_start vm1 "rdmamesh probe --listen")
-	vm_run vm2 "rdmamesh probe --peer $(vm_ip 1) --iters 1000 --bw-size 65536 --bw-iters 200" \
+	vm_run vm2 "rdmamesh probe --peer $(vm_ip 1) --iters 1000 --bw-size 65536 --bw-iters 200 --timeout 120s" \
 		|| { vm_wait "$srv" 30; die "rdmamesh probe failed"; }
 	vm_wait "$srv" 60 > "$LAB_RUN/probe-listener.out" || die "rdmamesh probe listener failed"
 	mark "probe"

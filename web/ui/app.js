@@ -196,8 +196,11 @@
       worst = cells.reduce((w, c) => (SEVERITY[verdictOf(c)] > SEVERITY[w] ? verdictOf(c) : w), "ok");
     }
     if (state.metric === "status") return { color: COLOR[worst] || COLOR.untested };
+    // A failed rail has no number; letting its healthy siblings speak for
+    // the pair would hide exactly the fault the operator is looking for.
+    if (worst === "failed") return { color: COLOR.failed };
     const v = pairValue(cells);
-    if (v === null) return { color: worst === "failed" ? COLOR.failed : COLOR.untested };
+    if (v === null) return { color: COLOR.untested };
     return { color: ramp(domain, v), value: v };
   }
 
@@ -444,7 +447,7 @@
     const availH = Math.max(320, window.innerHeight * 0.8);
     const labelCap = 160;
     const measure = (px) => {
-      ctx.font = FONT(px);
+      ctx.font = FONT(px, true); // the hovered row and column are drawn bold
       return Math.min(labelCap, Math.ceil(Math.max(0, ...names.map((s) => ctx.measureText(s).width)))) + 8;
     };
     let font = 12;

@@ -15,9 +15,10 @@ type Fault struct {
 	Device  string  `json:"device"` // "" = every HCA of the target nodes
 	Effects Effects `json:"effects"`
 
-	// The node part: one name (lo == hi == -1), or prefix + a zero-padded
-	// number from lo to hi inclusive.
+	// The node part: one name, or (ranged) prefix + a zero-padded number
+	// from lo to hi inclusive. A hand-built Fault{} matches nothing.
 	node   string
+	ranged bool
 	prefix string
 	lo, hi int
 	width  int
@@ -56,7 +57,7 @@ func ParseFault(spec string) (Fault, error) {
 	if !ok {
 		return bad("missing \":EFFECT\" (want TARGET:EFFECT[,EFFECT...], e.g. node-03/mlx5_1:down)")
 	}
-	f := Fault{Spec: spec, lo: -1, hi: -1}
+	f := Fault{Spec: spec}
 	if err := f.parseTarget(strings.TrimSpace(target)); err != nil {
 		return bad("%v", err)
 	}
@@ -125,7 +126,7 @@ func (f *Fault) parseTarget(t string) error {
 	case numbered(pa, nb, wa) != b:
 		return fmt.Errorf("range %q: %q is not zero-padded like %q (write %s)", nodes, b, a, numbered(pa, nb, wa))
 	}
-	f.prefix, f.lo, f.hi, f.width = pa, na, nb, wa
+	f.ranged, f.prefix, f.lo, f.hi, f.width = true, pa, na, nb, wa
 	return nil
 }
 
@@ -237,7 +238,7 @@ func (f *Fault) parseEffects(list string) error {
 // String is the canonical spec, which ParseFault reads back to an equal Fault.
 func (f Fault) String() string {
 	t := f.node
-	if f.lo >= 0 {
+	if f.ranged {
 		t = numbered(f.prefix, f.lo, f.width) + "~" + numbered(f.prefix, f.hi, f.width)
 	}
 	if f.Device != "" {
@@ -268,7 +269,7 @@ func (e Effects) String() string {
 
 // Nodes expands the target's node names.
 func (f Fault) Nodes() []string {
-	if f.lo < 0 {
+	if !f.ranged {
 		if f.node == "" {
 			return nil
 		}
@@ -283,7 +284,7 @@ func (f Fault) Nodes() []string {
 
 // matchesNode reports whether node is in the target, without expanding a range.
 func (f Fault) matchesNode(node string) bool {
-	if f.lo < 0 {
+	if !f.ranged {
 		return f.node != "" && node == f.node
 	}
 	rest, ok := strings.CutPrefix(node, f.prefix)

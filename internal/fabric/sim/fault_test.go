@@ -83,6 +83,11 @@ func TestRangeMatching(t *testing.T) {
 			t.Errorf("Matches(%s, %s) = %v, want %v", c.node, c.dev, got, c.want)
 		}
 	}
+	for _, n := range []string{"", "0", "node-01"} {
+		if (Fault{}).Matches(n, "mlx5_0") {
+			t.Errorf("a zero Fault matches %q", n)
+		}
+	}
 }
 
 func TestParseFaultBad(t *testing.T) {

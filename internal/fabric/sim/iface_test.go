@@ -6,17 +6,17 @@ import (
 	"testing"
 
 	"github.com/rdmamesh/rdmamesh/internal/fabric/sim"
-	"github.com/rdmamesh/rdmamesh/internal/fabric/sim/simworker"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
 	"github.com/rdmamesh/rdmamesh/worker"
 )
 
-// *sim.Session satisfies worker.Session as it stands. *sim.Node cannot
-// satisfy worker.Fabric by itself (its Open cannot name worker.Session
-// without importing worker), so workers take it through simworker.
+// *sim.Node cannot be a worker.Fabric by itself: its Open cannot name
+// worker.Session without importing worker. It is a worker.Provider, which
+// worker.Adapt turns into one.
 var (
-	_ worker.Session = (*sim.Session)(nil)
-	_ worker.Fabric  = simworker.New(nil)
+	_ worker.Session                = (*sim.Session)(nil)
+	_ worker.Provider[*sim.Session] = (*sim.Node)(nil)
+	_ worker.Fabric                 = worker.Adapt((*sim.Node)(nil))
 )
 
 // TestThroughWorkerInterfaces drives a pair only through the worker's
@@ -30,7 +30,7 @@ func TestThroughWorkerInterfaces(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var src, dst worker.Fabric = simworker.New(fab.Node("node-01")), simworker.New(fab.Node("node-02"))
+	var src, dst worker.Fabric = worker.Adapt(fab.Node("node-01")), worker.Adapt(fab.Node("node-02"))
 	if src.Name() != "sim" {
 		t.Fatalf("Name = %q", src.Name())
 	}

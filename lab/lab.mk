@@ -1,0 +1,39 @@
+# Soft-RoCE lab targets; the top-level Makefile includes this file.
+# Needs root (network namespace, taps), qemu (TCG; no KVM required) and the
+# Debian packages lab/setup.sh installs on first use.
+#
+#   make lab           full run: 4 VMs, probe, rdmamesh vs perftest, sweep + gate
+#   make lab-probe     2 VMs: `rdmamesh probe` between them
+#   make lab-compare   2 VMs: the perftest ratio table only
+#   make lab-sweep     4 VMs: workers, coordinator, gate
+#   make lab-setup     download/build the cached kernel and base initramfs only
+#   make lab-down      stop leftover VMs and delete the lab namespace
+#
+# LAB_CACHE (default /var/cache/rdmamesh-lab) holds downloads and images;
+# LAB_VMS, LAB_REPS, LAB_MTU and the others in lab/common.sh tune a run;
+# LAB_BIN uses a prebuilt rdmamesh (built with -tags verbs) instead of
+# building one.
+
+LAB_VMS ?= 4
+LAB_REPS ?= 3
+LAB_SH := lab/lab.sh
+
+.PHONY: lab lab-probe lab-compare lab-sweep lab-setup lab-down
+
+lab:
+	LAB_REPS=$(LAB_REPS) bash $(LAB_SH) all $(LAB_VMS)
+
+lab-probe:
+	bash $(LAB_SH) probe
+
+lab-compare:
+	bash $(LAB_SH) compare $(LAB_REPS)
+
+lab-sweep:
+	bash $(LAB_SH) sweep $(LAB_VMS)
+
+lab-setup:
+	bash lab/setup.sh
+
+lab-down:
+	bash $(LAB_SH) down

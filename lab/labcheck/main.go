@@ -1,0 +1,211 @@
+// Command labcheck holds the lab's assertions that are awkward in shell:
+//
+//	labcheck nodes URL N TIMEOUT   wait until the coordinator lists N alive
+//	                               workers whose inventory has a usable port
+//	labcheck sweep FILE N NET      the gate's matrix: every cell of N nodes
+//	                               measured ok, over the IPv4 RoCE v2 GID
+//	                               with an address in NET (e.g. 10.77.0)
+//
+// It decodes only the fields it checks, so it depends on no package of the
+// module and keeps working while their other fields change.
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+type port struct {
+	Device   string `json:"device"`
+	Rail     int    `json:"rail"`
+	State    string `json:"state"`
+	GIDIndex int    `json:"gid_index"`
+	GID      string `json:"gid"`
+	GIDType  string `json:"gid_type"`
+	IP       string `json:"ip"`
+	Usable   bool   `json:"usable"`
+	Why      string `json:"unusable_why"`
+}
+
+type nodeInfo struct {
+	Name      string `json:"name"`
+	Role      string `json:"role"`
+	State     string `json:"state"`
+	Inventory *struct {
+		Provider string `json:"provider"`
+		Ports    []port `json:"ports"`
+	} `json:"inventory"`
+}
+
+type matrix struct {
+	Nodes []struct {
+		Name  string `json:"name"`
+		Ports []port `json:"ports"`
+	} `json:"nodes"`
+	Cells []struct {
+		Src     string `json:"src"`
+		Dst     string `json:"dst"`
+		Rail    int    `json:"rail"`
+		Class   string `json:"class"`
+		Error   any    `json:"error"`
+		Latency *struct {
+			P50 float64 `json:"p50_ns"`
+		} `json:"latency"`
+		Bandwidth *struct {
+			Gbps float64 `json:"gbps"`
+		} `json:"bandwidth"`
+	} `json:"cells"`
+	Healthy bool `json:"healthy"`
+}
+
+func main() {
+	if len(os.Args) < 2 {
+		fail("usage: labcheck nodes URL N TIMEOUT | labcheck sweep FILE N NET")
+	}
+	var err error
+	switch a := os.Args[2:]; os.Args[1] {
+	case "nodes":
+		if len(a) != 3 {
+			fail("usage: labcheck nodes URL N TIMEOUT")
+		}
+		err = waitNodes(a[0], atoi(a[1]), a[2])
+	case "sweep":
+		if len(a) != 3 {
+			fail("usage: labcheck sweep FILE N NET")
+		}
+		err = checkSweep(a[0], atoi(a[1]), a[2])
+	default:
+		fail("unknown check " + os.Args[1])
+	}
+	if err != nil {
+		fail(err.Error())
+	}
+}
+
+func fail(msg string) {
+	fmt.Fprintln(os.Stderr, "labcheck:", msg)
+	os.Exit(1)
+}
+
+func atoi(s string) int {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		fail(fmt.Sprintf("%q is not a number", s))
+	}
+	return n
+}
+
+func waitNodes(url string, want int, limit string) error {
+	d, err := time.ParseDuration(limit)
+	if err != nil {
+		return err
+	}
+	deadline := time.Now().Add(d)
+	var last string
+	for {
+		ready, status, err := readyWorkers(url)
+		if err == nil && ready >= want {
+			fmt.Printf("labcheck: %d workers ready: %s\n", ready, status)
+			return nil
+		}
+		if err != nil {
+			status = err.Error()
+		}
+		if status != last {
+			fmt.Println("labcheck: waiting for workers:", status)
+			last = status
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("only %d of %d workers ready after %s: %s", ready, want, limit, status)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+func readyWorkers(url string) (int, string, error) {
+	c := http.Client{Timeout: 5 * time.Second}
+	resp, err := c.Get(strings.TrimSuffix(url, "/") + "/api/v1/nodes")
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	var nodes []nodeInfo
+	if err := json.NewDecoder(resp.Body).Decode(&nodes); err != nil {
+		return 0, "", fmt.Errorf("decoding /api/v1/nodes: %w", err)
+	}
+	ready := 0
+	var parts []string
+	for _, n := range nodes {
+		if n.Role != "worker" {
+			continue
+		}
+		s := n.Name + "=" + n.State
+		ok := n.State == "alive" && n.Inventory != nil && len(n.Inventory.Ports) > 0
+		if ok {
+			for _, p := range n.Inventory.Ports {
+				ok = ok && p.Usable
+				s += fmt.Sprintf("[%s %s gid %d]", p.Device, p.State, p.GIDIndex)
+			}
+		} else {
+			s += "[no inventory yet]"
+		}
+		if ok {
+			ready++
+		}
+		parts = append(parts, s)
+	}
+	return ready, strings.Join(parts, " "), nil
+}
+
+func checkSweep(file string, nodes int, net string) error {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	var m matrix
+	if err := json.Unmarshal(b, &m); err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	var problems []string
+	if len(m.Nodes) != nodes {
+		problems = append(problems, fmt.Sprintf("matrix has %d nodes, want %d", len(m.Nodes), nodes))
+	}
+	rails := 0
+	for _, n := range m.Nodes {
+		for _, p := range n.Ports {
+			rails = max(rails, p.Rail+1)
+			// The sweep must run over the IPv4-mapped RoCE v2 entry of the
+			// lab's own network, the one that routes between the VMs.
+			if p.GIDType != "RoCE v2" || !strings.HasPrefix(p.IP, net+".") || p.GID != "::ffff:"+p.IP {
+				problems = append(problems, fmt.Sprintf("%s %s uses GID %d %s (%s), not the IPv4 RoCE v2 entry in %s.0/24",
+					n.Name, p.Device, p.GIDIndex, p.GID, p.GIDType, net))
+			}
+		}
+	}
+	want := nodes * (nodes - 1) * max(rails, 1)
+	if len(m.Cells) != want {
+		problems = append(problems, fmt.Sprintf("matrix has %d cells, want %d (%d nodes, %d rails, both directions)", len(m.Cells), want, nodes, rails))
+	}
+	for _, c := range m.Cells {
+		if c.Class != "ok" || c.Latency == nil || c.Bandwidth == nil || c.Bandwidth.Gbps <= 0 {
+			e, _ := json.Marshal(c.Error)
+			problems = append(problems, fmt.Sprintf("cell %s->%s rail %d: class %q, error %s", c.Src, c.Dst, c.Rail, c.Class, e))
+		}
+	}
+	if !m.Healthy {
+		problems = append(problems, "matrix not healthy")
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("sweep check failed:\n  %s", strings.Join(problems, "\n  "))
+	}
+	fmt.Printf("labcheck: sweep ok: %d nodes, %d cells, all ok over IPv4 RoCE v2 GIDs\n", len(m.Nodes), len(m.Cells))
+	for _, c := range m.Cells {
+		fmt.Printf("  %s -> %s rail %d: p50 %.1f us, %.3f Gb/s\n", c.Src, c.Dst, c.Rail, c.Latency.P50/1000, c.Bandwidth.Gbps)
+	}
+	return nil
+}
