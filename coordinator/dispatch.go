@@ -18,9 +18,9 @@ import (
 // cell per rail: an unreachable or hung worker becomes peer-lost or timeout
 // cells, never a stuck sweep.
 func (c *Coordinator) direction(ctx context.Context, id string, round int, spec sweepSpec, src, dst matrix.Node) []matrix.Cell {
-	rails := railPairs(src, dst)
+	rails, skipped := splitUsable(src, dst, round, railPairs(src, dst))
 	if len(rails) == 0 {
-		return nil
+		return skipped
 	}
 	srcInfo, okS := c.reg.get(src.Name)
 	dstInfo, okD := c.reg.get(dst.Name)
@@ -30,9 +30,9 @@ func (c *Coordinator) direction(ctx context.Context, id string, round int, spec 
 		state string
 	}{{src.Name, okS, srcInfo.State}, {dst.Name, okD, dstInfo.State}} {
 		if !n.ok || n.state == "dead" || n.state == "left" {
-			return failCells(src.Name, dst.Name, round, rails, &probe.Error{Class: probe.ClassPeerLost,
+			return append(skipped, failCells(src.Name, dst.Name, round, rails, &probe.Error{Class: probe.ClassPeerLost,
 				Cause: fmt.Sprintf("worker %s is %s in gossip", n.name, orUnknown(n.state)),
-				Fix:   fmt.Sprintf("check the host %s and its rdmamesh worker service (systemctl status rdmamesh-worker, or the pod)", n.name)})
+				Fix:   fmt.Sprintf("check the host %s and its rdmamesh worker service (systemctl status rdmamesh-worker, or the pod)", n.name)})...)
 		}
 	}
 	task := probe.Task{Version: probe.Version, SweepID: id, Round: round, Src: src.Name, Dst: dst.Name,
@@ -42,9 +42,51 @@ func (c *Coordinator) direction(ctx context.Context, id string, round int, spec 
 		Deadline: time.Now().Add(spec.PairTimeout * 9 / 10)}
 	res, err := c.postTask(ctx, srcInfo.APIAddr, spec.PairTimeout, task)
 	if err != nil {
-		return failCells(src.Name, dst.Name, round, rails, err)
+		return append(skipped, failCells(src.Name, dst.Name, round, rails, err)...)
 	}
-	return resultCells(task, round, res)
+	return append(skipped, resultCells(task, round, res)...)
+}
+
+// splitUsable keeps the rails both ends can test. A port the worker's
+// discovery marked unusable is not tested: its cells say why instead of
+// turning into an opaque RDMA failure.
+func splitUsable(src, dst matrix.Node, round int, rails []probe.RailPair) ([]probe.RailPair, []matrix.Cell) {
+	var ok []probe.RailPair
+	var skipped []matrix.Cell
+	for _, rp := range rails {
+		e := unusable(src, rp.Rail)
+		if e == nil {
+			e = unusable(dst, rp.Rail)
+		}
+		if e == nil {
+			ok = append(ok, rp)
+			continue
+		}
+		skipped = append(skipped, failCells(src.Name, dst.Name, round, []probe.RailPair{rp}, e)...)
+	}
+	return ok, skipped
+}
+
+func unusable(n matrix.Node, rail int) *probe.Error {
+	p := n.Ports[rail]
+	if p.Usable {
+		return nil
+	}
+	class := probe.ClassSkipped
+	if p.State != "" && p.State != "ACTIVE" {
+		class = probe.ClassPortDown
+	}
+	e := &probe.Error{Class: class, Cause: fmt.Sprintf("not tested: %s %s port %d is unusable: %s", n.Name, p.Device, p.Port, p.UnusableWhy)}
+	for _, c := range p.FailedChecks {
+		if c.Status == "fail" && c.Fix != "" {
+			e.Fix = c.Fix
+			break
+		}
+	}
+	if e.Fix == "" {
+		e.Fix = fmt.Sprintf("run `rdmamesh doctor` on %s", n.Name)
+	}
+	return e
 }
 
 func orUnknown(s string) string {

@@ -33,6 +33,10 @@ type Options struct {
 	Labels          map[string]string
 	Devices         []string // only these HCAs; empty = all
 	LAN             bool     // memberlist LAN timers instead of single-host ones
+	// Discover, when set, describes the host from outside the fabric (sysfs
+	// scan, GID policy, preflight checks); the fabric's own port view fills
+	// what discovery cannot see, such as the IB active MTU.
+	Discover func(ctx context.Context) ([]probe.Port, []probe.Check, error)
 	Transport       memberlist.Transport
 	Logger          *slog.Logger
 }
@@ -153,6 +157,14 @@ func (a *Agent) refreshInventory(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("worker: list HCA ports: %w", err)
 	}
+	var checks []probe.Check
+	if a.opts.Discover != nil {
+		found, hostChecks, err := a.opts.Discover(ctx)
+		if err != nil {
+			return fmt.Errorf("worker: discover HCAs: %w", err)
+		}
+		ports, checks = mergePorts(found, ports), hostChecks
+	}
 	if len(a.opts.Devices) > 0 {
 		ports = slices.DeleteFunc(ports, func(p probe.Port) bool { return !slices.Contains(a.opts.Devices, p.Device) })
 	}
@@ -162,7 +174,7 @@ func (a *Agent) refreshInventory(ctx context.Context) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.inv = probe.Inventory{Version: probe.Version, Node: a.opts.Name, Generation: a.inv.Generation + 1,
-		APIAddr: a.apiAddr, Provider: a.opts.Fabric.Name(), Labels: a.opts.Labels, Ports: ports}
+		APIAddr: a.apiAddr, Provider: a.opts.Fabric.Name(), Labels: a.opts.Labels, Ports: ports, Checks: checks}
 	return nil
 }
 

@@ -50,7 +50,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if errors.As(err, &ec) {
 		code = ec.ExitCode()
 	}
-	if !errors.Is(err, errSilent) {
+	// Exit 1 is a verdict (unhealthy fabric, failing check) that the command
+	// has already reported in full.
+	if !errors.Is(err, errSilent) && code != 1 {
 		fmt.Fprintf(stderr, "rdmamesh: %v\n", err)
 	}
 	return code
@@ -68,18 +70,13 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.PersistentFlags().String("config", "", "YAML config file (keys: `rdmamesh config keys`)")
+	root.PersistentFlags().String("config", "", "YAML config file (list keys with: rdmamesh config keys)")
 	root.PersistentFlags().String("log-level", "info", "log level: debug, info, warn, error")
 	root.PersistentFlags().String("log-format", "text", "log format: text or json")
-	root.AddCommand(newWorkerCmd(), newCoordinatorCmd(), newDemoCmd(), newGateCmd(), newVersionCmd(), newConfigCmd())
-	for _, extra := range extraCommands {
-		root.AddCommand(extra())
-	}
+	root.AddCommand(newWorkerCmd(), newCoordinatorCmd(), newDemoCmd(), newGateCmd(), newDoctorCmd(),
+		newProbeCmd(), newVersionCmd(), newConfigCmd())
 	return root
 }
-
-// extraCommands are registered by files that may not be in every build.
-var extraCommands []func() *cobra.Command
 
 // loadConfig reads --config, the environment and the command's flags; flags
 // map to keys through binds (flag name → key).

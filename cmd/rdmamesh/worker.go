@@ -4,12 +4,15 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/rdmamesh/rdmamesh/internal/config"
 	"github.com/rdmamesh/rdmamesh/internal/fabric/sim"
+	"github.com/rdmamesh/rdmamesh/internal/inventory"
+	"github.com/rdmamesh/rdmamesh/internal/probe"
 	"github.com/rdmamesh/rdmamesh/internal/verbs"
 	"github.com/rdmamesh/rdmamesh/worker"
 )
@@ -55,13 +58,28 @@ func runWorker(ctx context.Context, c *config.Config, log *slog.Logger) error {
 	if name == "" {
 		name = config.Hostname()
 	}
-	fab, err := openFabric(c, name)
+	pol, err := inventory.ParseGIDPolicy(c.Worker.GID)
+	if err != nil {
+		return &config.FieldError{Key: "worker.gid", Msg: err.Error()}
+	}
+	fab, err := openFabric(c, name, pol)
 	if err != nil {
 		return err
 	}
+	var discover func(context.Context) ([]probe.Port, []probe.Check, error)
+	if c.Worker.Fabric == "verbs" {
+		discover = func(context.Context) ([]probe.Port, []probe.Check, error) {
+			h, err := inventory.Scan(os.DirFS("/"), inventory.SystemOptions("/"))
+			if err != nil {
+				return nil, nil, err
+			}
+			return h.Ports(pol), h.Checks(), nil
+		}
+	}
 	a, err := worker.Start(ctx, worker.Options{Name: name, Fabric: fab, GossipBind: c.Gossip.Bind,
 		GossipAdvertise: c.Gossip.Advertise, Join: c.Gossip.Join, APIListen: c.Worker.APIListen,
-		APIAdvertise: c.Worker.APIAdvertise, Labels: c.Worker.Labels, Devices: c.Worker.Devices, LAN: true, Logger: log})
+		APIAdvertise: c.Worker.APIAdvertise, Labels: c.Worker.Labels, Devices: c.Worker.Devices, LAN: true, Logger: log,
+		Discover: discover})
 	if err != nil {
 		return err
 	}
@@ -93,7 +111,7 @@ func keepJoining(ctx context.Context, a *worker.Agent, seeds []string, log *slog
 	}
 }
 
-func openFabric(c *config.Config, name string) (worker.Fabric, error) {
+func openFabric(c *config.Config, name string, pol inventory.GIDPolicy) (worker.Fabric, error) {
 	if c.Worker.Fabric == "sim" {
 		faults, err := sim.ParseFaults(c.Sim.Faults)
 		if err != nil {
@@ -105,7 +123,13 @@ func openFabric(c *config.Config, name string) (worker.Fabric, error) {
 		}
 		return worker.Adapt(f.Node(name)), nil
 	}
-	f, err := verbs.New(verbs.Options{Devices: c.Worker.Devices, GID: c.Worker.GID})
+	// Discovery applies the full GID policy and the coordinator passes its
+	// choice per test; the engine's own fallback only knows auto and index.
+	gid := "auto"
+	if pol.Mode == inventory.ModeIndex {
+		gid = pol.String()
+	}
+	f, err := verbs.New(verbs.Options{Devices: c.Worker.Devices, GID: gid})
 	if err != nil {
 		return nil, fmt.Errorf("worker.fabric verbs: %w (use --fabric sim to run without RDMA hardware)", err)
 	}

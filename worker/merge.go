@@ -1,0 +1,35 @@
+package worker
+
+import "github.com/rdmamesh/rdmamesh/internal/probe"
+
+// mergePorts keeps discovery's view (GID choice, reasons, checks) and takes
+// from the fabric only what sysfs cannot tell. A port the fabric cannot open
+// is unusable whatever sysfs says, and one the fabric does not list is
+// dropped: we could not test it anyway.
+func mergePorts(found, fabric []probe.Port) []probe.Port {
+	byKey := map[[2]any]probe.Port{}
+	for _, p := range fabric {
+		byKey[[2]any{p.Device, p.Port}] = p
+	}
+	out := make([]probe.Port, 0, len(found))
+	for _, p := range found {
+		f, ok := byKey[[2]any{p.Device, p.Port}]
+		if !ok {
+			continue
+		}
+		if p.MTU == 0 {
+			p.MTU = f.MTU
+		}
+		if p.LID == 0 {
+			p.LID = f.LID
+		}
+		if p.RateGbps == 0 {
+			p.RateGbps = f.RateGbps
+		}
+		if p.Usable && !f.Usable {
+			p.Usable, p.UnusableWhy = false, f.UnusableWhy
+		}
+		out = append(out, p)
+	}
+	return out
+}

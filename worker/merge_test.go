@@ -1,0 +1,29 @@
+package worker
+
+import (
+	"testing"
+
+	"github.com/rdmamesh/rdmamesh/internal/probe"
+)
+
+func TestMergePorts(t *testing.T) {
+	found := []probe.Port{
+		{Device: "mlx5_0", Port: 1, GIDIndex: 3, GIDReason: "ipv4 v2", Usable: true},
+		{Device: "mlx5_1", Port: 1, GIDIndex: 0, MTU: 2048, Usable: true},
+		{Device: "mlx5_2", Port: 1, Usable: true}, // not visible to the fabric
+	}
+	fabric := []probe.Port{
+		{Device: "mlx5_0", Port: 1, GIDIndex: 1, MTU: 4096, LID: 7, Usable: true},
+		{Device: "mlx5_1", Port: 1, MTU: 1024, Usable: false, UnusableWhy: "port DOWN"},
+	}
+	got := mergePorts(found, fabric)
+	if len(got) != 2 {
+		t.Fatalf("got %d ports", len(got))
+	}
+	if got[0].GIDIndex != 3 || got[0].MTU != 4096 || got[0].LID != 7 || !got[0].Usable {
+		t.Fatalf("port 0: %+v", got[0])
+	}
+	if got[1].MTU != 2048 || got[1].Usable || got[1].UnusableWhy != "port DOWN" {
+		t.Fatalf("port 1: %+v", got[1])
+	}
+}
