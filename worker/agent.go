@@ -36,9 +36,9 @@ type Options struct {
 	// Discover, when set, describes the host from outside the fabric (sysfs
 	// scan, GID policy, preflight checks); the fabric's own port view fills
 	// what discovery cannot see, such as the IB active MTU.
-	Discover func(ctx context.Context) ([]probe.Port, []probe.Check, error)
-	Transport       memberlist.Transport
-	Logger          *slog.Logger
+	Discover  func(ctx context.Context) ([]probe.Port, []probe.Check, error)
+	Transport memberlist.Transport
+	Logger    *slog.Logger
 }
 
 // Agent is a running worker.
