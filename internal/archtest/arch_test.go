@@ -1,0 +1,95 @@
+// Package archtest keeps the dependency direction of docs/architecture.md
+// true: worker → coordinator → matrix → web, cgo in internal/verbs only.
+package archtest
+
+import (
+	"encoding/json"
+	"io"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const mod = "github.com/rdmamesh/rdmamesh/"
+
+type pkg struct {
+	ImportPath string
+	Imports    []string
+	CgoFiles   []string
+	Standard   bool
+}
+
+func list(t *testing.T, tags string) []pkg {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-tags", tags, "-json", "../../...")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	var pkgs []pkg
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for {
+		var p pkg
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	return pkgs
+}
+
+// rules: package (relative to the module) → module packages it may import.
+// nil means "only the standard library".
+var rules = map[string][]string{
+	"internal/probe":        nil,
+	"coordinator/scheduler": nil,
+	"internal/api":          {"internal/probe"},
+	"matrix":                {"internal/probe"},
+	"internal/fabric/sim":   {"internal/probe"},
+	"internal/member":       nil,
+	"internal/config":       nil,
+	"worker":                {"internal/probe", "internal/member"},
+	"coordinator":           {"internal/probe", "internal/member", "internal/api", "matrix", "coordinator/scheduler"},
+	"web":                   {"internal/api", "internal/probe", "matrix"},
+	"internal/gate":         {"internal/api", "matrix", "internal/probe"},
+	"internal/inventory":    {"internal/probe"},
+	"internal/verbs":        {"internal/probe", "worker", "internal/member"},
+}
+
+func TestImportDirection(t *testing.T) {
+	for _, tags := range []string{"", "verbs"} {
+		for _, p := range list(t, tags) {
+			rel, ok := strings.CutPrefix(p.ImportPath, mod)
+			if !ok {
+				continue
+			}
+			allowed, ruled := rules[rel]
+			if !ruled {
+				continue
+			}
+			for _, imp := range p.Imports {
+				dep, ours := strings.CutPrefix(imp, mod)
+				if !ours {
+					continue
+				}
+				okDep := false
+				for _, a := range allowed {
+					okDep = okDep || a == dep
+				}
+				if !okDep {
+					t.Errorf("%s imports %s: against the data flow (see docs/architecture.md)", rel, dep)
+				}
+			}
+		}
+	}
+}
+
+func TestCgoOnlyInVerbs(t *testing.T) {
+	for _, p := range list(t, "verbs") {
+		if len(p.CgoFiles) > 0 && p.ImportPath != mod+"internal/verbs" {
+			t.Errorf("%s has cgo files %v: cgo lives in internal/verbs only", p.ImportPath, p.CgoFiles)
+		}
+	}
+}
