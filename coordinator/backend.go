@@ -35,8 +35,7 @@ func (c *Coordinator) StartSweep(ctx context.Context, req api.SweepRequest) (api
 	c.mu.Lock()
 	if !c.leading {
 		c.mu.Unlock()
-		leader, _ := c.raft.LeaderWithID()
-		return api.SweepInfo{}, &unavailableError{msg: fmt.Sprintf("this coordinator is not the leader (leader: %s)", orUnknown(string(leader)))}
+		return c.forwardStart(ctx, req)
 	}
 	if c.active != "" {
 		id := c.active

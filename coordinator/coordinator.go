@@ -39,19 +39,37 @@ type Options struct {
 	Reconcile       time.Duration // full membership reconcile period
 	FastRaft        bool
 	Logger          *slog.Logger
+
+	// Replication. With RaftBind and RaftTransport empty the coordinator is
+	// a single voter on an in-memory transport.
+	RaftBind        string
+	RaftAdvertise   string
+	RaftTransport   raft.Transport // tests
+	Peers           []Peer         // static bootstrap set (ID=addr), ourselves included
+	BootstrapExpect int            // or: bootstrap once this many coordinators are seen in gossip
+
+	// Token is the bearer token for worker API calls and forwarded writes.
+	Token string
+}
+
+// Peer is one voter of a static bootstrap configuration.
+type Peer struct {
+	ID   string
+	Addr string
 }
 
 // Coordinator is a running coordinator replica.
 type Coordinator struct {
-	opts   Options
-	log    *slog.Logger
-	fsm    *fsm
-	raft   *raft.Raft
-	closeR func() error
-	ml     *memberlist.Memberlist
-	events *events
-	reg    *registry
-	client *http.Client
+	opts     Options
+	log      *slog.Logger
+	fsm      *fsm
+	raft     *raft.Raft
+	closeR   func() error
+	ml       *memberlist.Memberlist
+	events   *events
+	reg      *registry
+	inflight *inflight
+	client   *http.Client
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -61,6 +79,8 @@ type Coordinator struct {
 	leading bool
 	active  string // sweep being run by this leader, "" when idle
 	work    chan string
+
+	raftAddr string
 
 	notifyCh chan bool
 }
@@ -93,16 +113,22 @@ func Start(o Options) (*Coordinator, error) {
 		o.APIAddr = func() string { return "" }
 	}
 	c := &Coordinator{opts: o, log: o.Logger.With("coordinator", o.Name), fsm: newFSM(o.KeepSweeps),
-		events: &events{ch: make(chan gossipEvent, 1024)}, reg: newRegistry(), work: make(chan string, 1),
+		events: &events{ch: make(chan gossipEvent, 1024)}, reg: newRegistry(), inflight: newInflight(), work: make(chan string, 1),
 		client:   &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4, MaxIdleConns: 4096}},
 		notifyCh: make(chan bool, 8)}
-	r, closer, err := newRaft(o.Name, o.DataDir, c.fsm, c.notifyCh, raftTimers{Fast: o.FastRaft}, c.log)
+	r, trans, st, err := newRaft(o.Name, o.DataDir, c.fsm, c.notifyCh,
+		raftNet{Bind: o.RaftBind, Advertise: o.RaftAdvertise, Transport: o.RaftTransport, Fast: o.FastRaft}, c.log)
 	if err != nil {
 		return nil, err
 	}
-	c.raft, c.closeR = r, closer
+	c.raft, c.closeR, c.raftAddr = r, st.close, string(trans.LocalAddr())
+	deferred, err := c.bootstrap(st, trans)
+	if err != nil {
+		c.shutdownRaft()
+		return nil, err
+	}
 	cfg, err := member.Config(member.Options{Name: o.Name, Bind: o.GossipBind, Advertise: o.GossipAdvertise, LAN: o.LAN,
-		Delegate: &coordDelegate{apiAddr: o.APIAddr}, Events: c.events, Logger: c.log, Transport: o.Transport})
+		Delegate: &coordDelegate{apiAddr: o.APIAddr, raftAddr: c.raftAddr}, Events: c.events, Logger: c.log, Transport: o.Transport})
 	if err != nil {
 		c.shutdownRaft()
 		return nil, err
@@ -120,6 +146,10 @@ func Start(o Options) (*Coordinator, error) {
 	c.wg.Add(2)
 	go func() { defer c.wg.Done(); c.watchMembers(c.ctx) }()
 	go func() { defer c.wg.Done(); c.leaderLoop(c.ctx) }()
+	if deferred {
+		c.wg.Add(1)
+		go func() { defer c.wg.Done(); c.awaitBootstrap(c.ctx) }()
+	}
 	c.log.Info("coordinator up", "gossip", c.ml.LocalNode().Address(), "data_dir", o.DataDir)
 	return c, nil
 }
@@ -134,17 +164,26 @@ func (c *Coordinator) IsLeader() bool {
 	return c.leading
 }
 
-// Stop ends leadership work, leaves gossip and shuts raft down.
+// Stop shuts raft and gossip down first, so in-flight leader work fails fast
+// instead of waiting out apply timeouts (the next leader resumes the sweep),
+// then waits for every goroutine. There is no gossip leave: a restarting
+// coordinator must stay a voter. Decommission uses Leave.
 func (c *Coordinator) Stop() {
 	c.cancel()
-	c.wg.Wait()
-	if err := c.ml.Leave(time.Second); err != nil {
-		c.log.Debug("gossip leave", "err", err)
-	}
 	_ = c.ml.Shutdown()
-	c.shutdownRaft()
+	if err := c.raft.Shutdown().Error(); err != nil {
+		c.log.Warn("raft shutdown", "err", err)
+	}
+	c.wg.Wait()
+	if err := c.closeR(); err != nil {
+		c.log.Warn("raft store close", "err", err)
+	}
 	c.client.CloseIdleConnections()
 }
+
+// Leave announces a permanent departure over gossip; the leader then removes
+// this coordinator from the voters. Call Stop afterwards.
+func (c *Coordinator) Leave() error { return c.ml.Leave(2 * time.Second) }
 
 func (c *Coordinator) shutdownRaft() {
 	if err := c.raft.Shutdown().Error(); err != nil {
@@ -214,8 +253,13 @@ func (r *leaderRun) stop() {
 	<-r.done
 }
 
-// lead runs leader-only work: resume unfinished sweeps, then serve new ones.
+// lead runs leader-only work: keep the voter set in step with gossip, resume
+// unfinished sweeps, then serve new ones.
 func (c *Coordinator) lead(ctx context.Context) {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	wg.Add(1)
+	go func() { defer wg.Done(); c.reconcileVoters(ctx) }()
 	for _, id := range c.fsm.running() {
 		c.runSweep(ctx, id)
 	}

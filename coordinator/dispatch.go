@@ -40,7 +40,9 @@ func (c *Coordinator) direction(ctx context.Context, id string, round int, spec 
 		// The worker must answer before our own deadline so a slow test comes
 		// back as its own classified cells rather than a blanket timeout.
 		Deadline: time.Now().Add(spec.PairTimeout * 9 / 10)}
-	res, err := c.postTask(ctx, srcInfo.APIAddr, spec.PairTimeout, task)
+	tctx, release := c.inflight.track(ctx, src.Name, dst.Name)
+	defer release()
+	res, err := c.postTask(tctx, srcInfo.APIAddr, spec.PairTimeout, task)
 	if err != nil {
 		return append(skipped, failCells(src.Name, dst.Name, round, rails, err)...)
 	}
@@ -130,6 +132,10 @@ func (c *Coordinator) postTask(ctx context.Context, apiAddr string, timeout time
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := c.client.Do(req)
 	if err != nil {
+		if dead, ok := deadCause(ctx); ok {
+			return res, &probe.Error{Class: probe.ClassPeerLost, Cause: dead.Error(),
+				Fix: fmt.Sprintf("check the host %s and its rdmamesh worker service", dead.node)}
+		}
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			return res, &probe.Error{Class: probe.ClassTimeout,
 				Cause: fmt.Sprintf("worker %s did not finish the test within the pair timeout %s", t.Src, timeout),

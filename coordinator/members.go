@@ -85,10 +85,13 @@ func (e *events) NotifyLeave(n *memberlist.Node)  { e.send(n) }
 func (e *events) NotifyUpdate(n *memberlist.Node) { e.send(n) }
 
 // coordDelegate publishes the coordinator's own meta.
-type coordDelegate struct{ apiAddr func() string }
+type coordDelegate struct {
+	apiAddr  func() string
+	raftAddr string
+}
 
 func (d *coordDelegate) NodeMeta(limit int) []byte {
-	b, err := member.Meta{Role: member.RoleCoordinator, APIAddr: d.apiAddr()}.Encode()
+	b, err := member.Meta{Role: member.RoleCoordinator, APIAddr: d.apiAddr(), RaftAddr: d.raftAddr}.Encode()
 	if err != nil || len(b) > limit {
 		return nil
 	}
@@ -144,9 +147,14 @@ func (c *Coordinator) observe(ctx context.Context, ev gossipEvent) {
 		n = &api.NodeInfo{Name: ev.name}
 		c.reg.nodes[ev.name] = n
 	}
-	n.Role, n.State, n.Addr, n.APIAddr, n.LastSeen = m.Role, stateName(ev.state), ev.addr, m.APIAddr, time.Now()
+	n.Role, n.State, n.Addr, n.APIAddr, n.RaftAddr, n.LastSeen = m.Role, stateName(ev.state), ev.addr, m.APIAddr, m.RaftAddr, time.Now()
 	need := m.Role == member.RoleWorker && ev.state == memberlist.StateAlive && c.reg.gens[ev.name] != m.Generation
 	c.reg.mu.Unlock()
+	if ev.state == memberlist.StateDead || ev.state == memberlist.StateLeft {
+		if n := c.inflight.nodeDead(ev.name); n > 0 {
+			c.log.Warn("worker gone; ending its running tests as peer-lost", "node", ev.name, "tests", n)
+		}
+	}
 	if !need {
 		return
 	}

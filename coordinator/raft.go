@@ -3,6 +3,7 @@ package coordinator
 import (
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"time"
@@ -12,70 +13,112 @@ import (
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 )
 
-// raftTimers: Fast shrinks timers for one-host runs (demo, tests) where a
-// single voter should lead within milliseconds.
-type raftTimers struct{ Fast bool }
+// raftNet says how replicas reach each other. With no Bind and no
+// Transport the node is a single voter on an in-memory transport (demo,
+// tests, a one-coordinator install): no port, no network.
+type raftNet struct {
+	Bind      string         // host:port for the raft TCP transport
+	Advertise string         // host:port others dial; empty = Bind
+	Transport raft.Transport // tests: an in-memory transport wired to peers
+	Fast      bool           // one-host timers (demo, tests)
+}
 
 // newRaft starts a raft node with the FSM. With dataDir empty everything is
-// in memory (demo, tests); otherwise the log and stable store are bolt files
-// and snapshots are files, so a restarted coordinator keeps its history.
-func newRaft(name, dataDir string, f *fsm, notify chan bool, timers raftTimers, log *slog.Logger) (*raft.Raft, func() error, error) {
+// in memory; otherwise the log and stable store are bolt files and snapshots
+// are files, so a restarted coordinator keeps its history. It does not
+// bootstrap: see (*Coordinator).bootstrap.
+func newRaft(name, dataDir string, f *fsm, notify chan bool, n raftNet, log *slog.Logger) (*raft.Raft, raft.Transport, *raftStores, error) {
 	conf := raft.DefaultConfig()
 	conf.LocalID = raft.ServerID(name)
 	conf.Logger = hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.Warn,
 		Output: slogWriter{log.With("component", "raft")}})
 	conf.NotifyCh = notify
-	if timers.Fast {
-		conf.HeartbeatTimeout = 100 * time.Millisecond
-		conf.ElectionTimeout = 100 * time.Millisecond
-		conf.LeaderLeaseTimeout = 50 * time.Millisecond
+	if n.Fast {
+		conf.HeartbeatTimeout = 200 * time.Millisecond
+		conf.ElectionTimeout = 200 * time.Millisecond
+		conf.LeaderLeaseTimeout = 100 * time.Millisecond
 		conf.CommitTimeout = 5 * time.Millisecond
 	}
-	var (
-		logs   raft.LogStore
-		stable raft.StableStore
-		snaps  raft.SnapshotStore
-		closer = func() error { return nil }
-	)
+	st, err := openStores(dataDir, log)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	trans := n.Transport
+	switch {
+	case trans != nil:
+	case n.Bind == "":
+		// A stable address (our name) lets a restarted single voter find
+		// itself in its own configuration.
+		_, trans = raft.NewInmemTransport(raft.ServerAddress(name))
+	default:
+		adv, err := resolveAdvertise(n.Bind, n.Advertise)
+		if err != nil {
+			st.close()
+			return nil, nil, nil, err
+		}
+		trans, err = raft.NewTCPTransportWithLogger(n.Bind, adv, 5, 10*time.Second, conf.Logger)
+		if err != nil {
+			st.close()
+			return nil, nil, nil, fmt.Errorf("coordinator.raft_bind %s: %w", n.Bind, err)
+		}
+	}
+	r, err := raft.NewRaft(conf, f, st.logs, st.stable, st.snaps, trans)
+	if err != nil {
+		st.close()
+		return nil, nil, nil, err
+	}
+	return r, trans, st, nil
+}
+
+type raftStores struct {
+	logs   raft.LogStore
+	stable raft.StableStore
+	snaps  raft.SnapshotStore
+	close  func() error
+}
+
+func openStores(dataDir string, log *slog.Logger) (*raftStores, error) {
 	if dataDir == "" {
 		mem := raft.NewInmemStore()
-		logs, stable, snaps = mem, mem, raft.NewInmemSnapshotStore()
-	} else {
-		if err := os.MkdirAll(dataDir, 0o750); err != nil {
-			return nil, nil, fmt.Errorf("coordinator.data_dir %s: %w", dataDir, err)
-		}
-		bolt, err := raftboltdb.NewBoltStore(filepath.Join(dataDir, "raft.db"))
-		if err != nil {
-			return nil, nil, fmt.Errorf("coordinator.data_dir %s: open raft.db: %w", dataDir, err)
-		}
-		fs, err := raft.NewFileSnapshotStore(dataDir, 3, slogWriter{log.With("component", "raft-snapshots")})
-		if err != nil {
-			bolt.Close()
-			return nil, nil, fmt.Errorf("coordinator.data_dir %s: snapshots: %w", dataDir, err)
-		}
-		logs, stable, snaps, closer = bolt, bolt, fs, bolt.Close
+		return &raftStores{mem, mem, raft.NewInmemSnapshotStore(), func() error { return nil }}, nil
 	}
-	// A single voter needs no network: the in-memory transport has a stable
-	// address (our name) so a restarted node finds itself in its own config.
-	addr, trans := raft.NewInmemTransport(raft.ServerAddress(name))
-	has, err := raft.HasExistingState(logs, stable, snaps)
+	if err := os.MkdirAll(dataDir, 0o750); err != nil {
+		return nil, fmt.Errorf("coordinator.data_dir %s: %w", dataDir, err)
+	}
+	bolt, err := raftboltdb.NewBoltStore(filepath.Join(dataDir, "raft.db"))
 	if err != nil {
-		closer()
-		return nil, nil, err
+		return nil, fmt.Errorf("coordinator.data_dir %s: open raft.db: %w", dataDir, err)
 	}
-	if !has {
-		cfg := raft.Configuration{Servers: []raft.Server{{ID: conf.LocalID, Address: addr}}}
-		if err := raft.BootstrapCluster(conf, logs, stable, snaps, trans, cfg); err != nil {
-			closer()
-			return nil, nil, fmt.Errorf("raft bootstrap: %w", err)
-		}
-	}
-	r, err := raft.NewRaft(conf, f, logs, stable, snaps, trans)
+	fs, err := raft.NewFileSnapshotStore(dataDir, 3, slogWriter{log.With("component", "raft-snapshots")})
 	if err != nil {
-		closer()
-		return nil, nil, err
+		bolt.Close()
+		return nil, fmt.Errorf("coordinator.data_dir %s: snapshots: %w", dataDir, err)
 	}
-	return r, closer, nil
+	return &raftStores{bolt, bolt, fs, bolt.Close}, nil
+}
+
+func (s *raftStores) hasState() (bool, error) {
+	return raft.HasExistingState(s.logs, s.stable, s.snaps)
+}
+
+// resolveAdvertise turns the advertise address into the TCPAddr raft wants;
+// an unspecified bind host cannot be dialled, so it needs an advertise.
+func resolveAdvertise(bind, adv string) (net.Addr, error) {
+	if adv == "" {
+		host, _, err := net.SplitHostPort(bind)
+		if err != nil {
+			return nil, fmt.Errorf("coordinator.raft_bind %q: %w", bind, err)
+		}
+		if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+			return nil, fmt.Errorf("coordinator.raft_bind %q listens on all interfaces: set coordinator.raft_advertise to the address peers dial", bind)
+		}
+		adv = bind
+	}
+	a, err := net.ResolveTCPAddr("tcp", adv)
+	if err != nil {
+		return nil, fmt.Errorf("coordinator.raft_advertise %q: %w", adv, err)
+	}
+	return a, nil
 }
 
 // slogWriter carries hashicorp loggers' lines into slog.

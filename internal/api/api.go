@@ -16,6 +16,7 @@ type NodeInfo struct {
 	State     string           `json:"state"` // alive | suspect | dead | left
 	Addr      string           `json:"addr"`  // gossip address
 	APIAddr   string           `json:"api_addr"`
+	RaftAddr  string           `json:"raft_addr,omitempty"` // coordinators only
 	LastSeen  time.Time        `json:"last_seen"`
 	Inventory *probe.Inventory `json:"inventory,omitempty"`
 }

@@ -5,18 +5,17 @@ package cluster
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"sync"
 	"time"
 
+	"github.com/hashicorp/raft"
+
 	"github.com/rdmamesh/rdmamesh/coordinator"
 	"github.com/rdmamesh/rdmamesh/internal/fabric/sim"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
-	"github.com/rdmamesh/rdmamesh/web"
 	"github.com/rdmamesh/rdmamesh/worker"
 )
 
@@ -34,19 +33,31 @@ type Options struct {
 	Params      probe.TestParams
 	PairTimeout time.Duration
 	Logger      *slog.Logger
+	// Coordinators > 1 runs a raft cluster of that many replicas on
+	// in-memory raft transports, each with its own web server.
+	Coordinators int
 }
 
 // Cluster is a running in-process deployment.
 type Cluster struct {
-	Coord   *coordinator.Coordinator
-	URL     string // base URL of the web UI and API
+	Coord   *coordinator.Coordinator // the first replica
+	URL     string                   // base URL of the first replica's UI and API
+	Coords  []*Replica
 	names   []string
 	workers map[string]*worker.Agent
 	dead    []string
-	srv     *http.Server
-	served  chan error
 	log     *slog.Logger
 	stop    sync.Once
+}
+
+// Replica is one coordinator with its web server and raft transport.
+type Replica struct {
+	*coordinator.Coordinator
+	URL    string
+	trans  *raft.InmemTransport
+	srv    *http.Server
+	served chan error
+	down   bool
 }
 
 // NodeName is the demo's name for node i (0-based): node-01 … node-16, with
@@ -74,29 +85,22 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{workers: map[string]*worker.Agent{}, log: log, served: make(chan error, 1)}
+	c := &Cluster{workers: map[string]*worker.Agent{}, log: log}
 	for i := 0; i < o.Nodes; i++ {
 		c.names = append(c.names, NodeName(i, o.Nodes))
 	}
 	if err := fab.Validate(c.names); err != nil {
 		return nil, err
 	}
-	ln, err := net.Listen("tcp", o.Listen)
-	if err != nil {
-		return nil, fmt.Errorf("listen %s: %w", o.Listen, err)
-	}
-	c.URL = "http://" + ln.Addr().String()
-	c.Coord, err = coordinator.Start(coordinator.Options{Name: "coordinator-0", DataDir: o.DataDir,
-		GossipBind: "127.0.0.1:0", APIAddr: ln.Addr().String, PairTimeout: o.PairTimeout, Params: o.Params,
-		Mode: o.Mode, FastRaft: true, Reconcile: 500 * time.Millisecond, Logger: log})
-	if err != nil {
-		ln.Close()
+	if err := c.startCoordinators(o); err != nil {
+		c.Stop()
 		return nil, err
 	}
-	c.srv = &http.Server{Handler: web.New(c.Coord, web.Options{Logger: log, Title: "rdmamesh demo"}).Handler(),
-		ReadHeaderTimeout: 10 * time.Second}
-	go func() { c.served <- c.srv.Serve(ln) }()
-	seed := []string{c.Coord.GossipAddr()}
+	c.Coord, c.URL = c.Coords[0].Coordinator, c.Coords[0].URL
+	var seeds []string
+	for _, r := range c.Coords {
+		seeds = append(seeds, r.GossipAddr())
+	}
 	for _, name := range c.names {
 		node := worker.Adapt(fab.Node(name))
 		devices, err := firstDevices(ctx, node, o.Rails)
@@ -105,7 +109,7 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 			return nil, err
 		}
 		a, err := worker.Start(ctx, worker.Options{Name: name, Fabric: node, GossipBind: "127.0.0.1:0",
-			Join: seed, APIListen: "127.0.0.1:0", Devices: devices, Logger: log,
+			Join: seeds, APIListen: "127.0.0.1:0", Devices: devices, Logger: log,
 			Labels: map[string]string{"group": fmt.Sprintf("leaf-%02d", len(c.workers)/8+1)}})
 		if err != nil {
 			c.Stop()
@@ -146,19 +150,33 @@ func firstDevices(ctx context.Context, f worker.Fabric, rails int) ([]string, er
 	return out, nil
 }
 
-// WaitReady waits until the coordinator leads and holds n workers' inventories.
+// WaitReady waits until there is a leader and every live replica holds n
+// workers' inventories.
 func (c *Cluster) WaitReady(ctx context.Context, n int) error {
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
+	start, nagged := time.Now(), time.Now()
 	for {
-		ready := 0
-		for _, node := range c.Coord.Nodes() {
-			if node.Role == "worker" && node.Inventory != nil {
-				ready++
+		ready := n
+		for _, r := range c.Coords {
+			if r.down {
+				continue
 			}
+			have := 0
+			for _, node := range r.Nodes() {
+				if node.Role == "worker" && node.Inventory != nil {
+					have++
+				}
+			}
+			ready = min(ready, have)
 		}
-		if ready >= n && c.Coord.IsLeader() {
+		if ready >= n && c.Leader() != nil {
 			return nil
+		}
+		if time.Since(nagged) > 3*time.Second {
+			nagged = time.Now()
+			c.log.Warn("cluster still starting", "workers_registered", ready, "of", n, "leader", c.Leader() != nil,
+				"waited", time.Since(start).Round(time.Second))
 		}
 		select {
 		case <-ctx.Done():
@@ -180,14 +198,8 @@ func (c *Cluster) Stop() {
 		for _, a := range c.workers {
 			a.Stop()
 		}
-		if c.srv != nil {
-			_ = c.srv.Close()
-			if err := <-c.served; err != nil && !errors.Is(err, http.ErrServerClosed) {
-				c.log.Warn("web server", "err", err)
-			}
-		}
-		if c.Coord != nil {
-			c.Coord.Stop()
+		for _, r := range c.Coords {
+			c.stopReplica(r)
 		}
 	})
 }

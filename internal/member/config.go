@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"strconv"
+	"time"
 
 	"github.com/hashicorp/memberlist"
 )
@@ -26,6 +27,9 @@ type Options struct {
 // Config builds a memberlist config from Options.
 func Config(o Options) (*memberlist.Config, error) {
 	c := memberlist.DefaultLocalConfig()
+	// On one host a missed broadcast would otherwise wait for the 15 s
+	// push/pull to heal; full-state syncs are cheap on loopback.
+	c.PushPullInterval = 2 * time.Second
 	if o.LAN {
 		c = memberlist.DefaultLANConfig()
 	}

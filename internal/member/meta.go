@@ -27,8 +27,9 @@ type Meta struct {
 	Role       string `json:"r"`
 	APIAddr    string `json:"a"`
 	Generation uint64 `json:"g"`
-	Ports      int    `json:"p,omitempty"` // usable HCA ports, for a quick view
-	Provider   string `json:"f,omitempty"` // verbs | sim
+	Ports      int    `json:"p,omitempty"`  // usable HCA ports, for a quick view
+	Provider   string `json:"f,omitempty"`  // verbs | sim
+	RaftAddr   string `json:"ra,omitempty"` // coordinators: raft transport address
 }
 
 // Encode returns the versioned blob, refusing anything over the cap.
