@@ -48,8 +48,10 @@ type Options struct {
 	Peers           []Peer         // static bootstrap set (ID=addr), ourselves included
 	BootstrapExpect int            // or: bootstrap once this many coordinators are seen in gossip
 
-	// Token is the bearer token for worker API calls and forwarded writes.
-	Token string
+	// Token is the bearer token for worker API calls and forwarded writes,
+	// and the key that signs probe-session tickets.
+	Token     string
+	GossipKey []byte
 }
 
 // Peer is one voter of a static bootstrap configuration.
@@ -128,7 +130,8 @@ func Start(o Options) (*Coordinator, error) {
 		return nil, err
 	}
 	cfg, err := member.Config(member.Options{Name: o.Name, Bind: o.GossipBind, Advertise: o.GossipAdvertise, LAN: o.LAN,
-		Delegate: &coordDelegate{apiAddr: o.APIAddr, raftAddr: c.raftAddr}, Events: c.events, Logger: c.log, Transport: o.Transport})
+		Delegate: &coordDelegate{apiAddr: o.APIAddr, raftAddr: c.raftAddr}, Events: c.events, Logger: c.log, Transport: o.Transport,
+		Key: o.GossipKey})
 	if err != nil {
 		c.shutdownRaft()
 		return nil, err

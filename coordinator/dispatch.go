@@ -40,6 +40,9 @@ func (c *Coordinator) direction(ctx context.Context, id string, round int, spec 
 		// The worker must answer before our own deadline so a slow test comes
 		// back as its own classified cells rather than a blanket timeout.
 		Deadline: time.Now().Add(spec.PairTimeout * 9 / 10)}
+	if c.opts.Token != "" {
+		task.Ticket = probe.SignTicket([]byte(c.opts.Token), id, src.Name, dst.Name, task.Deadline)
+	}
 	tctx, release := c.inflight.track(ctx, src.Name, dst.Name)
 	defer release()
 	res, err := c.postTask(tctx, srcInfo.APIAddr, spec.PairTimeout, task)
@@ -130,6 +133,7 @@ func (c *Coordinator) postTask(ctx context.Context, apiAddr string, timeout time
 		return res, probe.Classify(err)
 	}
 	req.Header.Set("Content-Type", "application/json")
+	c.authorize(req)
 	resp, err := c.client.Do(req)
 	if err != nil {
 		if dead, ok := deadCause(ctx); ok {
@@ -160,4 +164,10 @@ func (c *Coordinator) postTask(ctx context.Context, apiAddr string, timeout time
 		return res, &probe.Error{Class: probe.ClassInternal, Cause: fmt.Sprintf("worker %s: bad task result: %v", t.Src, err)}
 	}
 	return res, nil
+}
+
+func (c *Coordinator) authorize(req *http.Request) {
+	if c.opts.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.opts.Token)
+	}
 }

@@ -178,6 +178,7 @@ func (c *Coordinator) fetchInventory(ctx context.Context, apiAddr string) (*prob
 	if err != nil {
 		return nil, err
 	}
+	c.authorize(req)
 	resp, err := c.client.Do(req)
 	if err != nil {
 		return nil, err

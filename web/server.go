@@ -74,11 +74,16 @@ type Options struct {
 	Logger *slog.Logger
 	// Title is shown in the UI's title bar and header; "" means "rdmamesh".
 	Title string
+	// Token, when set, is required as "Authorization: Bearer <token>" on
+	// every mutating API call, and on reads unless OpenReads.
+	Token     string
+	OpenReads bool
 }
 
 // Server is the HTTP face of a coordinator.
 type Server struct {
 	b      Backend
+	opts   Options
 	log    *slog.Logger
 	ui     *ui
 	engine *gin.Engine
@@ -104,7 +109,7 @@ func New(b Backend, opts Options) *Server {
 	// would interleave with our structured logs; GIN_MODE is overridden.
 	releaseMode.Do(func() { gin.SetMode(gin.ReleaseMode) })
 
-	s := &Server{b: b, log: log, ui: newUI(title)}
+	s := &Server{b: b, opts: opts, log: log, ui: newUI(title)}
 	s.engine = s.routes()
 	return s
 }
@@ -122,7 +127,7 @@ func (s *Server) routes() *gin.Engine {
 
 	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
 
-	v1 := r.Group("/api/v1", noCache)
+	v1 := r.Group("/api/v1", noCache, s.auth)
 	v1.GET("/nodes", s.listNodes)
 	v1.GET("/sweeps", s.listSweeps)
 	v1.POST("/sweeps", s.startSweep)

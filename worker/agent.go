@@ -39,6 +39,8 @@ type Options struct {
 	Discover  func(ctx context.Context) ([]probe.Port, []probe.Check, error)
 	Transport memberlist.Transport
 	Logger    *slog.Logger
+	Token     string // bearer token for the worker API; empty = open
+	GossipKey []byte // memberlist AES key (16, 24 or 32 bytes); empty = plaintext
 }
 
 // Agent is a running worker.
@@ -88,7 +90,7 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 	go func() { a.serveErr <- a.srv.Serve(ln) }()
 
 	cfg, err := member.Config(member.Options{Name: o.Name, Bind: o.GossipBind, Advertise: o.GossipAdvertise,
-		LAN: o.LAN, Delegate: &delegate{a: a}, Logger: a.log, Transport: o.Transport})
+		LAN: o.LAN, Delegate: &delegate{a: a}, Logger: a.log, Transport: o.Transport, Key: o.GossipKey})
 	if err != nil {
 		a.stopHTTP()
 		return nil, err

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"time"
 
 	"github.com/rdmamesh/rdmamesh/internal/probe"
 )
@@ -24,7 +25,7 @@ func (a *Agent) routes() http.Handler {
 	mux.HandleFunc("POST /v1/tasks", a.handleTask)
 	mux.HandleFunc("POST /v1/sessions", a.handleOpenSession)
 	mux.HandleFunc("DELETE /v1/sessions/{id}", a.handleCloseSession)
-	return mux
+	return a.requireToken(mux)
 }
 
 func (a *Agent) handleTask(w http.ResponseWriter, r *http.Request) {
@@ -66,6 +67,11 @@ func (a *Agent) handleOpenSession(w http.ResponseWriter, r *http.Request) {
 	}
 	if err := req.Params.Validate(); err != nil {
 		writeErr(w, http.StatusBadRequest, badRequest(err))
+		return
+	}
+	if err := a.validSession(req, time.Now()); err != nil {
+		writeErr(w, http.StatusForbidden, &probe.Error{Class: probe.ClassInternal, Cause: err.Error(),
+			Fix: "sessions come only from tests the coordinator scheduled; check that all nodes share auth.token and run the same version"})
 		return
 	}
 	reply, err := a.openResponder(r.Context(), req)

@@ -15,13 +15,14 @@ import (
 // openPeer asks the target worker to open the responder half of a test.
 func (a *Agent) openPeer(ctx context.Context, t probe.Task, rp probe.RailPair, local probe.QPInfo) (probe.SessionReply, error) {
 	var reply probe.SessionReply
-	body, _ := json.Marshal(probe.SessionRequest{Version: probe.Version, SweepID: t.SweepID, Local: rp.Dst,
-		Initiator: local, Params: t.Params})
+	body, _ := json.Marshal(probe.SessionRequest{Version: probe.Version, SweepID: t.SweepID, Src: t.Src, Dst: t.Dst,
+		Deadline: t.Deadline, Ticket: t.Ticket, Local: rp.Dst, Initiator: local, Params: t.Params})
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+t.DstAPI+"/v1/sessions", bytes.NewReader(body))
 	if err != nil {
 		return reply, err
 	}
 	req.Header.Set("Content-Type", "application/json")
+	a.authorize(req)
 	resp, err := a.client.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -55,6 +56,7 @@ func (a *Agent) closePeer(api, id string) {
 	if err != nil {
 		return
 	}
+	a.authorize(req)
 	resp, err := a.client.Do(req)
 	if err != nil {
 		a.log.Debug("close peer session", "api", api, "err", err)

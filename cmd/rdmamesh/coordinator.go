@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -33,10 +34,19 @@ func newCoordinatorCmd() *cobra.Command {
 	f.String("data-dir", "", "raft log and snapshots directory (empty: in memory, history lost on restart)")
 	f.Duration("pair-timeout", d["coordinator.pair_timeout"].(time.Duration), "deadline for one directional pair test")
 	f.String("mode", d["sweep.mode"].(string), "default sweep mode: quick or full")
+	f.String("raft-bind", "", "raft transport host:port (empty: single coordinator, no raft network)")
+	f.String("raft-advertise", "", "raft address peers dial (host:port)")
+	f.StringSlice("peer", nil, "static bootstrap voter name=host:port, repeatable (list every coordinator, this one too)")
+	f.Int("bootstrap-expect", d["coordinator.bootstrap_expect"].(int), "bootstrap once this many coordinators are seen in gossip (1, 3 or 5)")
+	f.String("token-file", "", "file holding the API bearer token (auth.token_file)")
+	f.String("gossip-key-file", "", "file holding the base64 gossip encryption key (gossip.key_file)")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		c, err := loadConfig(cmd, map[string]string{"name": "coordinator.name", "gossip-bind": "gossip.bind",
 			"gossip-advertise": "gossip.advertise", "join": "gossip.join", "api-listen": "coordinator.api_listen",
-			"data-dir": "coordinator.data_dir", "pair-timeout": "coordinator.pair_timeout", "mode": "sweep.mode"})
+			"data-dir": "coordinator.data_dir", "pair-timeout": "coordinator.pair_timeout", "mode": "sweep.mode",
+			"raft-bind": "coordinator.raft_bind", "raft-advertise": "coordinator.raft_advertise", "peer": "coordinator.peers",
+			"bootstrap-expect": "coordinator.bootstrap_expect", "token-file": "auth.token_file",
+			"gossip-key-file": "gossip.key_file"})
 		if err != nil {
 			return err
 		}
@@ -59,6 +69,18 @@ func runCoordinator(ctx context.Context, c *config.Config, log *slog.Logger) err
 	if err := testParams(c).Validate(); err != nil {
 		return &config.FieldError{Key: "sweep", Msg: err.Error()}
 	}
+	token, key, err := c.Secrets()
+	if err != nil {
+		return err
+	}
+	if token == "" {
+		log.Warn("no auth.token: anyone who reaches the API can start sweeps and the worker API is open; set auth.token_file")
+	}
+	var peers []coordinator.Peer
+	for _, p := range c.Coordinator.Peers {
+		id, addr, _ := strings.Cut(p, "=")
+		peers = append(peers, coordinator.Peer{ID: id, Addr: addr})
+	}
 	ln, err := net.Listen("tcp", c.Coordinator.APIListen)
 	if err != nil {
 		return fmt.Errorf("coordinator.api_listen %s: %w", c.Coordinator.APIListen, err)
@@ -67,13 +89,16 @@ func runCoordinator(ctx context.Context, c *config.Config, log *slog.Logger) err
 	co, err := coordinator.Start(coordinator.Options{Name: name, DataDir: c.Coordinator.DataDir,
 		GossipBind: c.Gossip.Bind, GossipAdvertise: c.Gossip.Advertise, Join: c.Gossip.Join, LAN: true,
 		APIAddr: func() string { return apiAddr }, PairTimeout: c.Coordinator.PairTimeout,
-		Parallelism: c.Coordinator.Parallelism, Params: testParams(c), Mode: c.Sweep.Mode, Logger: log})
+		Parallelism: c.Coordinator.Parallelism, Params: testParams(c), Mode: c.Sweep.Mode, Logger: log,
+		KeepSweeps: c.Coordinator.KeepSweeps, RaftBind: c.Coordinator.RaftBind, RaftAdvertise: c.Coordinator.RaftAdvertise,
+		Peers: peers, BootstrapExpect: c.Coordinator.BootstrapExpect, Token: token, GossipKey: key})
 	if err != nil {
 		ln.Close()
 		return err
 	}
 	defer co.Stop()
-	srv := &http.Server{Handler: web.New(co, web.Options{Logger: log, Title: "rdmamesh"}).Handler(),
+	srv := &http.Server{Handler: web.New(co, web.Options{Logger: log, Title: "rdmamesh", Token: token,
+		OpenReads: c.Auth.OpenReads}).Handler(),
 		ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()

@@ -38,12 +38,15 @@ func newWorkerCmd() *cobra.Command {
 	f.Int64("sim-seed", d["sim.seed"].(int64), "sim fabric seed")
 	f.StringSlice("sim-fault", nil, "sim fault spec, repeatable (e.g. node-03/mlx5_1:down)")
 	f.Float64("sim-time-scale", d["sim.time_scale"].(float64), "sim: 1 = tests take modelled time, 0 = instant")
+	f.String("token-file", "", "file holding the API bearer token (auth.token_file)")
+	f.String("gossip-key-file", "", "file holding the base64 gossip encryption key (gossip.key_file)")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		c, err := loadConfig(cmd, map[string]string{"name": "worker.name", "gossip-bind": "gossip.bind",
 			"gossip-advertise": "gossip.advertise", "join": "gossip.join", "api-listen": "worker.api_listen",
 			"api-advertise": "worker.api_advertise", "fabric": "worker.fabric", "gid": "worker.gid",
 			"device": "worker.devices", "sim-preset": "sim.preset", "sim-seed": "sim.seed",
-			"sim-fault": "sim.faults", "sim-time-scale": "sim.time_scale"})
+			"sim-fault": "sim.faults", "sim-time-scale": "sim.time_scale", "token-file": "auth.token_file",
+			"gossip-key-file": "gossip.key_file"})
 		if err != nil {
 			return err
 		}
@@ -57,6 +60,13 @@ func runWorker(ctx context.Context, c *config.Config, log *slog.Logger) error {
 	name := c.Worker.Name
 	if name == "" {
 		name = config.Hostname()
+	}
+	token, key, err := c.Secrets()
+	if err != nil {
+		return err
+	}
+	if token == "" {
+		log.Warn("no auth.token: the worker API accepts tasks and probe sessions from anyone; set auth.token_file")
 	}
 	pol, err := inventory.ParseGIDPolicy(c.Worker.GID)
 	if err != nil {
@@ -79,7 +89,7 @@ func runWorker(ctx context.Context, c *config.Config, log *slog.Logger) error {
 	a, err := worker.Start(ctx, worker.Options{Name: name, Fabric: fab, GossipBind: c.Gossip.Bind,
 		GossipAdvertise: c.Gossip.Advertise, Join: c.Gossip.Join, APIListen: c.Worker.APIListen,
 		APIAdvertise: c.Worker.APIAdvertise, Labels: c.Worker.Labels, Devices: c.Worker.Devices, LAN: true, Logger: log,
-		Discover: discover})
+		Discover: discover, Token: token, GossipKey: key})
 	if err != nil {
 		return err
 	}

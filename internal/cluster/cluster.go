@@ -36,6 +36,10 @@ type Options struct {
 	// Coordinators > 1 runs a raft cluster of that many replicas on
 	// in-memory raft transports, each with its own web server.
 	Coordinators int
+	// Token turns on API auth and session tickets everywhere; GossipKey
+	// encrypts gossip.
+	Token     string
+	GossipKey []byte
 }
 
 // Cluster is a running in-process deployment.
@@ -109,7 +113,7 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 			return nil, err
 		}
 		a, err := worker.Start(ctx, worker.Options{Name: name, Fabric: node, GossipBind: "127.0.0.1:0",
-			Join: seeds, APIListen: "127.0.0.1:0", Devices: devices, Logger: log,
+			Join: seeds, APIListen: "127.0.0.1:0", Devices: devices, Logger: log, Token: o.Token, GossipKey: o.GossipKey,
 			Labels: map[string]string{"group": fmt.Sprintf("leaf-%02d", len(c.workers)/8+1)}})
 		if err != nil {
 			c.Stop()

@@ -46,13 +46,13 @@ func (c *Cluster) startCoordinators(o Options) error {
 		co, err := coordinator.Start(coordinator.Options{Name: peers[i].ID, DataDir: dataDir(o.DataDir, i, n),
 			GossipBind: "127.0.0.1:0", Join: seeds, APIAddr: ln.Addr().String, PairTimeout: o.PairTimeout,
 			Params: o.Params, Mode: o.Mode, FastRaft: true, Reconcile: 500 * time.Millisecond, Logger: c.log,
-			RaftTransport: r.trans, Peers: peers})
+			RaftTransport: r.trans, Peers: peers, Token: o.Token, GossipKey: o.GossipKey})
 		if err != nil {
 			ln.Close()
 			return err
 		}
 		r.Coordinator = co
-		r.srv = &http.Server{Handler: web.New(co, web.Options{Logger: c.log, Title: "rdmamesh demo"}).Handler(),
+		r.srv = &http.Server{Handler: web.New(co, web.Options{Logger: c.log, Title: "rdmamesh demo", Token: o.Token}).Handler(),
 			ReadHeaderTimeout: 10 * time.Second}
 		go func() { r.served <- r.srv.Serve(ln) }()
 		seeds = append(seeds, co.GossipAddr())

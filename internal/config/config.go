@@ -26,6 +26,15 @@ type Config struct {
 	Coordinator Coordinator `mapstructure:"coordinator"`
 	Sweep       Sweep       `mapstructure:"sweep"`
 	Demo        Demo        `mapstructure:"demo"`
+	Auth        Auth        `mapstructure:"auth"`
+}
+
+// Auth holds the shared secrets. Prefer the *_file keys: values in a file
+// or the environment can leak through process listings and shell history.
+type Auth struct {
+	Token     string `mapstructure:"token"`
+	TokenFile string `mapstructure:"token_file"`
+	OpenReads bool   `mapstructure:"open_reads"` // GET /api/v1 without the token
 }
 
 type Log struct {
@@ -37,6 +46,8 @@ type Gossip struct {
 	Bind      string   `mapstructure:"bind"`      // host:port for memberlist
 	Advertise string   `mapstructure:"advertise"` // host:port others reach us at; empty = bind
 	Join      []string `mapstructure:"join"`      // seeds, host:port
+	Key       string   `mapstructure:"key"`       // base64 AES key (16, 24 or 32 bytes)
+	KeyFile   string   `mapstructure:"key_file"`  // file holding the base64 key
 }
 
 type Worker struct {
@@ -62,6 +73,12 @@ type Coordinator struct {
 	DataDir     string        `mapstructure:"data_dir"` // empty = in memory
 	PairTimeout time.Duration `mapstructure:"pair_timeout"`
 	Parallelism int           `mapstructure:"parallelism"` // concurrent pairs per round, 0 = all
+	KeepSweeps  int           `mapstructure:"keep_sweeps"`
+
+	RaftBind        string   `mapstructure:"raft_bind"`      // empty: single voter, no raft network
+	RaftAdvertise   string   `mapstructure:"raft_advertise"` // what peers dial
+	Peers           []string `mapstructure:"peers"`          // static bootstrap set: name=host:port
+	BootstrapExpect int      `mapstructure:"bootstrap_expect"`
 }
 
 type Sweep struct {
@@ -85,38 +102,48 @@ type Demo struct {
 // because viper only maps environment variables onto keys it already knows.
 func Defaults() map[string]any {
 	return map[string]any{
-		"log.level":                "info",
-		"log.format":               "text",
-		"gossip.bind":              "0.0.0.0:7946",
-		"gossip.advertise":         "",
-		"gossip.join":              []string{},
-		"worker.name":              "",
-		"worker.api_listen":        "0.0.0.0:7947",
-		"worker.api_advertise":     "",
-		"worker.fabric":            "verbs",
-		"worker.gid":               "auto",
-		"worker.devices":           []string{},
-		"worker.labels":            map[string]string{},
-		"sim.preset":               "roce-2x100",
-		"sim.seed":                 int64(1),
-		"sim.faults":               []string{},
-		"sim.time_scale":           1.0,
-		"coordinator.name":         "",
-		"coordinator.api_listen":   "0.0.0.0:8080",
-		"coordinator.data_dir":     "",
-		"coordinator.pair_timeout": 10 * time.Second,
-		"coordinator.parallelism":  0,
-		"sweep.mode":               "full",
-		"sweep.latency_size":       8,
-		"sweep.latency_iters":      1000,
-		"sweep.warmup":             100,
-		"sweep.bw_size":            65536,
-		"sweep.bw_iters":           200,
-		"sweep.tx_depth":           64,
-		"sweep.test_timeout":       5 * time.Second,
-		"demo.nodes":               16,
-		"demo.rails":               2,
-		"demo.listen":              "127.0.0.1:8080",
+		"log.level":                    "info",
+		"log.format":                   "text",
+		"gossip.bind":                  "0.0.0.0:7946",
+		"gossip.advertise":             "",
+		"gossip.join":                  []string{},
+		"gossip.key":                   "",
+		"gossip.key_file":              "",
+		"auth.token":                   "",
+		"auth.token_file":              "",
+		"auth.open_reads":              false,
+		"coordinator.keep_sweeps":      50,
+		"coordinator.raft_bind":        "",
+		"coordinator.raft_advertise":   "",
+		"coordinator.peers":            []string{},
+		"coordinator.bootstrap_expect": 1,
+		"worker.name":                  "",
+		"worker.api_listen":            "0.0.0.0:7947",
+		"worker.api_advertise":         "",
+		"worker.fabric":                "verbs",
+		"worker.gid":                   "auto",
+		"worker.devices":               []string{},
+		"worker.labels":                map[string]string{},
+		"sim.preset":                   "roce-2x100",
+		"sim.seed":                     int64(1),
+		"sim.faults":                   []string{},
+		"sim.time_scale":               1.0,
+		"coordinator.name":             "",
+		"coordinator.api_listen":       "0.0.0.0:8080",
+		"coordinator.data_dir":         "",
+		"coordinator.pair_timeout":     10 * time.Second,
+		"coordinator.parallelism":      0,
+		"sweep.mode":                   "full",
+		"sweep.latency_size":           8,
+		"sweep.latency_iters":          1000,
+		"sweep.warmup":                 100,
+		"sweep.bw_size":                65536,
+		"sweep.bw_iters":               200,
+		"sweep.tx_depth":               64,
+		"sweep.test_timeout":           5 * time.Second,
+		"demo.nodes":                   16,
+		"demo.rails":                   2,
+		"demo.listen":                  "127.0.0.1:8080",
 	}
 }
 
@@ -272,6 +299,43 @@ func (c *Config) Validate() error {
 		if n < 0 {
 			bad(key, "%d must not be negative", n)
 		}
+	}
+	if c.Coordinator.RaftBind != "" {
+		if err := checkHostPort(c.Coordinator.RaftBind, false); err != nil {
+			bad("coordinator.raft_bind", "%v", err)
+		}
+	}
+	if c.Coordinator.RaftAdvertise != "" {
+		if err := checkHostPort(c.Coordinator.RaftAdvertise, true); err != nil {
+			bad("coordinator.raft_advertise", "%v", err)
+		}
+	}
+	for i, p := range c.Coordinator.Peers {
+		name, addr, ok := strings.Cut(p, "=")
+		if !ok || name == "" {
+			bad(fmt.Sprintf("coordinator.peers[%d]", i), "%q: want name=host:port", p)
+			continue
+		}
+		if err := checkHostPort(addr, true); err != nil {
+			bad(fmt.Sprintf("coordinator.peers[%d]", i), "%v", err)
+		}
+	}
+	if len(c.Coordinator.Peers) > 0 && c.Coordinator.RaftBind == "" {
+		bad("coordinator.raft_bind", "must be set when coordinator.peers is")
+	}
+	if c.Coordinator.BootstrapExpect < 1 || c.Coordinator.BootstrapExpect > 7 {
+		bad("coordinator.bootstrap_expect", "%d must be 1..7 (odd: 1, 3 or 5 coordinators)", c.Coordinator.BootstrapExpect)
+	} else if c.Coordinator.BootstrapExpect > 1 && c.Coordinator.RaftBind == "" {
+		bad("coordinator.raft_bind", "must be set when coordinator.bootstrap_expect > 1")
+	}
+	if c.Coordinator.KeepSweeps < 1 {
+		bad("coordinator.keep_sweeps", "%d must be at least 1", c.Coordinator.KeepSweeps)
+	}
+	if c.Gossip.Key != "" && c.Gossip.KeyFile != "" {
+		bad("gossip.key", "set gossip.key or gossip.key_file, not both")
+	}
+	if c.Auth.Token != "" && c.Auth.TokenFile != "" {
+		bad("auth.token", "set auth.token or auth.token_file, not both")
 	}
 	if c.Coordinator.PairTimeout <= 0 {
 		bad("coordinator.pair_timeout", "%s must be positive, e.g. 10s", c.Coordinator.PairTimeout)

@@ -82,3 +82,27 @@ func TestBadConfigs(t *testing.T) {
 		})
 	}
 }
+
+func TestSecrets(t *testing.T) {
+	dir := t.TempDir()
+	tokenFile := filepath.Join(dir, "token")
+	keyFile := filepath.Join(dir, "key")
+	os.WriteFile(tokenFile, []byte("s3cret\n"), 0o600)
+	os.WriteFile(keyFile, []byte("MDEyMzQ1Njc4OWFiY2RlZg==\n"), 0o600) // 16 bytes
+	c := &Config{Auth: Auth{TokenFile: tokenFile}, Gossip: Gossip{KeyFile: keyFile}}
+	tok, key, err := c.Secrets()
+	if err != nil || tok != "s3cret" || len(key) != 16 {
+		t.Fatalf("got %q %d %v", tok, len(key), err)
+	}
+	for name, bad := range map[string]*Config{
+		"missing file": {Auth: Auth{TokenFile: filepath.Join(dir, "nope")}},
+		"not base64":   {Gossip: Gossip{Key: "!!!"}},
+		"short key":    {Gossip: Gossip{Key: "c2hvcnQ="}},
+	} {
+		if _, _, err := bad.Secrets(); err == nil {
+			t.Errorf("%s: accepted", name)
+		} else if strings.Contains(err.Error(), "c2hvcnQ") {
+			t.Errorf("%s: error echoes the secret: %v", name, err)
+		}
+	}
+}

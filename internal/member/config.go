@@ -22,6 +22,7 @@ type Options struct {
 	Events    memberlist.EventDelegate
 	Logger    *slog.Logger
 	Transport memberlist.Transport // tests: a MockNetwork transport
+	Key       []byte               // AES key for gossip encryption; empty = plaintext
 }
 
 // Config builds a memberlist config from Options.
@@ -50,6 +51,16 @@ func Config(o Options) (*memberlist.Config, error) {
 			}
 			c.AdvertiseAddr, c.AdvertisePort = host, port
 		}
+	}
+	if len(o.Key) > 0 {
+		switch len(o.Key) {
+		case 16, 24, 32:
+		default:
+			return nil, fmt.Errorf("gossip key is %d bytes: it must be 16, 24 or 32 (AES-128/192/256)", len(o.Key))
+		}
+		c.SecretKey = o.Key
+		// Refuse plaintext peers: a node without the key must not join.
+		c.GossipVerifyIncoming, c.GossipVerifyOutgoing = true, true
 	}
 	c.Delegate = o.Delegate
 	c.Events = o.Events

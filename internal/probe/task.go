@@ -21,6 +21,7 @@ type Task struct {
 	Rails    []RailPair `json:"rails"`
 	Params   TestParams `json:"params"`
 	Deadline time.Time  `json:"deadline"`
+	Ticket   string     `json:"ticket,omitempty"` // SignTicket(token, SweepID, Src, Dst, Deadline)
 }
 
 // RailResult is one directional cell (Src → Dst on one rail).
@@ -51,6 +52,10 @@ type TaskResult struct {
 type SessionRequest struct {
 	Version   int        `json:"version"`
 	SweepID   string     `json:"sweep_id"`
+	Src       string     `json:"src"`
+	Dst       string     `json:"dst"`
+	Deadline  time.Time  `json:"deadline"`
+	Ticket    string     `json:"ticket,omitempty"`
 	Local     Endpoint   `json:"local"` // the responder's endpoint to open
 	Initiator QPInfo     `json:"initiator"`
 	Params    TestParams `json:"params"`

@@ -1,0 +1,75 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rdmamesh/rdmamesh/internal/api"
+	"github.com/rdmamesh/rdmamesh/internal/gate"
+	"github.com/rdmamesh/rdmamesh/internal/probe"
+)
+
+// TestSecureControlPlane runs a sweep with a token and gossip encryption on,
+// and checks that nothing mutating works without the token and that a worker
+// opens no session the coordinator did not schedule.
+func TestSecureControlPlane(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cl, err := Start(ctx, Options{Nodes: 4, Rails: 2, Preset: "roce-2x100", Seed: 3, Listen: "127.0.0.1:0",
+		Mode: "quick", Params: probe.DefaultTestParams(), PairTimeout: 5 * time.Second, Token: "t0ken",
+		GossipKey: []byte("0123456789abcdef0123456789abcdef"),
+		Logger:    slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Stop()
+	if _, m := sweep(t, cl); !m.Healthy {
+		t.Fatalf("sweep with auth on:\n%s", m.Summary())
+	}
+	post := func(url, body, token string) int {
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	w1, w2 := cl.Worker("node-01"), cl.Worker("node-02")
+	inv1, inv2 := w1.Inventory(), w2.Inventory()
+	task, _ := json.Marshal(probe.Task{Version: probe.Version, SweepID: "rogue", Src: "node-01", Dst: "node-02",
+		DstAPI: w2.APIAddr(), Params: probe.DefaultTestParams(), Deadline: time.Now().Add(time.Minute),
+		Rails: []probe.RailPair{{Src: probe.Endpoint{Device: inv1.Ports[0].Device, Port: 1}, Dst: probe.Endpoint{Device: inv2.Ports[0].Device, Port: 1}}}})
+	session, _ := json.Marshal(probe.SessionRequest{Version: probe.Version, SweepID: "rogue", Src: "node-01", Dst: "node-02",
+		Deadline: time.Now().Add(time.Minute), Local: probe.Endpoint{Device: inv2.Ports[0].Device, Port: 1},
+		Initiator: probe.QPInfo{Node: "node-01", Device: "mlx5_0", LinkLayer: "Ethernet", QPN: 7, MTU: 4096, GID: "::ffff:10.0.0.1"},
+		Params: probe.DefaultTestParams()})
+	cases := []struct {
+		name string
+		code int
+		want int
+	}{
+		{"start a sweep without the token", post(cl.URL+"/api/v1/sweeps", `{}`, ""), http.StatusUnauthorized},
+		{"dispatch a task without the token", post("http://"+w1.APIAddr()+"/v1/tasks", string(task), ""), http.StatusUnauthorized},
+		{"open a session without the token", post("http://"+w2.APIAddr()+"/v1/sessions", string(session), ""), http.StatusUnauthorized},
+		{"open an unscheduled session with the token", post("http://"+w2.APIAddr()+"/v1/sessions", string(session), "t0ken"), http.StatusForbidden},
+	}
+	for _, c := range cases {
+		if c.code != c.want {
+			t.Errorf("%s: %d, want %d", c.name, c.code, c.want)
+		}
+	}
+	var out, errOut strings.Builder
+	if code := gate.Run(ctx, gate.Options{Coordinator: cl.URL, Request: api.SweepRequest{Mode: "quick"}}, &out, &errOut); code == gate.ExitHealthy {
+		t.Fatalf("gate without a token passed: %s", out.String())
+	}
+}
