@@ -52,7 +52,7 @@ func TestSecureControlPlane(t *testing.T) {
 	session, _ := json.Marshal(probe.SessionRequest{Version: probe.Version, SweepID: "rogue", Src: "node-01", Dst: "node-02",
 		Deadline: time.Now().Add(time.Minute), Local: probe.Endpoint{Device: inv2.Ports[0].Device, Port: 1},
 		Initiator: probe.QPInfo{Node: "node-01", Device: "mlx5_0", LinkLayer: "Ethernet", QPN: 7, MTU: 4096, GID: "::ffff:10.0.0.1"},
-		Params: probe.DefaultTestParams()})
+		Params:    probe.DefaultTestParams()})
 	cases := []struct {
 		name string
 		code int
