@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/memberlist"
@@ -84,7 +85,8 @@ type Coordinator struct {
 
 	raftAddr string
 
-	notifyCh chan bool
+	notifyCh      chan bool
+	leaderChanges atomic.Uint64
 }
 
 // Start brings up raft, then gossip, then the loops that own membership
@@ -217,6 +219,7 @@ func (c *Coordinator) leaderLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case isLeader := <-c.notifyCh:
+			c.leaderChanges.Add(1)
 			if !isLeader {
 				c.log.Info("lost leadership")
 				stop()

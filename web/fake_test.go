@@ -31,6 +31,10 @@ func (f *fakeBackend) Nodes() []api.NodeInfo {
 
 func (f *fakeBackend) Sweeps() []api.SweepInfo { return f.sweeps }
 
+func (f *fakeBackend) Status() api.Status {
+	return api.Status{Name: "c0", State: "Leader", Leader: "c0", Voters: []string{"c0"}}
+}
+
 func (f *fakeBackend) Sweep(id string) (api.SweepInfo, bool) {
 	for _, s := range f.sweeps {
 		if s.ID == id {

@@ -51,6 +51,8 @@ import (
 type Backend interface {
 	// Nodes lists the members the coordinator knows from gossip.
 	Nodes() []api.NodeInfo
+	// Status reports this replica's raft view (leader, voters).
+	Status() api.Status
 	// Sweeps lists every sweep the coordinator remembers, newest first.
 	Sweeps() []api.SweepInfo
 	// Sweep reports one sweep's header and progress.
@@ -129,6 +131,7 @@ func (s *Server) routes() *gin.Engine {
 
 	v1 := r.Group("/api/v1", noCache, s.auth)
 	v1.GET("/nodes", s.listNodes)
+	v1.GET("/status", func(c *gin.Context) { c.JSON(http.StatusOK, s.b.Status()) })
 	v1.GET("/sweeps", s.listSweeps)
 	v1.POST("/sweeps", s.startSweep)
 	v1.GET("/sweeps/:id", s.getSweep)

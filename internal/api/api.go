@@ -63,3 +63,15 @@ type Error struct {
 	Error string `json:"error"`
 	Field string `json:"field,omitempty"`
 }
+
+// Status is GET /api/v1/status: this coordinator's view of the raft cluster.
+type Status struct {
+	Name          string   `json:"name"`
+	State         string   `json:"state"` // Leader | Follower | Candidate | Shutdown
+	Leader        string   `json:"leader"`
+	Voters        []string `json:"voters"`
+	LastIndex     uint64   `json:"last_index"`
+	AppliedIndex  uint64   `json:"applied_index"`
+	LeaderChanges uint64   `json:"leader_changes"`
+	Workers       int      `json:"workers"` // alive workers in gossip
+}
