@@ -11,7 +11,6 @@ import (
 	"net"
 	"net/http"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 
@@ -84,7 +83,7 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 		return nil, fmt.Errorf("worker API listen %s: %w", o.APIListen, err)
 	}
 	a.ln = ln
-	a.apiAddr = advertised(o.APIAdvertise, ln.Addr(), o.GossipAdvertise)
+	a.apiAddr = member.Advertise(o.APIAdvertise, ln.Addr())
 	a.inv.APIAddr = a.apiAddr
 	a.srv = &http.Server{Handler: a.routes(), ReadHeaderTimeout: 10 * time.Second}
 	go func() { a.serveErr <- a.srv.Serve(ln) }()
@@ -111,23 +110,6 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 	a.log.Info("worker up", "api", a.apiAddr, "gossip", ml.LocalNode().Address(), "fabric", o.Fabric.Name(),
 		"ports", len(a.Inventory().Ports))
 	return a, nil
-}
-
-// advertised picks the API address peers should dial: explicit, else the
-// listener's, with an unspecified host replaced by the gossip advertise host.
-func advertised(explicit string, ln net.Addr, gossipAdv string) string {
-	if explicit != "" {
-		return explicit
-	}
-	tcp := ln.(*net.TCPAddr)
-	host := tcp.IP.String()
-	if tcp.IP.IsUnspecified() {
-		host = "127.0.0.1"
-		if h, _, err := net.SplitHostPort(gossipAdv); err == nil && h != "" {
-			host = h
-		}
-	}
-	return net.JoinHostPort(host, strconv.Itoa(tcp.Port))
 }
 
 // Join asks the seeds again; the command calls this until it succeeds.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rdmamesh/rdmamesh/coordinator"
 	"github.com/rdmamesh/rdmamesh/internal/config"
+	"github.com/rdmamesh/rdmamesh/internal/member"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
 	"github.com/rdmamesh/rdmamesh/web"
 )
@@ -31,6 +32,7 @@ func newCoordinatorCmd() *cobra.Command {
 	f.String("gossip-advertise", "", "memberlist address peers dial (host:port)")
 	f.StringSlice("join", nil, "gossip seeds host:port, repeatable")
 	f.String("api-listen", d["coordinator.api_listen"].(string), "API and web UI listen host:port")
+	f.String("api-advertise", "", "API address other coordinators dial (host:port; default: listen address, or the first private IP)")
 	f.String("data-dir", "", "raft log and snapshots directory (empty: in memory, history lost on restart)")
 	f.Duration("pair-timeout", d["coordinator.pair_timeout"].(time.Duration), "deadline for one directional pair test")
 	f.String("mode", d["sweep.mode"].(string), "default sweep mode: quick or full")
@@ -42,7 +44,7 @@ func newCoordinatorCmd() *cobra.Command {
 	f.String("gossip-key-file", "", "file holding the base64 gossip encryption key (gossip.key_file)")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		c, err := loadConfig(cmd, map[string]string{"name": "coordinator.name", "gossip-bind": "gossip.bind",
-			"gossip-advertise": "gossip.advertise", "join": "gossip.join", "api-listen": "coordinator.api_listen",
+			"gossip-advertise": "gossip.advertise", "join": "gossip.join", "api-listen": "coordinator.api_listen", "api-advertise": "coordinator.api_advertise",
 			"data-dir": "coordinator.data_dir", "pair-timeout": "coordinator.pair_timeout", "mode": "sweep.mode",
 			"raft-bind": "coordinator.raft_bind", "raft-advertise": "coordinator.raft_advertise", "peer": "coordinator.peers",
 			"bootstrap-expect": "coordinator.bootstrap_expect", "token-file": "auth.token_file",
@@ -85,7 +87,7 @@ func runCoordinator(ctx context.Context, c *config.Config, log *slog.Logger) err
 	if err != nil {
 		return fmt.Errorf("coordinator.api_listen %s: %w", c.Coordinator.APIListen, err)
 	}
-	apiAddr := ln.Addr().String()
+	apiAddr := member.Advertise(c.Coordinator.APIAdvertise, ln.Addr())
 	co, err := coordinator.Start(coordinator.Options{Name: name, DataDir: c.Coordinator.DataDir,
 		GossipBind: c.Gossip.Bind, GossipAdvertise: c.Gossip.Advertise, Join: c.Gossip.Join, LAN: true,
 		APIAddr: func() string { return apiAddr }, PairTimeout: c.Coordinator.PairTimeout,

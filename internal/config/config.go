@@ -68,12 +68,13 @@ type Sim struct {
 }
 
 type Coordinator struct {
-	Name        string        `mapstructure:"name"` // raft server ID; empty = hostname
-	APIListen   string        `mapstructure:"api_listen"`
-	DataDir     string        `mapstructure:"data_dir"` // empty = in memory
-	PairTimeout time.Duration `mapstructure:"pair_timeout"`
-	Parallelism int           `mapstructure:"parallelism"` // concurrent pairs per round, 0 = all
-	KeepSweeps  int           `mapstructure:"keep_sweeps"`
+	Name         string        `mapstructure:"name"` // raft server ID; empty = hostname
+	APIListen    string        `mapstructure:"api_listen"`
+	APIAdvertise string        `mapstructure:"api_advertise"`
+	DataDir      string        `mapstructure:"data_dir"` // empty = in memory
+	PairTimeout  time.Duration `mapstructure:"pair_timeout"`
+	Parallelism  int           `mapstructure:"parallelism"` // concurrent pairs per round, 0 = all
+	KeepSweeps   int           `mapstructure:"keep_sweeps"`
 
 	RaftBind        string   `mapstructure:"raft_bind"`      // empty: single voter, no raft network
 	RaftAdvertise   string   `mapstructure:"raft_advertise"` // what peers dial
@@ -130,6 +131,7 @@ func Defaults() map[string]any {
 		"sim.time_scale":               1.0,
 		"coordinator.name":             "",
 		"coordinator.api_listen":       "0.0.0.0:8080",
+		"coordinator.api_advertise":    "",
 		"coordinator.data_dir":         "",
 		"coordinator.pair_timeout":     10 * time.Second,
 		"coordinator.parallelism":      0,
@@ -272,6 +274,7 @@ func (c *Config) Validate() error {
 	}
 	for key, addr := range map[string]string{
 		"gossip.advertise": c.Gossip.Advertise, "worker.api_advertise": c.Worker.APIAdvertise,
+		"coordinator.api_advertise": c.Coordinator.APIAdvertise,
 	} {
 		if addr == "" {
 			continue
