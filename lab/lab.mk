@@ -15,7 +15,7 @@
 # building one.
 
 LAB_VMS ?= 4
-LAB_REPS ?= 3
+LAB_REPS ?= 5
 LAB_SH := lab/lab.sh
 
 .PHONY: lab lab-probe lab-compare lab-sweep lab-setup lab-down

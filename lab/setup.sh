@@ -38,7 +38,7 @@ fetch_kernel() {
 	log "downloading $pkg"
 	rm -rf "$LAB_CACHE/kernel"
 	mkdir -p "$LAB_CACHE/kernel/root"
-	(cd "$LAB_CACHE/kernel" && apt-get download -qq "$pkg")
+	(cd "$LAB_CACHE/kernel" && apt-get download -qq -o APT::Sandbox::User=root "$pkg")
 	dpkg-deb -x "$LAB_CACHE"/kernel/*.deb "$LAB_CACHE/kernel/root"
 	rm -f "$LAB_CACHE"/kernel/*.deb
 	basename "$(ls -d "$LAB_CACHE"/kernel/root/lib/modules/*)" > "$LAB_CACHE/kernel/version"

@@ -21,9 +21,10 @@ sweep_run() {
 	# Emulated RDMA is ~1000x slower than hardware: the per-measurement and
 	# per-pair deadlines are raised accordingly; the sizes stay the defaults.
 	RDMAMESH_SWEEP_TEST_TIMEOUT=${LAB_TEST_TIMEOUT:-90s} \
-		nsx "$LAB_RUN/rdmamesh" coordinator --name coord --gossip-bind "$c:7946" \
+		ip netns exec "$LAB_NS" "$LAB_RUN/rdmamesh" coordinator --name coord --gossip-bind "$c:7946" \
 		--api-listen "$c:8080" --data-dir "$LAB_RUN/coord/data" --pair-timeout "${LAB_PAIR_TIMEOUT:-240s}" \
 		> "$LAB_RUN/logs/coordinator.log" 2>&1 &
+	# ip netns exec execs the coordinator, so $! is the coordinator itself.
 	COORD_PID=$!
 	for i in $(seq 1 "$n"); do
 		vm_start "vm$i" "rdmamesh worker --name vm$i --gossip-bind $(vm_ip "$i"):7946 \
@@ -38,7 +39,16 @@ sweep_run() {
 	nsx "$LAB_RUN/rdmamesh" gate --coordinator "http://$c:8080" --json "$LAB_RUN/sweep.json" \
 		--junit "$LAB_RUN/sweep.junit.xml" --timeout "${LAB_SWEEP_TIMEOUT:-30m}" || rc=$?
 	mark "sweep (gate exit $rc)"
-	"$check" sweep "$LAB_RUN/sweep.json" "$n" "$LAB_NET" || rc=$((rc ? rc : 1))
+	local strict=
+	[ -n "${LAB_STRICT_GATE:-}" ] && strict=strict
+	if "$check" sweep "$LAB_RUN/sweep.json" "$n" "$LAB_NET" $strict; then
+		# Exit 1 is the gate's "unhealthy"; when every cell measured over the
+		# right GID that can only be the performance thresholds, which
+		# emulation noise trips (see labcheck). 2 is a broken sweep.
+		[ "$rc" -eq 1 ] && [ -z "$strict" ] && rc=0
+	else
+		rc=$((rc ? rc : 1))
+	fi
 	sweep_stop
 	[ "$rc" -eq 0 ] || {
 		tail -30 "$LAB_RUN/logs/coordinator.log" >&2

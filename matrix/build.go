@@ -9,8 +9,6 @@ import (
 // most a few dozen HCAs.
 const maxRails = 1024
 
-type cellKey struct{ src, dst, rail int }
-
 // railSpan locates one rail's cells inside Matrix.Cells. Members are node
 // indices in name order; the cell src=members[i], dst=members[j] sits at
 // start + i*(len(members)-1) + j (minus one when j > i, as src == dst is
@@ -29,6 +27,8 @@ func (s *railSpan) at(i, j int) int {
 	return k
 }
 
+func (s *railSpan) end() int { return s.start + len(s.members)*(len(s.members)-1) }
+
 // Build analyses one sweep. It does not modify its inputs; the Matrix shares
 // their pointers (errors, latency figures) read-only.
 //
@@ -37,67 +37,57 @@ func (s *railSpan) at(i, j int) int {
 // of silently shrinking the matrix. A node has a rail when its inventory
 // lists a port at that index, when some cell puts it on that rail, or when
 // it has no inventory at all (we then cannot know which rails it lacks).
+//
+// Cost is linear in the cells: at 1,024 nodes x 8 rails (8.4 M cells) the
+// Result slice itself is most of the memory; README.md has the figures.
 func Build(nodes []Node, cells []Cell, th Thresholds) *Matrix {
 	th = th.orDefaults()
 	ns := sortedNodes(nodes)
-	index := make(map[string]int, len(ns))
-	for i, n := range ns {
-		index[n.Name] = i
-	}
-
-	rails := 0
-	for _, n := range ns {
-		rails = max(rails, min(len(n.Ports), maxRails))
-	}
-	// Later duplicates win: results are idempotent upstream, but a retest of
-	// the same cell is newer than the first attempt.
-	latest := make(map[cellKey]int, len(cells))
-	ignored := 0
-	for i := range cells {
-		c := &cells[i]
-		s, okS := index[c.Src]
-		d, okD := index[c.Dst]
-		if !okS || !okD || s == d || c.Rail < 0 || c.Rail >= maxRails {
-			ignored++
-			continue
-		}
-		latest[cellKey{s, d, c.Rail}] = i
-		rails = max(rails, c.Rail+1)
-	}
-
-	spans := railMembers(ns, rails, latest)
+	idx := indexCells(ns, cells)
+	spans := railMembers(ns, idx)
 	total := 0
 	for _, sp := range spans {
 		m := len(sp.members)
 		total += m * (m - 1)
 	}
-	out := make([]Result, 0, total)
+	// Filled in place: at 8 M cells, building each Result on the stack and
+	// copying it in was a second pass over 1.3 GB.
+	out := make([]Result, total)
+	k := 0
 	for si := range spans {
 		sp := &spans[si]
-		sp.start = len(out)
+		sp.start = k
 		for _, s := range sp.members {
 			for _, d := range sp.members {
-				if s == d {
-					continue
+				if s != d {
+					fillResult(&out[k], ns, cells, idx.find(s, d, sp.rail), s, d, sp.rail)
+					k++
 				}
-				out = append(out, resultFor(ns, cells, latest, s, d, sp.rail))
 			}
 		}
-		judgeRail(out[sp.start:], sp.rail, th)
+	}
+	j := newJudge(ns, th, spans, len(out))
+	for si := range spans {
+		j.rail(&spans[si], out)
 	}
 
+	stored := th
+	stored.Baseline = nil // named by BaselineName; the figures would dwarf the matrix in JSON
 	m := &Matrix{
-		Nodes:      ns,
-		Rails:      rails,
-		Thresholds: th,
-		Cells:      out,
-		Counts:     countVerdicts(out),
-		Ignored:    ignored,
+		SchemaVersion: SchemaVersion,
+		Nodes:         ns,
+		Rails:         idx.rails,
+		Thresholds:    stored,
+		Cells:         out,
+		Counts:        countVerdicts(out),
+		Ignored:       idx.ignored,
 	}
 	m.Healthy = len(out) > 0 && m.Counts[VerdictOK] == len(out)
 	m.NodeRollups = nodeRollups(ns, spans, out)
-	m.RailRollups = railRollups(rails, spans, out)
-	m.Suspects = localize(m, spans)
+	m.RailRollups = railRollups(idx.rails, spans, out)
+	groups := findGroups(ns, th.GroupLabel)
+	m.GroupLabel = groups.label
+	m.Suspects = localize(m, spans, groups)
 	return m
 }
 
@@ -123,22 +113,101 @@ func sortedNodes(nodes []Node) []Node {
 	return ns
 }
 
-func railMembers(ns []Node, rails int, latest map[cellKey]int) []railSpan {
-	has := make([]bool, len(ns)*rails) // node i on rail r at i*rails+r
+// cellIndex finds the input cell for (src, dst, rail). A flat array when it
+// would be reasonably full (a finished sweep: 32 MB at 1,024 x 8 against
+// 0.5 GB for a map of the same cells), a map when a sweep has barely started
+// or a stray cell names a rail far beyond the inventories.
+type cellIndex struct {
+	n, rails int
+	dense    []int32          // (rail*n + src)*n + dst → 1 + input index; 0 = none
+	sparse   map[uint64]int32 // the same, for sparse inputs
+	has      []bool           // node*rails + rail: a cell puts the node there
+	ignored  int
+}
+
+// denseOK decides between the flat array and the map: flat when the grid
+// is at most four times the cells, or small anyway (1 M slots, 4 MB). A
+// variable so a test can force the map and compare the two.
+var denseOK = func(grid, cells uint64) bool { return grid <= 4*cells+1<<20 }
+
+func indexCells(ns []Node, cells []Cell) *cellIndex {
+	byName := make(map[string]int32, len(ns))
+	rails := 0
 	for i, n := range ns {
-		for r := 0; r < rails; r++ {
-			has[i*rails+r] = len(n.Ports) == 0 || r < len(n.Ports)
+		byName[n.Name] = int32(i)
+		rails = max(rails, min(len(n.Ports), maxRails))
+	}
+	// Resolve names once. Cells of one sweep arrive grouped by initiator, so
+	// remembering the last source saves half the lookups.
+	ends := make([]int32, 2*len(cells)) // src, dst per cell; -1 = ignored
+	lastSrc, lastIdx := "", int32(-1)
+	idx := &cellIndex{n: len(ns)}
+	for i := range cells {
+		c := &cells[i]
+		s, okS := lastIdx, lastIdx >= 0 && c.Src == lastSrc
+		if !okS {
+			s, okS = byName[c.Src]
+			if okS {
+				lastSrc, lastIdx = c.Src, s
+			}
 		}
+		d, okD := byName[c.Dst]
+		if !okS || !okD || s == d || c.Rail < 0 || c.Rail >= maxRails {
+			ends[2*i] = -1
+			idx.ignored++
+			continue
+		}
+		ends[2*i], ends[2*i+1] = s, d
+		rails = max(rails, c.Rail+1)
 	}
-	for k := range latest {
-		has[k.src*rails+k.rail] = true
-		has[k.dst*rails+k.rail] = true
+	idx.rails = rails
+	n := uint64(len(ns))
+	size := n * n * uint64(rails)
+	if denseOK(size, uint64(len(cells))) {
+		idx.dense = make([]int32, size)
+	} else {
+		idx.sparse = make(map[uint64]int32, len(cells)-idx.ignored)
 	}
+	idx.has = make([]bool, len(ns)*rails)
+	// Later duplicates win: results are idempotent upstream, but a retest of
+	// the same cell is newer than the first attempt.
+	for i := range cells {
+		s := ends[2*i]
+		if s < 0 {
+			continue
+		}
+		d, r := ends[2*i+1], cells[i].Rail
+		k := (uint64(r)*n+uint64(s))*n + uint64(d)
+		if idx.dense != nil {
+			idx.dense[k] = int32(i) + 1
+		} else {
+			idx.sparse[k] = int32(i) + 1
+		}
+		idx.has[int(s)*rails+r] = true
+		idx.has[int(d)*rails+r] = true
+	}
+	return idx
+}
+
+// find returns the input index of the latest cell for (s, d, rail), or -1.
+func (x *cellIndex) find(s, d, rail int) int {
+	k := (uint64(rail)*uint64(x.n)+uint64(s))*uint64(x.n) + uint64(d)
+	if x.dense != nil {
+		return int(x.dense[k]) - 1
+	}
+	if v, ok := x.sparse[k]; ok {
+		return int(v) - 1
+	}
+	return -1
+}
+
+func railMembers(ns []Node, idx *cellIndex) []railSpan {
+	rails := idx.rails
 	spans := make([]railSpan, rails)
 	for r := range spans {
 		spans[r].rail = r
-		for i := range ns {
-			if has[i*rails+r] {
+		for i, n := range ns {
+			if len(n.Ports) == 0 || r < len(n.Ports) || idx.has[i*rails+r] {
 				spans[r].members = append(spans[r].members, i)
 			}
 		}
@@ -146,9 +215,10 @@ func railMembers(ns []Node, rails int, latest map[cellKey]int) []railSpan {
 	return spans
 }
 
-func resultFor(ns []Node, cells []Cell, latest map[cellKey]int, s, d, rail int) Result {
-	var r Result
-	i, measured := latest[cellKey{s, d, rail}]
+// fillResult sets a zero Result r to the cell (s, d, rail), input index i
+// (-1: none).
+func fillResult(r *Result, ns []Node, cells []Cell, i, s, d, rail int) {
+	measured := i >= 0
 	if measured {
 		r.Cell = cells[i]
 	}
@@ -162,8 +232,7 @@ func resultFor(ns []Node, cells []Cell, latest map[cellKey]int, s, d, rail int) 
 		r.DstDevice = portDevice(ns[d], rail)
 	}
 	normalizeClass(&r.Cell)
-	judgeClass(&r, measured)
-	return r
+	judgeClass(r, measured)
 }
 
 func portDevice(n Node, rail int) string {
@@ -173,15 +242,23 @@ func portDevice(n Node, rail int) string {
 	return ""
 }
 
+var allVerdicts = [...]Verdict{VerdictOK, VerdictFailed, VerdictSlowLatency, VerdictLowBandwidth, VerdictUntested}
+
 // countVerdicts lists every verdict, zeros included, so JSON consumers see
 // the same keys whatever the sweep found.
 func countVerdicts(cells []Result) map[Verdict]int {
-	c := map[Verdict]int{
-		VerdictOK: 0, VerdictFailed: 0, VerdictSlowLatency: 0,
-		VerdictLowBandwidth: 0, VerdictUntested: 0,
-	}
+	var n [len(allVerdicts)]int
 	for i := range cells {
-		c[cells[i].Verdict]++
+		for v, name := range allVerdicts {
+			if cells[i].Verdict == name {
+				n[v]++
+				break
+			}
+		}
+	}
+	c := make(map[Verdict]int, len(allVerdicts))
+	for v, name := range allVerdicts {
+		c[name] = n[v]
 	}
 	return c
 }

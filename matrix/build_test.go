@@ -2,6 +2,7 @@ package matrix
 
 import (
 	"math/rand"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -208,5 +209,26 @@ func TestBuildDoesNotModifyInput(t *testing.T) {
 	f.build()
 	if f.nodes[0].Name != before || f.cell("node-01", "node-02", 0).SrcDevice != "" {
 		t.Fatal("Build modified its input")
+	}
+}
+
+// The map index (a sweep that has barely started) and the flat one (a
+// finished sweep) must give byte-identical matrices.
+func TestBuildSparseIndexMatchesDense(t *testing.T) {
+	f := newFixture(9, 3)
+	f.touching("node-04", 1, fail(probe.ClassPortDown, "down", ""))
+	f.touching("node-07", AllRails, slow(3))
+	f.drop(func(c *Cell) bool { return c.Src == "node-02" && c.Rail == 2 })
+	f.cells = append(f.cells, f.cells[5]) // a duplicate
+	dense := f.build()
+	saved := denseOK
+	denseOK = func(uint64, uint64) bool { return false }
+	defer func() { denseOK = saved }()
+	sparse := f.build()
+	if idx := indexCells(sortedNodes(f.nodes), f.cells); idx.sparse == nil {
+		t.Fatal("the map index was not used")
+	}
+	if !reflect.DeepEqual(dense, sparse) {
+		t.Fatalf("dense and sparse differ:\n%s\n%s", dense.Summary(), sparse.Summary())
 	}
 }

@@ -88,7 +88,11 @@ func (l *localizer) fill(s *Suspect, idx []int) tally {
 		parts[i] = fmt.Sprintf("%s %d", t.label(), t.n)
 	}
 	s.Evidence = strings.Join(parts, ", ")
-	s.Fix = l.fix(s.Kind, s.Node, d, idx)
+	name := s.Node
+	if s.Kind == KindSwitchGroup {
+		name = s.Group
+	}
+	s.Fix = l.fix(s.Kind, name, d, idx)
 	return d
 }
 
@@ -115,7 +119,7 @@ func (l *localizer) fix(kind, node string, d tally, idx []int) string {
 	if best == "" {
 		best = classFix(d.class)
 	}
-	if kind == KindRail {
+	if kind == KindRail || kind == KindSwitchGroup {
 		return suspectFix(kind, node, d.verdict, d.class) + "; cells report: " + best
 	}
 	return best
@@ -179,8 +183,12 @@ func (l *localizer) hcaName(n, rail int, cells []int) (name, device string) {
 func (l *localizer) hcaSuspect(f *finding) Suspect {
 	name, device := l.hcaName(f.node, f.rail, f.cells)
 	s := Suspect{Kind: KindHCA, Node: l.m.Nodes[f.node].Name, Device: device, Rail: f.rail,
-		Total: f.rowTested + f.colTested}
+		Total: f.rowTested + f.colTested, BgBad: f.bgBad, BgTotal: f.bgTested, Confidence: hcaConfidence(f)}
 	d := l.fill(&s, f.cells)
+	if max(f.rowTested, f.colTested) <= 1 {
+		s.Note = fmt.Sprintf("only 2 nodes on rail %d: the matrix cannot tell which end is broken; %s decided",
+			f.rail, orWord(joinNotes(l.portNote(f.node, f.rail), l.memberNote(f.node)), "independent evidence"))
+	}
 	var what string
 	switch f.sides {
 	case sideOut | sideIn:
@@ -206,10 +214,21 @@ func (l *localizer) hcaSuspect(f *finding) Suspect {
 	return s
 }
 
-func (l *localizer) nodeSuspect(n int, bad []int, total, rails int) Suspect {
+func (l *localizer) nodeSuspect(n int, bad []int, total int, parts []*finding) Suspect {
 	name := l.m.Nodes[n].Name
+	rails := len(parts)
 	s := Suspect{Kind: KindNode, Node: name, Rail: AllRails, Total: total}
+	cs := make([]float64, len(parts))
+	for i, f := range parts {
+		cs[i] = hcaConfidence(f)
+		s.BgBad += f.bgBad
+		s.BgTotal += f.bgTested
+	}
+	s.Confidence = combine(cs)
 	d := l.fill(&s, bad)
+	if d.verdict == VerdictFailed && d.class == probe.ClassPeerLost && l.memberNote(n) != "" {
+		s.Confidence = max(s.Confidence, 0.95) // membership saw it die too
+	}
 	if d.verdict == VerdictFailed && d.class == probe.ClassPeerLost {
 		s.Reason = fmt.Sprintf("the rdmamesh worker on %s does not answer: %d/%d of its cells on %d rail(s) are bad, mostly peer-lost",
 			name, len(bad), total, rails)
@@ -225,7 +244,14 @@ func (l *localizer) nodeSuspect(n int, bad []int, total, rails int) Suspect {
 }
 
 func (l *localizer) railSuspectFor(rail int, cells []int, tested, affected, members int) Suspect {
-	s := Suspect{Kind: KindRail, Rail: rail, Total: tested}
+	s := Suspect{Kind: KindRail, Rail: rail, Total: tested,
+		Confidence: confidence(share(len(cells), tested), witnesses(members))}
+	for _, r := range l.m.RailRollups {
+		if r.Key != railKey(rail) {
+			s.BgBad += r.Failed + r.Slow + r.LowBandwidth
+			s.BgTotal += r.Cells - r.Untested
+		}
+	}
 	d := l.fill(&s, cells)
 	s.Reason = fmt.Sprintf("%d/%d rail-%d cells are bad, touching %d of %d nodes: no single HCA stands out, "+
 		"so the rail itself (switch, subnet manager, cabling) is the common factor%s",
@@ -233,9 +259,17 @@ func (l *localizer) railSuspectFor(rail int, cells []int, tested, affected, memb
 	return s
 }
 
-func (l *localizer) pairSuspect(src, dst, rail int, cells []int, total int, both bool) Suspect {
+func (l *localizer) pairSuspect(src, dst, rail int, cells []int, total int, both bool, rc railCounts, members int) Suspect {
 	a, b := l.m.Nodes[src].Name, l.m.Nodes[dst].Name
-	s := Suspect{Kind: KindPair, Node: a, Peer: b, Rail: rail, Total: total}
+	s := Suspect{Kind: KindPair, Node: a, Peer: b, Rail: rail, Total: total,
+		BgBad: rc.bad - len(cells), BgTotal: rc.tested - total}
+	s.Confidence = confidence(share(len(cells), total)-share(s.BgBad, s.BgTotal), pairSupport)
+	switch {
+	case members == 2:
+		s.Note = fmt.Sprintf("only 2 nodes on rail %d: the matrix cannot tell which end (or the path) is broken", rail)
+	case s.Confidence < LowConfidence:
+		s.Note = "a single pair is weak evidence (it may be transient): retest it before touching the cable"
+	}
 	d := l.fill(&s, cells)
 	if both {
 		s.Reason = fmt.Sprintf("both directions between %s and %s are bad on rail %d, while both HCAs are fine with most other peers",
@@ -252,7 +286,9 @@ func (l *localizer) pairSuspect(src, dst, rail int, cells []int, total int, both
 
 func (l *localizer) untestedSuspect(n int, cells []int) Suspect {
 	name := l.m.Nodes[n].Name
-	s := Suspect{Kind: KindNode, Node: name, Rail: AllRails, Total: len(cells)}
+	// Certain that it was not measured; that says nothing about its HCAs,
+	// which is what the reason and the fix say.
+	s := Suspect{Kind: KindNode, Node: name, Rail: AllRails, Total: len(cells), Confidence: 0.9}
 	l.fill(&s, cells)
 	s.Reason = fmt.Sprintf("no cell touching %s was measured (%d/%d untested) while the rest of the fabric was",
 		name, len(cells), len(cells))
@@ -270,4 +306,11 @@ func joinNotes(notes ...string) string {
 		}
 	}
 	return strings.Join(keep, "; ")
+}
+
+func orWord(s, alt string) string {
+	if s == "" {
+		return alt
+	}
+	return s
 }

@@ -51,7 +51,8 @@ type junitFailure struct {
 }
 
 // WriteJUnit writes one testsuite per rail and one testcase per directional
-// cell, so CI shows "rail-1 / node-03 -> node-07" as a failed test. Untested
+// cell, so CI shows "rail-1 / node-03 -> node-07" as a failed test whose
+// message is the cause and the fix. Untested
 // cells are failures too, not skips: the gate must not pass a sweep that
 // measured only half the fabric.
 func (m *Matrix) WriteJUnit(w io.Writer) error {
@@ -67,8 +68,10 @@ func (m *Matrix) WriteJUnit(w io.Writer) error {
 		s := &doc.Suites[c.Rail]
 		tc := junitCase{Name: c.Src + " -> " + c.Dst, Classname: "rdmamesh." + s.Name}
 		if c.Verdict != VerdictOK {
+			// The message is what most CI pages show in their list of
+			// failures: cause and fix, so nobody has to open the body.
 			tc.Failure = &junitFailure{
-				Message: string(c.Verdict) + ": " + c.Reason,
+				Message: string(c.Verdict) + ": " + c.Reason + "; fix: " + cellFix(c),
 				Type:    string(c.Verdict),
 				Text:    failureText(c),
 			}

@@ -78,8 +78,8 @@ func TestWriteJUnit(t *testing.T) {
 					}
 				}
 			}
-			if c.Failure.Message == "" {
-				t.Errorf("case %s: empty failure message", c.Name)
+			if !strings.HasPrefix(c.Failure.Message, c.Failure.Type+": ") || !strings.Contains(c.Failure.Message, "; fix: ") {
+				t.Errorf("case %s: failure message %q lacks cause or fix", c.Name, c.Failure.Message)
 			}
 		}
 		if failures != s.Failures {
@@ -121,7 +121,7 @@ func TestWriteJSONRoundTrip(t *testing.T) {
 	}
 	s := a.String()
 	// Stable field order: the struct's, indented, "->" not escaped.
-	order := []string{`"nodes"`, `"rails"`, `"thresholds"`, `"cells"`, `"counts"`, `"node_rollups"`, `"rail_rollups"`, `"suspects"`, `"healthy"`}
+	order := []string{`"schema_version"`, `"nodes"`, `"rails"`, `"thresholds"`, `"cells"`, `"counts"`, `"node_rollups"`, `"rail_rollups"`, `"suspects"`, `"healthy"`}
 	last := -1
 	for _, k := range order {
 		i := strings.Index(s, "\n  "+k+":")

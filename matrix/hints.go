@@ -12,6 +12,9 @@ const (
 	KindNode = "node"
 	KindRail = "rail"
 	KindPair = "pair"
+	// KindSwitchGroup is a block of nodes sharing a label value (a leaf
+	// switch, a rack): Suspect.Group names it, Suspect.Members lists them.
+	KindSwitchGroup = "switch-group"
 )
 
 // classFix is the operator hint for a failure class when the provider did
@@ -56,6 +59,8 @@ func suspectFix(kind, node string, v Verdict, c probe.Class) string {
 			return "check the HCA's PCIe link width/speed (lspci -vv LnkSta), its NUMA placement, firmware and the cable/switch port"
 		case KindRail:
 			return "check the rail's switches: congestion, PFC pause storms, QoS or adaptive-routing settings"
+		case KindSwitchGroup:
+			return fmt.Sprintf("check the switch serving %s: congestion, PFC pause storms and its uplinks' error counters", node)
 		default:
 			return "compare the switch route between these two ports (hop count, congestion, a degraded link)"
 		}
@@ -67,6 +72,8 @@ func suspectFix(kind, node string, v Verdict, c probe.Class) string {
 			return "check the port's negotiated rate and width (ibstat, ethtool), the HCA's PCIe link and the cable/optics"
 		case KindRail:
 			return "check the rail's switch uplinks, congestion control and oversubscription"
+		case KindSwitchGroup:
+			return fmt.Sprintf("check the uplinks of the switch serving %s: count, speed, errors and oversubscription", node)
 		default:
 			return "check the route between these two ports: a degraded switch link or an ECMP hash collision"
 		}
@@ -78,6 +85,10 @@ func suspectFix(kind, node string, v Verdict, c probe.Class) string {
 	}
 	if kind == KindRail {
 		return "check the rail's switch, its subnet manager (IB) or PFC/VLAN configuration (RoCE) and its uplinks"
+	}
+	if kind == KindSwitchGroup {
+		return fmt.Sprintf("check the switch serving %s: power, its ports and uplinks, whether the subnet manager (IB) "+
+			"sees it, or its PFC/VLAN configuration (RoCE)", node)
 	}
 	return classFix(c)
 }

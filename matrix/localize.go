@@ -1,22 +1,16 @@
 package matrix
 
-import (
-	"sort"
-	"strings"
-
-	"github.com/rdmamesh/rdmamesh/internal/probe"
-)
-
 // Localization asks, rail by rail, which single component explains the bad
 // cells best, from the widest to the narrowest:
 //
+//	group its border cells bad, the rest fine    → the leaf switch or its uplinks
 //	rail  most cells bad and no HCA stands out   → the switch/SM/cabling
 //	hca   its row and column mostly bad          → that port, its cable, its PCIe
 //	hca   only its row (or column) mostly bad    → one direction of that port
 //	pair  anything left over                     → the route between two ports
 //
-// and then across rails: a node blamed on every rail it has is one node
-// suspect. A cell explained by a wider suspect never also blames a narrower
+// and then across rails: a node (or group) blamed on every rail it has is one
+// node (or group) suspect. A cell explained by a wider suspect never also blames a narrower
 // one, which is what keeps the peers of a dead HCA out of the list.
 const (
 	mostlyShare = 0.75 // this share of bad cells blames a row, column or rail as a whole
@@ -31,6 +25,17 @@ func fine(bad, total int) bool   { return total > 0 && float64(bad) < fineShare*
 // an operator to a healthy port. They still make the matrix unhealthy.
 func isBad(c *Result) bool    { return c.Verdict != VerdictOK && c.Verdict != VerdictUntested }
 func isTested(c *Result) bool { return c.Verdict != VerdictUntested }
+
+// Cell state bits, one byte per cell. Localization walks every rail's rows
+// and columns several times; at 8 M cells, reading a byte instead of a
+// 150-byte Result is what keeps that inside the CPU caches.
+const (
+	stTested uint8 = 1 << iota
+	stBad
+)
+
+func (l *localizer) testedAt(k int) bool { return l.state[k]&stTested != 0 }
+func (l *localizer) badAt(k int) bool    { return l.state[k]&stBad != 0 }
 
 type side uint8
 
@@ -57,14 +62,19 @@ type finding struct {
 type localizer struct {
 	m         *Matrix
 	spans     []railSpan
-	explained []bool // per Matrix.Cells index
-	absorbed  []bool // node*Rails+rail: a rail suspect explains the node's cells there
-	tested    []int  // node*Rails+rail: tested cells touching the node there
+	groups    groupSet
+	state     []uint8 // per Matrix.Cells index: stTested, stBad
+	explained []bool  // per Matrix.Cells index
+	byGroup   []bool  // per Matrix.Cells index: a switch group explains it; nil without groups
+	absorbed  []bool  // node*Rails+rail: a rail suspect explains the node's cells there
+	grouped   []bool  // node*Rails+rail: a switch-group suspect explains them
+	tested    []int   // node*Rails+rail: tested cells touching the node there
 	findings  []finding
+	gfindings []groupFinding
 	out       []Suspect
 }
 
-func localize(m *Matrix, spans []railSpan) []Suspect {
+func localize(m *Matrix, spans []railSpan, groups groupSet) []Suspect {
 	out := []Suspect{}
 	// Before the first result lands there is nothing to localize, and a list
 	// of "untested" suspects for every node would only be noise.
@@ -74,14 +84,30 @@ func localize(m *Matrix, spans []railSpan) []Suspect {
 	l := &localizer{
 		m:         m,
 		spans:     spans,
+		groups:    groups,
+		state:     make([]uint8, len(m.Cells)),
 		explained: make([]bool, len(m.Cells)),
 		absorbed:  make([]bool, len(m.Nodes)*m.Rails),
+		grouped:   make([]bool, len(m.Nodes)*m.Rails),
 		tested:    make([]int, len(m.Nodes)*m.Rails),
 		out:       out,
+	}
+	if groups.of != nil {
+		l.byGroup = make([]bool, len(m.Cells))
+	}
+	for k := range m.Cells {
+		c := &m.Cells[k]
+		if isTested(c) {
+			l.state[k] |= stTested
+		}
+		if isBad(c) {
+			l.state[k] |= stBad
+		}
 	}
 	for i := range spans {
 		l.rail(&spans[i])
 	}
+	l.collapseGroups()
 	l.collapseNodes()
 	for i := range l.findings {
 		if f := &l.findings[i]; !f.collapsed {
@@ -89,6 +115,10 @@ func localize(m *Matrix, spans []railSpan) []Suspect {
 		}
 	}
 	l.untestedNodes()
+	l.noteWideRails()
+	for i := range l.out {
+		weakNote(&l.out[i])
+	}
 	sortSuspects(l.out)
 	return l.out
 }
@@ -99,7 +129,9 @@ type railCounts struct {
 	bad, tested                          int
 }
 
-func (l *localizer) count(sp *railSpan) railCounts {
+// count tallies a rail. The first count (all) also records each node's
+// tested cells; a recount after switch groups leaves out what they explain.
+func (l *localizer) count(sp *railSpan, all bool) railCounts {
 	m := len(sp.members)
 	rc := railCounts{
 		rowBad: make([]int, m), rowTested: make([]int, m),
@@ -110,22 +142,24 @@ func (l *localizer) count(sp *railSpan) railCounts {
 			if i == j {
 				continue
 			}
-			c := &l.m.Cells[sp.at(i, j)]
-			if !isTested(c) {
+			k := sp.at(i, j)
+			if !l.testedAt(k) || (!all && l.explained[k]) {
 				continue
 			}
 			rc.rowTested[i]++
 			rc.colTested[j]++
 			rc.tested++
-			if isBad(c) {
+			if l.badAt(k) {
 				rc.rowBad[i]++
 				rc.colBad[j]++
 				rc.bad++
 			}
 		}
 	}
-	for i, n := range sp.members {
-		l.tested[n*l.m.Rails+sp.rail] = rc.rowTested[i] + rc.colTested[i]
+	if all {
+		for i, n := range sp.members {
+			l.tested[n*l.m.Rails+sp.rail] = rc.rowTested[i] + rc.colTested[i]
+		}
 	}
 	return rc
 }
@@ -135,9 +169,13 @@ func (l *localizer) rail(sp *railSpan) {
 	if m < 2 {
 		return
 	}
-	rc := l.count(sp)
+	rc := l.count(sp, true)
 	if rc.bad == 0 {
 		return
+	}
+	grouped := l.groupsOnRail(sp)
+	if grouped {
+		rc = l.count(sp, false)
 	}
 	blamed := make([]bool, m)
 	nBlamed, affected := 0, 0
@@ -155,7 +193,7 @@ func (l *localizer) rail(sp *railSpan) {
 	// four also spoil most cells, yet the other two talk fine. Blame the
 	// rail only when the HCAs that look bad are most of the rail, or the
 	// cells between the rest are bad too.
-	if mostly(rc.bad, rc.tested) && affected > 2 &&
+	if !grouped && mostly(rc.bad, rc.tested) && affected > 2 &&
 		(float64(nBlamed) >= mostlyShare*float64(m) || mostly(bgBad, bgTested)) {
 		l.railSuspect(sp, rc, affected)
 		return
@@ -172,15 +210,19 @@ func (l *localizer) rail(sp *railSpan) {
 				rowBad: rc.rowBad[i], rowTested: rc.rowTested[i],
 				colBad: rc.colBad[i], colTested: rc.colTested[i],
 				bgBad: bgBad, bgTested: bgTested}
-			l.accept(sp, i, &f)
+			l.accept(sp, i, &f, nil)
 		}
 	}
 	l.oneSided(sp, blamed)
-	l.pairs(sp)
+	if grouped {
+		l.regroundGroups(sp)
+	}
+	l.pairs(sp, rc)
 }
 
-// background tallies the cells on a rail that touch no blamed member: the
-// "peers' other cells" a blame is measured against.
+// background tallies the cells on a rail that touch no blamed member and
+// no wider suspect explains: the "peers' other cells" a blame is measured
+// against.
 func (l *localizer) background(sp *railSpan, blamed []bool) (bad, tested int) {
 	m := len(sp.members)
 	for i := 0; i < m; i++ {
@@ -191,10 +233,10 @@ func (l *localizer) background(sp *railSpan, blamed []bool) (bad, tested int) {
 			if i == j || blamed[j] {
 				continue
 			}
-			c := &l.m.Cells[sp.at(i, j)]
-			if isTested(c) {
+			k := sp.at(i, j)
+			if l.testedAt(k) && !l.explained[k] {
 				tested++
-				if isBad(c) {
+				if l.badAt(k) {
 					bad++
 				}
 			}
@@ -224,9 +266,13 @@ func (l *localizer) disambiguate(sp *railSpan, blamed []bool) {
 
 // accept records a finding for member i, taking the bad cells on the sides
 // it covers and marking them explained.
-func (l *localizer) accept(sp *railSpan, i int, f *finding) {
+//
+// skip (nil: none) are members whose cells the finding did not count: a
+// one-sided HCA is judged against healthy peers only, so cells to an HCA
+// blamed on both sides stay that HCA's and Bad never exceeds Total.
+func (l *localizer) accept(sp *railSpan, i int, f *finding, skip []bool) {
 	for j := range sp.members {
-		if j == i {
+		if j == i || (skip != nil && skip[j]) {
 			continue
 		}
 		if f.sides&sideOut != 0 {
@@ -239,8 +285,11 @@ func (l *localizer) accept(sp *railSpan, i int, f *finding) {
 	l.findings = append(l.findings, *f)
 }
 
+// take claims a bad cell for an HCA finding. Two blamed HCAs both claim
+// the cell between them (each is bad there), but a cell a switch group
+// explains belongs to the group alone.
 func (l *localizer) take(f *finding, k int) {
-	if isBad(&l.m.Cells[k]) {
+	if l.badAt(k) && (l.byGroup == nil || !l.byGroup[k]) {
 		f.cells = append(f.cells, k)
 		l.explained[k] = true
 	}
@@ -269,15 +318,15 @@ func (l *localizer) oneSided(sp *railSpan, blamed []bool) {
 			if j == i || blamed[j] {
 				continue
 			}
-			if k := sp.at(i, j); isTested(&l.m.Cells[k]) {
+			if k := sp.at(i, j); l.testedAt(k) && !l.explained[k] {
 				c.rt++
-				if isBad(&l.m.Cells[k]) && !l.explained[k] {
+				if l.badAt(k) && !l.explained[k] {
 					c.rb++
 				}
 			}
-			if k := sp.at(j, i); isTested(&l.m.Cells[k]) {
+			if k := sp.at(j, i); l.testedAt(k) && !l.explained[k] {
 				c.ct++
-				if isBad(&l.m.Cells[k]) && !l.explained[k] {
+				if l.badAt(k) && !l.explained[k] {
 					c.cb++
 				}
 			}
@@ -304,19 +353,20 @@ func (l *localizer) oneSided(sp *railSpan, blamed []bool) {
 		f := finding{node: sp.members[c.i], rail: sp.rail, sides: c.sides,
 			rowBad: c.rb, rowTested: c.rt, colBad: c.cb, colTested: c.ct,
 			bgBad: bgBad, bgTested: bgTested}
-		l.accept(sp, c.i, &f)
+		l.accept(sp, c.i, &f, blamed)
 	}
 }
 
 // pairs turns what no wider suspect explains into one suspect per unordered
-// pair, both directions together, since they share the same route.
-func (l *localizer) pairs(sp *railSpan) {
+// pair, both directions together, since they share the same route. rc is
+// the rail's tally, the background a pair is compared with.
+func (l *localizer) pairs(sp *railSpan, rc railCounts) {
 	m := len(sp.members)
 	for i := 0; i < m; i++ {
 		for j := i + 1; j < m; j++ {
 			a, b := sp.at(i, j), sp.at(j, i)
-			badA := isBad(&l.m.Cells[a]) && !l.explained[a]
-			badB := isBad(&l.m.Cells[b]) && !l.explained[b]
+			badA := l.badAt(a) && !l.explained[a]
+			badB := l.badAt(b) && !l.explained[b]
 			if !badA && !badB {
 				continue
 			}
@@ -333,14 +383,14 @@ func (l *localizer) pairs(sp *railSpan) {
 			}
 			total := 0
 			for _, k := range []int{a, b} {
-				if isTested(&l.m.Cells[k]) {
+				if l.testedAt(k) {
 					total++
 				}
-				if isBad(&l.m.Cells[k]) {
+				if l.badAt(k) {
 					l.explained[k] = true
 				}
 			}
-			l.out = append(l.out, l.pairSuspect(src, dst, sp.rail, cells, total, badA && badB))
+			l.out = append(l.out, l.pairSuspect(src, dst, sp.rail, cells, total, badA && badB, rc, m))
 		}
 	}
 }
@@ -349,7 +399,7 @@ func (l *localizer) railSuspect(sp *railSpan, rc railCounts, affected int) {
 	var cells []int
 	end := sp.start + len(sp.members)*(len(sp.members)-1)
 	for k := sp.start; k < end; k++ {
-		if isBad(&l.m.Cells[k]) {
+		if l.badAt(k) {
 			cells = append(cells, k)
 			l.explained[k] = true
 		}
@@ -358,125 +408,4 @@ func (l *localizer) railSuspect(sp *railSpan, rc railCounts, affected int) {
 		l.absorbed[n*l.m.Rails+sp.rail] = true
 	}
 	l.out = append(l.out, l.railSuspectFor(sp.rail, cells, rc.tested, affected, len(sp.members)))
-}
-
-// collapseNodes merges a node's HCA findings into one node suspect when
-// every rail that could speak about it blames it: then the common factor is
-// the host (PCIe root, CPU, the worker), not one HCA. Rails a rail suspect
-// already explains say nothing about the node and are left out. One rail is
-// not enough to tell the node from its HCA, unless the cells say the worker
-// itself is gone (peer-lost).
-func (l *localizer) collapseNodes() {
-	byNode := make(map[int][]int)
-	for i, f := range l.findings {
-		byNode[f.node] = append(byNode[f.node], i)
-	}
-	for n := range l.m.Nodes {
-		fs := byNode[n]
-		if len(fs) == 0 {
-			continue
-		}
-		informative := 0
-		for r := 0; r < l.m.Rails; r++ {
-			if l.tested[n*l.m.Rails+r] > 0 && !l.absorbed[n*l.m.Rails+r] {
-				informative++
-			}
-		}
-		if len(fs) != informative {
-			continue
-		}
-		bad, total := l.nodeCells(n)
-		peerLost := dominant(l.m.Cells, bad).class == probe.ClassPeerLost
-		if len(fs) < 2 && !peerLost {
-			continue
-		}
-		for _, i := range fs {
-			l.findings[i].collapsed = true
-		}
-		l.out = append(l.out, l.nodeSuspect(n, bad, total, len(fs)))
-	}
-}
-
-// nodeCells lists a node's bad cells on every rail and counts its tested ones.
-func (l *localizer) nodeCells(n int) (bad []int, tested int) {
-	for si := range l.spans {
-		sp := &l.spans[si]
-		i := sort.SearchInts(sp.members, n)
-		if i == len(sp.members) || sp.members[i] != n {
-			continue
-		}
-		for j := range sp.members {
-			if j == i {
-				continue
-			}
-			for _, k := range []int{sp.at(i, j), sp.at(j, i)} {
-				c := &l.m.Cells[k]
-				if isTested(c) {
-					tested++
-				}
-				if isBad(c) {
-					bad = append(bad, k)
-				}
-			}
-		}
-	}
-	sort.Ints(bad)
-	return bad, tested
-}
-
-// untestedNodes names nodes no cell measured at all while the rest of the
-// fabric was: typically a worker that never joined the sweep.
-func (l *localizer) untestedNodes() {
-	for n := range l.m.Nodes {
-		var cells []int
-		tested := false
-		for si := range l.spans {
-			sp := &l.spans[si]
-			i := sort.SearchInts(sp.members, n)
-			if i == len(sp.members) || sp.members[i] != n {
-				continue
-			}
-			for j := range sp.members {
-				if j == i {
-					continue
-				}
-				for _, k := range []int{sp.at(i, j), sp.at(j, i)} {
-					if isTested(&l.m.Cells[k]) {
-						tested = true
-					}
-					cells = append(cells, k)
-				}
-			}
-		}
-		if !tested && len(cells) > 0 {
-			sort.Ints(cells)
-			l.out = append(l.out, l.untestedSuspect(n, cells))
-		}
-	}
-}
-
-var kindRank = map[string]int{KindRail: 0, KindNode: 1, KindHCA: 2, KindPair: 3}
-
-// sortSuspects puts the most implicated first: most bad cells, then the
-// wider component, then a fixed order so equal sweeps give equal lists.
-func sortSuspects(s []Suspect) {
-	sort.SliceStable(s, func(a, b int) bool {
-		x, y := &s[a], &s[b]
-		if x.Bad != y.Bad {
-			return x.Bad > y.Bad
-		}
-		if kindRank[x.Kind] != kindRank[y.Kind] {
-			return kindRank[x.Kind] < kindRank[y.Kind]
-		}
-		if x.Rail != y.Rail {
-			return x.Rail < y.Rail
-		}
-		if c := strings.Compare(x.Node, y.Node); c != 0 {
-			return c < 0
-		}
-		if c := strings.Compare(x.Peer, y.Peer); c != 0 {
-			return c < 0
-		}
-		return x.Device < y.Device
-	})
 }

@@ -3,6 +3,8 @@ package matrix
 import (
 	"fmt"
 	"strings"
+
+	"github.com/rdmamesh/rdmamesh/internal/hostlist"
 )
 
 // summaryMax caps the suspects the text summary lists; past ten, the first
@@ -19,6 +21,9 @@ func (m *Matrix) Summary() string {
 	if m.Ignored > 0 {
 		fmt.Fprintf(&b, "ignored %d input cells naming unknown nodes or rails\n", m.Ignored)
 	}
+	if rules := m.Thresholds.extraRules(); rules != "" {
+		b.WriteString("rules: " + rules + "\n")
+	}
 	switch {
 	case m.Healthy:
 		b.WriteString("HEALTHY\n")
@@ -32,13 +37,47 @@ func (m *Matrix) Summary() string {
 			fmt.Fprintf(&b, "... and %d more suspect(s)\n", len(m.Suspects)-summaryMax)
 			break
 		}
-		fmt.Fprintf(&b, "suspect %d: %s: %s in %d/%d cells — %s", i+1, s.title(), s.label(), s.Bad, s.Total, s.Reason)
+		fmt.Fprintf(&b, "suspect %d: %s: %s in %d/%d cells (confidence %s) — %s",
+			i+1, s.title(), s.label(), s.Bad, s.Total, num(s.Confidence), s.Reason)
 		if s.Fix != "" {
 			b.WriteString("; fix: " + s.Fix)
 		}
 		b.WriteByte('\n')
+		if s.Note != "" {
+			b.WriteString("  note: " + s.Note + "\n")
+		}
+	}
+	if ex := m.Excluded(ExcludeOptions{}); len(ex) > 0 {
+		expr, err := hostlist.Compress(ex)
+		if err != nil {
+			expr = strings.Join(ex, ",")
+		}
+		fmt.Fprintf(&b, "exclude (%d node(s)): %s\n", len(ex), expr)
 	}
 	return b.String()
+}
+
+// extraRules names the rules beyond the population ones, so a reader of a
+// CI log knows why a cell the population found fine was flagged.
+func (t Thresholds) extraRules() string {
+	var r []string
+	if t.LineRateFraction > 0 && t.LineRateFraction != DefaultThresholds().LineRateFraction {
+		r = append(r, fmt.Sprintf("line rate %s%%", sig3(100*t.LineRateFraction)))
+	}
+	if t.RobustZ > 0 {
+		r = append(r, "robust z "+num(t.RobustZ))
+	}
+	if t.MaxP99Ns > 0 {
+		r = append(r, "p99 <= "+formatNs(t.MaxP99Ns))
+	}
+	if t.MinGbps > 0 {
+		r = append(r, "bandwidth >= "+num(t.MinGbps)+" Gb/s")
+	}
+	if t.BaselineLatency > 0 || t.BaselineBandwidth > 0 {
+		r = append(r, fmt.Sprintf("baseline %s (p50 +%s%%, bandwidth -%s%%)", quoteName(t.BaselineName),
+			sig3(100*t.BaselineLatency), sig3(100*t.BaselineBandwidth)))
+	}
+	return strings.Join(r, ", ")
 }
 
 // title names the suspect the way an operator would look for it.
@@ -46,6 +85,11 @@ func (s Suspect) title() string {
 	switch s.Kind {
 	case KindRail:
 		return fmt.Sprintf("rail %d", s.Rail)
+	case KindSwitchGroup:
+		if s.Rail == AllRails {
+			return "switch-group " + s.Group
+		}
+		return fmt.Sprintf("switch-group %s (rail %d)", s.Group, s.Rail)
 	case KindNode:
 		return "node " + s.Node
 	case KindPair:

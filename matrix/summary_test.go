@@ -22,16 +22,19 @@ func TestSummaryHCADown(t *testing.T) {
 	f := newFixture(16, 2)
 	f.touching("node-03", 1, fail(probe.ClassPortDown, "port 1 of mlx5_1 is DOWN", "reseat the cable"))
 	lines := strings.Split(strings.TrimSpace(f.build().Summary()), "\n")
-	if len(lines) != 4 {
+	if len(lines) != 5 {
 		t.Fatalf("lines:\n%s", strings.Join(lines, "\n"))
 	}
 	if lines[1] != "cells: 450 ok, 30 failed, 0 slow-latency, 0 low-bandwidth, 0 untested" ||
 		lines[2] != "UNHEALTHY: 1 suspect(s)" {
 		t.Fatalf("header:\n%s", strings.Join(lines[:3], "\n"))
 	}
-	prefix := "suspect 1: hca node-03/mlx5_1 (rail 1): port-down in 30/30 cells — node-03/mlx5_1 is bad on rail 1"
+	prefix := "suspect 1: hca node-03/mlx5_1 (rail 1): port-down in 30/30 cells (confidence 0.94) — node-03/mlx5_1 is bad on rail 1"
 	if !strings.HasPrefix(lines[3], prefix) || !strings.HasSuffix(lines[3], "; fix: reseat the cable") {
 		t.Fatalf("suspect line:\n%s\nwant prefix\n%s", lines[3], prefix)
+	}
+	if lines[4] != "exclude (1 node(s)): node-03" {
+		t.Fatalf("exclude line %q", lines[4])
 	}
 }
 

@@ -39,10 +39,44 @@ const (
 	VerdictUntested     Verdict = "untested"      // no measurement recorded (yet)
 )
 
-// Thresholds are the v0 rules, after NVIDIA ClusterKit.
+// Thresholds decide which measured cells are bad. The first two are the v0
+// population rules (NVIDIA ClusterKit's); every later field is a rule that a
+// zero value turns off, so a Thresholds written before they existed judges
+// exactly as it did. Start from DefaultThresholds() and change fields: a
+// completely zero Thresholds means "the defaults", a partly set one does not
+// switch on the line-rate rule by itself. README.md explains each rule.
+//
+// Thresholds stays comparable (no maps or slices): callers test it against
+// the zero value.
 type Thresholds struct {
-	LatencyFactor     float64 `json:"latency_factor"`     // default 2.1
-	BandwidthFraction float64 `json:"bandwidth_fraction"` // default 0.93
+	LatencyFactor     float64 `json:"latency_factor"`     // p50 > this x the rail's minimum p50; default 2.1
+	BandwidthFraction float64 `json:"bandwidth_fraction"` // Gb/s < this x the rail's maximum; default 0.93
+
+	// LineRateFraction flags a cell whose Gb/s is under this share of the
+	// slower end's port rate (Node.Ports[rail].RateGbps). 0.9 in the
+	// defaults, like ngc_multinode_perf; 0 = off.
+	LineRateFraction float64 `json:"line_rate_fraction,omitempty"`
+	// RobustZ flags a cell whose p50 or p99 lies more than this many robust
+	// standard deviations (1.4826 x MAD) above its rail's median, or whose
+	// Gb/s lies that far below. 0 = off; 5 to 8 are sensible.
+	RobustZ float64 `json:"robust_z,omitempty"`
+	// Absolute limits, independent of the population. 0 = off.
+	MaxP99Ns float64 `json:"max_p99_ns,omitempty"`
+	MinGbps  float64 `json:"min_gbps,omitempty"`
+
+	// Baseline compares each cell with the same cell of an earlier, good
+	// sweep. nil = off. BaselineLatency is the p50 growth allowed (0.10 =
+	// +10%), BaselineBandwidth the Gb/s drop allowed (0.05 = -5%); with a
+	// Baseline and both zero, +10% and -5% apply.
+	Baseline          *Baseline `json:"-"`
+	BaselineName      string    `json:"baseline,omitempty"` // Baseline.Name, kept in the JSON when the pointer is not
+	BaselineLatency   float64   `json:"baseline_latency,omitempty"`
+	BaselineBandwidth float64   `json:"baseline_bandwidth,omitempty"`
+
+	// GroupLabel is the Node.Labels key whose values form switch groups
+	// (nodes behind one leaf, rack or group). "" looks for leaf, switch,
+	// rack, group in that order; "-" turns switch-group localization off.
+	GroupLabel string `json:"group_label,omitempty"`
 }
 
 // Result is a cell with its verdict.
@@ -71,7 +105,7 @@ const AllRails = -1
 
 // Suspect is a component the matrix blames, with the evidence.
 type Suspect struct {
-	Kind     string      `json:"kind"` // hca | node | rail | pair
+	Kind     string      `json:"kind"` // hca | node | rail | switch-group | pair
 	Node     string      `json:"node,omitempty"`
 	Device   string      `json:"device,omitempty"`
 	Rail     int         `json:"rail"`
@@ -85,21 +119,48 @@ type Suspect struct {
 	// Verdict is the dominant verdict of the implicated cells. Class alone
 	// cannot say "slow" or "low bandwidth": those cells measured (class ok).
 	Verdict Verdict `json:"verdict,omitempty"`
+
+	// BgBad/BgTotal are the comparison cells the blame was measured against
+	// (the peers' other cells, or the cells outside a group).
+	BgBad   int `json:"bg_bad"`
+	BgTotal int `json:"bg_total"`
+	// Confidence (0..1) that this component, and not a neighbour, explains
+	// the cells; README.md gives the formula. Below LowConfidence, Note says
+	// why the matrix cannot tell.
+	Confidence float64 `json:"confidence"`
+	Note       string  `json:"note,omitempty"`
+	// Group ("leaf=L3") and its Members, for kind switch-group.
+	Group   string   `json:"group,omitempty"`
+	Members []string `json:"members,omitempty"`
 }
+
+// LowConfidence is the confidence under which a suspect always carries a
+// Note saying what is ambiguous.
+const LowConfidence = 0.5
+
+// SchemaVersion is Matrix.SchemaVersion for the JSON this package writes;
+// SCHEMA.md documents it. It grows only when a field changes meaning or
+// goes away; new optional fields do not bump it.
+const SchemaVersion = 2
 
 // Matrix is the analysed sweep.
 type Matrix struct {
-	Nodes       []Node          `json:"nodes"`
-	Rails       int             `json:"rails"`
-	Thresholds  Thresholds      `json:"thresholds"`
-	Cells       []Result        `json:"cells"` // every (src != dst, rail), sorted by rail, src, dst
-	Counts      map[Verdict]int `json:"counts"`
-	NodeRollups []Rollup        `json:"node_rollups"`
-	RailRollups []Rollup        `json:"rail_rollups"`
-	Suspects    []Suspect       `json:"suspects"` // most implicated first
-	Healthy     bool            `json:"healthy"`
+	// SchemaVersion is 0 in JSON written before it existed (version 1).
+	SchemaVersion int             `json:"schema_version"`
+	Nodes         []Node          `json:"nodes"`
+	Rails         int             `json:"rails"`
+	Thresholds    Thresholds      `json:"thresholds"`
+	Cells         []Result        `json:"cells"` // every (src != dst, rail), sorted by rail, src, dst
+	Counts        map[Verdict]int `json:"counts"`
+	NodeRollups   []Rollup        `json:"node_rollups"`
+	RailRollups   []Rollup        `json:"rail_rollups"`
+	Suspects      []Suspect       `json:"suspects"` // most implicated first
+	Healthy       bool            `json:"healthy"`
 	// Ignored counts input cells Build could not place: an unknown node,
 	// src == dst, or a rail outside 0..maxRails-1. Non-zero means the caller
 	// fed cells from another membership view; worth a log line, not a panic.
 	Ignored int `json:"ignored,omitempty"`
+	// GroupLabel is the label key switch groups were formed from ("" when
+	// none): Thresholds.GroupLabel, or the one found automatically.
+	GroupLabel string `json:"group_label,omitempty"`
 }

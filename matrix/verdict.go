@@ -1,32 +1,11 @@
 package matrix
 
 import (
-	"fmt"
 	"math"
 	"strconv"
 
 	"github.com/rdmamesh/rdmamesh/internal/probe"
 )
-
-// DefaultThresholds are NVIDIA ClusterKit's pair rules: a pair is bad when its
-// latency exceeds 2.1x the population minimum or its bandwidth falls under
-// 93% of the population maximum.
-func DefaultThresholds() Thresholds {
-	return Thresholds{LatencyFactor: 2.1, BandwidthFraction: 0.93}
-}
-
-// orDefaults fills unset (or nonsensical) fields, so a zero Thresholds from
-// a config file that omitted the section does not mark every cell slow.
-func (t Thresholds) orDefaults() Thresholds {
-	d := DefaultThresholds()
-	if !(t.LatencyFactor >= 1) || math.IsInf(t.LatencyFactor, 0) {
-		t.LatencyFactor = d.LatencyFactor
-	}
-	if !(t.BandwidthFraction > 0 && t.BandwidthFraction <= 1) {
-		t.BandwidthFraction = d.BandwidthFraction
-	}
-	return t
-}
 
 // normalizeClass gives a cell a class even when its producer left it empty:
 // the error's class if there is one, ok if it carries numbers, otherwise
@@ -68,52 +47,6 @@ func failureCause(c probe.Class, e *probe.Error) string {
 		return e.Cause
 	default:
 		return e.Error()
-	}
-}
-
-// judgeRail compares the ok cells of one rail against that rail's own
-// population. Rails are judged separately because they can differ in speed
-// (a storage rail, a slower generation) without anything being wrong.
-func judgeRail(cells []Result, rail int, th Thresholds) {
-	minP50, maxGbps := math.Inf(1), 0.0
-	for i := range cells {
-		c := &cells[i]
-		if c.Verdict != VerdictOK {
-			continue
-		}
-		if p, ok := p50(c); ok && p < minP50 {
-			minP50 = p
-		}
-		if g, ok := gbps(c); ok && g > maxGbps {
-			maxGbps = g
-		}
-	}
-	for i := range cells {
-		c := &cells[i]
-		if c.Verdict != VerdictOK {
-			continue
-		}
-		var slow, low string
-		// Ratios, not products, so a cell exactly at the limit (2226 ns over
-		// a 1060 ns minimum) is not flagged by a rounding error.
-		if p, ok := p50(c); ok && !math.IsInf(minP50, 1) && p/minP50 > th.LatencyFactor {
-			slow = fmt.Sprintf("p50 %s is %.1fx the rail-%d minimum %s (limit %sx)",
-				formatNs(p), p/minP50, rail, formatNs(minP50), num(th.LatencyFactor))
-		}
-		if g, ok := gbps(c); ok && maxGbps > 0 && g/maxGbps < th.BandwidthFraction {
-			low = fmt.Sprintf("bandwidth %s Gb/s is %s%% of the rail-%d maximum %s Gb/s (limit %s%%)",
-				sig3(g), sig3(100*g/maxGbps), rail, sig3(maxGbps), sig3(100*th.BandwidthFraction))
-		}
-		// Latency wins the verdict because ClusterKit checks it first; the
-		// reason keeps both so nothing is hidden.
-		switch {
-		case slow != "" && low != "":
-			c.Verdict, c.Reason = VerdictSlowLatency, slow+"; "+low
-		case slow != "":
-			c.Verdict, c.Reason = VerdictSlowLatency, slow
-		case low != "":
-			c.Verdict, c.Reason = VerdictLowBandwidth, low
-		}
 	}
 }
 

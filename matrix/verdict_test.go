@@ -30,14 +30,19 @@ func TestSlowLatencyVerdict(t *testing.T) {
 	}
 }
 
-// Each rail is judged against itself: a slower rail is not "slow".
+// Each rail is judged against itself: a slower rail is not "slow". Rail 1
+// is an older 100G generation, so the line-rate rule agrees.
 func TestThresholdsPerRail(t *testing.T) {
 	f := newFixture(4, 2)
+	for i := range f.nodes {
+		f.nodes[i].Ports[1].RateGbps = 100
+	}
 	for i := range f.cells {
 		if c := &f.cells[i]; c.Rail == 1 {
 			slow(3)(c)
 			b := *c.Bandwidth
 			b.Gbps /= 4
+			b.MsgRate /= 4 // same 64 KiB messages, a quarter of the rate
 			c.Bandwidth = &b
 		}
 	}

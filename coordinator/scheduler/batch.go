@@ -22,7 +22,7 @@ func KBatch(nodes []string, k int) ([]Round, error) {
 	if k >= len(nodes)/2 {
 		return circle, nil
 	}
-	var pending []Pair
+	pending := make([]Pair, 0, len(nodes)*(len(nodes)-1)/2)
 	for _, rd := range circle {
 		pending = append(pending, rd.Pairs...)
 	}
@@ -35,12 +35,12 @@ func KBatch(nodes []string, k int) ([]Round, error) {
 // pairs at a circle-round boundary are ever carried and the carry stays
 // near 2k: packing is linear in the number of pairs.
 func pack(pending []Pair, k int) []Round {
-	var rounds []Round
+	rounds := make([]Round, 0, len(pending)/k+1)
 	var carry []Pair
 	stamp := map[string]int{} // node → 1 + the last round that used it
 	head := 0
 	for head < len(pending) || len(carry) > 0 {
-		rd := Round{Index: len(rounds)}
+		rd := Round{Index: len(rounds), Pairs: make([]Pair, 0, k)}
 		mark := rd.Index + 1
 		take := func(p Pair) bool {
 			if len(rd.Pairs) == k || stamp[p.A] == mark || stamp[p.B] == mark {

@@ -141,7 +141,7 @@ func TestGateExitCodes(t *testing.T) {
 		{"degraded bandwidth", gate.Options{Coordinator: faulty.URL}, gate.ExitUnhealthy},
 		{"no URL", gate.Options{}, gate.ExitUsage},
 		{"not a URL", gate.Options{Coordinator: "coordinator:8080"}, gate.ExitUsage},
-		{"unreachable", gate.Options{Coordinator: "http://127.0.0.1:1"}, gate.ExitUsage},
+		{"unreachable", gate.Options{Coordinator: "http://127.0.0.1:1"}, gate.ExitInfra},
 		{"bad request", gate.Options{Coordinator: healthy.URL, Request: api.SweepRequest{Nodes: []string{"nope"}}}, gate.ExitUsage},
 	}
 	for _, tc := range cases {

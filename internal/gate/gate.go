@@ -1,15 +1,15 @@
 // Package gate runs or fetches a sweep through the coordinator's API and turns
-// the verdict into an exit code and files for CI (JSON, JUnit).
+// the verdict into an exit code and files for CI and job launchers: JSON,
+// JUnit, CSV, a Slurm exclude list, a hostfile, an NCCL env file and a diff
+// against an earlier sweep.
 package gate
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"strings"
 	"time"
 
@@ -17,35 +17,67 @@ import (
 	"github.com/rdmamesh/rdmamesh/matrix"
 )
 
-// Exit codes, documented in the README.
+// Exit codes, documented in the README. A Slurm prolog or a Kubernetes Job
+// tells "the fabric is bad" (1: drain or exclude nodes) from "we could not
+// tell" (3: retry later, page the operator) and "we were called wrong" (2:
+// fix the job script).
 const (
 	ExitHealthy   = 0
 	ExitUnhealthy = 1
-	ExitUsage     = 2 // usage, config or infrastructure error
+	ExitUsage     = 2 // bad flags or config, a request the coordinator refused (400)
+	ExitInfra     = 3 // coordinator unreachable, not enough workers (503), budget exceeded, sweep failed
 )
 
-// Options of one gate run.
+// Options of one gate run. cmd/rdmamesh maps flags onto it.
 type Options struct {
 	Coordinator string // base URL, e.g. http://coordinator:8080
 	Latest      bool   // judge the newest sweep instead of starting one
 	Request     api.SweepRequest
+	Poll        time.Duration
+	Timeout     time.Duration // whole run: the gate's time budget
+	Client      *http.Client
+
+	// Output files; "" skips one. Each is written whole or not at all.
 	JSONFile    string
 	JUnitFile   string
-	Poll        time.Duration
-	Timeout     time.Duration // whole run
-	Client      *http.Client
+	CSVFile     string
+	ExcludeFile string // Slurm hostlist of nodes to exclude; empty file when none
+	HostFile    string // usable nodes, one per line
+	HostSlots   int    // > 0: "node slots=N" lines in HostFile
+	NCCLEnvFile string // KEY=value lines for the usable nodes
+	// Exclude decides which suspects take nodes out (ExcludeFile, HostFile,
+	// NCCLEnvFile); the zero value is the recommended policy.
+	Exclude matrix.ExcludeOptions
+	// NCCL tunes NCCLEnvFile (socket interface); its Exclude is ignored in
+	// favour of Exclude above, so all files agree on the usable nodes.
+	NCCL matrix.NCCLOptions
+
+	// DiffAgainst is an earlier matrix JSON (e.g. a previous --json file):
+	// the summary then says what got worse or better. DiffJSONFile, if set,
+	// receives the full diff report.
+	DiffAgainst  string
+	DiffJSONFile string
+
+	// TTY: progress as one updating bar (the caller checks the terminal);
+	// otherwise plain lines every ProgressEvery (default 5s).
+	TTY           bool
+	ProgressEvery time.Duration
+	Now           func() time.Time // progress clock; nil = time.Now
 }
 
-// Run does the gate's work and returns its exit code; it writes the human
-// summary to out and problems to errOut.
+// Run does the gate's work and returns its exit code; it writes progress and
+// the human summary to out and problems to errOut.
 func Run(ctx context.Context, o Options, out, errOut io.Writer) int {
-	if o.Coordinator == "" {
-		fmt.Fprintln(errOut, "gate: --coordinator URL is required (e.g. http://coordinator:8080)")
-		return ExitUsage
+	if err := o.check(); err != nil {
+		return report(errOut, err)
 	}
-	if !strings.HasPrefix(o.Coordinator, "http://") && !strings.HasPrefix(o.Coordinator, "https://") {
-		fmt.Fprintf(errOut, "gate: --coordinator %q must start with http:// or https://\n", o.Coordinator)
-		return ExitUsage
+	var old *matrix.Matrix
+	if o.DiffAgainst != "" {
+		// Read before the sweep: a typo must not cost a ten-minute sweep.
+		var err error
+		if old, err = readMatrix(o.DiffAgainst); err != nil {
+			return report(errOut, usage(err))
+		}
 	}
 	if o.Poll <= 0 {
 		o.Poll = 500 * time.Millisecond
@@ -56,24 +88,73 @@ func Run(ctx context.Context, o Options, out, errOut io.Writer) int {
 		defer cancel()
 	}
 	if o.Client == nil {
-		o.Client = &http.Client{Timeout: 30 * time.Second}
+		o.Client = defaultClient()
 	}
 	c := client{base: strings.TrimRight(o.Coordinator, "/"), http: o.Client}
 	m, info, err := judge(ctx, c, o, out)
 	if err != nil {
-		fmt.Fprintf(errOut, "gate: %v\n", err)
-		return ExitUsage
+		return report(errOut, err)
 	}
-	if err := writeFiles(m, o); err != nil {
-		fmt.Fprintf(errOut, "gate: %v\n", err)
-		return ExitUsage
+	var diff *matrix.DiffReport
+	if old != nil {
+		d := matrix.Diff(old, m)
+		diff = &d
+	}
+	if err := writeFiles(m, diff, o); err != nil {
+		return report(errOut, err)
 	}
 	fmt.Fprintf(out, "sweep %s (%s, %d nodes, %d rounds)\n", info.ID, info.Mode, len(info.Nodes), info.Rounds)
 	fmt.Fprint(out, m.Summary())
+	if diff != nil {
+		fmt.Fprintf(out, "compared with %s:\n%s", o.DiffAgainst, diff.Text())
+	}
 	if !m.Healthy {
 		return ExitUnhealthy
 	}
 	return ExitHealthy
+}
+
+// check refuses options no coordinator could fix, before any network use.
+func (o Options) check() error {
+	switch {
+	case o.Coordinator == "":
+		return usage(errors.New("--coordinator URL is required (e.g. http://coordinator:8080)"))
+	case !strings.HasPrefix(o.Coordinator, "http://") && !strings.HasPrefix(o.Coordinator, "https://"):
+		return usage(fmt.Errorf("--coordinator %q must start with http:// or https://", o.Coordinator))
+	case o.HostSlots < 0:
+		return usage(fmt.Errorf("host slots %d: want 0 (names only) or more", o.HostSlots))
+	case o.DiffJSONFile != "" && o.DiffAgainst == "":
+		return usage(errors.New("a diff JSON file needs --diff-against (the earlier matrix to compare with)"))
+	}
+	for _, f := range o.outputs() {
+		if err := checkDir(f.path); err != nil {
+			return usage(fmt.Errorf("%s: %w", f.flag, err))
+		}
+	}
+	return nil
+}
+
+// Error carries the exit code an error maps to.
+type Error struct {
+	Code int
+	Err  error
+}
+
+func (e *Error) Error() string { return e.Err.Error() }
+func (e *Error) Unwrap() error { return e.Err }
+
+func usage(err error) error { return &Error{Code: ExitUsage, Err: err} }
+func infra(err error) error { return &Error{Code: ExitInfra, Err: err} }
+
+// report prints err and returns its exit code; an unclassified error is an
+// infrastructure problem, since usage errors are all caught by name.
+func report(errOut io.Writer, err error) int {
+	fmt.Fprintf(errOut, "gate: %v\n", err)
+	var ge *Error
+	if errors.As(err, &ge) {
+		return ge.Code
+	}
+	return ExitInfra
 }
 
 func judge(ctx context.Context, c client, o Options, out io.Writer) (*matrix.Matrix, api.SweepInfo, error) {
@@ -88,105 +169,34 @@ func judge(ctx context.Context, c client, o Options, out io.Writer) (*matrix.Mat
 		}
 		fmt.Fprintf(out, "started sweep %s: %d nodes, %d rounds\n", info.ID, len(info.Nodes), info.Rounds)
 	}
+	prog := newProgress(out, o)
 	tick := time.NewTicker(o.Poll)
 	defer tick.Stop()
 	for info.State == api.SweepRunning {
+		prog.update(info)
 		select {
 		case <-ctx.Done():
-			return nil, info, fmt.Errorf("sweep %s still running (round %d/%d) when the gate's time ran out", info.ID, info.RoundsDone, info.Rounds)
+			prog.finish()
+			why := "time budget exceeded"
+			if errors.Is(ctx.Err(), context.Canceled) {
+				why = "interrupted"
+			}
+			return nil, info, infra(fmt.Errorf("%s: sweep %s still running (round %d/%d)", why, info.ID, info.RoundsDone, info.Rounds))
 		case <-tick.C:
 		}
 		if err := c.get(ctx, "/api/v1/sweeps/"+info.ID, &info); err != nil {
+			prog.finish()
 			return nil, info, err
 		}
 	}
+	prog.update(info)
+	prog.finish()
 	if info.State != api.SweepDone {
-		return nil, info, fmt.Errorf("sweep %s ended %s: %s", info.ID, info.State, info.Error)
+		return nil, info, infra(fmt.Errorf("sweep %s ended %s: %s", info.ID, info.State, info.Error))
 	}
 	var m matrix.Matrix
 	if err := c.get(ctx, "/api/v1/sweeps/"+info.ID+"/matrix", &m); err != nil {
 		return nil, info, err
 	}
 	return &m, info, nil
-}
-
-func writeFiles(m *matrix.Matrix, o Options) error {
-	if o.JSONFile != "" {
-		if err := writeFile(o.JSONFile, m.WriteJSON); err != nil {
-			return err
-		}
-	}
-	if o.JUnitFile != "" {
-		if err := writeFile(o.JUnitFile, m.WriteJUnit); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// writeFile writes through a temp file and renames it, so a CI job never
-// reads half a report.
-func writeFile(path string, write func(io.Writer) error) error {
-	var buf bytes.Buffer
-	if err := write(&buf); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, buf.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
-}
-
-type client struct {
-	base string
-	http *http.Client
-}
-
-func (c client) get(ctx context.Context, path string, v any) error {
-	return c.do(ctx, http.MethodGet, path, nil, v)
-}
-
-func (c client) post(ctx context.Context, path string, body, v any) error {
-	b, err := json.Marshal(body)
-	if err != nil {
-		return err
-	}
-	return c.do(ctx, http.MethodPost, path, b, v)
-}
-
-func (c client) do(ctx context.Context, method, path string, body []byte, v any) error {
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return fmt.Errorf("coordinator %s unreachable: %w", c.base, err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 256<<20))
-	if err != nil {
-		return fmt.Errorf("%s %s: %w", method, path, err)
-	}
-	if resp.StatusCode/100 != 2 {
-		var ae api.Error
-		if json.Unmarshal(raw, &ae) == nil && ae.Error != "" {
-			if ae.Field != "" {
-				return fmt.Errorf("%s %s: %s (field %s)", method, path, ae.Error, ae.Field)
-			}
-			return fmt.Errorf("%s %s: %s: %s", method, path, resp.Status, ae.Error)
-		}
-		return fmt.Errorf("%s %s: %s", method, path, resp.Status)
-	}
-	if err := json.Unmarshal(raw, v); err != nil {
-		return fmt.Errorf("%s %s: bad answer: %w", method, path, err)
-	}
-	return nil
 }

@@ -223,7 +223,10 @@ func classifyWC(f failure, w where, on string, set func(probe.Class, string, str
 	case 5: // WR_FLUSH_ERR
 		return set(probe.ClassPeerLost, "the QP went to the error state before this request ran ("+name+"), usually after the peer's QP vanished",
 			"check the peer worker's log for the first failure")
-	case 9, 10, 11, 15:
+	case 9: // REM_INV_REQ_ERR
+		return set(probe.ClassInternal, fmt.Sprintf("the peer rejected a %d-byte write as an invalid request (%s): a length or opcode sequence it did not expect, e.g. a retransmission resumed mid-message (seen on Soft-RoCE under heavy load) or sides opened with different sizes", w.size, name),
+			"rerun the pair; if it repeats, compare both sides' rdmamesh versions and the path MTU, and check the link for loss")
+	case 10, 11, 15:
 		return set(probe.ClassInternal, fmt.Sprintf("the peer rejected the write (%s): its buffer address, rkey or size does not match what was exchanged", name),
 			"run both sides from the same rdmamesh version")
 	}

@@ -38,6 +38,7 @@ func TestClassify(t *testing.T) {
 		{"wc 12 large, some done", failure{op: opCompletion, wc: 12, done: 10}, afterLat, probe.ClassRetryExceeded, "ibv_poll_cq", "lost"},
 		{"wc 13", failure{op: opCompletion, wc: 13}, w, probe.ClassRetryExceeded, "ibv_poll_cq", "RNR"},
 		{"wc 5 flush", failure{op: opCompletion, wc: 5}, w, probe.ClassPeerLost, "ibv_poll_cq", "WR_FLUSH_ERR"},
+		{"wc 9 rem inv req", failure{op: opCompletion, wc: 9}, w, probe.ClassInternal, "ibv_poll_cq", "retransmission"},
 		{"wc 10 rem access", failure{op: opCompletion, wc: 10}, w, probe.ClassInternal, "ibv_poll_cq", "rkey"},
 		{"first ping never came", failure{op: opWaitPing, err: syscall.ETIMEDOUT, idle: time.Minute}, w, probe.ClassTimeout, "wait for peer write", "never arrived"},
 		{"initiator went away", failure{op: opWaitPing, err: syscall.ETIMEDOUT, iter: 500, idle: 10 * time.Second}, w, probe.ClassPeerLost, "wait for peer write", "500"},

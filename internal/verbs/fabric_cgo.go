@@ -125,6 +125,11 @@ func (f *Fabric) deviceNames() ([]string, *probe.Error) {
 		return nil, classify(statusFailure(&st), where{})
 	}
 	names := strings.Fields(C.GoString(&buf[0]))
+	if len(names) == 0 {
+		if e := noProvider(f.sys); e != nil {
+			return nil, e
+		}
+	}
 	sortDevices(names)
 	return names, nil
 }

@@ -31,13 +31,16 @@ static void *sym(void *h, const char *name, int versioned)
 int rm_load(char *msg, int msglen)
 {
 	void *h = dlopen("libibverbs.so.1", RTLD_NOW | RTLD_GLOBAL);
-	if (!h)
-		h = dlopen("libibverbs.so", RTLD_NOW | RTLD_GLOBAL);
 	if (!h) {
+		// Report the runtime library's error, not the dev symlink's: the
+		// fix is installing libibverbs.so.1.
 		const char *e = dlerror();
 		snprintf(msg, msglen, "%s", e ? e : "dlopen libibverbs.so.1 failed");
-		return -1;
+		h = dlopen("libibverbs.so", RTLD_NOW | RTLD_GLOBAL);
 	}
+	if (!h)
+		return -1;
+	msg[0] = 0;
 	struct {
 		void **slot;
 		const char *name;

@@ -1,11 +1,14 @@
 package verbs
 
 import (
+	"fmt"
 	"io/fs"
 	"path"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/rdmamesh/rdmamesh/internal/probe"
 )
 
 // mtuBytes converts enum ibv_mtu to bytes; 0 for unknown values.
@@ -121,4 +124,23 @@ func splitNum(s string) (string, int) {
 
 func sortDevices(names []string) {
 	sort.Slice(names, func(i, j int) bool { return naturalLess(names[i], names[j]) })
+}
+
+// noProvider explains an empty device list when the kernel does have RDMA
+// devices: libibverbs found no user-space driver for them.
+func noProvider(s sysfs) *probe.Error {
+	if s.root == nil {
+		return nil
+	}
+	ents, err := fs.ReadDir(s.root, ".")
+	if err != nil || len(ents) == 0 {
+		return nil
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	return &probe.Error{Class: probe.ClassPortDown, Verb: "ibv_get_device_list",
+		Cause: fmt.Sprintf("the kernel has RDMA devices (%s) but libibverbs lists none: no user-space provider for them", strings.Join(names, ", ")),
+		Fix:   "install the provider libraries (Debian/Ubuntu: ibverbs-providers; RHEL: rdma-core) and check /etc/libibverbs.d"}
 }

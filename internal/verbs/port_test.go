@@ -2,6 +2,7 @@ package verbs
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"testing/fstest"
 )
@@ -54,5 +55,15 @@ func TestSortDevices(t *testing.T) {
 	want := []string{"bnxt_re0", "mlx5_1", "mlx5_2", "mlx5_10", "rxe0"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("got %v", got)
+	}
+}
+
+func TestNoProvider(t *testing.T) {
+	if e := noProvider(sysfs{root: fstest.MapFS{}}); e != nil {
+		t.Fatalf("no devices in sysfs is not a provider problem: %v", e)
+	}
+	e := noProvider(sysfs{root: fstest.MapFS{"mlx5_0/ports/1/state": {Data: []byte("4: ACTIVE")}}})
+	if e == nil || !strings.Contains(e.Cause, "mlx5_0") || !strings.Contains(e.Fix, "ibverbs-providers") {
+		t.Fatalf("got %v", e)
 	}
 }

@@ -62,6 +62,10 @@ func (s *Session) Connect(ctx context.Context, remote probe.QPInfo) error {
 	if err := ctx.Err(); err != nil {
 		return &probe.Error{Class: probe.ClassTimeout, Cause: "connect: " + err.Error()}
 	}
+	if s.connected {
+		return &probe.Error{Class: probe.ClassInternal, Cause: "session already connected",
+			Fix: "open a new session for another peer"}
+	}
 	if remote.LinkLayer != "" && remote.LinkLayer != s.info.LinkLayer {
 		return &probe.Error{Class: probe.ClassInvalidGID, Verb: "ibv_modify_qp(RTR)",
 			Cause: fmt.Sprintf("link layer mismatch: local %s, peer %s; an RC QP cannot span them", s.info.LinkLayer, remote.LinkLayer),

@@ -1,0 +1,122 @@
+package chaos
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/rdmamesh/rdmamesh/internal/api"
+)
+
+// client speaks the coordinator's /api/v1 with the bearer token. Every call
+// has its own short timeout: a paused or cut-off coordinator must not hang
+// a scenario.
+type client struct {
+	token string
+	http  *http.Client
+}
+
+func newClient(token string) *client {
+	return &client{token: token, http: &http.Client{Timeout: 5 * time.Second,
+		Transport: &http.Transport{MaxIdleConnsPerHost: 4, DisableCompression: true}}}
+}
+
+// httpError is a non-2xx answer; code lets scenarios tell a refusal (4xx,
+// 503) from a transport failure.
+type httpError struct {
+	code int
+	msg  string
+}
+
+func (e *httpError) Error() string { return fmt.Sprintf("HTTP %d: %s", e.code, e.msg) }
+
+func (c *client) do(ctx context.Context, method, addr, path string, body, out any) error {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, "http://"+addr+path, rd)
+	if err != nil {
+		return err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode/100 != 2 {
+		var e api.Error
+		if json.Unmarshal(raw, &e) != nil || e.Error == "" {
+			e.Error = string(bytes.TrimSpace(raw))
+		}
+		return &httpError{code: resp.StatusCode, msg: e.Error}
+	}
+	if out == nil {
+		return nil
+	}
+	return json.Unmarshal(raw, out)
+}
+
+func (c *client) status(ctx context.Context, addr string) (api.Status, error) {
+	var s api.Status
+	return s, c.do(ctx, http.MethodGet, addr, "/api/v1/status", nil, &s)
+}
+
+func (c *client) nodes(ctx context.Context, addr string) ([]api.NodeInfo, error) {
+	var n []api.NodeInfo
+	return n, c.do(ctx, http.MethodGet, addr, "/api/v1/nodes", nil, &n)
+}
+
+func (c *client) sweeps(ctx context.Context, addr string) ([]api.SweepInfo, error) {
+	var s []api.SweepInfo
+	return s, c.do(ctx, http.MethodGet, addr, "/api/v1/sweeps", nil, &s)
+}
+
+func (c *client) sweep(ctx context.Context, addr, id string) (api.SweepInfo, error) {
+	var s api.SweepInfo
+	return s, c.do(ctx, http.MethodGet, addr, "/api/v1/sweeps/"+id, nil, &s)
+}
+
+func (c *client) start(ctx context.Context, addr string, req api.SweepRequest) (api.SweepInfo, error) {
+	var s api.SweepInfo
+	return s, c.do(ctx, http.MethodPost, addr, "/api/v1/sweeps", req, &s)
+}
+
+// matrixCell is the part of a matrix cell the checks read. A local shape
+// keeps the driver independent of the analysis fields around it.
+type matrixCell struct {
+	Src     string `json:"src"`
+	Dst     string `json:"dst"`
+	Rail    int    `json:"rail"`
+	Round   int    `json:"round"`
+	Class   string `json:"class"`
+	Verdict string `json:"verdict"`
+	Reason  string `json:"reason"`
+}
+
+type matrixView struct {
+	Cells []matrixCell `json:"cells"`
+}
+
+func (c *client) matrix(ctx context.Context, addr, id string) (matrixView, error) {
+	var m matrixView
+	return m, c.do(ctx, http.MethodGet, addr, "/api/v1/sweeps/"+id+"/matrix", nil, &m)
+}

@@ -1,0 +1,44 @@
+// Command chaos runs rdmamesh's multi-process fault scenarios (make chaos).
+// See package internal/chaos.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/rdmamesh/rdmamesh/internal/chaos"
+)
+
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+func run(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("chaos", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	o := chaos.Options{Out: stdout}
+	fs.StringVar(&o.Bin, "bin", "bin/rdmamesh", "rdmamesh binary under test")
+	fs.StringVar(&o.Dir, "dir", "", "work dir for logs and data (default: a new temp dir, removed on success)")
+	fs.BoolVar(&o.Keep, "keep", false, "keep the work dir after a passing run")
+	fs.IntVar(&o.Workers, "workers", 6, "worker processes (at least 6)")
+	fs.IntVar(&o.Trials, "trials", 10, "leader-kill trials in scenario (a)")
+	fs.Float64Var(&o.TimeScale, "time-scale", 60, "sim time scale: larger makes each pair test, and so each sweep, longer")
+	fs.Int64Var(&o.Seed, "seed", 1, "seed for kill moments, victims and entry coordinators")
+	fs.DurationVar(&o.PairTimeout, "pair-timeout", 10*time.Second, "coordinator --pair-timeout")
+	fs.StringVar(&o.Scenarios, "scenarios", "abcd", "scenarios to run, in order: a leader kill, b worker kill, c partition, d restart all")
+	fs.StringVar(&o.LogLevel, "log-level", "info", "--log-level of every rdmamesh process (their logs are in the work dir)")
+	if err := fs.Parse(args); err != nil {
+		return chaos.ExitSetup
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "chaos: unexpected arguments %v\n", fs.Args())
+		return chaos.ExitSetup
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return chaos.Run(ctx, o)
+}

@@ -1,0 +1,66 @@
+package main
+
+var sectionIntro = map[string]string{
+	"log":         "Logging of every command (slog, to stderr).",
+	"gossip":      "Membership over memberlist: how workers and coordinators find each other.",
+	"worker":      "The per-node agent (`rdmamesh worker`).",
+	"sim":         "The simulated fabric, used by `rdmamesh worker --fabric sim` and `rdmamesh demo`.",
+	"coordinator": "The coordinator (`rdmamesh coordinator`): raft, sweeps, the API and UI.",
+	"sweep":       "What one sweep measures; the coordinator's defaults, which a sweep request may override.",
+	"demo":        "The one-process demo (`rdmamesh demo`).",
+	"auth":        "Shared secrets for the APIs. Prefer the `_file` keys: values in the environment show up in process listings.",
+}
+
+// descriptions says what each key does, in one line an operator can act on.
+var descriptions = map[string]string{
+	"log.level":  "`debug`, `info`, `warn` or `error`.",
+	"log.format": "`text` (key=value) or `json` (one object per line, for log shippers).",
+
+	"gossip.bind":      "host:port memberlist listens on, TCP and UDP.",
+	"gossip.advertise": "IP:port peers dial (an IP: memberlist refuses names). Empty: the bind address, or the first private IP when bound to `0.0.0.0`; set it behind NAT or with several private interfaces.",
+	"gossip.join":      "Seeds to join (host:port), normally the coordinators. A worker keeps retrying until one answers.",
+	"gossip.key":       "Base64 AES key (16, 24 or 32 bytes) encrypting gossip; every member needs the same one. Empty: no encryption.",
+	"gossip.key_file":  "File holding `gossip.key` (e.g. a mounted Secret). Set this or `gossip.key`, not both.",
+
+	"worker.name":          "Node name in the matrix and in gossip. Empty: the hostname. Use the scheduler's node name (Slurm NodeName, Kubernetes node).",
+	"worker.api_listen":    "host:port of the worker API (tasks from the coordinator, QP exchange with peers, /healthz).",
+	"worker.api_advertise": "host:port the coordinator and peers dial for the worker API. Empty: the listen address, or the first private IP when it listens on all interfaces.",
+	"worker.fabric":        "`verbs` (real HCAs through libibverbs) or `sim` (simulated fabric, no hardware).",
+	"worker.gid":           "GID selection: `auto` (IPv4-mapped RoCE v2, index 0 on InfiniBand), `index=N`, `netdev=NAME`, `subnet=CIDR`, `version=v1` or `version=v2`.",
+	"worker.devices":       "Only these HCAs (e.g. `mlx5_0,mlx5_1`); rails are numbered in this order. Empty: every HCA found.",
+	"worker.labels":        "Free-form labels (rack, switch group) published with the inventory.",
+
+	"sim.preset":     "Simulated node: `roce-2x100` (2 rails RoCE) or `ib-8x400` (8 rails InfiniBand).",
+	"sim.seed":       "Seed of the simulated measurements; equal seeds give equal results.",
+	"sim.faults":     "Faults to inject, `TARGET:EFFECT` (README: fault specs), e.g. `node-03/mlx5_1:down`.",
+	"sim.time_scale": "1: tests take their modelled time; 0: instant; up to 100.",
+
+	"coordinator.name":             "Raft server ID and gossip name. Empty: the hostname. Must stay the same across restarts (raft state under data_dir is keyed by it).",
+	"coordinator.api_listen":       "host:port of the API (`/api/v1`), the web UI and `/healthz`.",
+	"coordinator.api_advertise":    "host:port other coordinators dial for the API. Empty: the listen address, or the first private IP when it listens on all interfaces.",
+	"coordinator.data_dir":         "Directory for the raft log and snapshots. Empty: in memory, sweep history is lost on restart.",
+	"coordinator.pair_timeout":     "Deadline for one directional pair test; a pair still running then becomes a `timeout` cell.",
+	"coordinator.parallelism":      "Pairs tested at once per round. 0: the whole round (every disjoint pair).",
+	"coordinator.keep_sweeps":      "Sweeps kept in the raft state; older ones are dropped.",
+	"coordinator.raft_bind":        "host:port of the raft TCP transport between coordinators. Empty: a single coordinator, no raft network.",
+	"coordinator.raft_advertise":   "host:port other coordinators dial for raft; required when raft_bind listens on all interfaces.",
+	"coordinator.peers":            "Static bootstrap set, `name=host:port` per coordinator, this one included.",
+	"coordinator.bootstrap_expect": "Bootstrap once this many coordinators are alive in gossip (1, 3 or 5), instead of a static `peers` list. 1: bootstrap alone.",
+
+	"sweep.mode":          "`quick` (connectivity and latency) or `full` (adds bandwidth).",
+	"sweep.latency_size":  "Bytes per latency ping-pong message.",
+	"sweep.latency_iters": "Measured ping-pong iterations per cell.",
+	"sweep.warmup":        "Ping-pong iterations before measuring, not counted.",
+	"sweep.bw_size":       "Bytes per RDMA WRITE in the bandwidth stream; 0 skips bandwidth.",
+	"sweep.bw_iters":      "Writes in the bandwidth stream.",
+	"sweep.tx_depth":      "Bandwidth writes in flight.",
+	"sweep.test_timeout":  "Deadline for each measurement inside a pair test.",
+
+	"demo.nodes":  "Simulated nodes (2 to 4096).",
+	"demo.rails":  "Rails (HCAs) per simulated node (1 to 8).",
+	"demo.listen": "host:port of the demo's web UI; port 0 picks a free one.",
+
+	"auth.token":      "Shared bearer token, the same in every process: required by the worker API and by coordinator API writes (and reads unless `auth.open_reads`). Empty: no authentication.",
+	"auth.token_file": "File holding `auth.token` (e.g. a mounted Secret). Set this or `auth.token`, not both.",
+	"auth.open_reads": "Serve coordinator reads (`GET /api/v1`, the UI) without the token; starting a sweep still needs it.",
+}

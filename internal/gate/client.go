@@ -1,0 +1,99 @@
+package gate
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/rdmamesh/rdmamesh/internal/api"
+)
+
+type client struct {
+	base string
+	http *http.Client
+}
+
+func (c client) get(ctx context.Context, path string, v any) error {
+	return c.do(ctx, http.MethodGet, path, nil, v)
+}
+
+func (c client) post(ctx context.Context, path string, body, v any) error {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return usage(err)
+	}
+	return c.do(ctx, http.MethodPost, path, b, v)
+}
+
+// do calls the API and classifies every failure for the exit code:
+// transport errors, timeouts and 5xx/408/409/429 are infrastructure (the
+// same job may pass later), other 4xx are usage (the request or the URL is
+// wrong and retrying will not help).
+func (c client) do(ctx context.Context, method, path string, body []byte, v any) error {
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, bytes.NewReader(body))
+	if err != nil {
+		return usage(fmt.Errorf("--coordinator %q: %w", c.base, err))
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return infra(fmt.Errorf("time budget exceeded waiting for %s %s: %w", method, path, err))
+		}
+		return infra(fmt.Errorf("coordinator %s unreachable: %w", c.base, err))
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		return statusError(method, path, resp.Status, resp.StatusCode, raw)
+	}
+	// Decode as the body streams in: a 1,024-node, 8-rail matrix is about
+	// 4.6 GB of JSON, and holding the bytes and the decoded matrix at once
+	// would double the gate's memory.
+	if err := json.NewDecoder(io.LimitReader(resp.Body, maxAnswer)).Decode(v); err != nil {
+		if errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {
+			return infra(fmt.Errorf("time budget exceeded reading %s %s: %w", method, path, err))
+		}
+		return infra(fmt.Errorf("%s %s: bad answer: %w", method, path, err))
+	}
+	return nil
+}
+
+// maxAnswer bounds what one answer may hold: twice the largest matrix we
+// plan for (1,024 nodes x 8 rails), so a runaway server cannot fill memory.
+const maxAnswer = 10 << 30
+
+// defaultClient waits at most 30 s for a coordinator to start answering,
+// but sets no limit on the whole exchange: reading a large matrix takes as
+// long as it takes, within the gate's own time budget (Options.Timeout).
+func defaultClient() *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.ResponseHeaderTimeout = 30 * time.Second
+	return &http.Client{Transport: t}
+}
+
+func statusError(method, path, status string, code int, raw []byte) error {
+	msg := fmt.Sprintf("%s %s: %s", method, path, status)
+	var ae api.Error
+	if json.Unmarshal(raw, &ae) == nil && ae.Error != "" {
+		msg += ": " + ae.Error
+		if ae.Field != "" {
+			msg += " (field " + ae.Field + ")"
+		}
+	}
+	switch {
+	case code == http.StatusServiceUnavailable:
+		return infra(fmt.Errorf("%s (the coordinator cannot run a sweep now: too few workers, or not the leader)", msg))
+	case code >= 500, code == http.StatusRequestTimeout, code == http.StatusConflict, code == http.StatusTooManyRequests:
+		return infra(errors.New(msg))
+	default:
+		return usage(errors.New(msg))
+	}
+}
