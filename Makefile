@@ -58,3 +58,4 @@ clean:
 	rm -rf bin
 
 -include lab/lab.mk
+-include chaos.mk
