@@ -59,6 +59,20 @@ phase_probe() {
 	mark "probe"
 }
 
+# phase_doctor checks discovery on a real rxe device: the auto policy must
+# pick the IPv4-mapped RoCE v2 entry (index 1 on rxe), port ACTIVE, MTU 1024.
+phase_doctor() {
+	log "rdmamesh doctor in vm1"
+	local out
+	out=$(vm_run vm1 "rdmamesh doctor") || die "rdmamesh doctor failed in vm1"
+	printf '%s\n' "$out" > "$LAB_RUN/doctor.out"
+	printf '%s\n' "$out" | grep -Eq '^0 +rxe0/1 +1 +::ffff:10\.77\.0\.11 +RoCE v2 +eth0 .* 1024 +yes' \
+		|| die "doctor did not pick rxe0's IPv4 RoCE v2 GID (index 1) with MTU 1024: see $LAB_RUN/doctor.out"
+	printf '%s\n' "$out" | grep -Eq '^ok +port_state:rxe0/1 +state 4: ACTIVE' \
+		|| die "doctor does not report rxe0 port 1 ACTIVE: see $LAB_RUN/doctor.out"
+	mark "doctor"
+}
+
 main() {
 	local cmd=${1:-all}
 	shift || true
@@ -74,6 +88,7 @@ main() {
 		build_bin
 		mark "build"
 		boot "$n"
+		phase_doctor
 		phase_probe
 		compare_run "${LAB_REPS:-3}"
 		mark "compare"
@@ -85,6 +100,7 @@ main() {
 		bash "$LAB_DIR/setup.sh"
 		build_bin
 		boot 2
+		phase_doctor
 		phase_probe
 		;;
 	compare)
