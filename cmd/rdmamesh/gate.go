@@ -1,6 +1,8 @@
 package main
 
 import (
+	"io"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -12,12 +14,13 @@ func newGateCmd() *cobra.Command {
 	var o gate.Options
 	cmd := &cobra.Command{
 		Use:   "gate --coordinator URL",
-		Short: "Run a sweep (or judge the latest) and exit 0 healthy, 1 unhealthy, 2 usage/infrastructure error",
+		Short: "Run a sweep (or judge the latest) and exit 0 healthy, 1 unhealthy, 2 usage/config, 3 infrastructure",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.Request.Mode != "" && o.Request.Mode != "quick" && o.Request.Mode != "full" {
 				return &codeError{code: gate.ExitUsage, err: errorf("--mode %q: want quick or full", o.Request.Mode)}
 			}
+			o.TTY = isTerminal(cmd.OutOrStdout())
 			code := gate.Run(cmd.Context(), o, cmd.OutOrStdout(), cmd.ErrOrStderr())
 			if code != 0 {
 				return exitCode(code)
@@ -32,6 +35,25 @@ func newGateCmd() *cobra.Command {
 	f.StringVar(&o.JUnitFile, "junit", "", "write JUnit XML (one testcase per pair and rail) to this file")
 	f.StringVar(&o.Request.Mode, "mode", "", "sweep mode: quick or full (default: the coordinator's)")
 	f.StringSliceVar(&o.Request.Nodes, "nodes", nil, "only these workers (default: all)")
-	f.DurationVar(&o.Timeout, "timeout", 30*time.Minute, "give up (exit 2) after this long")
+	f.DurationVar(&o.Timeout, "timeout", 30*time.Minute, "the gate's time budget: give up (exit 3) after this long")
+	f.StringVar(&o.CSVFile, "csv", "", "write one CSV row per cell to this file")
+	f.StringVar(&o.ExcludeFile, "exclude", "", "write a Slurm hostlist of nodes to exclude (empty file when none)")
+	f.StringVar(&o.HostFile, "hostfile", "", "write the healthy nodes, one per line")
+	f.IntVar(&o.HostSlots, "host-slots", 0, "with --hostfile: write 'node slots=N' lines")
+	f.StringVar(&o.NCCLEnvFile, "nccl-env", "", "write NCCL settings (NCCL_IB_HCA, NCCL_IB_GID_INDEX, ...) for the healthy nodes")
+	f.StringVar(&o.NCCL.SocketIfname, "nccl-socket-ifname", "", "NCCL_SOCKET_IFNAME to put in the env file")
+	f.StringVar(&o.DiffAgainst, "diff-against", "", "an earlier --json file: say what got worse or better")
+	f.StringVar(&o.DiffJSONFile, "diff-json", "", "with --diff-against: write the full diff as JSON")
 	return cmd
+}
+
+// isTerminal reports whether w is an interactive terminal (progress bar) and
+// not a pipe, file or CI log (plain lines).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok || os.Getenv("TERM") == "dumb" {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

@@ -8,7 +8,7 @@ COORDINATOR=http://rdmamesh:8080
 MODE=full            # prolog sweep: quick (connectivity + latency) or full (+ bandwidth)
 EPILOG_MODE=quick    # epilog re-check: short, it delays the nodes' release
 TIMEOUT=10m          # keep below Slurm's PrologEpilogTimeout
-ON_ERROR=pass        # rdmamesh itself failed (exit 2): pass = let the job run, fail = requeue it
+ON_ERROR=pass        # the gate could not judge (exit 2 or 3): pass = let the job run, fail = requeue it
 DRAIN=yes            # drain the nodes an unhealthy sweep blames
 EPILOG_CHECK=failed  # when the epilog re-checks: failed (the job failed), always, never
 REPORT_DIR=/var/log/rdmamesh/slurm
@@ -33,7 +33,9 @@ job_nodes() {
 }
 
 # run_gate MODE TAG runs one sweep over the job's nodes and returns the
-# gate's exit code: 0 healthy, 1 unhealthy, 2 rdmamesh could not judge.
+# gate's exit code: 0 healthy, 1 unhealthy, 2 usage (the coordinator refused
+# the request, e.g. a node without a worker), 3 infrastructure (coordinator
+# unreachable, not enough workers, sweep failed).
 # The matrix is kept as $REPORT_DIR/<job>.<tag>.json (and .xml for JUnit).
 run_gate() {
 	local mode=$1 tag=$2 nodes count

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/rdmamesh/rdmamesh/internal/api"
@@ -16,13 +18,28 @@ import (
 // has its own short timeout: a paused or cut-off coordinator must not hang
 // a scenario.
 type client struct {
-	token string
-	http  *http.Client
+	token   string
+	secrets [][]byte // must never come back in an answer
+	http    *http.Client
+
+	mu    sync.Mutex
+	leaks []string // paths whose answer held a secret
 }
 
-func newClient(token string) *client {
-	return &client{token: token, http: &http.Client{Timeout: 5 * time.Second,
+func newClient(token string, secrets ...string) *client {
+	c := &client{token: token, http: &http.Client{Timeout: 5 * time.Second,
 		Transport: &http.Transport{MaxIdleConnsPerHost: 4, DisableCompression: true}}}
+	for _, s := range append(secrets, token) {
+		c.secrets = append(c.secrets, []byte(s))
+	}
+	return c
+}
+
+// leaked lists the API paths whose answers contained a secret.
+func (c *client) leaked() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.leaks)
 }
 
 // httpError is a non-2xx answer; code lets scenarios tell a refusal (4xx,
@@ -61,6 +78,13 @@ func (c *client) do(ctx context.Context, method, addr, path string, body, out an
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 	if err != nil {
 		return err
+	}
+	for _, s := range c.secrets {
+		if bytes.Contains(raw, s) {
+			c.mu.Lock()
+			c.leaks = append(c.leaks, method+" "+path)
+			c.mu.Unlock()
+		}
 	}
 	if resp.StatusCode/100 != 2 {
 		var e api.Error

@@ -42,13 +42,19 @@ type Cluster struct {
 	api     *client
 	coords  []*coord
 	workers []*wproc
-	token   string
+	token   string // API bearer token
+	key     string // gossip key, base64
 	files   struct{ token, key string }
 	say     func(format string, a ...any)
 }
 
-func newCluster(o Options, say func(string, ...any)) (*Cluster, error) {
+func newCluster(o Options, say func(string, ...any)) (_ *Cluster, err error) {
 	c := &Cluster{o: o, ports: newPorts(), net: newNet(), say: say}
+	defer func() {
+		if err != nil {
+			c.net.Close()
+		}
+	}()
 	tok := make([]byte, 24)
 	key := make([]byte, 32)
 	if _, err := rand.Read(tok); err != nil {
@@ -58,20 +64,20 @@ func newCluster(o Options, say func(string, ...any)) (*Cluster, error) {
 		return nil, err
 	}
 	c.token = hex.EncodeToString(tok)
+	c.key = base64.StdEncoding.EncodeToString(key)
 	c.files.token = filepath.Join(o.Dir, "token")
 	c.files.key = filepath.Join(o.Dir, "gossip.key")
 	if err := os.WriteFile(c.files.token, []byte(c.token+"\n"), 0o600); err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(c.files.key, []byte(base64.StdEncoding.EncodeToString(key)+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(c.files.key, []byte(c.key+"\n"), 0o600); err != nil {
 		return nil, err
 	}
-	c.api = newClient(c.token)
+	c.api = newClient(c.token, c.key)
 	for i := range 3 {
 		name := fmt.Sprintf("coord-%d", i+1)
 		co := &coord{name: name, dataDir: filepath.Join(o.Dir, name),
 			p: &proc{name: name, bin: o.Bin, log: filepath.Join(o.Dir, name+".log")}}
-		var err error
 		if co.raftAdv, err = c.ports.addr(false); err != nil {
 			return nil, err
 		}
@@ -215,13 +221,7 @@ func (c *Cluster) waitServing(ctx context.Context, p *proc, addr string) error {
 // coordinator's clean stop shuts raft down; nothing here depends on it).
 func (c *Cluster) Stop() {
 	done := make(chan struct{})
-	all := []*proc{}
-	for _, w := range c.workers {
-		all = append(all, w.p)
-	}
-	for _, co := range c.coords {
-		all = append(all, co.p)
-	}
+	all := c.procs()
 	for _, p := range all {
 		go func() { p.stop(3 * time.Second); done <- struct{}{} }()
 	}
@@ -258,6 +258,30 @@ func (c *Cluster) liveWorkers() []string {
 		}
 	}
 	return out
+}
+
+// secretLeaks lists the process logs that contain the token or the gossip
+// key: secrets must never be logged.
+func (c *Cluster) secretLeaks() []string {
+	var out []string
+	for _, p := range c.procs() {
+		b, err := os.ReadFile(p.log)
+		if err == nil && (strings.Contains(string(b), c.token) || strings.Contains(string(b), c.key)) {
+			out = append(out, filepath.Base(p.log))
+		}
+	}
+	return out
+}
+
+func (c *Cluster) procs() []*proc {
+	var all []*proc
+	for _, w := range c.workers {
+		all = append(all, w.p)
+	}
+	for _, co := range c.coords {
+		all = append(all, co.p)
+	}
+	return all
 }
 
 // indent marks quoted log lines so they stand out from the driver's own.

@@ -104,6 +104,14 @@ func Run(ctx context.Context, o Options) (code int) {
 		}
 		say("stopping every process")
 		cl.Stop()
+		if !errors.Is(ctx.Err(), context.Canceled) {
+			logs, answers := cl.secretLeaks(), cl.api.leaked()
+			r.add("secrets", "token or gossip key in process logs", orNone(logs), "none", len(logs) == 0)
+			r.add("secrets", "token or gossip key in API answers", orNone(answers), "none", len(answers) == 0)
+			if len(logs)+len(answers) > 0 && code == ExitPass {
+				code = ExitViolation
+			}
+		}
 		fmt.Fprintln(o.Out)
 		r.write(o.Out)
 		fmt.Fprintf(o.Out, "\nwall time %s\n", time.Since(start).Round(100*time.Millisecond))
@@ -152,4 +160,11 @@ func orStderr(w io.Writer) io.Writer {
 		return os.Stderr
 	}
 	return w
+}
+
+func orNone(s []string) string {
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, ", ")
 }

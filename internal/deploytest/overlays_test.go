@@ -235,15 +235,21 @@ func TestGateJob(t *testing.T) {
 	if spec.RestartPolicy != corev1.RestartPolicyNever {
 		t.Error("restartPolicy must be Never: podFailurePolicy needs it, and a verdict must not be retried in place")
 	}
-	failOn1 := false
+	// Exit codes of rdmamesh gate: 1 unhealthy and 2 usage are final, 3
+	// (infrastructure) may pass on a retry.
+	failsAt := map[int32]bool{}
 	if pfp := job.Spec.PodFailurePolicy; pfp != nil {
 		for _, r := range pfp.Rules {
-			failOn1 = failOn1 || (r.Action == batchv1.PodFailurePolicyActionFailJob && r.OnExitCodes != nil &&
-				slices.Contains(r.OnExitCodes.Values, 1))
+			if r.Action == batchv1.PodFailurePolicyActionFailJob && r.OnExitCodes != nil &&
+				r.OnExitCodes.Operator == batchv1.PodFailurePolicyOnExitCodesOpIn {
+				for _, v := range r.OnExitCodes.Values {
+					failsAt[v] = true
+				}
+			}
 		}
 	}
-	if !failOn1 {
-		t.Error("exit 1 (unhealthy fabric) must fail the Job at once, not be retried")
+	if !failsAt[1] || !failsAt[2] || failsAt[3] {
+		t.Errorf("podFailurePolicy fails the Job at once on %v; want exit 1 (unhealthy) and 2 (usage), not 3 (retryable)", failsAt)
 	}
 }
 

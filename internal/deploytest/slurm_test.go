@@ -129,9 +129,11 @@ func TestSlurmProlog(t *testing.T) {
 		t.Errorf("drain calls %v, want one draining n2,n3 with the job id", drains)
 	}
 
-	code, log = e.run(t, "rdmamesh-prolog.sh", "FAKE_RC=2")
-	if code != 0 || len(calls(log, "scontrol update")) != 0 {
-		t.Errorf("rdmamesh down, ON_ERROR=pass: exit %d, calls %v; want 0 and no drain", code, log)
+	for _, rc := range []string{"2", "3"} {
+		code, log = e.run(t, "rdmamesh-prolog.sh", "FAKE_RC="+rc)
+		if code != 0 || len(calls(log, "scontrol update")) != 0 {
+			t.Errorf("gate exit %s, ON_ERROR=pass: exit %d, calls %v; want 0 and no drain", rc, code, log)
+		}
 	}
 
 	code, log = e.run(t, "rdmamesh-prolog.sh", "SLURM_JOB_NODELIST=n1")
@@ -140,7 +142,7 @@ func TestSlurmProlog(t *testing.T) {
 	}
 
 	strict := newSlurmEnv(t, "ON_ERROR=fail\nDRAIN=no\n")
-	if code, _ := strict.run(t, "rdmamesh-prolog.sh", "FAKE_RC=2"); code == 0 {
+	if code, _ := strict.run(t, "rdmamesh-prolog.sh", "FAKE_RC=3"); code == 0 {
 		t.Error("ON_ERROR=fail: rdmamesh down must requeue the job")
 	}
 	code, log = strict.run(t, "rdmamesh-prolog.sh", "FAKE_RC=1", "FAKE_JSON="+unhealthyJSON)

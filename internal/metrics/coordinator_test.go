@@ -263,3 +263,25 @@ rdmamesh_cells{verdict="untested"} 0
 		t.Errorf("go_goroutines: %d series, err %v", n, err)
 	}
 }
+
+// Prometheus may scrape while another scrape runs (two servers, or a slow
+// one); the result cache must hold up (run with -race).
+func TestCoordinatorConcurrentScrapes(t *testing.T) {
+	src := standardSource()
+	reg := newCoordinatorRegistry(t, src, CoordinatorOptions{})
+	errs := make(chan error, 8)
+	for range 8 {
+		go func() {
+			_, err := reg.Gather()
+			errs <- err
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	if src.builds < 1 {
+		t.Error("no scrape built the matrix")
+	}
+}

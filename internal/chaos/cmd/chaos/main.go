@@ -40,5 +40,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// The first signal makes Run stop its processes and report; a second one
+	// kills the driver at once, and the kernel (Pdeathsig) its children.
+	go func() { <-ctx.Done(); stop() }()
 	return chaos.Run(ctx, o)
 }
