@@ -9,7 +9,7 @@ HAVE_VERBS := $(shell test -f /usr/include/infiniband/verbs.h && echo yes)
 TAGS      ?= $(if $(HAVE_VERBS),verbs,)
 DEMO_ARGS ?= --nodes 16
 
-.PHONY: all build build-noverbs test testrace lint vet fmt-check tidy-check demo demo-once clean fuzz
+.PHONY: all build build-noverbs test testrace lint vet fmt-check tidy-check demo demo-once clean fuzz docs
 
 all: lint test build
 
@@ -53,6 +53,11 @@ demo: build-noverbs
 
 demo-once: build-noverbs
 	$(BIN) demo $(DEMO_ARGS) --once --listen 127.0.0.1:0 --json bin/demo.json
+
+# Regenerate the configuration and metrics references (tests fail on drift).
+docs:
+	$(GO) run ./internal/config/docgen > docs/configuration.md
+	$(GO) test -count=1 ./internal/deploytest -run TestOperationsDoc -update
 
 clean:
 	rm -rf bin

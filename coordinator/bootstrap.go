@@ -112,22 +112,24 @@ func (c *Coordinator) reconcileOnce() {
 	if f.Error() != nil {
 		return
 	}
-	known := map[string]bool{}
+	known := map[string]string{} // ID → raft address
 	for _, s := range f.Configuration().Servers {
-		known[string(s.ID)] = true
+		known[string(s.ID)] = string(s.Address)
 	}
 	for _, n := range c.reg.list() {
 		if n.Role != "coordinator" || n.RaftAddr == "" || n.Name == c.opts.Name {
 			continue
 		}
 		switch {
-		case n.State == "alive" && !known[n.Name]:
+		case n.State == "alive" && known[n.Name] != n.RaftAddr:
+			// Unknown, or known at an old address (a pod restarted with a
+			// new IP): AddVoter with the same ID updates the address.
 			if err := c.raft.AddVoter(raft.ServerID(n.Name), raft.ServerAddress(n.RaftAddr), 0, 5*time.Second).Error(); err != nil {
 				c.log.Warn("add voter", "coordinator", n.Name, "err", err)
 			} else {
 				c.log.Info("added voter", "coordinator", n.Name, "raft", n.RaftAddr)
 			}
-		case n.State == "left" && known[n.Name]:
+		case n.State == "left" && known[n.Name] != "":
 			if err := c.raft.RemoveServer(raft.ServerID(n.Name), 0, 5*time.Second).Error(); err != nil {
 				c.log.Warn("remove voter", "coordinator", n.Name, "err", err)
 			} else {

@@ -162,6 +162,15 @@ func Start(o Options) (*Coordinator, error) {
 // GossipAddr is the memberlist address workers join.
 func (c *Coordinator) GossipAddr() string { return c.ml.LocalNode().Address() }
 
+// Join asks gossip seeds again; the command retries until peers are seen.
+func (c *Coordinator) Join(seeds []string) error {
+	_, err := c.ml.Join(seeds)
+	return err
+}
+
+// Members is the number of gossip members seen, this one included.
+func (c *Coordinator) Members() int { return c.ml.NumMembers() }
+
 // IsLeader reports whether this replica currently runs sweeps.
 func (c *Coordinator) IsLeader() bool {
 	c.mu.Lock()

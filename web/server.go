@@ -80,6 +80,9 @@ type Options struct {
 	// every mutating API call, and on reads unless OpenReads.
 	Token     string
 	OpenReads bool
+	// Metrics, when set, is served at GET /metrics under the same auth as
+	// the read-only API.
+	Metrics http.Handler
 }
 
 // Server is the HTTP face of a coordinator.
@@ -136,6 +139,10 @@ func (s *Server) routes() *gin.Engine {
 	v1.POST("/sweeps", s.startSweep)
 	v1.GET("/sweeps/:id", s.getSweep)
 	v1.GET("/sweeps/:id/matrix", s.getMatrix)
+
+	if s.opts.Metrics != nil {
+		r.GET("/metrics", s.auth, gin.WrapH(s.opts.Metrics))
+	}
 
 	index := func(c *gin.Context) { s.ui.serve(c, "index.html") }
 	r.GET("/", index)

@@ -39,7 +39,12 @@ type Options struct {
 	Transport memberlist.Transport
 	Logger    *slog.Logger
 	Token     string // bearer token for the worker API; empty = open
-	GossipKey []byte // memberlist AES key (16, 24 or 32 bytes); empty = plaintext
+	// Observability hooks; nil = off. OnTask sees every task result,
+	// OnSession every responder outcome (nil error = served normally).
+	OnTask    func(probe.TaskResult)
+	OnSession func(error)
+	Metrics   http.Handler // served at GET /metrics behind the token
+	GossipKey []byte       // memberlist AES key (16, 24 or 32 bytes); empty = plaintext
 }
 
 // Agent is a running worker.

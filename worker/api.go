@@ -25,6 +25,9 @@ func (a *Agent) routes() http.Handler {
 	mux.HandleFunc("POST /v1/tasks", a.handleTask)
 	mux.HandleFunc("POST /v1/sessions", a.handleOpenSession)
 	mux.HandleFunc("DELETE /v1/sessions/{id}", a.handleCloseSession)
+	if a.opts.Metrics != nil {
+		mux.Handle("GET /metrics", a.opts.Metrics)
+	}
 	return a.requireToken(mux)
 }
 
@@ -38,7 +41,11 @@ func (a *Agent) handleTask(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusBadRequest, badRequest(err))
 		return
 	}
-	writeJSON(w, http.StatusOK, a.RunTask(r.Context(), t))
+	res := a.RunTask(r.Context(), t)
+	if a.opts.OnTask != nil {
+		a.opts.OnTask(res)
+	}
+	writeJSON(w, http.StatusOK, res)
 }
 
 func (a *Agent) validateTask(t probe.Task) error {

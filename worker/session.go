@@ -27,12 +27,19 @@ type responder struct {
 func newSessionTable() *sessionTable { return &sessionTable{m: map[string]*responder{}} }
 
 func (a *Agent) openResponder(ctx context.Context, req probe.SessionRequest) (probe.SessionReply, error) {
+	observe := func(err error) {
+		if a.opts.OnSession != nil {
+			a.opts.OnSession(err)
+		}
+	}
 	sess, err := a.opts.Fabric.Open(ctx, req.Local, req.Params)
 	if err != nil {
+		observe(err)
 		return probe.SessionReply{}, err
 	}
 	if err := sess.Connect(ctx, req.Initiator); err != nil {
 		_ = sess.Close()
+		observe(err)
 		return probe.SessionReply{}, err
 	}
 	id := newID()
@@ -50,9 +57,13 @@ func (a *Agent) openResponder(ctx context.Context, req probe.SessionRequest) (pr
 		defer close(r.ended)
 		defer cancel()
 		defer sess.Close()
-		if err := sess.Respond(rctx, req.Params); err != nil && rctx.Err() == nil {
+		err := sess.Respond(rctx, req.Params)
+		if err != nil && rctx.Err() == nil {
 			a.log.Debug("responder ended with error", "session", id, "err", err)
+		} else {
+			err = nil // the initiator closed the session: served normally
 		}
+		observe(err)
 		<-rctx.Done() // keep the QP alive until the initiator is done with it
 	}()
 	return probe.SessionReply{Version: probe.Version, SessionID: id, Responder: sess.Info()}, nil

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime"
 	"strings"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/rdmamesh/rdmamesh/coordinator"
 	"github.com/rdmamesh/rdmamesh/internal/config"
 	"github.com/rdmamesh/rdmamesh/internal/member"
+	"github.com/rdmamesh/rdmamesh/internal/metrics"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
 	"github.com/rdmamesh/rdmamesh/web"
 )
@@ -99,8 +101,15 @@ func runCoordinator(ctx context.Context, c *config.Config, log *slog.Logger) err
 		return err
 	}
 	defer co.Stop()
+	joinCtx, stopJoining := context.WithCancel(ctx)
+	joined := make(chan struct{})
+	go func() { defer close(joined); keepJoining(joinCtx, co, c.Gossip.Join, log) }()
+	defer func() { stopJoining(); <-joined }()
+	reg := metrics.NewRegistry()
+	reg.MustRegister(metrics.NewCoordinator(co, metrics.CoordinatorOptions{}),
+		metrics.BuildInfo("coordinator", version, commit, runtime.Version()))
 	srv := &http.Server{Handler: web.New(co, web.Options{Logger: log, Title: "rdmamesh", Token: token,
-		OpenReads: c.Auth.OpenReads}).Handler(),
+		OpenReads: c.Auth.OpenReads, Metrics: metrics.Handler(reg)}).Handler(),
 		ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()

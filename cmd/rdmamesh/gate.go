@@ -3,6 +3,7 @@ package main
 import (
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -12,6 +13,7 @@ import (
 
 func newGateCmd() *cobra.Command {
 	var o gate.Options
+	var tokenFile string
 	cmd := &cobra.Command{
 		Use:   "gate --coordinator URL",
 		Short: "Run a sweep (or judge the latest) and exit 0 healthy, 1 unhealthy, 2 usage/config, 3 infrastructure",
@@ -21,6 +23,15 @@ func newGateCmd() *cobra.Command {
 				return &codeError{code: gate.ExitUsage, err: errorf("--mode %q: want quick or full", o.Request.Mode)}
 			}
 			o.TTY = isTerminal(cmd.OutOrStdout())
+			if tokenFile != "" {
+				b, err := os.ReadFile(tokenFile)
+				if err != nil {
+					return &codeError{code: gate.ExitUsage, err: errorf("--token-file: %v", err)}
+				}
+				o.Token = strings.TrimSpace(string(b))
+			} else {
+				o.Token = strings.TrimSpace(os.Getenv("RDMAMESH_AUTH_TOKEN"))
+			}
 			code := gate.Run(cmd.Context(), o, cmd.OutOrStdout(), cmd.ErrOrStderr())
 			if code != 0 {
 				return exitCode(code)
@@ -36,6 +47,7 @@ func newGateCmd() *cobra.Command {
 	f.StringVar(&o.Request.Mode, "mode", "", "sweep mode: quick or full (default: the coordinator's)")
 	f.StringSliceVar(&o.Request.Nodes, "nodes", nil, "only these workers (default: all)")
 	f.DurationVar(&o.Timeout, "timeout", 30*time.Minute, "the gate's time budget: give up (exit 3) after this long")
+	f.StringVar(&tokenFile, "token-file", "", "file holding the API bearer token (default: $RDMAMESH_AUTH_TOKEN)")
 	f.StringVar(&o.CSVFile, "csv", "", "write one CSV row per cell to this file")
 	f.StringVar(&o.ExcludeFile, "exclude", "", "write a Slurm hostlist of nodes to exclude (empty file when none)")
 	f.StringVar(&o.HostFile, "hostfile", "", "write the healthy nodes, one per line")

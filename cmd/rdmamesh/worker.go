@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"runtime"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -12,6 +13,7 @@ import (
 	"github.com/rdmamesh/rdmamesh/internal/config"
 	"github.com/rdmamesh/rdmamesh/internal/fabric/sim"
 	"github.com/rdmamesh/rdmamesh/internal/inventory"
+	"github.com/rdmamesh/rdmamesh/internal/metrics"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
 	"github.com/rdmamesh/rdmamesh/internal/verbs"
 	"github.com/rdmamesh/rdmamesh/worker"
@@ -86,13 +88,18 @@ func runWorker(ctx context.Context, c *config.Config, log *slog.Logger) error {
 			return h.Ports(pol), h.Checks(), nil
 		}
 	}
+	wm := metrics.NewWorker()
+	reg := metrics.NewRegistry()
+	reg.MustRegister(wm, metrics.BuildInfo("worker", version, commit, runtime.Version()))
 	a, err := worker.Start(ctx, worker.Options{Name: name, Fabric: fab, GossipBind: c.Gossip.Bind,
 		GossipAdvertise: c.Gossip.Advertise, Join: c.Gossip.Join, APIListen: c.Worker.APIListen,
 		APIAdvertise: c.Worker.APIAdvertise, Labels: c.Worker.Labels, Devices: c.Worker.Devices, LAN: true, Logger: log,
-		Discover: discover, Token: token, GossipKey: key})
+		Discover: discover, Token: token, GossipKey: key,
+		OnTask: wm.ObserveTask, OnSession: wm.ObserveSession, Metrics: metrics.Handler(reg)})
 	if err != nil {
 		return err
 	}
+	wm.SetSource(a)
 	defer a.Stop()
 	keepJoining(ctx, a, c.Gossip.Join, log)
 	<-ctx.Done()
@@ -100,9 +107,15 @@ func runWorker(ctx context.Context, c *config.Config, log *slog.Logger) error {
 	return nil
 }
 
+// joiner is a gossip member that can retry its seeds (worker or coordinator).
+type joiner interface {
+	Members() int
+	Join(seeds []string) error
+}
+
 // keepJoining retries the seeds until we see another member: in Kubernetes
 // or Slurm the coordinator may start after the workers.
-func keepJoining(ctx context.Context, a *worker.Agent, seeds []string, log *slog.Logger) {
+func keepJoining(ctx context.Context, a joiner, seeds []string, log *slog.Logger) {
 	if len(seeds) == 0 {
 		log.Warn("no gossip seeds (--join): this worker waits for a coordinator to join it")
 		return

@@ -57,6 +57,10 @@ var rules = map[string][]string{
 	"internal/gate":         {"internal/api", "matrix", "internal/probe"},
 	"internal/inventory":    {"internal/probe"},
 	"internal/verbs":        {"internal/probe", "worker", "internal/member"},
+	"internal/metrics":      {"internal/api", "internal/probe", "matrix"},
+	"internal/deploytest":   {"internal/config/docgen/keyflags"},
+
+	"internal/config/docgen/keyflags": nil,
 }
 
 func TestImportDirection(t *testing.T) {

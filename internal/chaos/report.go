@@ -58,9 +58,14 @@ func (r *report) write(w io.Writer) {
 				mark = "VIOLATION"
 			}
 		}
+		// Long values (errors) would widen every row; the violation list
+		// under the table has them in full.
 		v := f.value
 		if i := strings.IndexByte(v, '\n'); i >= 0 {
 			v = v[:i] + " ..."
+		}
+		if len(v) > 64 {
+			v = v[:61] + "..."
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s, f.name, v, f.limit, mark)
 	}

@@ -72,4 +72,7 @@ func TestSecureControlPlane(t *testing.T) {
 	if code := gate.Run(ctx, gate.Options{Coordinator: cl.URL, Request: api.SweepRequest{Mode: "quick"}}, &out, &errOut); code == gate.ExitHealthy {
 		t.Fatalf("gate without a token passed: %s", out.String())
 	}
+	if code := gate.Run(ctx, gate.Options{Coordinator: cl.URL, Token: "t0ken", Request: api.SweepRequest{Mode: "quick"}}, &out, &errOut); code != gate.ExitHealthy {
+		t.Fatalf("gate with the token: exit %d: %s", code, errOut.String())
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/rdmamesh/rdmamesh/coordinator"
+	"github.com/rdmamesh/rdmamesh/internal/metrics"
 	"github.com/rdmamesh/rdmamesh/web"
 )
 
@@ -52,7 +53,10 @@ func (c *Cluster) startCoordinators(o Options) error {
 			return err
 		}
 		r.Coordinator = co
-		r.srv = &http.Server{Handler: web.New(co, web.Options{Logger: c.log, Title: "rdmamesh demo", Token: o.Token}).Handler(),
+		reg := metrics.NewRegistry()
+		reg.MustRegister(metrics.NewCoordinator(co, metrics.CoordinatorOptions{}))
+		r.srv = &http.Server{Handler: web.New(co, web.Options{Logger: c.log, Title: "rdmamesh demo", Token: o.Token,
+			Metrics: metrics.Handler(reg)}).Handler(),
 			ReadHeaderTimeout: 10 * time.Second}
 		go func() { r.served <- r.srv.Serve(ln) }()
 		seeds = append(seeds, co.GossipAddr())

@@ -14,8 +14,9 @@ import (
 )
 
 type client struct {
-	base string
-	http *http.Client
+	base  string
+	http  *http.Client
+	token string
 }
 
 func (c client) get(ctx context.Context, path string, v any) error {
@@ -41,6 +42,9 @@ func (c client) do(ctx context.Context, method, path string, body []byte, v any)
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {

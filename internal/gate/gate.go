@@ -36,6 +36,7 @@ type Options struct {
 	Poll        time.Duration
 	Timeout     time.Duration // whole run: the gate's time budget
 	Client      *http.Client
+	Token       string // bearer token for the coordinator API (auth.token)
 
 	// Output files; "" skips one. Each is written whole or not at all.
 	JSONFile    string
@@ -90,7 +91,7 @@ func Run(ctx context.Context, o Options, out, errOut io.Writer) int {
 	if o.Client == nil {
 		o.Client = defaultClient()
 	}
-	c := client{base: strings.TrimRight(o.Coordinator, "/"), http: o.Client}
+	c := client{base: strings.TrimRight(o.Coordinator, "/"), http: o.Client, token: o.Token}
 	m, info, err := judge(ctx, c, o, out)
 	if err != nil {
 		return report(errOut, err)
