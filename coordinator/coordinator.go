@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -142,9 +143,9 @@ func Start(o Options) (*Coordinator, error) {
 		c.shutdownRaft()
 		return nil, fmt.Errorf("gossip: %w", err)
 	}
-	if len(o.Join) > 0 {
-		if _, err := c.ml.Join(o.Join); err != nil {
-			c.log.Warn("gossip join failed; workers joining us will still be seen", "seeds", o.Join, "err", err)
+	if seeds := append(slices.Clone(o.Join), loadMembers(o.DataDir)...); len(seeds) > 0 {
+		if _, err := c.ml.Join(seeds); err != nil {
+			c.log.Warn("gossip join failed; workers joining us will still be seen", "seeds", seeds, "err", err)
 		}
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())

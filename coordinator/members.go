@@ -72,17 +72,20 @@ type events struct{ ch chan gossipEvent }
 
 var _ memberlist.EventDelegate = (*events)(nil)
 
-func (e *events) send(n *memberlist.Node) {
-	ev := gossipEvent{name: n.Name, addr: n.Address(), meta: append([]byte(nil), n.Meta...), state: n.State}
+// memberlist never sets Node.State (its nodeState.State shadows it), so the
+// state comes from which callback fired. NotifyLeave does not say whether
+// the node left or died; dead is the safe reading.
+func (e *events) send(n *memberlist.Node, st memberlist.NodeStateType) {
+	ev := gossipEvent{name: n.Name, addr: n.Address(), meta: append([]byte(nil), n.Meta...), state: st}
 	select {
 	case e.ch <- ev:
 	default:
 	}
 }
 
-func (e *events) NotifyJoin(n *memberlist.Node)   { e.send(n) }
-func (e *events) NotifyLeave(n *memberlist.Node)  { e.send(n) }
-func (e *events) NotifyUpdate(n *memberlist.Node) { e.send(n) }
+func (e *events) NotifyJoin(n *memberlist.Node)   { e.send(n, memberlist.StateAlive) }
+func (e *events) NotifyLeave(n *memberlist.Node)  { e.send(n, memberlist.StateDead) }
+func (e *events) NotifyUpdate(n *memberlist.Node) { e.send(n, memberlist.StateAlive) }
 
 // coordDelegate publishes the coordinator's own meta.
 type coordDelegate struct {
@@ -120,16 +123,23 @@ func stateName(s memberlist.NodeStateType) string {
 func (c *Coordinator) watchMembers(ctx context.Context) {
 	tick := time.NewTicker(c.opts.Reconcile)
 	defer tick.Stop()
+	// Remembered members are saved within a second of a change, so even a
+	// coordinator that crashes right after start can rejoin them.
+	save := time.NewTicker(time.Second)
+	defer save.Stop()
+	var saved []string
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case ev := <-c.events.ch:
 			c.observe(ctx, ev)
+		case <-save.C:
+			saved = c.saveMembers(saved)
 		case <-tick.C:
 			// Catch anything the non-blocking event path dropped.
 			for _, n := range c.ml.Members() {
-				c.observe(ctx, gossipEvent{name: n.Name, addr: n.Address(), meta: n.Meta, state: n.State})
+				c.observe(ctx, gossipEvent{name: n.Name, addr: n.Address(), meta: n.Meta, state: memberlist.StateAlive})
 			}
 		}
 	}
@@ -143,12 +153,15 @@ func (c *Coordinator) observe(ctx context.Context, ev gossipEvent) {
 	}
 	c.reg.mu.Lock()
 	n, ok := c.reg.nodes[ev.name]
+	// A worker back from dead is a new process: its generation restarts at
+	// 1, so only the transition says its inventory must be fetched again.
+	back := ok && n.State != "alive"
 	if !ok {
 		n = &api.NodeInfo{Name: ev.name}
 		c.reg.nodes[ev.name] = n
 	}
 	n.Role, n.State, n.Addr, n.APIAddr, n.RaftAddr, n.LastSeen = m.Role, stateName(ev.state), ev.addr, m.APIAddr, m.RaftAddr, time.Now()
-	need := m.Role == member.RoleWorker && ev.state == memberlist.StateAlive && c.reg.gens[ev.name] != m.Generation
+	need := m.Role == member.RoleWorker && ev.state == memberlist.StateAlive && (c.reg.gens[ev.name] != m.Generation || back)
 	c.reg.mu.Unlock()
 	if ev.state == memberlist.StateDead || ev.state == memberlist.StateLeft {
 		if n := c.inflight.nodeDead(ev.name); n > 0 {

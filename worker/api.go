@@ -76,9 +76,13 @@ func (a *Agent) handleOpenSession(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusBadRequest, badRequest(err))
 		return
 	}
-	if err := a.validSession(req, time.Now()); err != nil {
+	if err := a.authorizeSession(req, time.Now()); err != nil {
 		writeErr(w, http.StatusForbidden, &probe.Error{Class: probe.ClassInternal, Cause: err.Error(),
 			Fix: "sessions come only from tests the coordinator scheduled; check that all nodes share auth.token and run the same version"})
+		return
+	}
+	if err := a.validSessionFields(req); err != nil {
+		writeErr(w, http.StatusBadRequest, badRequest(err))
 		return
 	}
 	reply, err := a.openResponder(r.Context(), req)
@@ -109,6 +113,9 @@ func decode(r *http.Request, v any) error {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		return fmt.Errorf("decode request: %w", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("decode request: extra data after the JSON object")
 	}
 	return nil
 }

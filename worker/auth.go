@@ -35,10 +35,10 @@ func (a *Agent) authorize(req *http.Request) {
 	}
 }
 
-// validSession checks everything in a session request before any verbs call:
-// that the coordinator scheduled it, that it is for us, and that every field
-// a provider would hand to the HCA is in range.
-func (a *Agent) validSession(req probe.SessionRequest, now time.Time) error {
+// authorizeSession checks that the coordinator scheduled this session and
+// that it is for us (403 when not); validSessionFields then checks every
+// field a provider would hand to the HCA (400), all before any verbs call.
+func (a *Agent) authorizeSession(req probe.SessionRequest, now time.Time) error {
 	if req.Dst != a.opts.Name {
 		return fmt.Errorf("session for %q sent to worker %q", req.Dst, a.opts.Name)
 	}
@@ -50,6 +50,10 @@ func (a *Agent) validSession(req probe.SessionRequest, now time.Time) error {
 			return err
 		}
 	}
+	return nil
+}
+
+func (a *Agent) validSessionFields(req probe.SessionRequest) error {
 	inv := a.Inventory()
 	if !slices.ContainsFunc(inv.Ports, func(p probe.Port) bool { return p.Device == req.Local.Device && p.Port == req.Local.Port }) {
 		return fmt.Errorf("no HCA port %s/%d on %s", req.Local.Device, req.Local.Port, a.opts.Name)

@@ -24,6 +24,7 @@ type coord struct {
 	gossip   string
 	api      string
 	dataDir  string
+	started  bool // once up, the gossip address is fixed
 }
 
 // wproc is one worker process.
@@ -78,7 +79,12 @@ func newCluster(o Options, say func(string, ...any)) (_ *Cluster, err error) {
 		name := fmt.Sprintf("coord-%d", i+1)
 		co := &coord{name: name, dataDir: filepath.Join(o.Dir, name),
 			p: &proc{name: name, bin: o.Bin, log: filepath.Join(o.Dir, name+".log")}}
+		// Every gossip address is known before the first start, so each
+		// coordinator's --join lists all the others.
 		if co.raftAdv, err = c.ports.addr(false); err != nil {
+			return nil, err
+		}
+		if co.gossip, err = c.ports.addr(true); err != nil {
 			return nil, err
 		}
 		if err := c.net.Listen(name, co.raftAdv); err != nil {
@@ -129,10 +135,9 @@ func (c *Cluster) coordArgs(co *coord) []string {
 // restart keeps its gossip address (memberlist refuses a known name at a
 // new address) and may move only its raft bind and API.
 func (c *Cluster) startCoord(ctx context.Context, co *coord) error {
-	first := co.gossip == ""
 	for attempt := 1; ; attempt++ {
 		var err error
-		if first {
+		if !co.started && attempt > 1 {
 			if co.gossip, err = c.ports.addr(true); err != nil {
 				return err
 			}
@@ -153,6 +158,7 @@ func (c *Cluster) startCoord(ctx context.Context, co *coord) error {
 		}
 		err = c.waitServing(ctx, co.p, co.api)
 		if err == nil {
+			co.started = true
 			return nil
 		}
 		if !co.p.bindFailed() || attempt == 3 {

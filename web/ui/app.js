@@ -62,10 +62,30 @@
     }
   }
 
+  // With auth.token set on the coordinator the API wants a bearer token; the
+  // operator types it once and it stays in this browser's localStorage.
+  const tokenKey = "rdmamesh.token";
+  let tokenDeclined = false;
+
   async function request(path, opts) {
     // no-cache: revalidate every poll; the server's ETag turns an unchanged
     // answer into a 304 the browser serves from its cache.
-    const res = await fetch(path, Object.assign({ cache: "no-cache" }, opts));
+    const send = () => {
+      const o = Object.assign({ cache: "no-cache" }, opts);
+      const token = localStorage.getItem(tokenKey);
+      if (token) o.headers = Object.assign({}, o.headers, { Authorization: "Bearer " + token });
+      return fetch(path, o);
+    };
+    let res = await send();
+    if (res.status === 401 && !tokenDeclined) {
+      const token = window.prompt("This rdmamesh coordinator needs its API token (auth.token):");
+      if (token) {
+        localStorage.setItem(tokenKey, token.trim());
+        res = await send();
+      } else {
+        tokenDeclined = true; // do not nag on every poll; reload to try again
+      }
+    }
     return res;
   }
 
