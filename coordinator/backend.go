@@ -21,13 +21,32 @@ func (c *Coordinator) Sweeps() []api.SweepInfo { return c.fsm.sweepInfos() }
 // Sweep returns one sweep's header.
 func (c *Coordinator) Sweep(id string) (api.SweepInfo, bool) { return c.fsm.sweepInfo(id) }
 
-// Matrix analyses a sweep as it stands, finished or not.
+// Matrix analyses a sweep as it stands, finished or not. The UI polls every
+// second and metrics scrape too, so the analysis is kept until the sweep's
+// record changes; callers must not mutate the result (web's contract).
 func (c *Coordinator) Matrix(id string) (*matrix.Matrix, bool) {
+	c.matrixMu.Lock()
+	defer c.matrixMu.Unlock()
+	if v, ok := c.fsm.version(id); !ok {
+		return nil, false
+	} else if m, ok := c.matrices[id]; ok && m.version == v {
+		return m.m, true
+	}
 	sv, ok := c.fsm.sweepData(id)
 	if !ok {
 		return nil, false
 	}
-	return matrix.Build(sv.Nodes, sv.Cells, c.opts.Thresholds), true
+	m := matrix.Build(sv.Nodes, sv.Cells, c.opts.Thresholds)
+	if len(c.matrices) >= 4 { // a few sweeps are looked at; drop the rest
+		clear(c.matrices)
+	}
+	c.matrices[id] = cachedMatrix{version: sv.Version, m: m}
+	return m, true
+}
+
+type cachedMatrix struct {
+	version uint64
+	m       *matrix.Matrix
 }
 
 // StartSweep commits a new sweep and hands it to the leader loop.

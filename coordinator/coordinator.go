@@ -86,6 +86,9 @@ type Coordinator struct {
 
 	raftAddr string
 
+	matrixMu sync.Mutex
+	matrices map[string]cachedMatrix
+
 	notifyCh      chan bool
 	leaderChanges atomic.Uint64
 }
@@ -118,7 +121,7 @@ func Start(o Options) (*Coordinator, error) {
 		o.APIAddr = func() string { return "" }
 	}
 	c := &Coordinator{opts: o, log: o.Logger.With("coordinator", o.Name), fsm: newFSM(o.KeepSweeps),
-		events: &events{ch: make(chan gossipEvent, 1024)}, reg: newRegistry(), inflight: newInflight(), work: make(chan string, 1),
+		events: &events{ch: make(chan gossipEvent, 1024)}, reg: newRegistry(), inflight: newInflight(), matrices: map[string]cachedMatrix{}, work: make(chan string, 1),
 		client:   &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4, MaxIdleConns: 4096}},
 		notifyCh: make(chan bool, 8)}
 	r, trans, st, err := newRaft(o.Name, o.DataDir, c.fsm, c.notifyCh,

@@ -1,6 +1,7 @@
 package coordinator
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -59,11 +60,14 @@ type cellKey struct {
 }
 
 type sweepRecord struct {
-	Info   api.SweepInfo
-	Spec   sweepSpec
-	Nodes  []matrix.Node
-	Cells  map[cellKey]matrix.Cell
-	Rounds map[int]bool
+	// Version changes whenever the record does, so analyses of it can be
+	// cached until then.
+	Version uint64
+	Info    api.SweepInfo
+	Spec    sweepSpec
+	Nodes   []matrix.Node
+	Cells   map[cellKey]matrix.Cell
+	Rounds  map[int]bool
 }
 
 // fsm is the replicated state: the last keep sweeps and their cells.
@@ -71,6 +75,7 @@ type fsm struct {
 	keep int
 
 	mu     sync.RWMutex
+	seq    uint64 // bumped on every change; source of record versions
 	sweeps map[string]*sweepRecord
 	order  []string // oldest first
 }
@@ -145,6 +150,8 @@ func (f *fsm) applyRound(b []byte) error {
 		rec.Cells[cellKey{c.Src, c.Dst, c.Rail}] = c
 	}
 	rec.Rounds[r.Round] = true
+	f.seq++
+	rec.Version = f.seq
 	rec.Info.RoundsDone = len(rec.Rounds)
 	rec.Info.CellsDone = len(rec.Cells)
 	return nil
@@ -159,6 +166,8 @@ func (f *fsm) applyEnd(b []byte) error {
 	defer f.mu.Unlock()
 	if rec, ok := f.sweeps[e.SweepID]; ok {
 		rec.Info.State, rec.Info.Error, rec.Info.Finished, rec.Info.Healthy = e.State, e.Error, e.At, e.Healthy
+		f.seq++
+		rec.Version = f.seq
 	}
 	return nil
 }
@@ -220,6 +229,10 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	}
 	f.mu.Lock()
 	f.sweeps, f.order = sweeps, order
+	for _, rec := range sweeps {
+		f.seq++
+		rec.Version = f.seq
+	}
 	f.mu.Unlock()
 	return nil
 }
@@ -242,21 +255,7 @@ func sortedCells(m map[cellKey]matrix.Cell) []matrix.Cell {
 		out = append(out, c)
 	}
 	slices.SortFunc(out, func(a, b matrix.Cell) int {
-		if a.Rail != b.Rail {
-			return a.Rail - b.Rail
-		}
-		if a.Src != b.Src {
-			if a.Src < b.Src {
-				return -1
-			}
-			return 1
-		}
-		if a.Dst < b.Dst {
-			return -1
-		} else if a.Dst > b.Dst {
-			return 1
-		}
-		return 0
+		return cmp.Or(cmp.Compare(a.Rail, b.Rail), cmp.Compare(a.Src, b.Src), cmp.Compare(a.Dst, b.Dst))
 	})
 	return out
 }
@@ -295,17 +294,29 @@ func (f *fsm) sweepData(id string) (sweepView, bool) {
 	for r := range rec.Rounds {
 		rounds[r] = true
 	}
-	return sweepView{Info: rec.Info, Spec: rec.Spec, Nodes: slices.Clone(rec.Nodes), Cells: sortedCells(rec.Cells),
+	return sweepView{Version: rec.Version, Info: rec.Info, Spec: rec.Spec, Nodes: slices.Clone(rec.Nodes), Cells: sortedCells(rec.Cells),
 		Rounds: rounds}, true
 }
 
 // sweepView is a copy of one sweep, safe to use without the FSM lock.
 type sweepView struct {
-	Info   api.SweepInfo
-	Spec   sweepSpec
-	Nodes  []matrix.Node
-	Cells  []matrix.Cell
-	Rounds map[int]bool
+	Version uint64
+	Info    api.SweepInfo
+	Spec    sweepSpec
+	Nodes   []matrix.Node
+	Cells   []matrix.Cell
+	Rounds  map[int]bool
+}
+
+// version is a sweep's record version, without copying the record.
+func (f *fsm) version(id string) (uint64, bool) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	rec, ok := f.sweeps[id]
+	if !ok {
+		return 0, false
+	}
+	return rec.Version, true
 }
 
 // running returns the IDs of sweeps not yet ended, oldest first.

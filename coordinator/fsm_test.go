@@ -138,3 +138,19 @@ func TestFSMSnapshotRestore(t *testing.T) {
 		t.Fatalf("running after restore: %v", got)
 	}
 }
+
+func TestFSMVersionChangesWithTheRecord(t *testing.T) {
+	f := newFSM(5)
+	f.Apply(entry(t, entrySweepStart, sweepStart{Info: api.SweepInfo{ID: "s1", State: api.SweepRunning}}))
+	v0, _ := f.version("s1")
+	f.Apply(entry(t, entryRound, roundResult{SweepID: "s1", Round: 0, Cells: []matrix.Cell{okCell("a", "b", 0)}}))
+	v1, _ := f.version("s1")
+	f.Apply(entry(t, entrySweepEnd, sweepEnd{SweepID: "s1", State: api.SweepDone}))
+	v2, _ := f.version("s1")
+	if v0 == v1 || v1 == v2 {
+		t.Fatalf("versions %d %d %d: a changed record must get a new version", v0, v1, v2)
+	}
+	if _, ok := f.version("nope"); ok {
+		t.Fatal("version of an unknown sweep")
+	}
+}

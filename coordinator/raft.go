@@ -11,6 +11,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+
+	"github.com/rdmamesh/rdmamesh/internal/member"
 )
 
 // raftNet says how replicas reach each other. With no Bind and no
@@ -31,7 +33,8 @@ func newRaft(name, dataDir string, f *fsm, notify chan bool, n raftNet, log *slo
 	conf := raft.DefaultConfig()
 	conf.LocalID = raft.ServerID(name)
 	conf.Logger = hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.Warn,
-		Output: slogWriter{log.With("component", "raft")}})
+		// hclog filters at Warn already; anything that gets through is one.
+		Output: member.LogWriter(log.With("component", "raft"), slog.LevelWarn)})
 	conf.NotifyCh = notify
 	if n.Fast {
 		conf.HeartbeatTimeout = 200 * time.Millisecond
@@ -89,7 +92,7 @@ func openStores(dataDir string, log *slog.Logger) (*raftStores, error) {
 	if err != nil {
 		return nil, fmt.Errorf("coordinator.data_dir %s: open raft.db: %w", dataDir, err)
 	}
-	fs, err := raft.NewFileSnapshotStore(dataDir, 3, slogWriter{log.With("component", "raft-snapshots")})
+	fs, err := raft.NewFileSnapshotStore(dataDir, 3, member.LogWriter(log.With("component", "raft-snapshots"), slog.LevelInfo))
 	if err != nil {
 		bolt.Close()
 		return nil, fmt.Errorf("coordinator.data_dir %s: snapshots: %w", dataDir, err)
@@ -119,16 +122,4 @@ func resolveAdvertise(bind, adv string) (net.Addr, error) {
 		return nil, fmt.Errorf("coordinator.raft_advertise %q: %w", adv, err)
 	}
 	return a, nil
-}
-
-// slogWriter carries hashicorp loggers' lines into slog.
-type slogWriter struct{ l *slog.Logger }
-
-func (w slogWriter) Write(p []byte) (int, error) {
-	s := string(p)
-	for len(s) > 0 && (s[len(s)-1] == '\n') {
-		s = s[:len(s)-1]
-	}
-	w.l.Info(s)
-	return len(p), nil
 }

@@ -3,7 +3,6 @@ package cluster
 import (
 	"bytes"
 	"context"
-	"io"
 	"log/slog"
 	"strings"
 	"testing"
@@ -155,5 +154,3 @@ func TestGateExitCodes(t *testing.T) {
 		})
 	}
 }
-
-var _ io.Writer = testWriter{}

@@ -1,6 +1,7 @@
 package member
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log"
@@ -67,7 +68,8 @@ func Config(o Options) (*memberlist.Config, error) {
 	c.LogOutput = io.Discard
 	if o.Logger != nil {
 		c.LogOutput = nil
-		c.Logger = log.New(slogWriter{o.Logger.With("component", "memberlist")}, "", 0)
+		// memberlist is chatty, mostly about probes that succeeded: debug.
+		c.Logger = log.New(LogWriter(o.Logger.With("component", "memberlist"), slog.LevelDebug), "", 0)
 	}
 	return c, nil
 }
@@ -87,12 +89,17 @@ func splitHostPort(addr string) (string, int, error) {
 	return host, port, nil
 }
 
-// slogWriter routes memberlist's log lines to slog at debug level: they are
-// chatty and mostly about probes that succeeded.
-type slogWriter struct{ l *slog.Logger }
+// LogWriter carries a hashicorp library's log lines (memberlist, raft) into
+// slog at one level.
+func LogWriter(l *slog.Logger, level slog.Level) io.Writer { return logWriter{l, level} }
 
-func (w slogWriter) Write(p []byte) (int, error) {
-	w.l.Debug(string(trimNL(p)))
+type logWriter struct {
+	l     *slog.Logger
+	level slog.Level
+}
+
+func (w logWriter) Write(p []byte) (int, error) {
+	w.l.Log(context.Background(), w.level, string(trimNL(p)))
 	return len(p), nil
 }
 
