@@ -141,10 +141,10 @@ func firstDevices(ctx context.Context, f worker.Fabric, rails int) ([]string, er
 	if err != nil {
 		return nil, err
 	}
-	if rails <= 0 || rails > len(ports) {
-		if rails > len(ports) {
-			return nil, fmt.Errorf("rails: %d asked, the preset has %d HCAs", rails, len(ports))
-		}
+	switch {
+	case rails > len(ports):
+		return nil, fmt.Errorf("rails: %d asked, the preset has %d HCAs", rails, len(ports))
+	case rails <= 0:
 		rails = len(ports)
 	}
 	out := make([]string, 0, rails)
