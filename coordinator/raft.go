@@ -33,8 +33,9 @@ func newRaft(name, dataDir string, f *fsm, notify chan bool, n raftNet, log *slo
 	conf := raft.DefaultConfig()
 	conf.LocalID = raft.ServerID(name)
 	conf.Logger = hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.Warn,
-		// hclog filters at Warn already; anything that gets through is one.
-		Output: member.LogWriter(log.With("component", "raft"), slog.LevelWarn)})
+		// hclog keeps raft's warnings only, but raft warns about routine
+		// elections too (every bootstrap starts one): info, not warn.
+		Output: member.LogWriter(log.With("component", "raft"), slog.LevelInfo)})
 	conf.NotifyCh = notify
 	if n.Fast {
 		conf.HeartbeatTimeout = 200 * time.Millisecond
