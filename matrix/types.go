@@ -26,6 +26,21 @@ type Cell struct {
 	Error     *probe.Error     `json:"error,omitempty"`
 	Latency   *probe.Latency   `json:"latency,omitempty"`
 	Bandwidth *probe.Bandwidth `json:"bandwidth,omitempty"`
+	// DstRail is the destination's rail when it is not Rail (cross-rail
+	// sweeps: Src's HCA on Rail to Dst's HCA on *DstRail); nil = same rail.
+	DstRail *int `json:"dst_rail,omitempty"`
+	// Retests are the confirmation measurements of this cell, oldest first;
+	// the fields above are the first measurement.
+	Retests []Attempt `json:"retests,omitempty"`
+}
+
+// Attempt is one confirmation measurement of a cell.
+type Attempt struct {
+	Round     int              `json:"round"`
+	Class     probe.Class      `json:"class"`
+	Error     *probe.Error     `json:"error,omitempty"`
+	Latency   *probe.Latency   `json:"latency,omitempty"`
+	Bandwidth *probe.Bandwidth `json:"bandwidth,omitempty"`
 }
 
 // Verdict is the matrix's judgement of one cell.
@@ -151,6 +166,10 @@ type Matrix struct {
 	Rails         int             `json:"rails"`
 	Thresholds    Thresholds      `json:"thresholds"`
 	Cells         []Result        `json:"cells"` // every (src != dst, rail), sorted by rail, src, dst
+	// Cross holds the cross-rail cells (Cell.DstRail set) of a cross- or
+	// all-rail sweep, judged against their own population, sorted by
+	// rail, dst rail, src, dst.
+	Cross []Result `json:"cross,omitempty"`
 	Counts        map[Verdict]int `json:"counts"`
 	NodeRollups   []Rollup        `json:"node_rollups"`
 	RailRollups   []Rollup        `json:"rail_rollups"`

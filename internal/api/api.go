@@ -21,17 +21,41 @@ type NodeInfo struct {
 	Inventory *probe.Inventory `json:"inventory,omitempty"`
 }
 
-// SweepRequest is the body of POST /api/v1/sweeps. Zero fields take the
-// coordinator's configured defaults.
+// SweepRequest is the body of POST /api/v1/sweeps (and the gate's spec
+// file). Zero fields take the coordinator's configured defaults.
 type SweepRequest struct {
-	Mode         string   `json:"mode,omitempty"` // quick | full
-	Nodes        []string `json:"nodes,omitempty"`
-	Rails        []int    `json:"rails,omitempty"`
-	LatencyIters int      `json:"latency_iters,omitempty"`
-	LatencySize  int      `json:"latency_size,omitempty"`
-	BWSize       int      `json:"bw_size,omitempty"`
-	BWIters      int      `json:"bw_iters,omitempty"`
-	PairTimeout  string   `json:"pair_timeout,omitempty"` // Go duration, e.g. "10s"
+	Mode string `json:"mode,omitempty" yaml:"mode,omitempty"` // quick | full
+
+	// Node selection; all given selectors must match. Nodes lists names,
+	// Hosts is a Slurm hostlist expression (gpu[001-128,130]), Labels
+	// matches gossip labels (rack=r1).
+	Nodes  []string          `json:"nodes,omitempty" yaml:"nodes,omitempty"`
+	Hosts  string            `json:"hosts,omitempty" yaml:"hosts,omitempty"`
+	Labels map[string]string `json:"labels,omitempty" yaml:"labels,omitempty"`
+
+	// Pattern is all-pairs (default), k-batch (BatchSize pairs per round)
+	// or one-to-all (Root against every other node).
+	Pattern   string `json:"pattern,omitempty" yaml:"pattern,omitempty"`
+	BatchSize int    `json:"batch_size,omitempty" yaml:"batch_size,omitempty"`
+	Root      string `json:"root,omitempty" yaml:"root,omitempty"`
+	// RailMode is same (default), cross or all.
+	RailMode string `json:"rail_mode,omitempty" yaml:"rail_mode,omitempty"`
+	Rails    []int  `json:"rails,omitempty" yaml:"rails,omitempty"`
+
+	LatencyIters int    `json:"latency_iters,omitempty" yaml:"latency_iters,omitempty"`
+	LatencySize  int    `json:"latency_size,omitempty" yaml:"latency_size,omitempty"`
+	BWSize       int    `json:"bw_size,omitempty" yaml:"bw_size,omitempty"`
+	BWIters      int    `json:"bw_iters,omitempty" yaml:"bw_iters,omitempty"`
+	Connect      string `json:"connect,omitempty" yaml:"connect,omitempty"`           // exchange | rdmacm
+	PairTimeout  string `json:"pair_timeout,omitempty" yaml:"pair_timeout,omitempty"` // Go duration, e.g. "10s"
+	// Budget bounds the whole sweep (Go duration); past it the sweep
+	// fails with the rounds it managed.
+	Budget string `json:"budget,omitempty" yaml:"budget,omitempty"`
+	// Retests is how many confirmation passes suspect pairs get (ClusterKit
+	// style, each pass retests what is still bad); nil = the default, 0 = none.
+	Retests *int `json:"retests,omitempty" yaml:"retests,omitempty"`
+	// Profile names a threshold profile the coordinator loaded.
+	Profile string `json:"profile,omitempty" yaml:"profile,omitempty"`
 }
 
 // Sweep states.
@@ -56,6 +80,12 @@ type SweepInfo struct {
 	Finished   time.Time `json:"finished,omitzero"`
 	Error      string    `json:"error,omitempty"`
 	Healthy    *bool     `json:"healthy,omitempty"`
+	// Spec is the request as the coordinator resolved it (defaults filled).
+	Spec *SweepRequest `json:"spec,omitempty"`
+	// RetestPass is the confirmation pass running (0 = the main rounds);
+	// Retested counts the pairs retested so far.
+	RetestPass int `json:"retest_pass,omitempty"`
+	Retested   int `json:"retested,omitempty"`
 }
 
 // Error is the body of every 4xx/5xx answer.

@@ -108,7 +108,17 @@ type TestParams struct {
 	BWIters      int           `json:"bw_iters"`
 	TxDepth      int           `json:"tx_depth"`
 	Timeout      time.Duration `json:"timeout"`
+	// Connect is how the two ends connect their QPs: "" or ConnectExchange
+	// (QP info swapped over the worker API) or ConnectRDMACM (librdmacm
+	// resolve/connect/accept, which some RoCE setups require).
+	Connect string `json:"connect,omitempty"`
 }
+
+// Connection modes for TestParams.Connect.
+const (
+	ConnectExchange = "exchange"
+	ConnectRDMACM   = "rdmacm"
+)
 
 // DefaultTestParams are small enough for a sweep round to take milliseconds
 // on real hardware while still giving a stable p99.
@@ -134,6 +144,8 @@ func (p TestParams) Validate() error {
 		return fmt.Errorf("tx_depth %d out of range: use 1..4096", p.TxDepth)
 	case p.Timeout <= 0 || p.Timeout > 10*time.Minute:
 		return fmt.Errorf("timeout %s out of range: use a positive duration up to 10m", p.Timeout)
+	case p.Connect != "" && p.Connect != ConnectExchange && p.Connect != ConnectRDMACM:
+		return fmt.Errorf("connect %q: want %s or %s", p.Connect, ConnectExchange, ConnectRDMACM)
 	}
 	return nil
 }
