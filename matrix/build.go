@@ -43,6 +43,7 @@ func (s *railSpan) end() int { return s.start + len(s.members)*(len(s.members)-1
 func Build(nodes []Node, cells []Cell, th Thresholds) *Matrix {
 	th = th.orDefaults()
 	ns := sortedNodes(nodes)
+	cells, cross := splitCross(cells)
 	idx := indexCells(ns, cells)
 	spans := railMembers(ns, idx)
 	total := 0
@@ -53,6 +54,7 @@ func Build(nodes []Node, cells []Cell, th Thresholds) *Matrix {
 	// Filled in place: at 8 M cells, building each Result on the stack and
 	// copying it in was a second pass over 1.3 GB.
 	out := make([]Result, total)
+	notes := map[int]string{} // out index → what the retests showed
 	k := 0
 	for si := range spans {
 		sp := &spans[si]
@@ -60,7 +62,9 @@ func Build(nodes []Node, cells []Cell, th Thresholds) *Matrix {
 		for _, s := range sp.members {
 			for _, d := range sp.members {
 				if s != d {
-					fillResult(&out[k], ns, cells, idx.find(s, d, sp.rail), s, d, sp.rail)
+					if note := fillResult(&out[k], ns, cells, idx.find(s, d, sp.rail), s, d, sp.rail); note != "" {
+						notes[k] = note
+					}
 					k++
 				}
 			}
@@ -69,6 +73,9 @@ func Build(nodes []Node, cells []Cell, th Thresholds) *Matrix {
 	j := newJudge(ns, th, spans, len(out))
 	for si := range spans {
 		j.rail(&spans[si], out)
+	}
+	for k, note := range notes {
+		addNote(&out[k], note)
 	}
 
 	stored := th
@@ -83,11 +90,21 @@ func Build(nodes []Node, cells []Cell, th Thresholds) *Matrix {
 		Ignored:       idx.ignored,
 	}
 	m.Healthy = len(out) > 0 && m.Counts[VerdictOK] == len(out)
+	if len(cross) > 0 {
+		var ign int
+		m.Cross, ign = judgeCross(ns, cross, j)
+		m.Ignored += ign
+		m.CrossCounts = countVerdicts(m.Cross)
+		m.Healthy = m.Healthy && m.CrossCounts[VerdictOK] == len(m.Cross)
+	}
 	m.NodeRollups = nodeRollups(ns, spans, out)
 	m.RailRollups = railRollups(idx.rails, spans, out)
 	groups := findGroups(ns, th.GroupLabel)
 	m.GroupLabel = groups.label
 	m.Suspects = localize(m, spans, groups)
+	if len(m.Cross) > 0 {
+		m.Suspects = append(m.Suspects, crossSuspects(m.Cross)...)
+	}
 	return m
 }
 
@@ -216,11 +233,13 @@ func railMembers(ns []Node, idx *cellIndex) []railSpan {
 }
 
 // fillResult sets a zero Result r to the cell (s, d, rail), input index i
-// (-1: none).
-func fillResult(r *Result, ns []Node, cells []Cell, i, s, d, rail int) {
+// (-1: none), and returns what its retests showed ("" without any).
+func fillResult(r *Result, ns []Node, cells []Cell, i, s, d, rail int) string {
 	measured := i >= 0
+	note := ""
 	if measured {
 		r.Cell = cells[i]
+		note = resolveAttempts(&r.Cell)
 	}
 	// An unmeasured cell still names its ends and, from the inventory, their
 	// devices, so an operator can tell which HCAs were never tested.
@@ -233,6 +252,16 @@ func fillResult(r *Result, ns []Node, cells []Cell, i, s, d, rail int) {
 	}
 	normalizeClass(&r.Cell)
 	judgeClass(r, measured)
+	return note
+}
+
+// addNote appends the retest evidence to a bad verdict's reason; a cell
+// that retests cleared keeps an empty reason, like any ok cell.
+func addNote(r *Result, note string) {
+	if r.Verdict == VerdictOK || r.Verdict == VerdictUntested {
+		return
+	}
+	r.Reason += " (" + note + ")"
 }
 
 func portDevice(n Node, rail int) string {

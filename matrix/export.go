@@ -66,21 +66,15 @@ func (m *Matrix) WriteJUnit(w io.Writer) error {
 			continue // impossible from Build; a hand-made Matrix must not panic us
 		}
 		s := &doc.Suites[c.Rail]
-		tc := junitCase{Name: c.Src + " -> " + c.Dst, Classname: "rdmamesh." + s.Name}
-		if c.Verdict != VerdictOK {
-			// The message is what most CI pages show in their list of
-			// failures: cause and fix, so nobody has to open the body.
-			tc.Failure = &junitFailure{
-				Message: string(c.Verdict) + ": " + c.Reason + "; fix: " + cellFix(c),
-				Type:    string(c.Verdict),
-				Text:    failureText(c),
-			}
-			s.Failures++
-			doc.Failures++
+		addCase(&doc, s, c, c.Src+" -> "+c.Dst)
+	}
+	if len(m.Cross) > 0 {
+		doc.Suites = append(doc.Suites, junitSuite{Name: "cross-rail"})
+		s := &doc.Suites[len(doc.Suites)-1]
+		for i := range m.Cross {
+			c := &m.Cross[i]
+			addCase(&doc, s, c, fmt.Sprintf("%s rail-%d -> %s rail-%d", c.Src, c.Rail, c.Dst, crossDst(c)))
 		}
-		s.Tests++
-		doc.Tests++
-		s.Cases = append(s.Cases, tc)
 	}
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err
@@ -92,6 +86,31 @@ func (m *Matrix) WriteJUnit(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, "\n")
 	return err
+}
+
+func addCase(doc *junitSuites, s *junitSuite, c *Result, name string) {
+	tc := junitCase{Name: name, Classname: "rdmamesh." + s.Name}
+	if c.Verdict != VerdictOK {
+		// The message is what most CI pages show in their list of
+		// failures: cause and fix, so nobody has to open the body.
+		tc.Failure = &junitFailure{
+			Message: string(c.Verdict) + ": " + c.Reason + "; fix: " + cellFix(c),
+			Type:    string(c.Verdict),
+			Text:    failureText(c),
+		}
+		s.Failures++
+		doc.Failures++
+	}
+	s.Tests++
+	doc.Tests++
+	s.Cases = append(s.Cases, tc)
+}
+
+func crossDst(c *Result) int {
+	if c.DstRail != nil {
+		return *c.DstRail
+	}
+	return c.Rail
 }
 
 // failureText is what a CI page shows under the failed test: enough to act

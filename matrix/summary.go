@@ -18,6 +18,11 @@ func (m *Matrix) Summary() string {
 	fmt.Fprintf(&b, "cells: %d ok, %d failed, %d slow-latency, %d low-bandwidth, %d untested\n",
 		m.Counts[VerdictOK], m.Counts[VerdictFailed], m.Counts[VerdictSlowLatency],
 		m.Counts[VerdictLowBandwidth], m.Counts[VerdictUntested])
+	if len(m.Cross) > 0 {
+		fmt.Fprintf(&b, "cross-rail cells: %d ok, %d failed, %d slow-latency, %d low-bandwidth\n",
+			m.CrossCounts[VerdictOK], m.CrossCounts[VerdictFailed], m.CrossCounts[VerdictSlowLatency],
+			m.CrossCounts[VerdictLowBandwidth])
+	}
 	if m.Ignored > 0 {
 		fmt.Fprintf(&b, "ignored %d input cells naming unknown nodes or rails\n", m.Ignored)
 	}

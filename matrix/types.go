@@ -161,20 +161,21 @@ const SchemaVersion = 2
 // Matrix is the analysed sweep.
 type Matrix struct {
 	// SchemaVersion is 0 in JSON written before it existed (version 1).
-	SchemaVersion int             `json:"schema_version"`
-	Nodes         []Node          `json:"nodes"`
-	Rails         int             `json:"rails"`
-	Thresholds    Thresholds      `json:"thresholds"`
-	Cells         []Result        `json:"cells"` // every (src != dst, rail), sorted by rail, src, dst
+	SchemaVersion int        `json:"schema_version"`
+	Nodes         []Node     `json:"nodes"`
+	Rails         int        `json:"rails"`
+	Thresholds    Thresholds `json:"thresholds"`
+	Cells         []Result   `json:"cells"` // every (src != dst, rail), sorted by rail, src, dst
 	// Cross holds the cross-rail cells (Cell.DstRail set) of a cross- or
 	// all-rail sweep, judged against their own population, sorted by
 	// rail, dst rail, src, dst.
-	Cross []Result `json:"cross,omitempty"`
-	Counts        map[Verdict]int `json:"counts"`
-	NodeRollups   []Rollup        `json:"node_rollups"`
-	RailRollups   []Rollup        `json:"rail_rollups"`
-	Suspects      []Suspect       `json:"suspects"` // most implicated first
-	Healthy       bool            `json:"healthy"`
+	Cross       []Result        `json:"cross,omitempty"`
+	CrossCounts map[Verdict]int `json:"cross_counts,omitempty"`
+	Counts      map[Verdict]int `json:"counts"`
+	NodeRollups []Rollup        `json:"node_rollups"`
+	RailRollups []Rollup        `json:"rail_rollups"`
+	Suspects    []Suspect       `json:"suspects"` // most implicated first
+	Healthy     bool            `json:"healthy"`
 	// Ignored counts input cells Build could not place: an unknown node,
 	// src == dst, or a rail outside 0..maxRails-1. Non-zero means the caller
 	// fed cells from another membership view; worth a log line, not a panic.
