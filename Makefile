@@ -9,7 +9,7 @@ HAVE_VERBS := $(shell test -f /usr/include/infiniband/verbs.h && echo yes)
 TAGS      ?= $(if $(HAVE_VERBS),verbs,)
 DEMO_ARGS ?= --nodes 16
 
-.PHONY: all build build-noverbs test testrace lint vet fmt-check tidy-check demo demo-once clean fuzz docs
+.PHONY: all build build-noverbs test testrace lint vet fmt-check tidy-check demo demo-once clean fuzz docs bench gobench
 
 all: lint test build
 
@@ -57,6 +57,17 @@ demo: build-noverbs
 
 demo-once: build-noverbs
 	$(BIN) demo $(DEMO_ARGS) --once --listen 127.0.0.1:0 --json bin/demo.json
+
+# Scale harness (issue 10): one coordinator on its real raft store and N
+# simulated workers in-process, one quick sweep per size, a Markdown table.
+# BENCH_NODES=128,256 picks sizes, BENCH_RUNS=3 reports medians; see
+# internal/scale/cmd for the other knobs. Not part of `make test`.
+bench:
+	$(GO) run ./internal/scale/cmd
+
+# Go micro-benchmarks of the scale-critical paths, with allocation counts.
+gobench:
+	$(GO) test -run '^$$' -bench 'AllPairs|ApplyRound|CodecRound|BuildHuge' -benchmem -benchtime 1x ./coordinator/... ./matrix
 
 # Regenerate the configuration and metrics references (tests fail on drift).
 docs:

@@ -54,6 +54,13 @@ type Options struct {
 	// and the key that signs probe-session tickets.
 	Token     string
 	GossipKey []byte
+
+	// HTTPTransport carries worker API calls; nil = a pooled TCP transport.
+	// The scale harness passes an in-process one (internal/scale).
+	HTTPTransport http.RoundTripper
+	// OnRound, when set, sees each committed round's timing (scale harness,
+	// metrics). It runs on the sweep goroutine: it must not block.
+	OnRound func(RoundTiming)
 }
 
 // Peer is one voter of a static bootstrap configuration.
@@ -122,7 +129,7 @@ func Start(o Options) (*Coordinator, error) {
 	}
 	c := &Coordinator{opts: o, log: o.Logger.With("coordinator", o.Name), fsm: newFSM(o.KeepSweeps),
 		events: &events{ch: make(chan gossipEvent, 1024)}, reg: newRegistry(), inflight: newInflight(), matrices: map[string]cachedMatrix{}, work: make(chan string, 1),
-		client:   &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4, MaxIdleConns: 4096}},
+		client:   &http.Client{Transport: workerTransport(o.HTTPTransport)},
 		notifyCh: make(chan bool, 8)}
 	r, trans, st, err := newRaft(o.Name, o.DataDir, c.fsm, c.notifyCh,
 		raftNet{Bind: o.RaftBind, Advertise: o.RaftAdvertise, Transport: o.RaftTransport, Fast: o.FastRaft}, c.log)
@@ -293,9 +300,15 @@ func (c *Coordinator) lead(ctx context.Context) {
 }
 
 func (c *Coordinator) apply(t entryType, v any) error {
+	_, err := c.applySized(t, v)
+	return err
+}
+
+// applySized is apply that also says how many bytes the entry took.
+func (c *Coordinator) applySized(t entryType, v any) (int, error) {
 	b, err := encodeEntry(t, v)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	return c.raft.Apply(b, 10*time.Second).Error()
+	return len(b), c.raft.Apply(b, 10*time.Second).Error()
 }

@@ -40,14 +40,20 @@ func (c *Coordinator) runSweep(ctx context.Context, id string) {
 		if sv.Rounds[rd.Index] {
 			continue
 		}
+		t0 := time.Now()
 		cells := c.runRound(ctx, id, sv.Spec, byName, rd)
 		if ctx.Err() != nil {
 			c.log.Info("sweep interrupted; the next leader resumes it", "sweep", id, "round", rd.Index)
 			return
 		}
-		if err := c.apply(entryRound, roundResult{SweepID: id, Round: rd.Index, Cells: cells}); err != nil {
+		t1 := time.Now()
+		size, err := c.applySized(entryRound, roundResult{SweepID: id, Round: rd.Index, Cells: cells})
+		if err != nil {
 			c.log.Warn("cannot commit round; the next leader resumes it", "sweep", id, "round", rd.Index, "err", err)
 			return
+		}
+		if c.opts.OnRound != nil {
+			c.opts.OnRound(RoundTiming{SweepID: id, Round: rd.Index, Cells: len(cells), Dispatch: t1.Sub(t0), Commit: time.Since(t1), Bytes: size})
 		}
 	}
 	m, _ := c.Matrix(id)

@@ -45,6 +45,9 @@ type Options struct {
 	OnSession func(error)
 	Metrics   http.Handler // served at GET /metrics behind the token
 	GossipKey []byte       // memberlist AES key (16, 24 or 32 bytes); empty = plaintext
+	// HTTPTransport carries calls to peers' APIs; nil = pooled TCP. The
+	// scale harness passes an in-process one.
+	HTTPTransport http.RoundTripper
 }
 
 // Agent is a running worker.
@@ -79,7 +82,7 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 		log = slog.Default()
 	}
 	a := &Agent{opts: o, log: log.With("node", o.Name), sessions: newSessionTable(),
-		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}}, serveErr: make(chan error, 1)}
+		client: &http.Client{Transport: peerTransport(o.HTTPTransport)}, serveErr: make(chan error, 1)}
 	if err := a.refreshInventory(ctx); err != nil {
 		return nil, err
 	}

@@ -1,0 +1,32 @@
+package coordinator
+
+import (
+	"net/http"
+	"time"
+)
+
+// RoundTiming is what one committed round cost the leader. Dispatch is from
+// the first task sent to the last answer in; Commit is encoding the round's
+// raft entry plus raft.Apply until the FSM applied it.
+type RoundTiming struct {
+	SweepID  string
+	Round    int
+	Cells    int
+	Dispatch time.Duration
+	Commit   time.Duration
+	Bytes    int // the raft entry's size
+}
+
+// workerTransport is the transport for worker API calls. One leader talks to
+// every worker once per round, so idle connections are kept per worker: a
+// round must not pay a TCP handshake per task.
+func workerTransport(rt http.RoundTripper) http.RoundTripper {
+	if rt != nil {
+		return rt
+	}
+	return &http.Transport{MaxIdleConnsPerHost: 4, MaxIdleConns: 4096}
+}
+
+// SnapshotNow asks raft for a snapshot at once (the scale harness measures
+// its size and time); raft's own thresholds decide otherwise.
+func (c *Coordinator) SnapshotNow() error { return c.raft.Snapshot().Error() }

@@ -1,0 +1,141 @@
+// Command cmd is `make bench`: it runs the scale harness (internal/scale)
+// for each node count, each run in a child process of its own so that one
+// run's memory never shows in another's RSS, and prints a Markdown table.
+//
+//	BENCH_NODES=128,256,1024  node counts
+//	BENCH_RUNS=1              runs per count; the table shows medians
+//	BENCH_ITERS=0             latency iterations per cell (0 = default)
+//	BENCH_PAYLOAD=1           stream the matrix JSON to measure it
+//	BENCH_PPROF=dir           write CPU and heap profiles of each run there
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+
+	"github.com/rdmamesh/rdmamesh/internal/scale"
+)
+
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+func run(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	nodes := fs.String("nodes", env("BENCH_NODES", "128,256,1024"), "comma-separated node counts")
+	runs := fs.Int("runs", envInt("BENCH_RUNS", 1), "runs per node count (the table shows medians)")
+	iters := fs.Int("iters", envInt("BENCH_ITERS", 0), "latency iterations per cell; 0 = the default")
+	payload := fs.Bool("payload", envInt("BENCH_PAYLOAD", 1) != 0, "measure the matrix JSON payload")
+	prof := fs.String("pprof", env("BENCH_PPROF", ""), "directory for CPU and heap profiles")
+	child := fs.Int("child", 0, "internal: run once with this many nodes and print JSON")
+	verbose := fs.Bool("v", env("BENCH_VERBOSE", "") != "", "log progress to stderr")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if *child > 0 {
+		return runChild(ctx, *child, *iters, *payload, *prof, *verbose, stdout, stderr)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		fmt.Fprintln(stderr, "bench:", err)
+		return 1
+	}
+	var table []scale.Result
+	for _, f := range strings.Split(*nodes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 2 {
+			fmt.Fprintf(stderr, "bench: node count %q: want an integer >= 2\n", f)
+			return 2
+		}
+		var rs []scale.Result
+		for i := 0; i < max(*runs, 1); i++ {
+			fmt.Fprintf(stderr, "bench: %d nodes, run %d/%d\n", n, i+1, max(*runs, 1))
+			cmd := exec.CommandContext(ctx, self, "-child", strconv.Itoa(n), "-iters", strconv.Itoa(*iters),
+				"-payload="+strconv.FormatBool(*payload), "-pprof", *prof, "-v="+strconv.FormatBool(*verbose))
+			cmd.Stderr = stderr
+			out, err := cmd.Output()
+			if err != nil {
+				fmt.Fprintf(stderr, "bench: %d nodes: %v\n", n, err)
+				return 1
+			}
+			var r scale.Result
+			if err := json.Unmarshal(out, &r); err != nil {
+				fmt.Fprintf(stderr, "bench: %d nodes: bad child output: %v\n", n, err)
+				return 1
+			}
+			fmt.Fprintf(stderr, "bench: %d nodes: sweep %.1f s, overhead p50 %.2f ms\n", n, r.Sweep.Seconds(), float64(r.Overhead.Median)/1e6)
+			rs = append(rs, r)
+		}
+		table = append(table, scale.Median(rs))
+	}
+	fmt.Fprintf(stdout, "quick sweep, sim preset ib-8x400, %d latency iterations per cell, medians of %d run(s)\n\n",
+		table[0].LatencyIters, max(*runs, 1))
+	scale.Table(stdout, table)
+	return 0
+}
+
+func runChild(ctx context.Context, n, iters int, payload bool, prof string, verbose bool, stdout, stderr io.Writer) int {
+	log := slog.New(slog.DiscardHandler)
+	if verbose {
+		log = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	}
+	if prof != "" {
+		if err := os.MkdirAll(prof, 0o755); err != nil {
+			fmt.Fprintln(stderr, "bench:", err)
+			return 1
+		}
+		f, err := os.Create(filepath.Join(prof, fmt.Sprintf("cpu-%d.pprof", n)))
+		if err != nil {
+			fmt.Fprintln(stderr, "bench:", err)
+			return 1
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(stderr, "bench:", err)
+			return 1
+		}
+		defer pprof.StopCPUProfile()
+	}
+	r, err := scale.Run(ctx, scale.Config{Nodes: n, LatencyIters: iters, Payload: payload, Logger: log,
+		HeapProfile: heapPath(prof, n)})
+	if err != nil {
+		fmt.Fprintf(stderr, "bench: %d nodes: %v\n", n, err)
+		return 1
+	}
+	_ = json.NewEncoder(stdout).Encode(r)
+	return 0
+}
+
+func heapPath(dir string, n int) string {
+	if dir == "" {
+		return ""
+	}
+	return filepath.Join(dir, fmt.Sprintf("heap-%d.pprof", n))
+}
+
+func env(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
+
+func envInt(k string, def int) int {
+	v, err := strconv.Atoi(os.Getenv(k))
+	if err != nil {
+		return def
+	}
+	return v
+}

@@ -1,0 +1,293 @@
+// Package scale is the scale harness behind `make bench`: one coordinator
+// (raft on its real bolt store in a temporary data dir) and N simulated
+// workers in this process, one full quick sweep, and the figures issue 10
+// asks for. Membership runs on memberlist's MockNetwork and the worker API
+// on an in-process http.RoundTripper (inproc.go): real handlers, real JSON,
+// no sockets.
+package scale
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/memberlist"
+
+	"github.com/rdmamesh/rdmamesh/coordinator"
+	"github.com/rdmamesh/rdmamesh/internal/api"
+	"github.com/rdmamesh/rdmamesh/internal/fabric/sim"
+	"github.com/rdmamesh/rdmamesh/internal/probe"
+	"github.com/rdmamesh/rdmamesh/worker"
+)
+
+// Config is one harness run.
+type Config struct {
+	Nodes  int
+	Preset string // "" = ib-8x400
+	// LatencyIters is the ping-pong iterations per cell; 0 = the default.
+	LatencyIters int
+	DataDir      string // "" = a fresh temporary directory, removed afterwards
+	Logger       *slog.Logger
+	// Payload also streams the matrix JSON once to measure it.
+	Payload bool
+	// HeapProfile, when set, is where a heap profile is written while the
+	// coordinator holds the finished sweep and its matrix.
+	HeapProfile string
+}
+
+// Result is what one run measured. Durations are wall time.
+type Result struct {
+	Nodes, Rails, Cells, Rounds int
+	LatencyIters                int
+	Setup                       time.Duration // workers up and registered
+	Sweep                       time.Duration // POST sweep → state done
+	Dispatch, Commit, Overhead  Dist          // per round
+	EntryBytes                  Dist          // raft entry size per round
+	PeakRSS, PeakHeap           uint64        // during the sweep, whole process
+	HoldRSS, HoldHeap           uint64        // coordinator alone holding the sweep, matrix cached
+	MatrixPeakRSS               uint64        // peak while building the matrix, coordinator alone
+	MatrixBuild                 time.Duration
+	RaftLogBytes                int64 // sum of raft entry payloads of this run
+	RaftDBBytes                 int64 // raft.db on disk
+	SnapshotBytes               int64
+	SnapshotTime                time.Duration
+	MatrixJSON, MatrixGzip      int64 // 0 when not measured
+	Healthy                     bool
+}
+
+// Dist is a per-round distribution.
+type Dist struct {
+	Median, P99, Max time.Duration
+	Sum              time.Duration
+}
+
+func dist(v []time.Duration) Dist {
+	if len(v) == 0 {
+		return Dist{}
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	var sum time.Duration
+	for _, x := range s {
+		sum += x
+	}
+	q := func(p float64) time.Duration { return s[min(len(s)-1, int(p*float64(len(s))))] }
+	return Dist{Median: q(0.5), P99: q(0.99), Max: s[len(s)-1], Sum: sum}
+}
+
+// Run runs one quick sweep over cfg.Nodes workers and measures it.
+func Run(ctx context.Context, cfg Config) (Result, error) {
+	if cfg.Nodes < 2 {
+		return Result{}, errors.New("scale: need at least 2 nodes")
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	dir := cfg.DataDir
+	if dir == "" {
+		d, err := os.MkdirTemp("", "rdmamesh-bench-")
+		if err != nil {
+			return Result{}, err
+		}
+		defer os.RemoveAll(d)
+		dir = d
+	}
+	params := probe.DefaultTestParams()
+	if cfg.LatencyIters > 0 {
+		params.LatencyIters = cfg.LatencyIters
+	}
+	fab, err := sim.New(sim.Config{Preset: cfg.Preset, Seed: 1})
+	if err != nil {
+		return Result{}, err
+	}
+	obs := newObserver()
+	var (
+		mnet  memberlist.MockNetwork
+		rt    = newInproc()
+		names = make([]string, cfg.Nodes)
+		trans = make([]*memberlist.MockTransport, cfg.Nodes)
+	)
+	// MockNetwork's maps are not locked: every transport exists before any
+	// node starts.
+	ctrans := mnet.NewTransport("coordinator")
+	for i := range names {
+		names[i] = fmt.Sprintf("node-%04d", i+1)
+		trans[i] = mnet.NewTransport(names[i])
+	}
+	res := Result{Nodes: cfg.Nodes, LatencyIters: params.LatencyIters}
+	start := time.Now()
+	co, err := coordinator.Start(coordinator.Options{Name: "coordinator", DataDir: filepath.Join(dir, "coordinator"),
+		Transport: ctrans, LAN: true, HTTPTransport: rt, Params: params, Mode: "quick", FastRaft: true,
+		PairTimeout: time.Minute, KeepSweeps: 1, Logger: log, OnRound: obs.round})
+	if err != nil {
+		return res, err
+	}
+	coStopped := false
+	stopCo := func() {
+		if !coStopped {
+			coStopped = true
+			co.Stop()
+		}
+	}
+	defer stopCo()
+	workers, err := startWorkers(ctx, fab, names, trans, co.GossipAddr(), rt, obs, log)
+	defer stopWorkers(workers)
+	if err != nil {
+		return res, err
+	}
+	if err := waitRegistered(ctx, co, cfg.Nodes); err != nil {
+		return res, err
+	}
+	res.Setup = time.Since(start)
+	log.Info("workers registered", "nodes", cfg.Nodes, "setup", res.Setup.Round(time.Millisecond))
+
+	runtime.GC()
+	resetPeakRSS()
+	heap := startHeapSampler(50 * time.Millisecond)
+	t0 := time.Now()
+	info, err := co.StartSweep(ctx, api.SweepRequest{Mode: "quick"})
+	if err != nil {
+		heap.Stop()
+		return res, err
+	}
+	info, err = waitDone(ctx, co, info.ID)
+	res.Sweep = time.Since(t0)
+	res.PeakHeap = heap.Stop()
+	res.PeakRSS = procStatus("VmHWM")
+	if err != nil {
+		return res, err
+	}
+	if info.State != api.SweepDone {
+		return res, fmt.Errorf("sweep %s ended %s: %s", info.ID, info.State, info.Error)
+	}
+	res.Rails, res.Cells, res.Rounds = info.Rails, info.CellsDone, info.Rounds
+	res.Healthy = info.Healthy != nil && *info.Healthy
+	res.Dispatch, res.Commit, res.Overhead, res.EntryBytes = obs.dists()
+
+	// The coordinator alone, holding the sweep: workers gone, memory given
+	// back, then the matrix built (or taken from the cache) as the API would.
+	stopWorkers(workers)
+	workers = nil
+	debug.FreeOSMemory()
+	resetPeakRSS()
+	t1 := time.Now()
+	m, ok := co.Matrix(info.ID)
+	res.MatrixBuild = time.Since(t1)
+	if !ok {
+		return res, fmt.Errorf("sweep %s has no matrix", info.ID)
+	}
+	res.MatrixPeakRSS = procStatus("VmHWM")
+	runtime.GC()
+	res.HoldHeap = heapObjects()
+	debug.FreeOSMemory()
+	res.HoldRSS = procStatus("VmRSS")
+	if cfg.HeapProfile != "" {
+		if err := writeHeapProfile(cfg.HeapProfile); err != nil {
+			return res, err
+		}
+	}
+	if cfg.Payload {
+		res.MatrixJSON, res.MatrixGzip, err = payload(m)
+		if err != nil {
+			return res, err
+		}
+	}
+	runtime.KeepAlive(m)
+
+	t2 := time.Now()
+	if err := co.SnapshotNow(); err != nil {
+		return res, fmt.Errorf("snapshot: %w", err)
+	}
+	res.SnapshotTime = time.Since(t2)
+	stopCo()
+	res.SnapshotBytes = newestSnapshot(filepath.Join(dir, "coordinator", "snapshots"))
+	res.RaftLogBytes, res.RaftDBBytes, err = raftLog(filepath.Join(dir, "coordinator", "raft.db"))
+	return res, err
+}
+
+func startWorkers(ctx context.Context, fab *sim.Fabric, names []string, trans []*memberlist.MockTransport, seed string,
+	rt *inproc, obs *observer, log *slog.Logger) ([]*worker.Agent, error) {
+	out := make([]*worker.Agent, 0, len(names))
+	for i, name := range names {
+		a, err := worker.Start(ctx, worker.Options{Name: name, Fabric: worker.Adapt(fab.Node(name)),
+			Transport: trans[i], LAN: true, APIListen: "127.0.0.1:0", HTTPTransport: rt, OnTask: obs.task, Logger: log,
+			Labels: map[string]string{"group": fmt.Sprintf("leaf-%02d", i/32+1)}})
+		if err != nil {
+			return out, fmt.Errorf("worker %s: %w", name, err)
+		}
+		out = append(out, a)
+		// Reachable in-process before gossip announces it.
+		rt.add(a.APIAddr(), a.Handler())
+		if err := a.Join([]string{seed}); err != nil {
+			return out, fmt.Errorf("worker %s: join: %w", name, err)
+		}
+	}
+	return out, nil
+}
+
+// stopWorkers stops the agents a few at a time: each leaves gossip first.
+func stopWorkers(ws []*worker.Agent) {
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 32)
+	for _, a := range ws {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			a.Kill()
+		}()
+	}
+	wg.Wait()
+}
+
+func waitRegistered(ctx context.Context, co *coordinator.Coordinator, n int) error {
+	return poll(ctx, 20*time.Millisecond, func() (bool, error) {
+		have := 0
+		for _, node := range co.Nodes() {
+			if node.Role == "worker" && node.Inventory != nil {
+				have++
+			}
+		}
+		return have >= n && co.IsLeader(), nil
+	})
+}
+
+func waitDone(ctx context.Context, co *coordinator.Coordinator, id string) (api.SweepInfo, error) {
+	var info api.SweepInfo
+	err := poll(ctx, 10*time.Millisecond, func() (bool, error) {
+		var ok bool
+		info, ok = co.Sweep(id)
+		if !ok {
+			return false, fmt.Errorf("sweep %s vanished", id)
+		}
+		return info.State != api.SweepRunning, nil
+	})
+	return info, err
+}
+
+// poll checks cond every tick until it holds, fails, or ctx ends.
+func poll(ctx context.Context, every time.Duration, cond func() (bool, error)) error {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		ok, err := cond()
+		if ok || err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}

@@ -1,0 +1,30 @@
+package scale
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestRunSmall runs the harness end to end on a handful of nodes, so `make
+// bench` cannot rot between the (manual) scale runs.
+func TestRunSmall(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	r, err := Run(ctx, Config{Nodes: 6, LatencyIters: 20, Payload: true, DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 6 * 5 * 8; r.Cells != want || r.Rounds != 5 || r.Rails != 8 || !r.Healthy {
+		t.Fatalf("cells %d (want %d), rounds %d, rails %d, healthy %v", r.Cells, want, r.Rounds, r.Rails, r.Healthy)
+	}
+	if r.RaftLogBytes <= 0 || r.SnapshotBytes <= 0 || r.MatrixJSON <= 0 || r.Overhead.Median <= 0 {
+		t.Fatalf("missing figures: %+v", r)
+	}
+	var b strings.Builder
+	Table(&b, []Result{Median([]Result{r, r, r})})
+	if !strings.Contains(b.String(), "| 6 | 8 | 240 | 5 |") {
+		t.Fatalf("table:\n%s", b.String())
+	}
+}

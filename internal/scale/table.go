@@ -1,0 +1,109 @@
+package scale
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Median returns the run whose sweep wall time is the median, with every
+// other figure replaced by its own median over the runs, so one noisy run
+// cannot skew a column.
+func Median(runs []Result) Result {
+	if len(runs) == 0 {
+		return Result{}
+	}
+	m := runs[0]
+	md := func(get func(Result) time.Duration) time.Duration {
+		v := make([]time.Duration, len(runs))
+		for i, r := range runs {
+			v[i] = get(r)
+		}
+		slices.Sort(v)
+		return v[len(v)/2]
+	}
+	mu := func(get func(Result) uint64) uint64 {
+		return uint64(md(func(r Result) time.Duration { return time.Duration(get(r)) }))
+	}
+	mi := func(get func(Result) int64) int64 {
+		return int64(md(func(r Result) time.Duration { return time.Duration(get(r)) }))
+	}
+	m.Setup = md(func(r Result) time.Duration { return r.Setup })
+	m.Sweep = md(func(r Result) time.Duration { return r.Sweep })
+	m.Overhead.Median = md(func(r Result) time.Duration { return r.Overhead.Median })
+	m.Overhead.P99 = md(func(r Result) time.Duration { return r.Overhead.P99 })
+	m.Dispatch.Median = md(func(r Result) time.Duration { return r.Dispatch.Median })
+	m.Commit.Median = md(func(r Result) time.Duration { return r.Commit.Median })
+	m.Commit.P99 = md(func(r Result) time.Duration { return r.Commit.P99 })
+	m.EntryBytes.Median = md(func(r Result) time.Duration { return r.EntryBytes.Median })
+	m.MatrixBuild = md(func(r Result) time.Duration { return r.MatrixBuild })
+	m.SnapshotTime = md(func(r Result) time.Duration { return r.SnapshotTime })
+	m.PeakRSS = mu(func(r Result) uint64 { return r.PeakRSS })
+	m.PeakHeap = mu(func(r Result) uint64 { return r.PeakHeap })
+	m.HoldRSS = mu(func(r Result) uint64 { return r.HoldRSS })
+	m.HoldHeap = mu(func(r Result) uint64 { return r.HoldHeap })
+	m.MatrixPeakRSS = mu(func(r Result) uint64 { return r.MatrixPeakRSS })
+	m.RaftLogBytes = mi(func(r Result) int64 { return r.RaftLogBytes })
+	m.RaftDBBytes = mi(func(r Result) int64 { return r.RaftDBBytes })
+	m.SnapshotBytes = mi(func(r Result) int64 { return r.SnapshotBytes })
+	m.MatrixJSON = mi(func(r Result) int64 { return r.MatrixJSON })
+	m.MatrixGzip = mi(func(r Result) int64 { return r.MatrixGzip })
+	return m
+}
+
+var columns = []struct {
+	head string
+	get  func(r Result) string
+}{
+	{"nodes", func(r Result) string { return fmt.Sprint(r.Nodes) }},
+	{"rails", func(r Result) string { return fmt.Sprint(r.Rails) }},
+	{"cells", func(r Result) string { return fmt.Sprint(r.Cells) }},
+	{"rounds", func(r Result) string { return fmt.Sprint(r.Rounds) }},
+	{"sweep wall", func(r Result) string { return secs(r.Sweep) }},
+	{"overhead/round p50", func(r Result) string { return ms(r.Overhead.Median) }},
+	{"overhead/round p99", func(r Result) string { return ms(r.Overhead.P99) }},
+	{"commit p50", func(r Result) string { return ms(r.Commit.Median) }},
+	{"entry/round", func(r Result) string { return kb(int64(r.EntryBytes.Median)) }},
+	{"peak RSS (all)", func(r Result) string { return mb(int64(r.PeakRSS)) }},
+	{"peak heap (all)", func(r Result) string { return mb(int64(r.PeakHeap)) }},
+	{"coord RSS holding", func(r Result) string { return mb(int64(r.HoldRSS)) }},
+	{"coord heap holding", func(r Result) string { return mb(int64(r.HoldHeap)) }},
+	{"matrix build", func(r Result) string { return secs(r.MatrixBuild) }},
+	{"matrix peak RSS", func(r Result) string { return mb(int64(r.MatrixPeakRSS)) }},
+	{"raft log", func(r Result) string { return mb(r.RaftLogBytes) }},
+	{"raft.db", func(r Result) string { return mb(r.RaftDBBytes) }},
+	{"snapshot", func(r Result) string { return mb(r.SnapshotBytes) }},
+	{"matrix JSON", func(r Result) string { return mbOrDash(r.MatrixJSON) }},
+	{"matrix JSON gz", func(r Result) string { return mbOrDash(r.MatrixGzip) }},
+}
+
+// Table writes results as a Markdown table.
+func Table(w io.Writer, rs []Result) {
+	var head, rule []string
+	for _, c := range columns {
+		head = append(head, c.head)
+		rule = append(rule, strings.Repeat("-", 3))
+	}
+	fmt.Fprintf(w, "| %s |\n|%s|\n", strings.Join(head, " | "), strings.Join(rule, "|"))
+	for _, r := range rs {
+		var row []string
+		for _, c := range columns {
+			row = append(row, c.get(r))
+		}
+		fmt.Fprintf(w, "| %s |\n", strings.Join(row, " | "))
+	}
+}
+
+func secs(d time.Duration) string { return fmt.Sprintf("%.1f s", d.Seconds()) }
+func ms(d time.Duration) string   { return fmt.Sprintf("%.2f ms", float64(d)/1e6) }
+func kb(b int64) string           { return fmt.Sprintf("%.1f KB", float64(b)/1e3) }
+func mb(b int64) string           { return fmt.Sprintf("%.1f MB", float64(b)/1e6) }
+
+func mbOrDash(b int64) string {
+	if b == 0 {
+		return "–"
+	}
+	return mb(b)
+}
