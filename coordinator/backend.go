@@ -36,7 +36,7 @@ func (c *Coordinator) Matrix(id string) (*matrix.Matrix, bool) {
 	if !ok {
 		return nil, false
 	}
-	m := matrix.Build(sv.Nodes, sv.Cells, c.thresholds(sv.Spec.Profile))
+	m := matrix.Build(sv.Nodes, sv.Cells, c.thresholds(sv.Spec))
 	if len(c.matrices) >= 4 { // a few sweeps are looked at; drop the rest
 		clear(c.matrices)
 	}
