@@ -3,9 +3,9 @@ package coordinator
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
-	"github.com/rdmamesh/rdmamesh/coordinator/scheduler"
 	"github.com/rdmamesh/rdmamesh/internal/api"
 	"github.com/rdmamesh/rdmamesh/matrix"
 )
@@ -36,7 +36,7 @@ func (c *Coordinator) Matrix(id string) (*matrix.Matrix, bool) {
 	if !ok {
 		return nil, false
 	}
-	m := matrix.Build(sv.Nodes, sv.Cells, c.opts.Thresholds)
+	m := matrix.Build(sv.Nodes, sv.Cells, c.thresholds(sv.Spec))
 	if len(c.matrices) >= 4 { // a few sweeps are looked at; drop the rest
 		clear(c.matrices)
 	}
@@ -79,39 +79,13 @@ func (c *Coordinator) StartSweep(ctx context.Context, req api.SweepRequest) (api
 }
 
 func (c *Coordinator) startSweep(req api.SweepRequest) (api.SweepInfo, error) {
-	nodes, err := c.plan(req)
+	spec, mode, resolved, err := c.resolveSpec(req)
 	if err != nil {
 		return api.SweepInfo{}, err
 	}
-	spec := sweepSpec{Params: c.opts.Params, PairTimeout: c.opts.PairTimeout}
-	mode := c.opts.Mode
-	if req.Mode != "" {
-		mode = req.Mode
-	}
-	if req.LatencyIters > 0 {
-		spec.Params.LatencyIters = req.LatencyIters
-	}
-	if req.LatencySize > 0 {
-		spec.Params.LatencySize = req.LatencySize
-	}
-	if req.BWSize > 0 {
-		spec.Params.BWSize = req.BWSize
-	}
-	if req.BWIters > 0 {
-		spec.Params.BWIters = req.BWIters
-	}
-	if mode == "quick" {
-		spec.Params.BWSize = 0
-	}
-	if req.PairTimeout != "" {
-		d, err := time.ParseDuration(req.PairTimeout)
-		if err != nil || d <= 0 {
-			return api.SweepInfo{}, &requestError{field: "pair_timeout", msg: fmt.Sprintf("%q is not a positive duration such as 10s", req.PairTimeout)}
-		}
-		spec.PairTimeout = d
-	}
-	if err := spec.Params.Validate(); err != nil {
-		return api.SweepInfo{}, &requestError{field: "params", msg: err.Error()}
+	nodes, err := c.plan(req)
+	if err != nil {
+		return api.SweepInfo{}, err
 	}
 	names := make([]string, len(nodes))
 	rails := 0
@@ -119,21 +93,16 @@ func (c *Coordinator) startSweep(req api.SweepRequest) (api.SweepInfo, error) {
 		names[i] = n.Name
 		rails = max(rails, len(n.Ports))
 	}
-	rounds, err := scheduler.AllPairs(names)
+	if spec.Pattern == patternOneToAll && !slices.Contains(names, spec.Root) {
+		return api.SweepInfo{}, &requestError{field: "root", msg: fmt.Sprintf("%q is not one of the %d selected workers", spec.Root, len(names))}
+	}
+	rounds, err := planRounds(spec, names)
 	if err != nil {
 		return api.SweepInfo{}, &requestError{field: "nodes", msg: err.Error()}
 	}
-	cells := 0
-	for i := range nodes {
-		for j := range nodes {
-			if i != j {
-				cells += len(railPairs(nodes[i], nodes[j]))
-			}
-		}
-	}
 	now := time.Now().UTC()
 	info := api.SweepInfo{ID: newSweepID(now), State: api.SweepRunning, Mode: mode, Nodes: names, Rails: rails,
-		Rounds: len(rounds), Cells: cells, Started: now}
+		Rounds: len(rounds), Cells: countCells(spec, nodes, rounds), Started: now, Spec: &resolved}
 	if err := c.apply(entrySweepStart, sweepStart{Info: info, Spec: spec, Nodes: nodes}); err != nil {
 		return api.SweepInfo{}, &unavailableError{msg: "cannot commit the sweep: " + err.Error()}
 	}

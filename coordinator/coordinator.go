@@ -37,10 +37,11 @@ type Options struct {
 	Params          probe.TestParams
 	Mode            string // default sweep mode: quick | full
 	Thresholds      matrix.Thresholds
-	KeepSweeps      int
-	Reconcile       time.Duration // full membership reconcile period
-	FastRaft        bool
-	Logger          *slog.Logger
+	SweepDefaults
+	KeepSweeps int
+	Reconcile  time.Duration // full membership reconcile period
+	FastRaft   bool
+	Logger     *slog.Logger
 
 	// Replication. With RaftBind and RaftTransport empty the coordinator is
 	// a single voter on an in-memory transport.
@@ -61,6 +62,23 @@ type Options struct {
 	// OnRound, when set, sees each committed round's timing (scale harness,
 	// metrics). It runs on the sweep goroutine: it must not block.
 	OnRound func(RoundTiming)
+}
+
+// SweepDefaults are what a sweep request leaves out, and how sweeps are
+// judged.
+type SweepDefaults struct {
+	// Profiles are named thresholds a sweep may pick (SweepRequest.Profile);
+	// Profile names the one used when a sweep names none ("" = Thresholds).
+	Profiles map[string]matrix.Thresholds
+	Profile  string
+	// Baseline, when set, is compared with every sweep (its variance rules
+	// come from the thresholds in use).
+	Baseline  *matrix.Baseline
+	Pattern   string        // all-pairs | k-batch | one-to-all
+	BatchSize int           // pairs per round for k-batch
+	RailMode  string        // same | cross | all
+	Budget    time.Duration // whole-sweep time budget; 0 = none
+	Retests   int           // confirmation passes of suspect pairs; 0 = none
 }
 
 // Peer is one voter of a static bootstrap configuration.
@@ -123,6 +141,9 @@ func Start(o Options) (*Coordinator, error) {
 	}
 	if o.Thresholds == (matrix.Thresholds{}) {
 		o.Thresholds = matrix.DefaultThresholds()
+	}
+	if _, ok := o.Profiles[o.Profile]; o.Profile != "" && !ok {
+		return nil, fmt.Errorf("coordinator.profile %q is not among the loaded profiles %v: fix the name or coordinator.profiles_file", o.Profile, profileNames(o.Profiles))
 	}
 	if o.APIAddr == nil {
 		o.APIAddr = func() string { return "" }

@@ -14,11 +14,19 @@ import (
 	"github.com/rdmamesh/rdmamesh/matrix"
 )
 
-// direction measures src → dst on every common rail. It always returns one
-// cell per rail: an unreachable or hung worker becomes peer-lost or timeout
-// cells, never a stuck sweep.
+// direction measures src → dst on every rail link the spec asks for, one
+// task per rail phase. It always returns one cell per link: an unreachable
+// or hung worker becomes peer-lost or timeout cells, never a stuck sweep.
 func (c *Coordinator) direction(ctx context.Context, id string, round int, spec sweepSpec, src, dst matrix.Node) []matrix.Cell {
-	rails, skipped := splitUsable(src, dst, round, railPairs(src, dst))
+	var out []matrix.Cell
+	for _, phase := range railPhases(spec, src, dst) {
+		out = append(out, c.phase(ctx, id, round, spec, src, dst, phase)...)
+	}
+	return out
+}
+
+func (c *Coordinator) phase(ctx context.Context, id string, round int, spec sweepSpec, src, dst matrix.Node, phase []probe.RailPair) []matrix.Cell {
+	rails, skipped := splitUsable(src, dst, round, phase)
 	if len(rails) == 0 {
 		return skipped
 	}
@@ -61,7 +69,7 @@ func splitUsable(src, dst matrix.Node, round int, rails []probe.RailPair) ([]pro
 	for _, rp := range rails {
 		e := unusable(src, rp.Rail)
 		if e == nil {
-			e = unusable(dst, rp.Rail)
+			e = unusable(dst, rp.Dst.Rail)
 		}
 		if e == nil {
 			ok = append(ok, rp)
@@ -117,8 +125,9 @@ func resultCells(t probe.Task, round int, res probe.TaskResult) []matrix.Cell {
 			out = append(out, failCells(t.Src, t.Dst, round, []probe.RailPair{rp}, e)...)
 			continue
 		}
-		out = append(out, matrix.Cell{Src: t.Src, Dst: t.Dst, Rail: rp.Rail, SrcDevice: rp.Src.Device, DstDevice: rp.Dst.Device,
-			Round: round, Class: rr.Class, Error: rr.Error, Latency: rr.Latency, Bandwidth: rr.Bandwidth})
+		c := cellFor(t.Src, t.Dst, round, rp)
+		c.Class, c.Error, c.Latency, c.Bandwidth = rr.Class, rr.Error, rr.Latency, rr.Bandwidth
+		out = append(out, c)
 	}
 	return out
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
+	"github.com/rdmamesh/rdmamesh/coordinator/scheduler"
 	"github.com/rdmamesh/rdmamesh/internal/api"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
 	"github.com/rdmamesh/rdmamesh/matrix"
@@ -24,6 +25,7 @@ const (
 	entrySweepStart entryType = 1
 	entryRound      entryType = 2
 	entrySweepEnd   entryType = 3
+	entryRetestPlan entryType = 4
 )
 
 type sweepStart struct {
@@ -33,9 +35,29 @@ type sweepStart struct {
 }
 
 // sweepSpec is what a leader needs to (re)run a sweep's remaining rounds.
+// Rounds are re-planned from it and the node list on every leader, so the
+// planners must stay deterministic.
 type sweepSpec struct {
 	Params      probe.TestParams `json:"params"`
 	PairTimeout time.Duration    `json:"pair_timeout"`
+	Pattern     string           `json:"pattern,omitempty"` // all-pairs | k-batch | one-to-all
+	BatchSize   int              `json:"batch_size,omitempty"`
+	Root        string           `json:"root,omitempty"`
+	RailMode    string           `json:"rail_mode,omitempty"` // same | cross | all
+	Rails       []int            `json:"rails,omitempty"`     // nil = every rail
+	Budget      time.Duration    `json:"budget,omitempty"`    // 0 = none
+	Retests     int              `json:"retests,omitempty"`   // confirmation passes
+	Profile     string           `json:"profile,omitempty"`
+}
+
+// retestPlan fixes one confirmation pass's rounds before any of them runs,
+// so a new leader resumes the same plan instead of re-deriving it from
+// results that the pass itself has already changed.
+type retestPlan struct {
+	SweepID string            `json:"sweep_id"`
+	Pass    int               `json:"pass"`
+	Rounds  []scheduler.Round `json:"rounds"`
+	Pairs   int               `json:"pairs"`
 }
 
 // roundResult is one round's cells: one entry per round keeps the log small
@@ -54,9 +76,19 @@ type sweepEnd struct {
 	Healthy *bool     `json:"healthy,omitempty"`
 }
 
+// cellKey identifies a directional path; DstRail equals Rail except on
+// cross-rail cells.
 type cellKey struct {
-	Src, Dst string
-	Rail     int
+	Src, Dst      string
+	Rail, DstRail int
+}
+
+func keyOf(c *matrix.Cell) cellKey {
+	k := cellKey{Src: c.Src, Dst: c.Dst, Rail: c.Rail, DstRail: c.Rail}
+	if c.DstRail != nil {
+		k.DstRail = *c.DstRail
+	}
+	return k
 }
 
 type sweepRecord struct {
@@ -68,6 +100,8 @@ type sweepRecord struct {
 	Nodes   []matrix.Node
 	Cells   map[cellKey]matrix.Cell
 	Rounds  map[int]bool
+	// Retests holds the confirmation passes planned so far, by pass (1..).
+	Retests map[int]retestPlan
 }
 
 // fsm is the replicated state: the last keep sweeps and their cells.
@@ -104,6 +138,7 @@ func (f *fsm) Apply(l *raft.Log) any {
 		entrySweepStart: f.applyStart,
 		entryRound:      f.applyRound,
 		entrySweepEnd:   f.applyEnd,
+		entryRetestPlan: f.applyRetestPlan,
 	}[entryType(l.Data[0])]
 	if !ok {
 		panic(fmt.Sprintf("fsm: unknown entry type %d at index %d", l.Data[0], l.Index))
@@ -124,7 +159,7 @@ func (f *fsm) applyStart(b []byte) error {
 	if _, dup := f.sweeps[s.Info.ID]; dup {
 		return nil // a leader retried the proposal
 	}
-	f.sweeps[s.Info.ID] = &sweepRecord{Info: s.Info, Spec: s.Spec, Nodes: s.Nodes, Cells: map[cellKey]matrix.Cell{}, Rounds: map[int]bool{}}
+	f.sweeps[s.Info.ID] = newRecord(s.Info, s.Spec, s.Nodes)
 	f.order = append(f.order, s.Info.ID)
 	for len(f.order) > f.keep {
 		delete(f.sweeps, f.order[0])
@@ -144,17 +179,72 @@ func (f *fsm) applyRound(b []byte) error {
 	if !ok {
 		return nil // aged out of the history
 	}
-	// Keyed by (src, dst, rail): a round re-run by a new leader overwrites its
-	// own cells and can never add a second copy of one.
+	if rec.Rounds[r.Round] {
+		return nil // a new leader re-ran a round that had landed after all
+	}
+	retest := rec.isRetestRound(r.Round)
+	// Keyed by (src, dst, rail, dst rail): a main round fills a cell once;
+	// a confirmation round adds an attempt to it instead of replacing it.
 	for _, c := range r.Cells {
-		rec.Cells[cellKey{c.Src, c.Dst, c.Rail}] = c
+		k := keyOf(&c)
+		old, seen := rec.Cells[k]
+		if !retest || !seen {
+			rec.Cells[k] = c
+			continue
+		}
+		old.Retests = append(slices.Clip(old.Retests), matrix.Attempt{Round: c.Round, Class: c.Class, Error: c.Error,
+			Latency: c.Latency, Bandwidth: c.Bandwidth})
+		rec.Cells[k] = old
 	}
 	rec.Rounds[r.Round] = true
 	f.seq++
 	rec.Version = f.seq
 	rec.Info.RoundsDone = len(rec.Rounds)
-	rec.Info.CellsDone = len(rec.Cells)
+	if !retest {
+		rec.Info.CellsDone = len(rec.Cells)
+	}
 	return nil
+}
+
+func (f *fsm) applyRetestPlan(b []byte) error {
+	var p retestPlan
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	rec, ok := f.sweeps[p.SweepID]
+	if !ok {
+		return nil
+	}
+	if _, dup := rec.Retests[p.Pass]; dup {
+		return nil
+	}
+	rec.Retests[p.Pass] = p
+	rec.Info.Rounds += len(p.Rounds)
+	rec.Info.RetestPass = p.Pass
+	rec.Info.Retested += p.Pairs
+	f.seq++
+	rec.Version = f.seq
+	return nil
+}
+
+func newRecord(info api.SweepInfo, spec sweepSpec, nodes []matrix.Node) *sweepRecord {
+	return &sweepRecord{Info: info, Spec: spec, Nodes: nodes, Cells: map[cellKey]matrix.Cell{}, Rounds: map[int]bool{},
+		Retests: map[int]retestPlan{}}
+}
+
+// isRetestRound reports whether round index r belongs to a confirmation
+// pass: their indices continue after the main rounds'.
+func (rec *sweepRecord) isRetestRound(r int) bool {
+	for _, p := range rec.Retests {
+		for _, rd := range p.Rounds {
+			if rd.Index == r {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (f *fsm) applyEnd(b []byte) error {
@@ -178,11 +268,12 @@ type snapshotState struct {
 }
 
 type snapshotSweep struct {
-	Info   api.SweepInfo `json:"info"`
-	Spec   sweepSpec     `json:"spec"`
-	Nodes  []matrix.Node `json:"nodes"`
-	Cells  []matrix.Cell `json:"cells"`
-	Rounds []int         `json:"rounds"`
+	Info    api.SweepInfo `json:"info"`
+	Spec    sweepSpec     `json:"spec"`
+	Nodes   []matrix.Node `json:"nodes"`
+	Cells   []matrix.Cell `json:"cells"`
+	Rounds  []int         `json:"rounds"`
+	Retests []retestPlan  `json:"retests,omitempty"`
 }
 
 // Snapshot captures the state on the FSM goroutine; encoding it here keeps
@@ -198,6 +289,9 @@ func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 			ss.Rounds = append(ss.Rounds, r)
 		}
 		slices.Sort(ss.Rounds)
+		for p := 1; p <= len(rec.Retests); p++ {
+			ss.Retests = append(ss.Retests, rec.Retests[p])
+		}
 		st.Sweeps = append(st.Sweeps, ss)
 	}
 	b, err := json.Marshal(st)
@@ -217,9 +311,12 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	sweeps := map[string]*sweepRecord{}
 	var order []string
 	for _, ss := range st.Sweeps {
-		rec := &sweepRecord{Info: ss.Info, Spec: ss.Spec, Nodes: ss.Nodes, Cells: map[cellKey]matrix.Cell{}, Rounds: map[int]bool{}}
+		rec := newRecord(ss.Info, ss.Spec, ss.Nodes)
 		for _, c := range ss.Cells {
-			rec.Cells[cellKey{c.Src, c.Dst, c.Rail}] = c
+			rec.Cells[keyOf(&c)] = c
+		}
+		for _, p := range ss.Retests {
+			rec.Retests[p.Pass] = p
 		}
 		for _, r := range ss.Rounds {
 			rec.Rounds[r] = true
@@ -255,7 +352,8 @@ func sortedCells(m map[cellKey]matrix.Cell) []matrix.Cell {
 		out = append(out, c)
 	}
 	slices.SortFunc(out, func(a, b matrix.Cell) int {
-		return cmp.Or(cmp.Compare(a.Rail, b.Rail), cmp.Compare(a.Src, b.Src), cmp.Compare(a.Dst, b.Dst))
+		ka, kb := keyOf(&a), keyOf(&b)
+		return cmp.Or(cmp.Compare(a.Rail, b.Rail), cmp.Compare(ka.DstRail, kb.DstRail), cmp.Compare(a.Src, b.Src), cmp.Compare(a.Dst, b.Dst))
 	})
 	return out
 }
@@ -294,8 +392,12 @@ func (f *fsm) sweepData(id string) (sweepView, bool) {
 	for r := range rec.Rounds {
 		rounds[r] = true
 	}
+	retests := make(map[int]retestPlan, len(rec.Retests))
+	for p, plan := range rec.Retests {
+		retests[p] = plan
+	}
 	return sweepView{Version: rec.Version, Info: rec.Info, Spec: rec.Spec, Nodes: slices.Clone(rec.Nodes), Cells: sortedCells(rec.Cells),
-		Rounds: rounds}, true
+		Rounds: rounds, Retests: retests}, true
 }
 
 // sweepView is a copy of one sweep, safe to use without the FSM lock.
@@ -306,6 +408,7 @@ type sweepView struct {
 	Nodes   []matrix.Node
 	Cells   []matrix.Cell
 	Rounds  map[int]bool
+	Retests map[int]retestPlan
 }
 
 // version is a sweep's record version, without copying the record.

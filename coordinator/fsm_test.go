@@ -7,6 +7,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
+	"github.com/rdmamesh/rdmamesh/coordinator/scheduler"
 	"github.com/rdmamesh/rdmamesh/internal/api"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
 	"github.com/rdmamesh/rdmamesh/matrix"
@@ -152,5 +153,49 @@ func TestFSMVersionChangesWithTheRecord(t *testing.T) {
 	}
 	if _, ok := f.version("nope"); ok {
 		t.Fatal("version of an unknown sweep")
+	}
+}
+
+func TestFSMRetestRoundsAddAttempts(t *testing.T) {
+	f := newFSM(5)
+	plan := retestPlan{SweepID: "s1", Pass: 1, Pairs: 1, Rounds: []scheduler.Round{{Index: 2, Pairs: []scheduler.Pair{{A: "a", B: "b"}}}}}
+	retested := okCell("a", "b", 0)
+	retested.Round, retested.Latency = 2, &probe.Latency{P50Ns: 900}
+	for _, l := range []*raft.Log{
+		entry(t, entrySweepStart, sweepStart{Info: api.SweepInfo{ID: "s1", State: api.SweepRunning, Rounds: 2}}),
+		entry(t, entryRound, roundResult{SweepID: "s1", Round: 0, Cells: []matrix.Cell{okCell("a", "b", 0), okCell("b", "a", 0)}}),
+		entry(t, entryRetestPlan, plan),
+		entry(t, entryRetestPlan, plan), // a new leader re-proposed it
+		entry(t, entryRound, roundResult{SweepID: "s1", Round: 2, Cells: []matrix.Cell{retested}}),
+		entry(t, entryRound, roundResult{SweepID: "s1", Round: 2, Cells: []matrix.Cell{retested}}), // and re-ran it
+	} {
+		f.Apply(l)
+	}
+	sv, _ := f.sweepData("s1")
+	if sv.Info.Rounds != 3 || sv.Info.RetestPass != 1 || sv.Info.Retested != 1 || sv.Info.CellsDone != 2 || sv.Info.RoundsDone != 2 {
+		t.Fatalf("info %+v: want 3 rounds (one retest), pass 1, 1 pair retested, 2 cells, 2 rounds done", sv.Info)
+	}
+	var ab matrix.Cell
+	for _, c := range sv.Cells {
+		if c.Src == "a" {
+			ab = c
+		}
+	}
+	if ab.Latency.P50Ns != 1000 || len(ab.Retests) != 1 || ab.Retests[0].Latency.P50Ns != 900 || ab.Retests[0].Round != 2 {
+		t.Fatalf("a→b %+v: want the first measurement kept and one retest attempt", ab)
+	}
+	// The plan and the attempts survive a snapshot.
+	snap, _ := f.Snapshot()
+	var sink memSink
+	if err := snap.Persist(&sink); err != nil {
+		t.Fatal(err)
+	}
+	g := newFSM(5)
+	if err := g.Restore(io.NopCloser(&sink.Buffer)); err != nil {
+		t.Fatal(err)
+	}
+	sv2, _ := g.sweepData("s1")
+	if len(sv2.Retests) != 1 || len(sv2.Retests[1].Rounds) != 1 || len(sv2.Cells) != 2 {
+		t.Fatalf("after restore: %d plans, %d cells", len(sv2.Retests), len(sv2.Cells))
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
@@ -15,8 +14,9 @@ import (
 	"github.com/rdmamesh/rdmamesh/matrix"
 )
 
-// runSweep runs every round of id that has no committed result yet. It is
-// also how a new leader resumes a sweep its predecessor left unfinished.
+// runSweep runs every round of id that has no committed result yet, then
+// the confirmation passes. It is also how a new leader resumes a sweep its
+// predecessor left unfinished.
 func (c *Coordinator) runSweep(ctx context.Context, id string) {
 	defer c.setActive(id, false)
 	c.setActive(id, true)
@@ -30,37 +30,124 @@ func (c *Coordinator) runSweep(ctx context.Context, id string) {
 		names[i] = n.Name
 		byName[n.Name] = n
 	}
-	rounds, err := scheduler.AllPairs(names)
+	rounds, err := planRounds(sv.Spec, names)
 	if err != nil {
 		c.endSweep(id, api.SweepFailed, err.Error(), nil)
 		return
 	}
 	start := time.Now()
-	for _, rd := range rounds {
-		if sv.Rounds[rd.Index] {
-			continue
-		}
-		t0 := time.Now()
-		cells := c.runRound(ctx, id, sv.Spec, byName, rd)
-		if ctx.Err() != nil {
-			c.log.Info("sweep interrupted; the next leader resumes it", "sweep", id, "round", rd.Index)
-			return
-		}
-		t1 := time.Now()
-		size, err := c.applySized(entryRound, roundResult{SweepID: id, Round: rd.Index, Cells: cells})
-		if err != nil {
-			c.log.Warn("cannot commit round; the next leader resumes it", "sweep", id, "round", rd.Index, "err", err)
-			return
-		}
-		if c.opts.OnRound != nil {
-			c.opts.OnRound(RoundTiming{SweepID: id, Round: rd.Index, Cells: len(cells), Dispatch: t1.Sub(t0), Commit: time.Since(t1), Bytes: size})
-		}
+	r := roundRunner{c: c, ctx: ctx, id: id, sv: sv, nodes: byName}
+	if sv.Spec.Budget > 0 {
+		// From the committed start, so a new leader keeps the same budget.
+		r.deadline = sv.Info.Started.Add(sv.Spec.Budget)
+	}
+	switch r.run(rounds) {
+	case runStopped:
+		return
+	case runOverBudget:
+		done, _ := c.fsm.sweepInfo(id)
+		c.endSweep(id, api.SweepFailed, fmt.Sprintf("time budget %s exceeded after %d of %d rounds: raise the budget, "+
+			"select fewer nodes (hosts, labels) or use pattern k-batch / mode quick", sv.Spec.Budget, done.RoundsDone, len(rounds)), nil)
+		return
+	}
+	if !r.confirm() {
+		return
 	}
 	m, _ := c.Matrix(id)
 	healthy := m != nil && m.Healthy
 	c.endSweep(id, api.SweepDone, "", &healthy)
-	c.log.Info("sweep done", "sweep", id, "nodes", len(names), "rounds", len(rounds), "healthy", healthy,
-		"elapsed", time.Since(start).Round(time.Millisecond))
+	info, _ := c.fsm.sweepInfo(id)
+	c.log.Info("sweep done", "sweep", id, "nodes", len(names), "rounds", info.Rounds, "retested_pairs", info.Retested,
+		"healthy", healthy, "elapsed", time.Since(start).Round(time.Millisecond))
+}
+
+type runOutcome int
+
+const (
+	runDone runOutcome = iota
+	runStopped
+	runOverBudget
+)
+
+// roundRunner runs and commits rounds of one sweep on this leader.
+type roundRunner struct {
+	c        *Coordinator
+	ctx      context.Context
+	id       string
+	sv       sweepView
+	nodes    map[string]matrix.Node
+	deadline time.Time // zero: no budget
+}
+
+func (r *roundRunner) run(rounds []scheduler.Round) runOutcome {
+	for _, rd := range rounds {
+		if r.sv.Rounds[rd.Index] {
+			continue
+		}
+		if !r.deadline.IsZero() && time.Now().After(r.deadline) {
+			return runOverBudget
+		}
+		t0 := time.Now()
+		cells := r.c.runRound(r.ctx, r.id, r.sv.Spec, r.nodes, rd)
+		if r.ctx.Err() != nil {
+			r.c.log.Info("sweep interrupted; the next leader resumes it", "sweep", r.id, "round", rd.Index)
+			return runStopped
+		}
+		t1 := time.Now()
+		size, err := r.c.applySized(entryRound, roundResult{SweepID: r.id, Round: rd.Index, Cells: cells})
+		if err != nil {
+			r.c.log.Warn("cannot commit round; the next leader resumes it", "sweep", r.id, "round", rd.Index, "err", err)
+			return runStopped
+		}
+		if r.c.opts.OnRound != nil {
+			r.c.opts.OnRound(RoundTiming{SweepID: r.id, Round: rd.Index, Cells: len(cells), Dispatch: t1.Sub(t0), Commit: time.Since(t1), Bytes: size})
+		}
+	}
+	return runDone
+}
+
+// confirm runs the confirmation passes (ClusterKit style): retest the pairs
+// with a suspect cell, then those still suspect, and so on. Each pass's
+// plan is committed before it runs. Out of budget, confirmation stops and
+// the sweep is judged on what it has: the main rounds all measured. It
+// returns false when this leader must stop.
+func (r *roundRunner) confirm() bool {
+	for pass := 1; pass <= r.sv.Spec.Retests; pass++ {
+		plan, ok := r.sv.Retests[pass]
+		if !ok {
+			m, _ := r.c.Matrix(r.id)
+			if m == nil {
+				return true
+			}
+			pairs := retestPairs(m, pass)
+			if len(pairs) == 0 {
+				return true
+			}
+			rounds, err := scheduler.Retest(pairs)
+			if err != nil {
+				r.c.log.Warn("cannot plan retests; judging without them", "sweep", r.id, "err", err)
+				return true
+			}
+			info, _ := r.c.fsm.sweepInfo(r.id)
+			for i := range rounds {
+				rounds[i].Index = info.Rounds + i
+			}
+			plan = retestPlan{SweepID: r.id, Pass: pass, Rounds: rounds, Pairs: len(pairs)}
+			if err := r.c.apply(entryRetestPlan, plan); err != nil {
+				r.c.log.Warn("cannot commit a retest plan; the next leader resumes it", "sweep", r.id, "err", err)
+				return false
+			}
+			r.c.log.Info("retesting suspect pairs", "sweep", r.id, "pass", pass, "pairs", len(pairs), "rounds", len(rounds))
+		}
+		switch r.run(plan.Rounds) {
+		case runStopped:
+			return false
+		case runOverBudget:
+			r.c.log.Warn("time budget reached during retests; judging on the retests done", "sweep", r.id, "pass", pass)
+			return true
+		}
+	}
+	return true
 }
 
 func (c *Coordinator) endSweep(id, state, msg string, healthy *bool) {
@@ -111,25 +198,12 @@ func (c *Coordinator) runRound(ctx context.Context, id string, spec sweepSpec, n
 	return out
 }
 
-// railPairs pairs rail i with rail i on both nodes.
-func railPairs(src, dst matrix.Node) []probe.RailPair {
-	n := min(len(src.Ports), len(dst.Ports))
-	out := make([]probe.RailPair, 0, n)
-	for r := 0; r < n; r++ {
-		s, d := src.Ports[r], dst.Ports[r]
-		out = append(out, probe.RailPair{Rail: r,
-			Src: probe.Endpoint{Device: s.Device, Port: s.Port, GIDIndex: s.GIDIndex, Rail: r},
-			Dst: probe.Endpoint{Device: d.Device, Port: d.Port, GIDIndex: d.GIDIndex, Rail: r}})
-	}
-	return out
-}
-
 // failCells gives every rail of a direction the same failure.
 func failCells(src, dst string, round int, rails []probe.RailPair, e *probe.Error) []matrix.Cell {
 	out := make([]matrix.Cell, len(rails))
 	for i, rp := range rails {
-		out[i] = matrix.Cell{Src: src, Dst: dst, Rail: rp.Rail, SrcDevice: rp.Src.Device, DstDevice: rp.Dst.Device,
-			Round: round, Class: e.Class, Error: e}
+		out[i] = cellFor(src, dst, round, rp)
+		out[i].Class, out[i].Error = e.Class, e
 	}
 	return out
 }
@@ -140,36 +214,24 @@ func newSweepID(now time.Time) string {
 	return now.UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
 }
 
-// plan picks the sweep's nodes: every known worker that has not left
-// gracefully. Dead ones stay in: a node that vanished must show up red.
+// plan picks the sweep's nodes: the known workers the request selects that
+// have not left gracefully. Dead ones stay in: a node that vanished must
+// show up red.
 func (c *Coordinator) plan(req api.SweepRequest) ([]matrix.Node, error) {
-	known := c.reg.list()
-	want := map[string]bool{}
-	for _, n := range req.Nodes {
-		want[n] = true
+	known, err := selectNodes(c.reg.list(), req)
+	if err != nil {
+		return nil, err
 	}
-	var nodes []matrix.Node
+	nodes := make([]matrix.Node, 0, len(known))
 	for _, n := range known {
-		if n.Role != "worker" || n.State == "left" || (len(want) > 0 && !want[n.Name]) {
-			continue
-		}
-		delete(want, n.Name)
 		mn := matrix.Node{Name: n.Name, State: n.State}
 		if n.Inventory != nil {
 			mn.Labels, mn.Ports = n.Inventory.Labels, n.Inventory.Ports
 		}
 		nodes = append(nodes, mn)
 	}
-	if len(want) > 0 {
-		var missing []string
-		for n := range want {
-			missing = append(missing, n)
-		}
-		slices.Sort(missing)
-		return nil, &requestError{field: "nodes", msg: fmt.Sprintf("unknown worker(s) %v: see GET /api/v1/nodes", missing)}
-	}
 	if len(nodes) < 2 {
-		return nil, &unavailableError{msg: fmt.Sprintf("a sweep needs at least 2 workers; %d known", len(nodes))}
+		return nil, &unavailableError{msg: fmt.Sprintf("a sweep needs at least 2 workers; %d selected", len(nodes))}
 	}
 	return nodes, nil
 }

@@ -90,12 +90,21 @@ func Build(nodes []Node, cells []Cell, th Thresholds) *Matrix {
 		Ignored:       idx.ignored,
 	}
 	m.Healthy = len(out) > 0 && m.Counts[VerdictOK] == len(out)
+	if th.TestedOnly {
+		tested := len(out) - m.Counts[VerdictUntested]
+		m.Healthy = tested > 0 && m.Counts[VerdictOK] == tested
+	}
 	if len(cross) > 0 {
 		var ign int
 		m.Cross, ign = judgeCross(ns, cross, j)
 		m.Ignored += ign
 		m.CrossCounts = countVerdicts(m.Cross)
-		m.Healthy = m.Healthy && m.CrossCounts[VerdictOK] == len(m.Cross)
+		crossOK := m.CrossCounts[VerdictOK] == len(m.Cross)
+		if th.TestedOnly && m.Counts[VerdictOK]+m.Counts[VerdictUntested] == len(out) {
+			m.Healthy = crossOK // only cross rails were planned
+		} else {
+			m.Healthy = m.Healthy && crossOK
+		}
 	}
 	m.NodeRollups = nodeRollups(ns, spans, out)
 	m.RailRollups = railRollups(idx.rails, spans, out)

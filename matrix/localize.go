@@ -114,7 +114,9 @@ func localize(m *Matrix, spans []railSpan, groups groupSet) []Suspect {
 			l.out = append(l.out, l.hcaSuspect(f))
 		}
 	}
-	l.untestedNodes()
+	if !m.Thresholds.TestedOnly {
+		l.untestedNodes()
+	}
 	l.noteWideRails()
 	for i := range l.out {
 		weakNote(&l.out[i])

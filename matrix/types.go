@@ -92,6 +92,13 @@ type Thresholds struct {
 	// (nodes behind one leaf, rack or group). "" looks for leaf, switch,
 	// rack, group in that order; "-" turns switch-group localization off.
 	GroupLabel string `json:"group_label,omitempty"`
+
+	// TestedOnly judges a sweep whose plan does not cover every pair and
+	// rail (one-to-all, a rail subset, cross rails only): cells without a
+	// measurement stay untested but neither fail the sweep nor make their
+	// nodes suspects, and JUnit leaves them out. Off, an untested cell is a
+	// failure: the gate must not pass a sweep that measured half the fabric.
+	TestedOnly bool `json:"tested_only,omitempty"`
 }
 
 // Result is a cell with its verdict.

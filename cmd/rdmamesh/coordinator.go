@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
@@ -18,6 +20,7 @@ import (
 	"github.com/rdmamesh/rdmamesh/internal/member"
 	"github.com/rdmamesh/rdmamesh/internal/metrics"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
+	"github.com/rdmamesh/rdmamesh/matrix"
 	"github.com/rdmamesh/rdmamesh/web"
 )
 
@@ -62,7 +65,37 @@ func newCoordinatorCmd() *cobra.Command {
 func testParams(c *config.Config) probe.TestParams {
 	s := c.Sweep
 	return probe.TestParams{LatencySize: s.LatencySize, LatencyIters: s.LatencyIters, Warmup: s.Warmup,
-		BWSize: s.BWSize, BWIters: s.BWIters, TxDepth: s.TxDepth, Timeout: s.TestTimeout}
+		BWSize: s.BWSize, BWIters: s.BWIters, TxDepth: s.TxDepth, Timeout: s.TestTimeout, Connect: s.Connect}
+}
+
+// sweepDefaults reads the sweep settings and the threshold files they name.
+func sweepDefaults(c *config.Config) (coordinator.SweepDefaults, error) {
+	d := coordinator.SweepDefaults{Pattern: c.Sweep.Pattern, BatchSize: c.Sweep.BatchSize, RailMode: c.Sweep.RailMode,
+		Budget: c.Sweep.Budget, Retests: c.Sweep.Retests, Profile: c.Coordinator.Profile}
+	if f := c.Coordinator.ProfilesFile; f != "" {
+		r, err := os.Open(f)
+		if err != nil {
+			return d, &config.FieldError{Key: "coordinator.profiles_file", Msg: err.Error()}
+		}
+		defer r.Close()
+		if d.Profiles, err = matrix.LoadProfiles(r); err != nil {
+			return d, &config.FieldError{Key: "coordinator.profiles_file", Msg: fmt.Sprintf("%s: %v", f, err)}
+		}
+	}
+	if _, ok := d.Profiles[d.Profile]; d.Profile != "" && !ok {
+		return d, &config.FieldError{Key: "coordinator.profile", Msg: fmt.Sprintf("%q is not in coordinator.profiles_file (%q)", d.Profile, c.Coordinator.ProfilesFile)}
+	}
+	if f := c.Coordinator.BaselineFile; f != "" {
+		r, err := os.Open(f)
+		if err != nil {
+			return d, &config.FieldError{Key: "coordinator.baseline_file", Msg: err.Error()}
+		}
+		defer r.Close()
+		if d.Baseline, err = matrix.LoadBaseline(r, filepath.Base(f)); err != nil {
+			return d, &config.FieldError{Key: "coordinator.baseline_file", Msg: fmt.Sprintf("%s: %v", f, err)}
+		}
+	}
+	return d, nil
 }
 
 func runCoordinator(ctx context.Context, c *config.Config, log *slog.Logger) error {
@@ -74,6 +107,10 @@ func runCoordinator(ctx context.Context, c *config.Config, log *slog.Logger) err
 		return &config.FieldError{Key: "sweep", Msg: err.Error()}
 	}
 	token, key, err := c.Secrets()
+	if err != nil {
+		return err
+	}
+	defaults, err := sweepDefaults(c)
 	if err != nil {
 		return err
 	}
@@ -95,7 +132,7 @@ func runCoordinator(ctx context.Context, c *config.Config, log *slog.Logger) err
 		APIAddr: func() string { return apiAddr }, PairTimeout: c.Coordinator.PairTimeout,
 		Parallelism: c.Coordinator.Parallelism, Params: testParams(c), Mode: c.Sweep.Mode, Logger: log,
 		KeepSweeps: c.Coordinator.KeepSweeps, RaftBind: c.Coordinator.RaftBind, RaftAdvertise: c.Coordinator.RaftAdvertise,
-		Peers: peers, BootstrapExpect: c.Coordinator.BootstrapExpect, Token: token, GossipKey: key})
+		Peers: peers, BootstrapExpect: c.Coordinator.BootstrapExpect, Token: token, GossipKey: key, SweepDefaults: defaults})
 	if err != nil {
 		ln.Close()
 		return err

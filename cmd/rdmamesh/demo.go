@@ -68,11 +68,15 @@ type demoOut struct {
 }
 
 func runDemo(ctx context.Context, c *config.Config, preset string, o demoOut, stdout, stderr io.Writer, log *slog.Logger) error {
+	defaults, err := sweepDefaults(c)
+	if err != nil {
+		return err
+	}
 	start := time.Now()
 	startCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	cl, err := cluster.Start(startCtx, cluster.Options{Nodes: c.Demo.Nodes, Rails: c.Demo.Rails, Preset: preset,
 		Seed: c.Sim.Seed, Faults: c.Sim.Faults, TimeScale: c.Sim.TimeScale, Listen: c.Demo.Listen,
-		Mode: c.Sweep.Mode, Params: testParams(c), PairTimeout: c.Coordinator.PairTimeout, Logger: log})
+		Mode: c.Sweep.Mode, Params: testParams(c), PairTimeout: c.Coordinator.PairTimeout, Logger: log, Sweep: defaults})
 	cancel()
 	if err != nil {
 		return err

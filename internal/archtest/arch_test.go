@@ -52,7 +52,7 @@ var rules = map[string][]string{
 	"internal/member":       nil,
 	"internal/config":       nil,
 	"worker":                {"internal/probe", "internal/member"},
-	"coordinator":           {"internal/probe", "internal/member", "internal/api", "matrix", "coordinator/scheduler"},
+	"coordinator":           {"internal/probe", "internal/member", "internal/api", "matrix", "coordinator/scheduler", "internal/hostlist"},
 	"web":                   {"internal/api", "internal/probe", "matrix"},
 	"internal/gate":         {"internal/api", "matrix", "internal/probe"},
 	"internal/inventory":    {"internal/probe"},

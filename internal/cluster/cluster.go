@@ -40,6 +40,8 @@ type Options struct {
 	// encrypts gossip.
 	Token     string
 	GossipKey []byte
+	// Sweep holds the coordinators' sweep defaults, profiles and baseline.
+	Sweep coordinator.SweepDefaults
 }
 
 // Cluster is a running in-process deployment.

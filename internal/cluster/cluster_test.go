@@ -40,9 +40,14 @@ func (w testWriter) Write(p []byte) (int, error) {
 // sweep starts a sweep and waits for it to end (polling state, no sleeps).
 func sweep(t *testing.T, cl *Cluster) (api.SweepInfo, *matrix.Matrix) {
 	t.Helper()
+	return sweepWith(t, cl, api.SweepRequest{})
+}
+
+func sweepWith(t *testing.T, cl *Cluster, req api.SweepRequest) (api.SweepInfo, *matrix.Matrix) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	info, err := cl.Coord.StartSweep(ctx, api.SweepRequest{})
+	info, err := cl.Coord.StartSweep(ctx, req)
 	if err != nil {
 		t.Fatal(err)
 	}

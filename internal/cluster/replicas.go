@@ -47,7 +47,7 @@ func (c *Cluster) startCoordinators(o Options) error {
 		co, err := coordinator.Start(coordinator.Options{Name: peers[i].ID, DataDir: dataDir(o.DataDir, i, n),
 			GossipBind: "127.0.0.1:0", Join: seeds, APIAddr: ln.Addr().String, PairTimeout: o.PairTimeout,
 			Params: o.Params, Mode: o.Mode, FastRaft: true, Reconcile: 500 * time.Millisecond, Logger: c.log,
-			RaftTransport: r.trans, Peers: peers, Token: o.Token, GossipKey: o.GossipKey})
+			RaftTransport: r.trans, Peers: peers, Token: o.Token, GossipKey: o.GossipKey, SweepDefaults: o.Sweep})
 		if err != nil {
 			ln.Close()
 			return err

@@ -80,6 +80,10 @@ type Coordinator struct {
 	RaftAdvertise   string   `mapstructure:"raft_advertise"` // what peers dial
 	Peers           []string `mapstructure:"peers"`          // static bootstrap set: name=host:port
 	BootstrapExpect int      `mapstructure:"bootstrap_expect"`
+
+	ProfilesFile string `mapstructure:"profiles_file"` // YAML threshold profiles
+	Profile      string `mapstructure:"profile"`       // default profile; empty = built-in rules
+	BaselineFile string `mapstructure:"baseline_file"` // a saved good sweep to compare with
 }
 
 type Sweep struct {
@@ -91,6 +95,12 @@ type Sweep struct {
 	BWIters      int           `mapstructure:"bw_iters"`
 	TxDepth      int           `mapstructure:"tx_depth"`
 	TestTimeout  time.Duration `mapstructure:"test_timeout"`
+	Pattern      string        `mapstructure:"pattern"`    // all-pairs | k-batch | one-to-all
+	BatchSize    int           `mapstructure:"batch_size"` // pairs per round for k-batch
+	RailMode     string        `mapstructure:"rail_mode"`  // same | cross | all
+	Budget       time.Duration `mapstructure:"budget"`     // whole sweep; 0 = none
+	Retests      int           `mapstructure:"retests"`    // confirmation passes
+	Connect      string        `mapstructure:"connect"`    // exchange | rdmacm
 }
 
 type Demo struct {
@@ -143,6 +153,15 @@ func Defaults() map[string]any {
 		"sweep.bw_iters":               200,
 		"sweep.tx_depth":               64,
 		"sweep.test_timeout":           5 * time.Second,
+		"sweep.pattern":                "all-pairs",
+		"sweep.batch_size":             0,
+		"sweep.rail_mode":              "same",
+		"sweep.budget":                 time.Duration(0),
+		"sweep.retests":                2,
+		"sweep.connect":                "exchange",
+		"coordinator.profiles_file":    "",
+		"coordinator.profile":          "",
+		"coordinator.baseline_file":    "",
 		"demo.nodes":                   16,
 		"demo.rails":                   2,
 		"demo.listen":                  "127.0.0.1:8080",
@@ -264,6 +283,21 @@ func (c *Config) Validate() error {
 	oneOf("log.format", c.Log.Format, "text", "json")
 	oneOf("worker.fabric", c.Worker.Fabric, "verbs", "sim")
 	oneOf("sweep.mode", c.Sweep.Mode, "quick", "full")
+	oneOf("sweep.pattern", c.Sweep.Pattern, "all-pairs", "k-batch", "one-to-all")
+	oneOf("sweep.rail_mode", c.Sweep.RailMode, "same", "cross", "all")
+	oneOf("sweep.connect", c.Sweep.Connect, "exchange", "rdmacm")
+	if c.Sweep.Retests < 0 || c.Sweep.Retests > 5 {
+		bad("sweep.retests", "%d out of range: use 0 (no confirmation) to 5 passes", c.Sweep.Retests)
+	}
+	if c.Sweep.Budget < 0 {
+		bad("sweep.budget", "%s must not be negative (0 = no budget)", c.Sweep.Budget)
+	}
+	if c.Sweep.Pattern == "k-batch" && c.Sweep.BatchSize < 1 {
+		bad("sweep.batch_size", "%d: sweep.pattern k-batch needs at least 1 pair per round", c.Sweep.BatchSize)
+	}
+	if c.Sweep.Pattern == "one-to-all" {
+		bad("sweep.pattern", "one-to-all needs a root node per sweep: pass it in the request (gate --pattern one-to-all --root NODE), not as the default")
+	}
 	for key, addr := range map[string]string{
 		"gossip.bind": c.Gossip.Bind, "worker.api_listen": c.Worker.APIListen,
 		"coordinator.api_listen": c.Coordinator.APIListen, "demo.listen": c.Demo.Listen,
