@@ -65,7 +65,7 @@ type retestPlan struct {
 type roundResult struct {
 	SweepID string        `json:"sweep_id"`
 	Round   int           `json:"round"`
-	Cells   []matrix.Cell `json:"cells"`
+	Cells   []matrix.Cell `json:"cells,omitempty"` // JSON snapshots only
 }
 
 type sweepEnd struct {
@@ -98,7 +98,7 @@ type sweepRecord struct {
 	Info    api.SweepInfo
 	Spec    sweepSpec
 	Nodes   []matrix.Node
-	Cells   map[cellKey]matrix.Cell
+	Cells   *cellStore // see cellstore.go
 	Rounds  map[int]bool
 	// Retests holds the confirmation passes planned so far, by pass (1..).
 	Retests map[int]retestPlan
@@ -139,6 +139,7 @@ func (f *fsm) Apply(l *raft.Log) any {
 		entryRound:      f.applyRound,
 		entrySweepEnd:   f.applyEnd,
 		entryRetestPlan: f.applyRetestPlan,
+		entryRoundBin:   f.applyRoundBin,
 	}[entryType(l.Data[0])]
 	if !ok {
 		panic(fmt.Sprintf("fsm: unknown entry type %d at index %d", l.Data[0], l.Index))
@@ -183,27 +184,41 @@ func (f *fsm) applyRound(b []byte) error {
 		return nil // a new leader re-ran a round that had landed after all
 	}
 	retest := rec.isRetestRound(r.Round)
-	// Keyed by (src, dst, rail, dst rail): a main round fills a cell once;
-	// a confirmation round adds an attempt to it instead of replacing it.
 	for _, c := range r.Cells {
-		k := keyOf(&c)
-		old, seen := rec.Cells[k]
-		if !retest || !seen {
-			rec.Cells[k] = c
-			continue
-		}
-		old.Retests = append(slices.Clip(old.Retests), matrix.Attempt{Round: c.Round, Class: c.Class, Error: c.Error,
-			Latency: c.Latency, Bandwidth: c.Bandwidth})
-		rec.Cells[k] = old
+		rec.merge(c, retest)
 	}
-	rec.Rounds[r.Round] = true
+	f.roundDone(rec, r.Round, retest)
+	return nil
+}
+
+// merge stores one cell of a round. Keyed by (src, dst, rail, dst rail): a
+// main round fills a cell once; a confirmation round adds an attempt to it
+// instead of replacing it.
+func (rec *sweepRecord) merge(c matrix.Cell, retest bool) {
+	if !retest {
+		rec.Cells.put(c)
+		return
+	}
+	old, seen := rec.Cells.get(keyOf(&c))
+	if !seen {
+		rec.Cells.put(c)
+		return
+	}
+	c = quantized(c) // as the first attempt was
+	old.Retests = append(slices.Clip(old.Retests), matrix.Attempt{Round: c.Round, Class: c.Class, Error: c.Error,
+		Latency: c.Latency, Bandwidth: c.Bandwidth})
+	rec.Cells.put(old)
+}
+
+// roundDone marks a round committed; the caller holds the lock.
+func (f *fsm) roundDone(rec *sweepRecord, round int, retest bool) {
+	rec.Rounds[round] = true
 	f.seq++
 	rec.Version = f.seq
 	rec.Info.RoundsDone = len(rec.Rounds)
 	if !retest {
-		rec.Info.CellsDone = len(rec.Cells)
+		rec.Info.CellsDone = rec.Cells.len()
 	}
-	return nil
 }
 
 func (f *fsm) applyRetestPlan(b []byte) error {
@@ -230,7 +245,7 @@ func (f *fsm) applyRetestPlan(b []byte) error {
 }
 
 func newRecord(info api.SweepInfo, spec sweepSpec, nodes []matrix.Node) *sweepRecord {
-	return &sweepRecord{Info: info, Spec: spec, Nodes: nodes, Cells: map[cellKey]matrix.Cell{}, Rounds: map[int]bool{},
+	return &sweepRecord{Info: info, Spec: spec, Nodes: nodes, Cells: newCellStore(nodes), Rounds: map[int]bool{},
 		Retests: map[int]retestPlan{}}
 }
 
@@ -271,20 +286,21 @@ type snapshotSweep struct {
 	Info    api.SweepInfo `json:"info"`
 	Spec    sweepSpec     `json:"spec"`
 	Nodes   []matrix.Node `json:"nodes"`
-	Cells   []matrix.Cell `json:"cells"`
+	Cells   []matrix.Cell `json:"cells,omitempty"` // JSON snapshots only
 	Rounds  []int         `json:"rounds"`
 	Retests []retestPlan  `json:"retests,omitempty"`
 }
 
-// Snapshot captures the state on the FSM goroutine; encoding it here keeps
-// Persist (which runs concurrently with Apply) away from live maps.
+// Snapshot captures the state on the FSM goroutine: record headers are
+// copied and cell stores frozen (copy-on-write), so Persist can stream them
+// while Apply goes on. See snapshot.go for the format.
 func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
-	f.mu.RLock()
-	defer f.mu.RUnlock()
-	var st snapshotState
+	f.mu.Lock() // freezing bumps the stores' epochs
+	defer f.mu.Unlock()
+	snap := &binSnapshot{}
 	for _, id := range f.order {
 		rec := f.sweeps[id]
-		ss := snapshotSweep{Info: rec.Info, Spec: rec.Spec, Nodes: rec.Nodes, Cells: sortedCells(rec.Cells)}
+		ss := snapshotSweep{Info: rec.Info, Spec: rec.Spec, Nodes: rec.Nodes}
 		for r := range rec.Rounds {
 			ss.Rounds = append(ss.Rounds, r)
 		}
@@ -292,37 +308,18 @@ func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 		for p := 1; p <= len(rec.Retests); p++ {
 			ss.Retests = append(ss.Retests, rec.Retests[p])
 		}
-		st.Sweeps = append(st.Sweeps, ss)
+		snap.sweeps = append(snap.sweeps, frozenSweep{head: ss, cells: rec.Cells.freeze()})
 	}
-	b, err := json.Marshal(st)
-	if err != nil {
-		return nil, err
-	}
-	return fsmSnapshot(b), nil
+	return snap, nil
 }
 
-// Restore replaces the state with a snapshot.
+// Restore replaces the state with a snapshot, binary or (from before the
+// binary format) JSON.
 func (f *fsm) Restore(rc io.ReadCloser) error {
 	defer rc.Close()
-	var st snapshotState
-	if err := json.NewDecoder(rc).Decode(&st); err != nil {
+	sweeps, order, err := readSnapshot(rc)
+	if err != nil {
 		return fmt.Errorf("restore snapshot: %w", err)
-	}
-	sweeps := map[string]*sweepRecord{}
-	var order []string
-	for _, ss := range st.Sweeps {
-		rec := newRecord(ss.Info, ss.Spec, ss.Nodes)
-		for _, c := range ss.Cells {
-			rec.Cells[keyOf(&c)] = c
-		}
-		for _, p := range ss.Retests {
-			rec.Retests[p.Pass] = p
-		}
-		for _, r := range ss.Rounds {
-			rec.Rounds[r] = true
-		}
-		sweeps[ss.Info.ID] = rec
-		order = append(order, ss.Info.ID)
 	}
 	f.mu.Lock()
 	f.sweeps, f.order = sweeps, order
@@ -334,17 +331,30 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	return nil
 }
 
-type fsmSnapshot []byte
-
-func (s fsmSnapshot) Persist(sink raft.SnapshotSink) error {
-	if _, err := sink.Write(s); err != nil {
-		_ = sink.Cancel()
-		return err
+// restoreJSON reads the JSON snapshots written before the binary format.
+func restoreJSON(r io.Reader) (map[string]*sweepRecord, []string, error) {
+	var st snapshotState
+	if err := json.NewDecoder(r).Decode(&st); err != nil {
+		return nil, nil, err
 	}
-	return sink.Close()
+	sweeps := map[string]*sweepRecord{}
+	var order []string
+	for _, ss := range st.Sweeps {
+		rec := newRecord(ss.Info, ss.Spec, ss.Nodes)
+		for _, c := range ss.Cells {
+			rec.Cells.put(c)
+		}
+		for _, p := range ss.Retests {
+			rec.Retests[p.Pass] = p
+		}
+		for _, r := range ss.Rounds {
+			rec.Rounds[r] = true
+		}
+		sweeps[ss.Info.ID] = rec
+		order = append(order, ss.Info.ID)
+	}
+	return sweeps, order, nil
 }
-
-func (s fsmSnapshot) Release() {}
 
 func sortedCells(m map[cellKey]matrix.Cell) []matrix.Cell {
 	out := make([]matrix.Cell, 0, len(m))
@@ -380,14 +390,35 @@ func (f *fsm) sweepInfo(id string) (api.SweepInfo, bool) {
 	return rec.Info, true
 }
 
-// snapshotSweep copies one sweep's nodes and cells for analysis outside the lock.
+// sweepData copies one sweep's nodes and cells for analysis outside the
+// lock. The cells are frozen under the lock and decoded after it, so a
+// reader of a big sweep does not hold up Apply while it decodes.
 func (f *fsm) sweepData(id string) (sweepView, bool) {
+	f.mu.Lock() // freeze bumps the store's epoch
+	rec, ok := f.sweeps[id]
+	if !ok {
+		f.mu.Unlock()
+		return sweepView{}, false
+	}
+	frozen := rec.Cells.freeze()
+	sv := f.meta(rec)
+	f.mu.Unlock()
+	sv.Cells = frozen.cells()
+	return sv, true
+}
+
+// sweepMeta is sweepData without the cells.
+func (f *fsm) sweepMeta(id string) (sweepView, bool) {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
 	rec, ok := f.sweeps[id]
 	if !ok {
 		return sweepView{}, false
 	}
+	return f.meta(rec), true
+}
+
+func (f *fsm) meta(rec *sweepRecord) sweepView {
 	rounds := make(map[int]bool, len(rec.Rounds))
 	for r := range rec.Rounds {
 		rounds[r] = true
@@ -396,8 +427,8 @@ func (f *fsm) sweepData(id string) (sweepView, bool) {
 	for p, plan := range rec.Retests {
 		retests[p] = plan
 	}
-	return sweepView{Version: rec.Version, Info: rec.Info, Spec: rec.Spec, Nodes: slices.Clone(rec.Nodes), Cells: sortedCells(rec.Cells),
-		Rounds: rounds, Retests: retests}, true
+	return sweepView{Version: rec.Version, Info: rec.Info, Spec: rec.Spec, Nodes: slices.Clone(rec.Nodes),
+		Rounds: rounds, Retests: retests}
 }
 
 // sweepView is a copy of one sweep, safe to use without the FSM lock.

@@ -20,7 +20,7 @@ import (
 func (c *Coordinator) runSweep(ctx context.Context, id string) {
 	defer c.setActive(id, false)
 	c.setActive(id, true)
-	sv, ok := c.fsm.sweepData(id)
+	sv, ok := c.fsm.sweepMeta(id)
 	if !ok {
 		return
 	}
@@ -36,7 +36,7 @@ func (c *Coordinator) runSweep(ctx context.Context, id string) {
 		return
 	}
 	start := time.Now()
-	r := roundRunner{c: c, ctx: ctx, id: id, sv: sv, nodes: byName}
+	r := roundRunner{c: c, ctx: ctx, id: id, sv: sv, nodes: byName, index: newNodeIndex(sv.Nodes)}
 	if sv.Spec.Budget > 0 {
 		// From the committed start, so a new leader keeps the same budget.
 		r.deadline = sv.Info.Started.Add(sv.Spec.Budget)
@@ -76,6 +76,7 @@ type roundRunner struct {
 	id       string
 	sv       sweepView
 	nodes    map[string]matrix.Node
+	index    nodeIndex // encodes rounds compactly (codec.go)
 	deadline time.Time // zero: no budget
 }
 
@@ -94,7 +95,7 @@ func (r *roundRunner) run(rounds []scheduler.Round) runOutcome {
 			return runStopped
 		}
 		t1 := time.Now()
-		size, err := r.c.applySized(entryRound, roundResult{SweepID: r.id, Round: rd.Index, Cells: cells})
+		size, err := r.c.commitRound(&r.index, roundResult{SweepID: r.id, Round: rd.Index, Cells: cells})
 		if err != nil {
 			r.c.log.Warn("cannot commit round; the next leader resumes it", "sweep", r.id, "round", rd.Index, "err", err)
 			return runStopped

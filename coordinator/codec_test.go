@@ -1,0 +1,202 @@
+package coordinator
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"testing"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/rdmamesh/rdmamesh/internal/api"
+	"github.com/rdmamesh/rdmamesh/internal/probe"
+	"github.com/rdmamesh/rdmamesh/matrix"
+)
+
+func gridNodes(n, rails int) []matrix.Node {
+	nodes := make([]matrix.Node, n)
+	for i := range nodes {
+		nodes[i].Name = fmt.Sprintf("n%03d", i)
+		for r := 0; r < rails; r++ {
+			nodes[i].Ports = append(nodes[i].Ports, probe.Port{Device: fmt.Sprintf("mlx5_%d", r), Port: 1, Rail: r, Usable: true})
+		}
+	}
+	return nodes
+}
+
+// randomCells is every directional cell of nodes with a mix of what
+// sweeps produce: measured cells, failures with shared and unique errors,
+// bandwidth on some, odd sample counts on a few.
+func randomCells(rng *rand.Rand, nodes []matrix.Node, round int) []matrix.Cell {
+	var out []matrix.Cell
+	down := &probe.Error{Class: probe.ClassPortDown, Verb: "ibv_modify_qp(RTR)", Errno: 19, Cause: "port down", Fix: "replug"}
+	for s := range nodes {
+		for d := range nodes {
+			if s == d {
+				continue
+			}
+			for r := range nodes[s].Ports {
+				c := cellFor(nodes[s].Name, nodes[d].Name, round, probe.RailPair{Rail: r,
+					Src: probe.Endpoint{Device: nodes[s].Ports[r].Device}, Dst: probe.Endpoint{Device: nodes[d].Ports[r].Device, Rail: r}})
+				switch x := rng.IntN(20); {
+				case x == 0:
+					c.Class, c.Error = down.Class, down
+				case x == 1:
+					c.Class = probe.ClassRetryExceeded
+					c.Error = &probe.Error{Class: c.Class, WCStatus: 12, Cause: fmt.Sprintf("lost %s→%s", c.Src, c.Dst)}
+				default:
+					p50 := 1000 + 100*rng.Float64()
+					samples := 1000
+					if x == 2 {
+						samples = 7
+					}
+					c.Class = probe.ClassOK
+					c.Latency = &probe.Latency{Samples: samples, MinNs: p50 * 0.97, P50Ns: p50, P90Ns: p50 * 1.05, P99Ns: p50 * 1.2,
+						P999Ns: p50 * 1.5, MaxNs: p50 * 3, StdevNs: p50 * 0.03}
+					if x%3 == 0 {
+						c.Bandwidth = &probe.Bandwidth{Gbps: 390 + rng.Float64(), MsgRate: 7e5, Bytes: 1 << 24, Duration: 0.0123}
+					}
+				}
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+func sortCells(cs []matrix.Cell) []matrix.Cell {
+	m := map[cellKey]matrix.Cell{}
+	for _, c := range cs {
+		m[keyOf(&c)] = c
+	}
+	return sortedCells(m)
+}
+
+// TestBinaryRoundsMatchJSON applies the same rounds as binary and as JSON
+// entries: both FSMs must hold the same cells, the quantized inputs.
+func TestBinaryRoundsMatchJSON(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	nodes := gridNodes(9, 3)
+	x := newNodeIndex(nodes)
+	start := entry(t, entrySweepStart, sweepStart{Info: api.SweepInfo{ID: "s1", State: api.SweepRunning}, Nodes: nodes})
+	bin, js := newFSM(5), newFSM(5)
+	bin.Apply(start)
+	js.Apply(start)
+	var want []matrix.Cell
+	for round := range 2 {
+		cells := randomCells(rng, nodes, round)
+		r := roundResult{SweepID: "s1", Round: round, Cells: cells}
+		b, err := encodeRound(&x, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if entryType(b[0]) != entryRoundBin {
+			t.Fatalf("round %d encoded as entry type %d, want binary", round, b[0])
+		}
+		bin.Apply(&raft.Log{Index: 2, Data: b})
+		bin.Apply(&raft.Log{Index: 3, Data: b}) // replayed: ignored
+		js.Apply(entry(t, entryRound, r))
+		for _, c := range cells {
+			want = append(want, quantized(c))
+		}
+	}
+	want = sortCells(want)
+	for name, f := range map[string]*fsm{"binary": bin, "json": js} {
+		sv, _ := f.sweepData("s1")
+		got := sortCells(sv.Cells)
+		if len(got) != len(want) || sv.Info.CellsDone != len(want) {
+			t.Fatalf("%s: %d cells (CellsDone %d), want %d", name, len(got), sv.Info.CellsDone, len(want))
+		}
+		for i := range want {
+			if !reflect.DeepEqual(got[i], want[i]) {
+				t.Fatalf("%s cell %d:\n got %+v\nwant %+v", name, i, got[i], want[i])
+			}
+		}
+	}
+}
+
+// TestBinaryRoundFallsBackToJSON: cells the grid cannot hold travel as JSON.
+func TestBinaryRoundFallsBackToJSON(t *testing.T) {
+	x := newNodeIndex(gridNodes(3, 2))
+	dr := 1
+	for _, c := range []matrix.Cell{
+		{Src: "n000", Dst: "n001", Rail: 0, DstRail: &dr, SrcDevice: "mlx5_0", DstDevice: "mlx5_1", Class: probe.ClassOK},
+		{Src: "n000", Dst: "stranger", Rail: 0, SrcDevice: "mlx5_0", Class: probe.ClassOK},
+		{Src: "n000", Dst: "n001", Rail: 0, SrcDevice: "mlx5_9", DstDevice: "mlx5_0", Class: probe.ClassOK},
+	} {
+		b, err := encodeRound(&x, roundResult{SweepID: "s", Cells: []matrix.Cell{c}})
+		if err != nil || entryType(b[0]) != entryRound {
+			t.Errorf("%+v: entry type %d, err %v: want JSON", c, b[0], err)
+		}
+	}
+}
+
+func TestBinaryRoundCorrupt(t *testing.T) {
+	nodes := gridNodes(4, 2)
+	x := newNodeIndex(nodes)
+	b, err := encodeRound(&x, roundResult{SweepID: "s1", Cells: randomCells(rand.New(rand.NewPCG(3, 4)), nodes, 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range [][]byte{b[1:2], {roundBinVersion + 1}, append(slices.Clone(b[1:]), 0), b[1 : len(b)-3]} {
+		f := newFSM(1)
+		f.Apply(entry(t, entrySweepStart, sweepStart{Info: api.SweepInfo{ID: "s1"}, Nodes: nodes}))
+		if err := f.applyRoundBin(bad); err == nil {
+			t.Errorf("corrupt entry of %d bytes applied without error", len(bad))
+		}
+	}
+}
+
+// TestSnapshotStreamsFrozenState: a snapshot persisted after more rounds
+// were applied still holds what was there when it was taken, and restores
+// to the same cells; JSON snapshots from before stay readable.
+func TestSnapshotStreamsFrozenState(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	nodes := gridNodes(6, 2)
+	x := newNodeIndex(nodes)
+	f := newFSM(5)
+	f.Apply(entry(t, entrySweepStart, sweepStart{Info: api.SweepInfo{ID: "s1", State: api.SweepRunning}, Nodes: nodes}))
+	apply := func(round int) {
+		b, err := encodeRound(&x, roundResult{SweepID: "s1", Round: round, Cells: randomCells(rng, nodes, round)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Apply(&raft.Log{Data: b})
+	}
+	apply(0)
+	f.Apply(entry(t, entryRound, roundResult{SweepID: "s1", Round: 1, Cells: []matrix.Cell{okCell("x", "y", 0)}}))
+	before, _ := f.sweepData("s1")
+	snap, err := f.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	apply(2) // rewrites every grid cell after the snapshot was taken
+	var sink memSink
+	if err := snap.Persist(&sink); err != nil {
+		t.Fatal(err)
+	}
+	g := newFSM(5)
+	if err := g.Restore(io.NopCloser(bytes.NewReader(sink.Bytes()))); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := g.sweepData("s1")
+	if !reflect.DeepEqual(sortCells(after.Cells), sortCells(before.Cells)) || after.Info.CellsDone != before.Info.CellsDone {
+		t.Fatalf("restored %d cells, snapshot held %d (or they differ)", len(after.Cells), len(before.Cells))
+	}
+
+	// The JSON snapshot format of earlier versions.
+	legacy, _ := json.Marshal(snapshotState{Sweeps: []snapshotSweep{{Info: before.Info, Spec: before.Spec, Nodes: before.Nodes,
+		Cells: before.Cells, Rounds: []int{0, 1}}}})
+	h := newFSM(5)
+	if err := h.Restore(io.NopCloser(bytes.NewReader(legacy))); err != nil {
+		t.Fatal(err)
+	}
+	old, _ := h.sweepData("s1")
+	if !reflect.DeepEqual(sortCells(old.Cells), sortCells(before.Cells)) {
+		t.Fatal("a JSON snapshot restores different cells")
+	}
+}
