@@ -25,6 +25,8 @@ func (a *Agent) routes() http.Handler {
 	mux.HandleFunc("POST /v1/tasks", a.handleTask)
 	mux.HandleFunc("POST /v1/sessions", a.handleOpenSession)
 	mux.HandleFunc("DELETE /v1/sessions/{id}", a.handleCloseSession)
+	mux.HandleFunc("POST /v1/sessions/batch", a.handleOpenSessionBatch)
+	mux.HandleFunc("POST /v1/sessions/close", a.handleCloseSessions)
 	if a.opts.Metrics != nil {
 		mux.Handle("GET /metrics", a.opts.Metrics)
 	}

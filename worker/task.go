@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -11,6 +12,11 @@ import (
 // RunTask measures Src → Dst on every rail of t at once (rail i ↔ rail i use
 // disjoint HCAs, like NCCL's rings do) and returns one result per rail.
 // It never fails as a whole: every problem lands in a rail's class.
+//
+// It runs in phases so that the peer is asked once for all its halves:
+// open the local halves (in parallel), open every remote half in one batch
+// request, connect and measure (in parallel), then close the remote halves
+// in one request and the local ones.
 func (a *Agent) RunTask(ctx context.Context, t probe.Task) probe.TaskResult {
 	start := time.Now()
 	if !t.Deadline.IsZero() {
@@ -18,61 +24,156 @@ func (a *Agent) RunTask(ctx context.Context, t probe.Task) probe.TaskResult {
 		ctx, cancel = context.WithDeadline(ctx, t.Deadline)
 		defer cancel()
 	}
-	res := probe.TaskResult{Version: probe.Version, SweepID: t.SweepID, Round: t.Round, Src: t.Src, Dst: t.Dst,
-		Rails: make([]probe.RailResult, len(t.Rails))}
-	var wg sync.WaitGroup
+	rails := make([]railRun, len(t.Rails))
 	for i, rp := range t.Rails {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			res.Rails[i] = a.runRail(ctx, t, rp)
-		}()
+		rails[i] = railRun{rp: rp, rr: probe.RailResult{Rail: rp.Rail, SrcDevice: rp.Src.Device, DstDevice: rp.Dst.Device,
+			SrcGID: rp.Src.GIDIndex, DstGID: rp.Dst.GIDIndex}}
 	}
-	wg.Wait()
+	defer func() {
+		for i := range rails {
+			if rails[i].sess != nil {
+				_ = rails[i].sess.Close()
+			}
+		}
+	}()
+	each(rails, func(r *railRun) { r.open(ctx, a, t) })
+	closeRemote := a.openRemote(ctx, t, rails)
+	each(rails, func(r *railRun) { r.measure(ctx, t) })
+	closeRemote()
+	res := probe.TaskResult{Version: probe.Version, SweepID: t.SweepID, Round: t.Round, Src: t.Src, Dst: t.Dst,
+		Rails: make([]probe.RailResult, len(rails))}
+	for i := range rails {
+		res.Rails[i] = rails[i].rr
+	}
 	res.Elapsed = time.Since(start)
 	return res
 }
 
-func (a *Agent) runRail(ctx context.Context, t probe.Task, rp probe.RailPair) probe.RailResult {
-	rr := probe.RailResult{Rail: rp.Rail, SrcDevice: rp.Src.Device, DstDevice: rp.Dst.Device,
-		SrcGID: rp.Src.GIDIndex, DstGID: rp.Dst.GIDIndex}
-	fail := func(err error) probe.RailResult {
-		if ctx.Err() != nil && probe.Classify(err).Class == probe.ClassInternal {
-			err = &probe.Error{Class: probe.ClassTimeout, Cause: "the pair deadline passed before the test finished",
-				Fix: "a slow or hung peer: check the worker on " + t.Dst + " and raise coordinator.pair_timeout if the fabric is just slow"}
+// railRun is one rail of a task as it goes through the phases; once failed
+// is set the later phases skip it.
+type railRun struct {
+	rp     probe.RailPair
+	rr     probe.RailResult
+	sess   Session
+	local  probe.QPInfo
+	peer   probe.QPInfo
+	peerID string // the remote half's session, when opened one by one
+	failed bool
+}
+
+// each runs f on every rail not yet failed, all at once, and waits.
+func each(rails []railRun, f func(*railRun)) {
+	var wg sync.WaitGroup
+	for i := range rails {
+		if rails[i].failed {
+			continue
 		}
-		rr.Error = probe.Classify(err)
-		rr.Class = rr.Error.Class
-		return rr
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f(&rails[i])
+		}()
 	}
-	sess, err := a.opts.Fabric.Open(ctx, rp.Src, t.Params)
+	wg.Wait()
+}
+
+func (r *railRun) fail(ctx context.Context, t probe.Task, err error) {
+	if ctx.Err() != nil && probe.Classify(err).Class == probe.ClassInternal {
+		err = &probe.Error{Class: probe.ClassTimeout, Cause: "the pair deadline passed before the test finished",
+			Fix: "a slow or hung peer: check the worker on " + t.Dst + " and raise coordinator.pair_timeout if the fabric is just slow"}
+	}
+	r.rr.Error = probe.Classify(err)
+	r.rr.Class = r.rr.Error.Class
+	r.failed = true
+}
+
+func (r *railRun) open(ctx context.Context, a *Agent, t probe.Task) {
+	sess, err := a.opts.Fabric.Open(ctx, r.rp.Src, t.Params)
 	if err != nil {
-		return fail(err)
+		r.fail(ctx, t, err)
+		return
 	}
-	defer sess.Close()
-	local := sess.Info()
-	rr.SrcGID = local.GIDIndex
-	peer, err := a.openPeer(ctx, t, rp, local)
+	r.sess, r.local = sess, sess.Info()
+	r.rr.SrcGID = r.local.GIDIndex
+}
+
+// openRemote opens the peer's halves of the rails still going, in one
+// request when the peer can take it, and returns what closes them.
+func (a *Agent) openRemote(ctx context.Context, t probe.Task, rails []railRun) func() {
+	var want []probe.SessionRail
+	var idx []int
+	for i := range rails {
+		if !rails[i].failed {
+			want = append(want, probe.SessionRail{Rail: rails[i].rp.Rail, Local: rails[i].rp.Dst, Initiator: rails[i].local})
+			idx = append(idx, i)
+		}
+	}
+	if len(want) == 0 {
+		return func() {}
+	}
+	reply, err := a.openPeers(ctx, t, want)
+	if errors.Is(err, errNoBatch) {
+		return a.openRemoteOneByOne(ctx, t, rails)
+	}
 	if err != nil {
-		return fail(err)
+		for _, i := range idx {
+			rails[i].fail(ctx, t, err)
+		}
+		return func() {}
 	}
-	defer a.closePeer(t.DstAPI, peer.SessionID)
-	rr.DstGID = peer.Responder.GIDIndex
-	if err := sess.Connect(ctx, peer.Responder); err != nil {
-		return fail(err)
+	var ids []string
+	for k, i := range idx {
+		got := reply.Rails[k]
+		if got.Error != nil {
+			rails[i].fail(ctx, t, got.Error)
+			continue
+		}
+		ids = append(ids, got.SessionID)
+		rails[i].peer = got.Responder
+		rails[i].rr.DstGID = got.Responder.GIDIndex
 	}
-	lat, err := sess.Latency(ctx, t.Params)
-	if err != nil {
-		return fail(err)
-	}
-	rr.Latency = &lat
-	if t.Params.BWSize > 0 {
-		bw, err := sess.Bandwidth(ctx, t.Params)
+	return func() { a.closePeers(t, ids) }
+}
+
+// openRemoteOneByOne is openRemote against a worker without the batch
+// endpoints: a request per rail, in parallel.
+func (a *Agent) openRemoteOneByOne(ctx context.Context, t probe.Task, rails []railRun) func() {
+	each(rails, func(r *railRun) {
+		peer, err := a.openPeer(ctx, t, r.rp, r.local)
 		if err != nil {
-			return fail(err)
+			r.fail(ctx, t, err)
+			return
 		}
-		rr.Bandwidth = &bw
+		r.peer, r.peerID = peer.Responder, peer.SessionID
+		r.rr.DstGID = peer.Responder.GIDIndex
+	})
+	return func() {
+		for i := range rails {
+			if rails[i].peerID != "" {
+				a.closePeer(t.DstAPI, rails[i].peerID)
+			}
+		}
 	}
-	rr.Class = probe.ClassOK
-	return rr
+}
+
+func (r *railRun) measure(ctx context.Context, t probe.Task) {
+	if err := r.sess.Connect(ctx, r.peer); err != nil {
+		r.fail(ctx, t, err)
+		return
+	}
+	lat, err := r.sess.Latency(ctx, t.Params)
+	if err != nil {
+		r.fail(ctx, t, err)
+		return
+	}
+	r.rr.Latency = &lat
+	if t.Params.BWSize > 0 {
+		bw, err := r.sess.Bandwidth(ctx, t.Params)
+		if err != nil {
+			r.fail(ctx, t, err)
+			return
+		}
+		r.rr.Bandwidth = &bw
+	}
+	r.rr.Class = probe.ClassOK
 }

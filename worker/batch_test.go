@@ -1,0 +1,132 @@
+package worker
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/memberlist"
+
+	"github.com/rdmamesh/rdmamesh/internal/fabric/sim"
+	"github.com/rdmamesh/rdmamesh/internal/probe"
+)
+
+// handlers routes requests to in-process worker APIs; hide404 makes one
+// path answer 404, like a worker from before it existed.
+type handlers struct {
+	mu      sync.Mutex
+	h       map[string]http.Handler
+	hide404 string
+	calls   map[string]int
+}
+
+func (p *handlers) RoundTrip(req *http.Request) (*http.Response, error) {
+	p.mu.Lock()
+	h := p.h[req.URL.Host]
+	p.calls[req.Method+" "+req.URL.Path]++
+	hide := p.hide404 != "" && req.URL.Path == p.hide404
+	p.mu.Unlock()
+	rec := httptest.NewRecorder()
+	if hide {
+		http.NotFound(rec, req)
+	} else {
+		h.ServeHTTP(rec, req)
+	}
+	return rec.Result(), nil
+}
+
+func (p *handlers) count(prefix string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for k, v := range p.calls {
+		if strings.HasPrefix(k, prefix) {
+			n += v
+		}
+	}
+	return n
+}
+
+func twoAgents(t *testing.T, faults ...string) (*Agent, *Agent, *handlers) {
+	t.Helper()
+	fs, err := sim.ParseFaults(faults)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fab, err := sim.New(sim.Config{Seed: 1, Faults: fs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := &handlers{h: map[string]http.Handler{}, calls: map[string]int{}}
+	var mnet memberlist.MockNetwork
+	tr := []*memberlist.MockTransport{mnet.NewTransport("a"), mnet.NewTransport("b")}
+	var out []*Agent
+	for i, name := range []string{"a", "b"} {
+		ag, err := Start(context.Background(), Options{Name: name, Fabric: Adapt(fab.Node(name)), Transport: tr[i],
+			APIListen: "127.0.0.1:0", HTTPTransport: rt, Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(ag.Kill)
+		rt.h[ag.APIAddr()] = ag.Handler()
+		out = append(out, ag)
+	}
+	return out[0], out[1], rt
+}
+
+func railTask(a, b *Agent, rails int) probe.Task {
+	t := probe.Task{Version: probe.Version, SweepID: "s", Src: "a", Dst: "b", DstAPI: b.APIAddr(), Params: probe.DefaultTestParams(),
+		Deadline: time.Now().Add(time.Minute)}
+	t.Params.LatencyIters, t.Params.BWSize = 50, 0
+	for r := 0; r < rails; r++ {
+		dev := a.Inventory().Ports[r].Device
+		t.Rails = append(t.Rails, probe.RailPair{Rail: r, Src: probe.Endpoint{Device: dev, Port: 1, GIDIndex: -1, Rail: r},
+			Dst: probe.Endpoint{Device: dev, Port: 1, GIDIndex: -1, Rail: r}})
+	}
+	return t
+}
+
+func TestRunTaskBatchesPeerSessions(t *testing.T) {
+	a, b, rt := twoAgents(t, "b/mlx5_2:down")
+	res := a.RunTask(context.Background(), railTask(a, b, 8))
+	for _, rr := range res.Rails {
+		want := probe.ClassOK
+		if rr.Rail == 2 {
+			want = probe.ClassPortDown // the responder cannot open its half; the batch says so for that rail only
+		}
+		if rr.Class != want {
+			t.Errorf("rail %d: class %s (%v), want %s", rr.Rail, rr.Class, rr.Error, want)
+		}
+	}
+	if n := rt.count("POST /v1/sessions/batch"); n != 1 {
+		t.Errorf("%d batch opens, want 1", n)
+	}
+	if n := rt.count("POST /v1/sessions/close"); n != 1 {
+		t.Errorf("%d batch closes, want 1", n)
+	}
+	if n := b.sessions.len(); n != 0 {
+		t.Errorf("%d responder sessions left open on the peer", n)
+	}
+}
+
+func TestRunTaskFallsBackToSessionPerRail(t *testing.T) {
+	a, b, rt := twoAgents(t)
+	rt.hide404 = "/v1/sessions/batch"
+	res := a.RunTask(context.Background(), railTask(a, b, 4))
+	for _, rr := range res.Rails {
+		if rr.Class != probe.ClassOK {
+			t.Errorf("rail %d: %s %v", rr.Rail, rr.Class, rr.Error)
+		}
+	}
+	if n := rt.count("DELETE /v1/sessions/"); n != 4 {
+		t.Errorf("%d per-rail closes, want 4", n)
+	}
+	if n := b.sessions.len(); n != 0 {
+		t.Errorf("%d responder sessions left open on the peer", n)
+	}
+}
