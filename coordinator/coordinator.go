@@ -99,6 +99,7 @@ type Coordinator struct {
 	reg      *registry
 	inflight *inflight
 	client   *http.Client
+	wire     wireForms // which workers take binary tasks (wire.go)
 
 	ctx    context.Context
 	cancel context.CancelFunc

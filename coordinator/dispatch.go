@@ -132,16 +132,20 @@ func resultCells(t probe.Task, round int, res probe.TaskResult) []matrix.Cell {
 	return out
 }
 
-func (c *Coordinator) postTask(ctx context.Context, apiAddr string, timeout time.Duration, t probe.Task) (probe.TaskResult, *probe.Error) {
+func (c *Coordinator) postTask(parent context.Context, apiAddr string, timeout time.Duration, t probe.Task) (probe.TaskResult, *probe.Error) {
 	var res probe.TaskResult
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel := context.WithTimeout(parent, timeout)
 	defer cancel()
-	body, _ := json.Marshal(t)
+	bin := c.wire.binary(apiAddr)
+	body, ctype := encodeTask(t, bin)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+apiAddr+"/v1/tasks", bytes.NewReader(body))
 	if err != nil {
 		return res, probe.Classify(err)
 	}
-	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Content-Type", ctype)
+	if bin {
+		req.Header.Set("Accept", probe.BinaryType)
+	}
 	c.authorize(req)
 	resp, err := c.client.Do(req)
 	if err != nil {
@@ -162,6 +166,11 @@ func (c *Coordinator) postTask(ctx context.Context, apiAddr string, timeout time
 	if err != nil {
 		return res, &probe.Error{Class: probe.ClassPeerLost, Cause: fmt.Sprintf("worker %s: reading the answer: %v", t.Src, err)}
 	}
+	if bin && cannotDecode(resp.StatusCode, raw) {
+		// A worker from before the binary form: JSON from now on.
+		c.wire.jsonOnly(apiAddr)
+		return c.postTask(parent, apiAddr, timeout, t)
+	}
 	if resp.StatusCode != http.StatusOK {
 		var er probe.ErrorReply
 		if json.Unmarshal(raw, &er) == nil && er.Error != nil {
@@ -169,7 +178,7 @@ func (c *Coordinator) postTask(ctx context.Context, apiAddr string, timeout time
 		}
 		return res, &probe.Error{Class: probe.ClassInternal, Cause: fmt.Sprintf("worker %s answered %s", t.Src, resp.Status)}
 	}
-	if err := json.Unmarshal(raw, &res); err != nil {
+	if res, err = decodeTaskResult(resp.Header.Get("Content-Type"), raw); err != nil {
 		return res, &probe.Error{Class: probe.ClassInternal, Cause: fmt.Sprintf("worker %s: bad task result: %v", t.Src, err)}
 	}
 	return res, nil

@@ -48,6 +48,8 @@ type Options struct {
 	// HTTPTransport carries calls to peers' APIs; nil = pooled TCP. The
 	// scale harness passes an in-process one.
 	HTTPTransport http.RoundTripper
+	// GossipTune adjusts the memberlist config (see member.Options.Tune).
+	GossipTune func(*memberlist.Config)
 }
 
 // Agent is a running worker.
@@ -97,7 +99,7 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 	go func() { a.serveErr <- a.srv.Serve(ln) }()
 
 	cfg, err := member.Config(member.Options{Name: o.Name, Bind: o.GossipBind, Advertise: o.GossipAdvertise,
-		LAN: o.LAN, Delegate: &delegate{a: a}, Logger: a.log, Transport: o.Transport, Key: o.GossipKey})
+		LAN: o.LAN, Delegate: &delegate{a: a}, Logger: a.log, Transport: o.Transport, Key: o.GossipKey, Tune: o.GossipTune})
 	if err != nil {
 		a.stopHTTP()
 		return nil, err

@@ -34,8 +34,8 @@ func (a *Agent) routes() http.Handler {
 }
 
 func (a *Agent) handleTask(w http.ResponseWriter, r *http.Request) {
-	var t probe.Task
-	if err := decode(r, &t); err != nil {
+	t, err := decodeTask(r)
+	if err != nil {
 		writeErr(w, http.StatusBadRequest, badRequest(err))
 		return
 	}
@@ -47,7 +47,7 @@ func (a *Agent) handleTask(w http.ResponseWriter, r *http.Request) {
 	if a.opts.OnTask != nil {
 		a.opts.OnTask(res)
 	}
-	writeJSON(w, http.StatusOK, res)
+	reply(w, r, res, func(b []byte) []byte { return probe.AppendTaskResult(b, res) })
 }
 
 func (a *Agent) validateTask(t probe.Task) error {

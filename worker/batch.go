@@ -23,8 +23,8 @@ import (
 var errNoBatch = errors.New("peer has no batch session endpoint")
 
 func (a *Agent) handleOpenSessionBatch(w http.ResponseWriter, r *http.Request) {
-	var req probe.SessionBatchRequest
-	if err := decode(r, &req); err != nil {
+	req, err := decodeSessionBatch(r)
+	if err != nil {
 		writeErr(w, http.StatusBadRequest, badRequest(err))
 		return
 	}
@@ -51,9 +51,9 @@ func (a *Agent) handleOpenSessionBatch(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	reply := probe.SessionBatchReply{Version: probe.Version, Rails: make([]probe.SessionRailOpen, len(req.Rails))}
+	rep := probe.SessionBatchReply{Version: probe.Version, Rails: make([]probe.SessionRailOpen, len(req.Rails))}
 	for i, rl := range req.Rails {
-		out := &reply.Rails[i]
+		out := &rep.Rails[i]
 		out.Rail = rl.Rail
 		if err := a.validSessionFields(one[i]); err != nil {
 			out.Error = badRequest(err)
@@ -66,7 +66,7 @@ func (a *Agent) handleOpenSessionBatch(w http.ResponseWriter, r *http.Request) {
 		}
 		out.SessionID, out.Responder = sr.SessionID, sr.Responder
 	}
-	writeJSON(w, http.StatusOK, reply)
+	reply(w, r, rep, func(b []byte) []byte { return probe.AppendSessionBatchReply(b, rep) })
 }
 
 func (a *Agent) handleCloseSessions(w http.ResponseWriter, r *http.Request) {
@@ -84,9 +84,9 @@ func (a *Agent) handleCloseSessions(w http.ResponseWriter, r *http.Request) {
 // openPeers asks the target worker for the responder halves of rails.
 func (a *Agent) openPeers(ctx context.Context, t probe.Task, rails []probe.SessionRail) (probe.SessionBatchReply, error) {
 	var reply probe.SessionBatchReply
-	body, _ := json.Marshal(probe.SessionBatchRequest{Version: probe.Version, SweepID: t.SweepID, Src: t.Src, Dst: t.Dst,
+	body := probe.AppendSessionBatch(nil, probe.SessionBatchRequest{Version: probe.Version, SweepID: t.SweepID, Src: t.Src, Dst: t.Dst,
 		Deadline: t.Deadline, Ticket: t.Ticket, Params: t.Params, Rails: rails})
-	raw, status, err := a.peerCall(ctx, t, http.MethodPost, "/v1/sessions/batch", body)
+	raw, ctype, status, err := a.peerCall(ctx, t, http.MethodPost, "/v1/sessions/batch", probe.BinaryType, body)
 	switch {
 	case err != nil:
 		return reply, err
@@ -99,7 +99,12 @@ func (a *Agent) openPeers(ctx context.Context, t probe.Task, rails []probe.Sessi
 		}
 		return reply, fmt.Errorf("worker %s answered %d: %s", t.Dst, status, bytes.TrimSpace(raw))
 	}
-	if err := json.Unmarshal(raw, &reply); err != nil {
+	if ctype == probe.BinaryType {
+		reply, err = probe.DecodeSessionBatchReply(raw)
+	} else {
+		err = json.Unmarshal(raw, &reply)
+	}
+	if err != nil {
 		return reply, fmt.Errorf("worker %s: bad session batch reply: %w", t.Dst, err)
 	}
 	if len(reply.Rails) != len(rails) {
@@ -117,33 +122,34 @@ func (a *Agent) closePeers(t probe.Task, ids []string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	body, _ := json.Marshal(probe.SessionClose{IDs: ids})
-	if _, _, err := a.peerCall(ctx, t, http.MethodPost, "/v1/sessions/close", body); err != nil {
+	if _, _, _, err := a.peerCall(ctx, t, http.MethodPost, "/v1/sessions/close", "application/json", body); err != nil {
 		a.log.Debug("close peer sessions", "api", t.DstAPI, "err", err)
 	}
 }
 
 // peerCall sends one request to the task's target worker and reads the
 // answer; transport failures come back classified.
-func (a *Agent) peerCall(ctx context.Context, t probe.Task, method, path string, body []byte) ([]byte, int, error) {
+func (a *Agent) peerCall(ctx context.Context, t probe.Task, method, path, ctype string, body []byte) ([]byte, string, int, error) {
 	req, err := http.NewRequestWithContext(ctx, method, "http://"+t.DstAPI+path, bytes.NewReader(body))
 	if err != nil {
-		return nil, 0, err
+		return nil, "", 0, err
 	}
-	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Content-Type", ctype)
+	req.Header.Set("Accept", probe.BinaryType+", application/json")
 	a.authorize(req)
 	resp, err := a.client.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, 0, &probe.Error{Class: probe.ClassTimeout, Cause: fmt.Sprintf("worker %s did not answer the session request in time", t.Dst),
+			return nil, "", 0, &probe.Error{Class: probe.ClassTimeout, Cause: fmt.Sprintf("worker %s did not answer the session request in time", t.Dst),
 				Fix: "check that the rdmamesh worker on " + t.Dst + " is running and not overloaded"}
 		}
-		return nil, 0, &probe.Error{Class: probe.ClassPeerLost, Cause: fmt.Sprintf("cannot reach worker %s at %s: %v", t.Dst, t.DstAPI, err),
+		return nil, "", 0, &probe.Error{Class: probe.ClassPeerLost, Cause: fmt.Sprintf("cannot reach worker %s at %s: %v", t.Dst, t.DstAPI, err),
 			Fix: "check that the rdmamesh worker on " + t.Dst + " is running and its API port is reachable from " + t.Src}
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
 	if err != nil {
-		return nil, 0, &probe.Error{Class: probe.ClassPeerLost, Cause: fmt.Sprintf("worker %s: reading the answer: %v", t.Dst, err)}
+		return nil, "", 0, &probe.Error{Class: probe.ClassPeerLost, Cause: fmt.Sprintf("worker %s: reading the answer: %v", t.Dst, err)}
 	}
-	return raw, resp.StatusCode, nil
+	return raw, resp.Header.Get("Content-Type"), resp.StatusCode, nil
 }

@@ -130,3 +130,22 @@ func TestRunTaskFallsBackToSessionPerRail(t *testing.T) {
 		t.Errorf("%d responder sessions left open on the peer", n)
 	}
 }
+
+// BenchmarkRunTask8Rails is one direction of a quick sweep on the sim
+// fabric with one latency iteration, so it measures the control path: local
+// and remote session set-up, the batch exchange, connect and tear-down.
+func BenchmarkRunTask8Rails(b *testing.B) {
+	t := &testing.T{}
+	a, peer, _ := twoAgents(t)
+	defer a.Kill()
+	defer peer.Kill()
+	task := railTask(a, peer, 8)
+	task.Params.LatencyIters, task.Params.Warmup = 1, 0
+	b.ReportAllocs()
+	for b.Loop() {
+		res := a.RunTask(context.Background(), task)
+		if res.Rails[0].Class != probe.ClassOK {
+			b.Fatal(res.Rails[0].Error)
+		}
+	}
+}

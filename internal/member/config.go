@@ -24,6 +24,9 @@ type Options struct {
 	Logger    *slog.Logger
 	Transport memberlist.Transport // tests: a MockNetwork transport
 	Key       []byte               // AES key for gossip encryption; empty = plaintext
+	// Tune, when set, adjusts the finished config last (the scale harness
+	// relaxes the timers of a thousand simulated workers sharing one host).
+	Tune func(*memberlist.Config)
 }
 
 // Config builds a memberlist config from Options.
@@ -70,6 +73,9 @@ func Config(o Options) (*memberlist.Config, error) {
 		c.LogOutput = nil
 		// memberlist is chatty, mostly about probes that succeeded: debug.
 		c.Logger = log.New(LogWriter(o.Logger.With("component", "memberlist"), slog.LevelDebug), "", 0)
+	}
+	if o.Tune != nil {
+		o.Tune(c)
 	}
 	return c, nil
 }

@@ -32,6 +32,7 @@ func Median(runs []Result) Result {
 	}
 	m.Setup = md(func(r Result) time.Duration { return r.Setup })
 	m.Sweep = md(func(r Result) time.Duration { return r.Sweep })
+	m.SweepCPU = md(func(r Result) time.Duration { return r.SweepCPU })
 	m.Overhead.Median = md(func(r Result) time.Duration { return r.Overhead.Median })
 	m.Overhead.P99 = md(func(r Result) time.Duration { return r.Overhead.P99 })
 	m.Dispatch.Median = md(func(r Result) time.Duration { return r.Dispatch.Median })
@@ -62,6 +63,7 @@ var columns = []struct {
 	{"cells", func(r Result) string { return fmt.Sprint(r.Cells) }},
 	{"rounds", func(r Result) string { return fmt.Sprint(r.Rounds) }},
 	{"sweep wall", func(r Result) string { return secs(r.Sweep) }},
+	{"sweep CPU", func(r Result) string { return secs(r.SweepCPU) }},
 	{"overhead/round p50", func(r Result) string { return ms(r.Overhead.Median) }},
 	{"overhead/round p99", func(r Result) string { return ms(r.Overhead.P99) }},
 	{"commit p50", func(r Result) string { return ms(r.Commit.Median) }},

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -296,12 +297,27 @@ func (n *Node) nextAttempt(dst string, rail int) uint64 {
 
 // hash64 mixes the seed with labels; FNV keeps it stable across processes
 // and Go versions, which math/rand's global seeding would not.
+//
+// It hashes exactly the bytes fmt's "%d" and "\x00%v" would print, without
+// fmt: a 1,024-node sweep opens 16.8 M sessions and fmt was most of Open.
 func hash64(seed int64, parts ...any) uint64 {
-	h := fnv.New64a()
-	fmt.Fprintf(h, "%d", seed)
+	var buf [128]byte
+	b := strconv.AppendInt(buf[:0], seed, 10)
 	for _, p := range parts {
-		fmt.Fprintf(h, "\x00%v", p)
+		b = append(b, 0)
+		switch v := p.(type) {
+		case string:
+			b = append(b, v...)
+		case int:
+			b = strconv.AppendInt(b, int64(v), 10)
+		case uint64:
+			b = strconv.AppendUint(b, v, 10)
+		default:
+			b = fmt.Append(b, v)
+		}
 	}
+	h := fnv.New64a()
+	h.Write(b)
 	return h.Sum64()
 }
 

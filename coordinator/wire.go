@@ -1,0 +1,51 @@
+package coordinator
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/rdmamesh/rdmamesh/internal/probe"
+)
+
+// wireForms remembers the workers that answered a binary task with 400
+// (built before probe.BinaryType): they get JSON from then on. Everyone
+// else gets the binary form, which at a million tasks per 1,024-node sweep
+// saves the leader most of its CPU.
+type wireForms struct{ json sync.Map } // API address → struct{}
+
+func (w *wireForms) binary(apiAddr string) bool {
+	_, old := w.json.Load(apiAddr)
+	return !old
+}
+
+func (w *wireForms) jsonOnly(apiAddr string) { w.json.Store(apiAddr, struct{}{}) }
+
+func encodeTask(t probe.Task, binary bool) ([]byte, string) {
+	if binary {
+		return probe.AppendTask(nil, t), probe.BinaryType
+	}
+	b, _ := json.Marshal(t) // plain data: cannot fail
+	return b, "application/json"
+}
+
+func decodeTaskResult(ctype string, raw []byte) (probe.TaskResult, error) {
+	if ctype == probe.BinaryType {
+		return probe.DecodeTaskResult(raw)
+	}
+	var res probe.TaskResult
+	err := json.Unmarshal(raw, &res)
+	return res, err
+}
+
+// cannotDecode recognises a worker's refusal to parse the body at all, as
+// opposed to a task it parsed and rejected.
+func cannotDecode(status int, raw []byte) bool {
+	if status == http.StatusUnsupportedMediaType {
+		return true
+	}
+	var er probe.ErrorReply
+	return status == http.StatusBadRequest && json.Unmarshal(raw, &er) == nil && er.Error != nil &&
+		strings.HasPrefix(er.Error.Cause, "decode request")
+}
