@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"slices"
 	"sync"
 	"time"
@@ -41,12 +42,16 @@ type Config struct {
 	// HeapProfile, when set, is where a heap profile is written while the
 	// coordinator holds the finished sweep and its matrix.
 	HeapProfile string
+	// Control answers tasks without running them (null.go): the
+	// coordinator, its raft log and FSM alone.
+	Control bool
 }
 
 // Result is what one run measured. Durations are wall time.
 type Result struct {
 	Nodes, Rails, Cells, Rounds int
 	LatencyIters                int
+	Control                     bool // tasks answered without running (Config.Control)
 	Setup                       time.Duration // workers up and registered
 	Sweep                       time.Duration // POST sweep → state done
 	SweepCPU                    time.Duration // process CPU (user+sys) during the sweep, workers included
@@ -111,6 +116,10 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		return Result{}, err
 	}
 	obs := newObserver()
+	// pprof labels: role=coordinator on every goroutine the coordinator
+	// starts, role=worker on the workers' and on handler calls.
+	coordCtx := pprof.WithLabels(ctx, pprof.Labels("role", "coordinator"))
+	workerCtx := pprof.WithLabels(ctx, pprof.Labels("role", "worker"))
 	var (
 		mnet  memberlist.MockNetwork
 		rt    = newInproc()
@@ -124,11 +133,15 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		names[i] = fmt.Sprintf("node-%04d", i+1)
 		trans[i] = mnet.NewTransport(names[i])
 	}
-	res := Result{Nodes: cfg.Nodes, LatencyIters: params.LatencyIters}
+	rt.null, rt.worker = cfg.Control, workerCtx
+	res := Result{Nodes: cfg.Nodes, LatencyIters: params.LatencyIters, Control: cfg.Control}
 	start := time.Now()
-	co, err := coordinator.Start(coordinator.Options{Name: "coordinator", DataDir: filepath.Join(dir, "coordinator"),
-		Transport: ctrans, LAN: true, HTTPTransport: rt, Params: params, Mode: "quick", FastRaft: true,
-		PairTimeout: time.Minute, KeepSweeps: 1, Logger: log, OnRound: obs.round})
+	var co *coordinator.Coordinator
+	pprof.Do(coordCtx, pprof.Labels(), func(context.Context) {
+		co, err = coordinator.Start(coordinator.Options{Name: "coordinator", DataDir: filepath.Join(dir, "coordinator"),
+			Transport: ctrans, LAN: true, HTTPTransport: rt.from(coordCtx), Params: params, Mode: "quick", FastRaft: true,
+			PairTimeout: time.Minute, KeepSweeps: 1, Logger: log, OnRound: obs.round})
+	})
 	if err != nil {
 		return res, err
 	}
@@ -140,7 +153,10 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		}
 	}
 	defer stopCo()
-	workers, err := startWorkers(ctx, fab, names, trans, co.GossipAddr(), rt, obs, log)
+	var workers []*worker.Agent
+	pprof.Do(workerCtx, pprof.Labels(), func(context.Context) {
+		workers, err = startWorkers(ctx, fab, names, trans, co.GossipAddr(), rt, workerCtx, obs, log)
+	})
 	defer stopWorkers(workers)
 	if err != nil {
 		return res, err
@@ -216,11 +232,11 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 }
 
 func startWorkers(ctx context.Context, fab *sim.Fabric, names []string, trans []*memberlist.MockTransport, seed string,
-	rt *inproc, obs *observer, log *slog.Logger) ([]*worker.Agent, error) {
+	rt *inproc, labels context.Context, obs *observer, log *slog.Logger) ([]*worker.Agent, error) {
 	out := make([]*worker.Agent, 0, len(names))
 	for i, name := range names {
 		a, err := worker.Start(ctx, worker.Options{Name: name, Fabric: worker.Adapt(fab.Node(name)),
-			Transport: trans[i], LAN: true, GossipTune: relaxedGossip, APIListen: "127.0.0.1:0", HTTPTransport: rt, OnTask: obs.task, Logger: log,
+			Transport: trans[i], LAN: true, GossipTune: relaxedGossip, APIListen: "127.0.0.1:0", HTTPTransport: rt.from(labels), OnTask: obs.task, Logger: log,
 			Labels: map[string]string{"group": fmt.Sprintf("leaf-%02d", i/32+1)}})
 		if err != nil {
 			return out, fmt.Errorf("worker %s: %w", name, err)

@@ -1,9 +1,11 @@
 package scale
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"runtime/pprof"
 	"sync"
 )
 
@@ -15,6 +17,29 @@ import (
 type inproc struct {
 	mu sync.RWMutex
 	h  map[string]http.Handler // API address → handler
+	// null answers tasks without running them (nullTask).
+	null bool
+	// worker is the pprof label context handlers run under, so a CPU
+	// profile tells the workers' share from the coordinator's.
+	worker context.Context
+}
+
+// from is the transport for one kind of caller: handlers run under the
+// worker labels and the caller's goroutine gets its own back afterwards
+// (pprof has no way to read a goroutine's current labels).
+func (p *inproc) from(caller context.Context) http.RoundTripper { return &inprocClient{p, caller} }
+
+type inprocClient struct {
+	p      *inproc
+	caller context.Context
+}
+
+func (c *inprocClient) RoundTrip(req *http.Request) (*http.Response, error) {
+	if c.p.worker != nil && c.caller != c.p.worker {
+		pprof.SetGoroutineLabels(c.p.worker)
+		defer pprof.SetGoroutineLabels(c.caller)
+	}
+	return c.p.RoundTrip(req)
 }
 
 func newInproc() *inproc { return &inproc{h: map[string]http.Handler{}} }
@@ -43,6 +68,11 @@ func (p *inproc) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	if err := req.Context().Err(); err != nil {
 		return nil, err
+	}
+	if p.null {
+		if resp, ok := nullTask(req); ok {
+			return resp, nil
+		}
 	}
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)

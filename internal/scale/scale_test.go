@@ -16,6 +16,10 @@ func TestRunSmall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	c, err := Run(ctx, Config{Nodes: 6, Control: true, DataDir: t.TempDir()})
+	if err != nil || c.Cells != r.Cells || !c.Control {
+		t.Fatalf("control mode: %v, %d cells", err, c.Cells)
+	}
 	if want := 6 * 5 * 8; r.Cells != want || r.Rounds != 5 || r.Rails != 8 || !r.Healthy {
 		t.Fatalf("cells %d (want %d), rounds %d, rails %d, healthy %v", r.Cells, want, r.Rounds, r.Rails, r.Healthy)
 	}
@@ -24,7 +28,7 @@ func TestRunSmall(t *testing.T) {
 	}
 	var b strings.Builder
 	Table(&b, []Result{Median([]Result{r, r, r})})
-	if !strings.Contains(b.String(), "| 6 | 8 | 240 | 5 |") {
+	if !strings.Contains(b.String(), "| full | 6 | 8 | 240 | 5 |") {
 		t.Fatalf("table:\n%s", b.String())
 	}
 }

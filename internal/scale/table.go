@@ -58,6 +58,7 @@ var columns = []struct {
 	head string
 	get  func(r Result) string
 }{
+	{"mode", func(r Result) string { return map[bool]string{false: "full", true: "control"}[r.Control] }},
 	{"nodes", func(r Result) string { return fmt.Sprint(r.Nodes) }},
 	{"rails", func(r Result) string { return fmt.Sprint(r.Rails) }},
 	{"cells", func(r Result) string { return fmt.Sprint(r.Cells) }},

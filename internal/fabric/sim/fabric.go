@@ -156,6 +156,7 @@ type Node struct {
 	mu       sync.Mutex
 	attempts map[attemptKey]uint64
 	opens    map[string]uint64 // per device, so QPNs do not depend on rail interleaving
+	gids     map[[2]int][2]string
 }
 
 // attemptKey counts tests per direction and rail, so a retest of the same
@@ -253,7 +254,7 @@ func (n *Node) Open(ctx context.Context, ep probe.Endpoint, p probe.TestParams) 
 			Fix: fmt.Sprintf("use GID index %d (%s), or -1 to let the worker choose; `show_gids` lists the table",
 				s.GIDIndex, s.GIDType)}
 	}
-	gid, typ := s.gidEntry(n.name, hca, gidIndex)
+	gid, typ := n.gid(hca, gidIndex)
 	h := hash64(n.fab.seed, "open", n.name, ep.Device, n.nextOpen(ep.Device))
 	return &Session{
 		node: n,
@@ -276,6 +277,23 @@ func (n *Node) Open(ctx context.Context, ep probe.Endpoint, p probe.TestParams) 
 			Size:      max(p.LatencySize, p.BWSize),
 		},
 	}, nil
+}
+
+// gid is the preset's GID table entry, formatted once per node: Open runs
+// for every test, and formatting an IPv6 address each time was most of it.
+func (n *Node) gid(hca, index int) (string, string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	k := [2]int{hca, index}
+	if e, ok := n.gids[k]; ok {
+		return e[0], e[1]
+	}
+	gid, typ := n.fab.spec.gidEntry(n.name, hca, index)
+	if n.gids == nil {
+		n.gids = map[[2]int][2]string{}
+	}
+	n.gids[k] = [2]string{gid, typ}
+	return gid, typ
 }
 
 func (n *Node) nextOpen(dev string) uint64 {

@@ -71,26 +71,27 @@ func (s *Session) Connect(ctx context.Context, remote probe.QPInfo) error {
 	s.pathMTU = min(s.info.MTU, remote.MTU)
 	s.connected = true
 
-	where := s.where()
+	// s.where() only in the failure branches: formatting it for every
+	// healthy test was a measurable share of a large sweep.
 	switch {
 	case remote.LinkLayer != s.info.LinkLayer:
 		s.doom = retryExceeded(
 			fmt.Sprintf("RDMA WRITEs %s were never acknowledged: the ends use different link layers (%s vs %s)",
-				where, s.info.LinkLayer, remote.LinkLayer),
+				s.where(), s.info.LinkLayer, remote.LinkLayer),
 			"test rail i against rail i of the same fabric; an InfiniBand port cannot reach an Ethernet one")
 	case far.Down:
 		s.doom = retryExceeded(
 			fmt.Sprintf("RDMA WRITEs %s were never acknowledged (transport retry counter exceeded): %s port 1 on %s is DOWN",
-				where, remote.Device, remote.Node),
+				s.where(), remote.Device, remote.Node),
 			portDown(spec, remote.Node, remote.Device).Fix)
 	case spec.roce() && remote.GIDType != s.info.GIDType:
 		s.doom = retryExceeded(
 			fmt.Sprintf("RDMA WRITEs %s were never acknowledged: the ends use different RoCE versions (%s vs %s)",
-				where, s.info.GIDType, remote.GIDType),
+				s.where(), s.info.GIDType, remote.GIDType),
 			fmt.Sprintf("use a RoCE v2 GID on both ends (index %d here, or -1 to let the workers choose)", spec.GIDIndex))
 	case !spec.roce() && remote.LID == 0:
 		s.doom = retryExceeded(
-			fmt.Sprintf("RDMA WRITEs %s were never acknowledged: the peer has LID 0, so no subnet manager routes to it", where),
+			fmt.Sprintf("RDMA WRITEs %s were never acknowledged: the peer has LID 0, so no subnet manager routes to it", s.where()),
 			"run a subnet manager (opensm, or the switch's); `sminfo` and `ibstat` (SM lid) show whether one is active")
 	}
 	return nil

@@ -6,6 +6,9 @@
 //	BENCH_RUNS=1              runs per count; the table shows medians
 //	BENCH_ITERS=0             latency iterations per cell (0 = default)
 //	BENCH_PAYLOAD=1           stream the matrix JSON to measure it
+//	BENCH_MODE=both           full (sim workers run every test), control
+//	                          (tasks answered at once: the coordinator alone)
+//	                          or both
 //	BENCH_PPROF=dir           write CPU and heap profiles of each run there
 package main
 
@@ -37,7 +40,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	iters := fs.Int("iters", envInt("BENCH_ITERS", 0), "latency iterations per cell; 0 = the default")
 	payload := fs.Bool("payload", envInt("BENCH_PAYLOAD", 1) != 0, "measure the matrix JSON payload")
 	prof := fs.String("pprof", env("BENCH_PPROF", ""), "directory for CPU and heap profiles")
+	mode := fs.String("mode", env("BENCH_MODE", "both"), "full, control or both")
 	child := fs.Int("child", 0, "internal: run once with this many nodes and print JSON")
+	control := fs.Bool("control", false, "internal: the child runs in control mode")
 	verbose := fs.Bool("v", env("BENCH_VERBOSE", "") != "", "log progress to stderr")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -45,12 +50,24 @@ func run(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	if *child > 0 {
-		return runChild(ctx, *child, *iters, *payload, *prof, *verbose, stdout, stderr)
+		return runChild(ctx, *child, *control, *iters, *payload, *prof, *verbose, stdout, stderr)
 	}
 	self, err := os.Executable()
 	if err != nil {
 		fmt.Fprintln(stderr, "bench:", err)
 		return 1
+	}
+	var modes []bool
+	switch *mode {
+	case "full":
+		modes = []bool{false}
+	case "control":
+		modes = []bool{true}
+	case "both":
+		modes = []bool{true, false}
+	default:
+		fmt.Fprintf(stderr, "bench: mode %q: want full, control or both\n", *mode)
+		return 2
 	}
 	var table []scale.Result
 	for _, f := range strings.Split(*nodes, ",") {
@@ -59,34 +76,37 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "bench: node count %q: want an integer >= 2\n", f)
 			return 2
 		}
-		var rs []scale.Result
-		for i := 0; i < max(*runs, 1); i++ {
-			fmt.Fprintf(stderr, "bench: %d nodes, run %d/%d\n", n, i+1, max(*runs, 1))
-			cmd := exec.CommandContext(ctx, self, "-child", strconv.Itoa(n), "-iters", strconv.Itoa(*iters),
-				"-payload="+strconv.FormatBool(*payload), "-pprof", *prof, "-v="+strconv.FormatBool(*verbose))
-			cmd.Stderr = stderr
-			out, err := cmd.Output()
-			if err != nil {
-				fmt.Fprintf(stderr, "bench: %d nodes: %v\n", n, err)
-				return 1
+		for _, ctl := range modes {
+			var rs []scale.Result
+			for i := 0; i < max(*runs, 1); i++ {
+				fmt.Fprintf(stderr, "bench: %d nodes, control=%v, run %d/%d\n", n, ctl, i+1, max(*runs, 1))
+				cmd := exec.CommandContext(ctx, self, "-child", strconv.Itoa(n), "-control="+strconv.FormatBool(ctl), "-iters", strconv.Itoa(*iters),
+					"-payload="+strconv.FormatBool(*payload), "-pprof", *prof, "-v="+strconv.FormatBool(*verbose))
+				cmd.Stderr = stderr
+				out, err := cmd.Output()
+				if err != nil {
+					fmt.Fprintf(stderr, "bench: %d nodes: %v\n", n, err)
+					return 1
+				}
+				var r scale.Result
+				if err := json.Unmarshal(out, &r); err != nil {
+					fmt.Fprintf(stderr, "bench: %d nodes: bad child output: %v\n", n, err)
+					return 1
+				}
+				fmt.Fprintf(stderr, "bench: %d nodes: sweep %.1f s, overhead p50 %.2f ms\n", n, r.Sweep.Seconds(), float64(r.Overhead.Median)/1e6)
+				rs = append(rs, r)
 			}
-			var r scale.Result
-			if err := json.Unmarshal(out, &r); err != nil {
-				fmt.Fprintf(stderr, "bench: %d nodes: bad child output: %v\n", n, err)
-				return 1
-			}
-			fmt.Fprintf(stderr, "bench: %d nodes: sweep %.1f s, overhead p50 %.2f ms\n", n, r.Sweep.Seconds(), float64(r.Overhead.Median)/1e6)
-			rs = append(rs, r)
+			table = append(table, scale.Median(rs))
 		}
-		table = append(table, scale.Median(rs))
 	}
-	fmt.Fprintf(stdout, "quick sweep, sim preset ib-8x400, %d latency iterations per cell, medians of %d run(s)\n\n",
+	fmt.Fprintf(stdout, "quick sweep, sim preset ib-8x400, %d latency iterations per cell, medians of %d run(s); "+
+		"full = simulated workers run every test in this process, control = tasks answered at once (coordinator alone)\n\n",
 		table[0].LatencyIters, max(*runs, 1))
 	scale.Table(stdout, table)
 	return 0
 }
 
-func runChild(ctx context.Context, n, iters int, payload bool, prof string, verbose bool, stdout, stderr io.Writer) int {
+func runChild(ctx context.Context, n int, control bool, iters int, payload bool, prof string, verbose bool, stdout, stderr io.Writer) int {
 	log := slog.New(slog.DiscardHandler)
 	if verbose {
 		log = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
@@ -96,7 +116,7 @@ func runChild(ctx context.Context, n, iters int, payload bool, prof string, verb
 			fmt.Fprintln(stderr, "bench:", err)
 			return 1
 		}
-		f, err := os.Create(filepath.Join(prof, fmt.Sprintf("cpu-%d.pprof", n)))
+		f, err := os.Create(filepath.Join(prof, fmt.Sprintf("cpu-%d%s.pprof", n, suffix(control))))
 		if err != nil {
 			fmt.Fprintln(stderr, "bench:", err)
 			return 1
@@ -108,8 +128,8 @@ func runChild(ctx context.Context, n, iters int, payload bool, prof string, verb
 		}
 		defer pprof.StopCPUProfile()
 	}
-	r, err := scale.Run(ctx, scale.Config{Nodes: n, LatencyIters: iters, Payload: payload, Logger: log,
-		HeapProfile: heapPath(prof, n)})
+	r, err := scale.Run(ctx, scale.Config{Nodes: n, Control: control, LatencyIters: iters, Payload: payload, Logger: log,
+		HeapProfile: heapPath(prof, n, control)})
 	if err != nil {
 		fmt.Fprintf(stderr, "bench: %d nodes: %v\n", n, err)
 		return 1
@@ -118,11 +138,18 @@ func runChild(ctx context.Context, n, iters int, payload bool, prof string, verb
 	return 0
 }
 
-func heapPath(dir string, n int) string {
+func heapPath(dir string, n int, control bool) string {
 	if dir == "" {
 		return ""
 	}
-	return filepath.Join(dir, fmt.Sprintf("heap-%d.pprof", n))
+	return filepath.Join(dir, fmt.Sprintf("heap-%d%s.pprof", n, suffix(control)))
+}
+
+func suffix(control bool) string {
+	if control {
+		return "-control"
+	}
+	return ""
 }
 
 func env(k, def string) string {
