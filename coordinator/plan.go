@@ -46,7 +46,7 @@ func railPhases(spec sweepSpec, src, dst matrix.Node) [][]probe.RailPair {
 	if len(rails) == 0 {
 		return nil
 	}
-	plan, err := scheduler.RailPlan(scheduler.RailMode(spec.RailMode), len(rails))
+	plan, err := railPlan(scheduler.RailMode(spec.RailMode), len(rails))
 	if err != nil {
 		// The mode was validated when the sweep started; a spec from a newer
 		// coordinator falls back to what every version can do.

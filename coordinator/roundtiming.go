@@ -7,13 +7,16 @@ import (
 
 // RoundTiming is what one committed round cost the leader. Dispatch is from
 // the first task sent to the last answer in; Commit is encoding the round's
-// raft entry plus raft.Apply until the FSM applied it.
+// raft entry plus raft.Apply until the FSM applied it, which overlaps the
+// next round's dispatch (pipeline.go); Stall is how long that next round
+// could not start because this commit was still running.
 type RoundTiming struct {
 	SweepID  string
 	Round    int
 	Cells    int
 	Dispatch time.Duration
 	Commit   time.Duration
+	Stall    time.Duration
 	Bytes    int // the raft entry's size
 }
 

@@ -80,10 +80,22 @@ type roundRunner struct {
 	deadline time.Time // zero: no budget
 }
 
-func (r *roundRunner) run(rounds []scheduler.Round) runOutcome {
+// run runs rounds and commits each as one raft entry; commits overlap the
+// next round's dispatch (pipeline.go), and run returns only once every
+// round it ran is committed or has failed to be.
+func (r *roundRunner) run(rounds []scheduler.Round) (out runOutcome) {
+	com := r.c.startCommitter(&r.index)
+	defer func() {
+		if com.finish() != nil {
+			out = runStopped
+		}
+	}()
 	for _, rd := range rounds {
 		if r.sv.Rounds[rd.Index] {
 			continue
+		}
+		if com.failed() != nil {
+			return runStopped
 		}
 		if !r.deadline.IsZero() && time.Now().After(r.deadline) {
 			return runOverBudget
@@ -94,15 +106,7 @@ func (r *roundRunner) run(rounds []scheduler.Round) runOutcome {
 			r.c.log.Info("sweep interrupted; the next leader resumes it", "sweep", r.id, "round", rd.Index)
 			return runStopped
 		}
-		t1 := time.Now()
-		size, err := r.c.commitRound(&r.index, roundResult{SweepID: r.id, Round: rd.Index, Cells: cells})
-		if err != nil {
-			r.c.log.Warn("cannot commit round; the next leader resumes it", "sweep", r.id, "round", rd.Index, "err", err)
-			return runStopped
-		}
-		if r.c.opts.OnRound != nil {
-			r.c.opts.OnRound(RoundTiming{SweepID: r.id, Round: rd.Index, Cells: len(cells), Dispatch: t1.Sub(t0), Commit: time.Since(t1), Bytes: size})
-		}
+		com.submit(roundResult{SweepID: r.id, Round: rd.Index, Cells: cells}, time.Since(t0))
 	}
 	return runDone
 }
@@ -177,25 +181,29 @@ func (c *Coordinator) runRound(ctx context.Context, id string, spec sweepSpec, n
 		par = len(rd.Pairs)
 	}
 	sem := make(chan struct{}, max(par, 1))
-	var (
-		mu  sync.Mutex
-		out []matrix.Cell
-		wg  sync.WaitGroup
-	)
-	for _, p := range rd.Pairs {
+	// Each pair fills its own slot; one copy at the end, not a shared slice
+	// regrown under a lock by 512 goroutines.
+	perPair := make([][]matrix.Cell, len(rd.Pairs))
+	var wg sync.WaitGroup
+	for i, p := range rd.Pairs {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
 			cells := c.direction(ctx, id, rd.Index, spec, nodes[p.A], nodes[p.B])
-			cells = append(cells, c.direction(ctx, id, rd.Index, spec, nodes[p.B], nodes[p.A])...)
-			mu.Lock()
-			out = append(out, cells...)
-			mu.Unlock()
+			perPair[i] = append(cells, c.direction(ctx, id, rd.Index, spec, nodes[p.B], nodes[p.A])...)
 		}()
 	}
 	wg.Wait()
+	n := 0
+	for _, cs := range perPair {
+		n += len(cs)
+	}
+	out := make([]matrix.Cell, 0, n)
+	for _, cs := range perPair {
+		out = append(out, cs...)
+	}
 	return out
 }
 

@@ -51,7 +51,7 @@ type Config struct {
 type Result struct {
 	Nodes, Rails, Cells, Rounds int
 	LatencyIters                int
-	Control                     bool // tasks answered without running (Config.Control)
+	Control                     bool          // tasks answered without running (Config.Control)
 	Setup                       time.Duration // workers up and registered
 	Sweep                       time.Duration // POST sweep → state done
 	SweepCPU                    time.Duration // process CPU (user+sys) during the sweep, workers included

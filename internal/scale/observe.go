@@ -9,10 +9,11 @@ import (
 )
 
 // observer turns worker task reports and coordinator round reports into
-// per-round control overhead: the round's wall time (dispatch + commit)
-// minus its slowest pair's test time, where a pair's test time is the sum of
-// its two directions' RunTask time as the initiating workers measured it
-// (the directions run one after the other).
+// per-round control overhead: the round's wall time (its dispatch, plus any
+// time the next round waited for this one's commit) minus its slowest
+// pair's test time, where a pair's test time is the sum of its two
+// directions' RunTask time as the initiating workers measured it (the
+// directions run one after the other).
 type observer struct {
 	mu       sync.Mutex
 	work     map[int]map[[2]string]time.Duration // round → pair → test time
@@ -51,7 +52,7 @@ func (o *observer) round(t coordinator.RoundTiming) {
 	delete(o.work, t.Round)
 	o.dispatch = append(o.dispatch, t.Dispatch)
 	o.commit = append(o.commit, t.Commit)
-	o.overhead = append(o.overhead, max(0, t.Dispatch+t.Commit-slowest))
+	o.overhead = append(o.overhead, max(0, t.Dispatch+t.Stall-slowest))
 	o.bytes = append(o.bytes, time.Duration(t.Bytes))
 }
 
