@@ -1,0 +1,156 @@
+package coordinator
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"testing"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/rdmamesh/rdmamesh/coordinator/scheduler"
+	"github.com/rdmamesh/rdmamesh/internal/api"
+	"github.com/rdmamesh/rdmamesh/internal/probe"
+	"github.com/rdmamesh/rdmamesh/matrix"
+)
+
+// roundCells is one all-pairs round's cells at n nodes and 8 rails, as the
+// leader collects them: n/2 pairs x 2 directions x 8 rails (8,192 at 1,024).
+func roundCells(nodes []matrix.Node, rd scheduler.Round, rng *rand.Rand) []matrix.Cell {
+	byName := map[string]matrix.Node{}
+	for _, n := range nodes {
+		byName[n.Name] = n
+	}
+	var out []matrix.Cell
+	for _, p := range rd.Pairs {
+		for _, dir := range [2][2]string{{p.A, p.B}, {p.B, p.A}} {
+			for _, ph := range railPhases(sweepSpec{}, byName[dir[0]], byName[dir[1]]) {
+				for _, rp := range ph {
+					c := cellFor(dir[0], dir[1], rd.Index, rp)
+					p50 := 1000 + 60*rng.Float64()
+					c.Class = probe.ClassOK
+					c.Latency = &probe.Latency{Samples: 1000, MinNs: p50 - 20, P50Ns: p50, P90Ns: p50 + 15, P99Ns: p50 + 80,
+						P999Ns: p50 + 300, MaxNs: p50 + 900, StdevNs: 11 + rng.Float64()}
+					out = append(out, c)
+				}
+			}
+		}
+	}
+	return out
+}
+
+func benchSweep(b *testing.B, n int) ([]matrix.Node, []scheduler.Round) {
+	nodes := gridNodes(n, 8)
+	names := make([]string, n)
+	for i := range nodes {
+		names[i] = nodes[i].Name
+	}
+	rounds, err := scheduler.AllPairs(names)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return nodes, rounds
+}
+
+// BenchmarkCodecRound encodes one 1,024-node round (8,184 cells) into its
+// binary raft entry; bytes/entry is the log growth per round.
+func BenchmarkCodecRound(b *testing.B) {
+	nodes, rounds := benchSweep(b, 1024)
+	x := newNodeIndex(nodes)
+	r := roundResult{SweepID: "s", Round: 0, Cells: roundCells(nodes, rounds[0], rand.New(rand.NewPCG(1, 2)))}
+	var size int
+	b.ReportAllocs()
+	for b.Loop() {
+		e, err := encodeRound(&x, r)
+		if err != nil {
+			b.Fatal(err)
+		}
+		size = len(e)
+	}
+	b.ReportMetric(float64(size), "bytes/entry")
+	b.ReportMetric(float64(size)/float64(len(r.Cells)), "bytes/cell")
+}
+
+// BenchmarkApplyRound is the FSM applying one 1,024-node round batch (512
+// pairs x 2 directions x 8 rails) from its binary entry, as every replica
+// does once per round.
+func BenchmarkApplyRound(b *testing.B) {
+	nodes, rounds := benchSweep(b, 1024)
+	x := newNodeIndex(nodes)
+	start, err := encodeEntry(entrySweepStart, sweepStart{Info: api.SweepInfo{ID: "s", State: api.SweepRunning}, Nodes: nodes})
+	if err != nil {
+		b.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	entries := make([][]byte, 16)
+	for i := range entries {
+		if entries[i], err = encodeRound(&x, roundResult{SweepID: "s", Round: i, Cells: roundCells(nodes, rounds[i], rng)}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	f := newFSM(1)
+	f.Apply(&raft.Log{Data: start})
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		// A fresh round index each time, so nothing is skipped as a replay.
+		b.StopTimer()
+		if i%len(entries) == 0 && i > 0 {
+			f = newFSM(1)
+			f.Apply(&raft.Log{Data: start})
+		}
+		e := entries[i%len(entries)]
+		b.StartTimer()
+		f.Apply(&raft.Log{Data: e})
+		i++
+	}
+	b.ReportMetric(float64(len(rounds[0].Pairs)*2*8), "cells/op")
+}
+
+// BenchmarkSweepState1024 fills the FSM with a whole 1,024 x 8 sweep and
+// reports what the compact store holds, then times the matrix the API
+// serves from it (decode + matrix.Build). Benchmark only: it needs GBs.
+func BenchmarkSweepState1024(b *testing.B) {
+	nodes, rounds := benchSweep(b, 1024)
+	x := newNodeIndex(nodes)
+	f := newFSM(1)
+	start, _ := encodeEntry(entrySweepStart, sweepStart{Info: api.SweepInfo{ID: "s", State: api.SweepRunning}, Nodes: nodes})
+	f.Apply(&raft.Log{Data: start})
+	rng := rand.New(rand.NewPCG(5, 6))
+	before := liveHeap()
+	var logBytes int
+	for _, rd := range rounds {
+		e, err := encodeRound(&x, roundResult{SweepID: "s", Round: rd.Index, Cells: roundCells(nodes, rd, rng)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		logBytes += len(e)
+		f.Apply(&raft.Log{Data: e})
+	}
+	store := liveHeap() - before
+	b.ReportAllocs()
+	b.ResetTimer()
+	var m *matrix.Matrix
+	for b.Loop() {
+		sv, _ := f.sweepData("s")
+		m = matrix.Build(sv.Nodes, sv.Cells, matrix.DefaultThresholds())
+	}
+	b.StopTimer()
+	if len(m.Cells) != 1024*1023*8 {
+		b.Fatalf("%d cells", len(m.Cells))
+	}
+	b.ReportMetric(float64(store)/1e6, "store-MB")
+	b.ReportMetric(float64(logBytes)/1e6, "log-MB")
+	b.ReportMetric(float64(liveHeap()-before-store)/1e6, "matrix-MB")
+	runtime.KeepAlive(m)
+	runtime.KeepAlive(f)
+}
+
+func liveHeap() uint64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
+}
+
+var _ = fmt.Sprint
