@@ -104,3 +104,17 @@ func TestParseVariance(t *testing.T) {
 		}
 	}
 }
+
+func TestShippedProfilesMatchExamples(t *testing.T) {
+	for _, p := range []string{"examples/profiles.yaml", "../configs/gate/profiles.yaml"} {
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps, err := LoadProfiles(f)
+		f.Close()
+		if err != nil || len(ps) < 3 {
+			t.Fatalf("%s: %d profiles, %v", p, len(ps), err)
+		}
+	}
+}
