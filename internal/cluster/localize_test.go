@@ -91,7 +91,6 @@ func startSweepDefaults(t *testing.T, nodes int, d coordinator.SweepDefaults, fa
 	return cl
 }
 
-
 // TestBaselineCatchesRailWideSlowdown: a whole rail 4x slower passes every
 // population rule, as each cell is compared with its own rail. A baseline
 // from a good sweep of the same fabric (coordinator.baseline_file) flags it.
