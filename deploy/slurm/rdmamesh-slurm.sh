@@ -10,6 +10,7 @@ EPILOG_MODE=quick    # epilog re-check: short, it delays the nodes' release
 TIMEOUT=10m          # keep below Slurm's PrologEpilogTimeout
 BUDGET=8m            # the coordinator stops the sweep past this (gate exit 3); below TIMEOUT
 SPEC=                # optional gate.yaml (pattern, rail_mode, retests, profile); flags here win
+TOKEN_FILE=          # the API token when the coordinators have auth.token (root-only file)
 ON_ERROR=pass        # the gate could not judge (exit 2 or 3): pass = let the job run, fail = requeue it
 DRAIN=yes            # drain the nodes an unhealthy sweep blames
 EPILOG_CHECK=failed  # when the epilog re-checks: failed (the job failed), always, never
@@ -52,6 +53,7 @@ run_gate() {
 	report="$REPORT_DIR/${SLURM_JOB_ID:-job}.$tag"
 	local spec=()
 	[[ -n $SPEC ]] && spec=(--spec "$SPEC")
+	[[ -n $TOKEN_FILE ]] && spec+=(--token-file "$TOKEN_FILE")
 	"$RDMAMESH" gate --coordinator "$COORDINATOR" "${spec[@]}" --hosts "$SLURM_JOB_NODELIST" --mode "$mode" \
 		--budget "$BUDGET" --timeout "$TIMEOUT" --json "$report.json" --junit "$report.xml" >"$report.txt" 2>&1
 	local rc=$?
