@@ -107,12 +107,20 @@ const retestPerNode = 4
 // cell the matrix wants confirmed, and from pass 2 on only cells that every
 // earlier pass retested and still judged bad, so the set shrinks pass by
 // pass. Pairs come in matrix order, so every leader picks the same ones.
+//
+// Failures that are systemic (most of a rail, or nearly every cell of a
+// node) are not retested: they are no noise to rule out, and retesting a
+// dead rail costs a retry timeout per test.
 func retestPairs(m *matrix.Matrix, pass int) []scheduler.Pair {
 	seen := map[scheduler.Pair]bool{}
 	perNode := map[string]int{}
+	systemic := systemicFailures(m)
 	var out []scheduler.Pair
 	consider := func(r *matrix.Result) {
 		if !matrix.RetestWorthy(r) || len(r.Retests) != pass-1 {
+			return
+		}
+		if r.Verdict == matrix.VerdictFailed && (systemic[r.Src] || systemic[r.Dst] || systemic[railKey(r.Rail)]) {
 			return
 		}
 		a, b := r.Src, r.Dst
@@ -136,3 +144,24 @@ func retestPairs(m *matrix.Matrix, pass int) []scheduler.Pair {
 	}
 	return out
 }
+
+// systemicFailures names the nodes with at least 90% of their cells failed
+// and the rails (railKey) with more than half failed.
+func systemicFailures(m *matrix.Matrix) map[string]bool {
+	out := map[string]bool{}
+	for _, r := range m.NodeRollups {
+		if r.Cells > 0 && r.Failed*10 >= r.Cells*9 {
+			out[r.Key] = true
+		}
+	}
+	for i, r := range m.RailRollups {
+		if r.Cells > 0 && r.Failed*2 > r.Cells {
+			out[railKey(i)] = true
+		}
+	}
+	return out
+}
+
+// railKey cannot collide with a node name: gossip names never contain a
+// space.
+func railKey(rail int) string { return fmt.Sprintf("rail %d", rail) }

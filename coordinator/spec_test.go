@@ -203,3 +203,19 @@ func TestRetestPairs(t *testing.T) {
 		t.Fatalf("pass 2 retests %v; want only c-d, the pair pass 1 retested and still found slow", got)
 	}
 }
+
+func TestRetestSkipsSystemicFailures(t *testing.T) {
+	failed := func(src, dst string, rail int) matrix.Result {
+		return matrix.Result{Cell: matrix.Cell{Src: src, Dst: dst, Rail: rail, Class: probe.ClassRetryExceeded}, Verdict: matrix.VerdictFailed}
+	}
+	m := &matrix.Matrix{
+		Cells: []matrix.Result{failed("a", "b", 0), failed("c", "d", 1), failed("e", "f", 2)},
+		// Rail 1 is mostly down; node e fails everywhere; a-b on rail 0 is a lone flake.
+		RailRollups: []matrix.Rollup{{Key: "rail-0", Cells: 30, Failed: 1}, {Key: "rail-1", Cells: 30, Failed: 20}, {Key: "rail-2", Cells: 30, Failed: 10}},
+		NodeRollups: []matrix.Rollup{{Key: "a", Cells: 20, Failed: 1}, {Key: "e", Cells: 20, Failed: 19}},
+	}
+	got := retestPairs(m, 1)
+	if len(got) != 1 || got[0] != (scheduler.Pair{A: "a", B: "b"}) {
+		t.Fatalf("retests %v; want only the lone flake a-b", got)
+	}
+}

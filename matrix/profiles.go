@@ -83,6 +83,10 @@ var profileKeys = map[string]profileKey{
 		th.LineRateFraction, err = number(v, func(x float64) bool { return x >= 0 && x <= 1 }, "a fraction in [0, 1] (0 = off)")
 		return err
 	},
+	"tail_factor": func(th *Thresholds, v *yaml.Node) (err error) {
+		th.TailFactor, err = number(v, func(x float64) bool { return x == 0 || x >= 1 }, "0 (off) or a number >= 1 (5 = default)")
+		return err
+	},
 	"robust_z": func(th *Thresholds, v *yaml.Node) (err error) {
 		th.RobustZ, err = number(v, func(x float64) bool { return x == 0 || x >= 1 }, "0 (off) or a z-score >= 1 (5 to 8 are sensible)")
 		return err

@@ -17,7 +17,7 @@ func TestLoadProfilesExample(t *testing.T) {
 		t.Fatal(err)
 	}
 	ib := ps["ib-ndr-8x400"]
-	want := Thresholds{LatencyFactor: 2.1, BandwidthFraction: 0.93, LineRateFraction: 0.9, RobustZ: 6,
+	want := Thresholds{LatencyFactor: 2.1, BandwidthFraction: 0.93, LineRateFraction: 0.9, TailFactor: 5, RobustZ: 6,
 		MaxP99Ns: 10000, MinGbps: 350, BaselineLatency: 0.10, BaselineBandwidth: 0.05, GroupLabel: "leaf"}
 	if ib != want {
 		t.Errorf("ib-ndr-8x400:\n got %+v\nwant %+v", ib, want)
@@ -101,6 +101,20 @@ func TestParseVariance(t *testing.T) {
 		got, err := ParseVariance(c.in, c.sign)
 		if (err == nil) != c.ok || (c.ok && got != c.want) {
 			t.Errorf("ParseVariance(%q, %d) = %v, %v", c.in, c.sign, got, err)
+		}
+	}
+}
+
+func TestShippedProfilesMatchExamples(t *testing.T) {
+	for _, p := range []string{"examples/profiles.yaml", "../configs/gate/profiles.yaml"} {
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps, err := LoadProfiles(f)
+		f.Close()
+		if err != nil || len(ps) < 3 {
+			t.Fatalf("%s: %d profiles, %v", p, len(ps), err)
 		}
 	}
 }

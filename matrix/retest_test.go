@@ -158,3 +158,45 @@ func TestCrossRail(t *testing.T) {
 		t.Fatalf("cross cells not sorted by rail, dst rail, src, dst: first %+v", r.Cell)
 	}
 }
+
+func TestTailRule(t *testing.T) {
+	tailOf := func(factor float64) func(c *Cell) {
+		return func(c *Cell) {
+			l := *c.Latency
+			l.P99Ns *= factor
+			c.Latency = &l
+		}
+	}
+	tests := []struct {
+		name   string
+		factor float64
+		rule   float64 // Thresholds.TailFactor; -1 = defaults
+		want   Verdict
+	}{
+		{"10x tail, default rule", 10, -1, VerdictSlowLatency},
+		{"4x tail, default rule", 4, -1, VerdictOK},
+		{"10x tail, rule off", 10, 0, VerdictOK},
+		{"3x tail, rule at 2x", 3, 2, VerdictSlowLatency},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(8, 1)
+			f.touching("node-03", 0, tailOf(tc.factor))
+			th := DefaultThresholds()
+			if tc.rule >= 0 {
+				th.TailFactor = tc.rule
+			}
+			m := Build(f.nodes, f.cells, th)
+			c := m.Cells[cellIndexOf(m, "node-03", "node-05", 0)]
+			if c.Verdict != tc.want {
+				t.Fatalf("verdict %s (%q); want %s", c.Verdict, c.Reason, tc.want)
+			}
+			if tc.want == VerdictSlowLatency && !strings.Contains(c.Reason, "median p99") {
+				t.Fatalf("reason %q does not name the tail rule", c.Reason)
+			}
+			if tc.want == VerdictSlowLatency && (len(m.Suspects) == 0 || m.Suspects[0].Node != "node-03") {
+				t.Fatalf("node-03 not blamed first:\n%s", m.Summary())
+			}
+		})
+	}
+}

@@ -64,6 +64,7 @@ func baselineFigures(ns []Node, spans []railSpan, b *Baseline, cells int) []base
 // railStats are one rail's population figures.
 type railStats struct {
 	minP50, maxGbps float64
+	medP99          float64 // for the tail rule; 0 = off or unknown
 	zP50, zP99, zG  robust
 }
 
@@ -86,6 +87,11 @@ func (j *judge) stats(cells []Result) railStats {
 			st.maxGbps = max(st.maxGbps, g)
 			j.gbs = append(j.gbs, g)
 		}
+	}
+	if j.th.TailFactor > 0 {
+		// Before robustStats, which overwrites the scratch slices with
+		// deviations; median only reorders them.
+		st.medP99 = median(j.p99)
 	}
 	if j.th.RobustZ > 0 {
 		st.zP50, st.zP99, st.zG = robustStats(j.p50), robustStats(j.p99), robustStats(j.gbs)
@@ -156,6 +162,10 @@ func (j *judge) cell(c *Result, rail int, st *railStats, rate float64, b baseFig
 			low = append(low, fmt.Sprintf("bandwidth %s Gb/s is %s robust SDs below the rail-%d median %s Gb/s (limit %s)",
 				sig3(g), sig3(-z), rail, sig3(st.zG.med), num(th.RobustZ)))
 		}
+	}
+	if th.TailFactor > 0 && hasT && st.medP99 > 0 && tail/st.medP99 > th.TailFactor {
+		slow = append(slow, fmt.Sprintf("p99 %s is %.1fx the rail-%d median p99 %s (limit %sx)",
+			formatNs(tail), tail/st.medP99, rail, formatNs(st.medP99), num(th.TailFactor)))
 	}
 	if th.MaxP99Ns > 0 && hasT && tail > th.MaxP99Ns {
 		slow = append(slow, fmt.Sprintf("p99 %s is over the %s limit", formatNs(tail), formatNs(th.MaxP99Ns)))

@@ -69,6 +69,13 @@ func (t Thresholds) extraRules() string {
 	if t.LineRateFraction > 0 && t.LineRateFraction != DefaultThresholds().LineRateFraction {
 		r = append(r, fmt.Sprintf("line rate %s%%", sig3(100*t.LineRateFraction)))
 	}
+	if t.TailFactor != DefaultThresholds().TailFactor {
+		if t.TailFactor > 0 {
+			r = append(r, fmt.Sprintf("p99 tail %sx the rail median", num(t.TailFactor)))
+		} else {
+			r = append(r, "tail rule off")
+		}
+	}
 	if t.RobustZ > 0 {
 		r = append(r, "robust z "+num(t.RobustZ))
 	}

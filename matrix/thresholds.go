@@ -8,7 +8,7 @@ import "math"
 // robust z-score, absolute limits and baseline stay off: they need figures
 // only the operator knows.
 func DefaultThresholds() Thresholds {
-	return Thresholds{LatencyFactor: 2.1, BandwidthFraction: 0.93, LineRateFraction: 0.9}
+	return Thresholds{LatencyFactor: 2.1, BandwidthFraction: 0.93, LineRateFraction: 0.9, TailFactor: 5}
 }
 
 // Baseline variances used when a Baseline is given without any.
@@ -34,6 +34,9 @@ func (t Thresholds) orDefaults() Thresholds {
 	}
 	if !(t.LineRateFraction > 0 && t.LineRateFraction <= 1) {
 		t.LineRateFraction = 0
+	}
+	if !(t.TailFactor >= 1) || math.IsInf(t.TailFactor, 0) {
+		t.TailFactor = 0
 	}
 	t.RobustZ = positive(t.RobustZ)
 	t.MaxP99Ns = positive(t.MaxP99Ns)

@@ -71,6 +71,10 @@ type Thresholds struct {
 	// slower end's port rate (Node.Ports[rail].RateGbps). 0.9 in the
 	// defaults, like ngc_multinode_perf; 0 = off.
 	LineRateFraction float64 `json:"line_rate_fraction,omitempty"`
+	// TailFactor flags a cell whose p99 is over this many times its rail's
+	// median p99: one node's tail stalls every collective it is part of,
+	// while its p50 can look fine. 5 in the defaults; 0 = off.
+	TailFactor float64 `json:"tail_factor,omitempty"`
 	// RobustZ flags a cell whose p50 or p99 lies more than this many robust
 	// standard deviations (1.4826 x MAD) above its rail's median, or whose
 	// Gb/s lies that far below. 0 = off; 5 to 8 are sensible.

@@ -13,7 +13,8 @@ import (
 
 func newGateCmd() *cobra.Command {
 	var o gate.Options
-	var tokenFile string
+	var tokenFile, specFile string
+	var retests int
 	cmd := &cobra.Command{
 		Use:   "gate --coordinator URL",
 		Short: "Run a sweep (or judge the latest) and exit 0 healthy, 1 unhealthy, 2 usage/config, 3 infrastructure",
@@ -21,6 +22,16 @@ func newGateCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.Request.Mode != "" && o.Request.Mode != "quick" && o.Request.Mode != "full" {
 				return &codeError{code: gate.ExitUsage, err: errorf("--mode %q: want quick or full", o.Request.Mode)}
+			}
+			if specFile != "" {
+				spec, err := gate.LoadSpec(specFile)
+				if err != nil {
+					return &codeError{code: gate.ExitUsage, err: err}
+				}
+				o.Request = gate.Merge(spec, o.Request)
+			}
+			if cmd.Flags().Changed("retests") {
+				o.Request.Retests = &retests
 			}
 			o.TTY = isTerminal(cmd.OutOrStdout())
 			if tokenFile != "" {
@@ -45,7 +56,20 @@ func newGateCmd() *cobra.Command {
 	f.StringVar(&o.JSONFile, "json", "", "write the matrix as JSON to this file")
 	f.StringVar(&o.JUnitFile, "junit", "", "write JUnit XML (one testcase per pair and rail) to this file")
 	f.StringVar(&o.Request.Mode, "mode", "", "sweep mode: quick or full (default: the coordinator's)")
+	f.StringVar(&specFile, "spec", "", "sweep spec file (gate.yaml: the fields of POST /api/v1/sweeps); flags override it")
 	f.StringSliceVar(&o.Request.Nodes, "nodes", nil, "only these workers (default: all)")
+	f.StringVar(&o.Request.Hosts, "hosts", "", "only the workers of this Slurm hostlist, e.g. gpu[001-128,130] (in a prolog: $SLURM_JOB_NODELIST)")
+	f.StringToStringVar(&o.Request.Labels, "labels", nil, "only workers with these labels, e.g. rack=r1,leaf=l3")
+	f.StringVar(&o.Request.Pattern, "pattern", "", "all-pairs, k-batch or one-to-all (default: the coordinator's)")
+	f.IntVar(&o.Request.BatchSize, "batch-size", 0, "pairs per round for --pattern k-batch")
+	f.StringVar(&o.Request.Root, "root", "", "the node tested against all others for --pattern one-to-all")
+	f.StringVar(&o.Request.RailMode, "rail-mode", "", "same (rail i to rail i), cross (to every other rail) or all")
+	f.IntSliceVar(&o.Request.Rails, "rails", nil, "only these rails, e.g. 0,1,2,3")
+	f.StringVar(&o.Request.Budget, "budget", "", "time budget of the sweep on the coordinator, e.g. 5m; past it the sweep fails (exit 3)")
+	f.IntVar(&retests, "retests", 0, "confirmation passes of suspect pairs (0 to 5; default: the coordinator's)")
+	f.StringVar(&o.Request.Profile, "profile", "", "threshold profile loaded by the coordinator (coordinator.profiles_file)")
+	f.StringVar(&o.Request.Connect, "connect", "", "exchange (QP info over the worker API) or rdmacm")
+	f.StringVar(&o.BaselineFile, "save-baseline", "", "write the sweep's ok cells as a baseline file for coordinator.baseline_file")
 	f.DurationVar(&o.Timeout, "timeout", 30*time.Minute, "the gate's time budget: give up (exit 3) after this long")
 	f.StringVar(&tokenFile, "token-file", "", "file holding the API bearer token (default: $RDMAMESH_AUTH_TOKEN)")
 	f.StringVar(&o.CSVFile, "csv", "", "write one CSV row per cell to this file")

@@ -8,6 +8,9 @@ COORDINATOR=http://rdmamesh:8080
 MODE=full            # prolog sweep: quick (connectivity + latency) or full (+ bandwidth)
 EPILOG_MODE=quick    # epilog re-check: short, it delays the nodes' release
 TIMEOUT=10m          # keep below Slurm's PrologEpilogTimeout
+BUDGET=8m            # the coordinator stops the sweep past this (gate exit 3); below TIMEOUT
+SPEC=                # optional gate.yaml (pattern, rail_mode, retests, profile); flags here win
+TOKEN_FILE=          # the API token when the coordinators have auth.token (root-only file)
 ON_ERROR=pass        # the gate could not judge (exit 2 or 3): pass = let the job run, fail = requeue it
 DRAIN=yes            # drain the nodes an unhealthy sweep blames
 EPILOG_CHECK=failed  # when the epilog re-checks: failed (the job failed), always, never
@@ -26,8 +29,9 @@ log() {
 	fi
 }
 
-# job_nodes prints the job's nodes comma-separated, as `rdmamesh gate
-# --nodes` wants them; worker names must equal Slurm node names.
+# job_nodes prints the job's nodes comma-separated, to count them; the gate
+# itself takes the hostlist expression. Worker names must equal Slurm node
+# names.
 job_nodes() {
 	scontrol show hostnames "${SLURM_JOB_NODELIST:?SLURM_JOB_NODELIST is not set}" | paste -sd, -
 }
@@ -47,8 +51,11 @@ run_gate() {
 	fi
 	mkdir -p "$REPORT_DIR" 2>/dev/null || true
 	report="$REPORT_DIR/${SLURM_JOB_ID:-job}.$tag"
-	"$RDMAMESH" gate --coordinator "$COORDINATOR" --nodes "$nodes" --mode "$mode" \
-		--timeout "$TIMEOUT" --json "$report.json" --junit "$report.xml" >"$report.txt" 2>&1
+	local spec=()
+	[[ -n $SPEC ]] && spec=(--spec "$SPEC")
+	[[ -n $TOKEN_FILE ]] && spec+=(--token-file "$TOKEN_FILE")
+	"$RDMAMESH" gate --coordinator "$COORDINATOR" "${spec[@]}" --hosts "$SLURM_JOB_NODELIST" --mode "$mode" \
+		--budget "$BUDGET" --timeout "$TIMEOUT" --json "$report.json" --junit "$report.xml" >"$report.txt" 2>&1
 	local rc=$?
 	log "gate over $count nodes ($mode): exit $rc, report $report.txt"
 	return "$rc"

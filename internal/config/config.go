@@ -209,6 +209,7 @@ func Load(file string, flags map[string]*pflag.Flag) (*Config, error) {
 	dec := viper.DecodeHook(mapstructure.ComposeDecodeHookFunc(
 		mapstructure.StringToTimeDurationHookFunc(),
 		mapstructure.StringToSliceHookFunc(","),
+		stringToLabels,
 	))
 	if err := v.Unmarshal(&c, dec, func(dc *mapstructure.DecoderConfig) { dc.ErrorUnused = true }); err != nil {
 		return nil, fmt.Errorf("config: %s", flatten(err))
@@ -217,6 +218,26 @@ func Load(file string, flags map[string]*pflag.Flag) (*Config, error) {
 		return nil, err
 	}
 	return &c, nil
+}
+
+// stringToLabels reads a map from the one-string form an environment
+// variable or a flag carries: RDMAMESH_WORKER_LABELS="rack=r1,leaf=l3".
+func stringToLabels(from, to reflect.Type, data any) (any, error) {
+	if from.Kind() != reflect.String || to != reflect.TypeOf(map[string]string{}) {
+		return data, nil
+	}
+	out := map[string]string{}
+	for _, kv := range strings.Split(data.(string), ",") {
+		if kv = strings.TrimSpace(kv); kv == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || strings.TrimSpace(k) == "" {
+			return nil, fmt.Errorf("label %q: want key=value pairs separated by commas, e.g. rack=r1,leaf=l3", kv)
+		}
+		out[strings.TrimSpace(k)] = strings.TrimSpace(v)
+	}
+	return out, nil
 }
 
 // checkUnknown rejects keys in the file that no setting reads: a typo must

@@ -106,3 +106,18 @@ func TestSecrets(t *testing.T) {
 		}
 	}
 }
+
+func TestLabelsFromEnv(t *testing.T) {
+	t.Setenv("RDMAMESH_WORKER_LABELS", "rack=r1, leaf=l3")
+	c, err := Load("", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Worker.Labels) != 2 || c.Worker.Labels["rack"] != "r1" || c.Worker.Labels["leaf"] != "l3" {
+		t.Fatalf("labels from env: %v", c.Worker.Labels)
+	}
+	t.Setenv("RDMAMESH_WORKER_LABELS", "rack")
+	if _, err := Load("", nil); err == nil || !strings.Contains(err.Error(), "worker.labels") || !strings.Contains(err.Error(), "key=value") {
+		t.Fatalf("a label without = must be refused naming the key and the form, got %v", err)
+	}
+}

@@ -113,7 +113,7 @@ func TestSlurmProlog(t *testing.T) {
 	if err := cli(t).CheckArgs(args); err != nil {
 		t.Fatalf("the prolog's gate command line: %v", err)
 	}
-	if v := argValues(args); v["nodes"] != "n1,n2,n3" || v["coordinator"] != "http://coord:8080" || v["mode"] != "full" {
+	if v := argValues(args); v["hosts"] != "n[1-3]" || v["budget"] != "8m" || v["coordinator"] != "http://coord:8080" || v["mode"] != "full" {
 		t.Errorf("gate args %v", v)
 	}
 

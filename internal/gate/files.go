@@ -34,6 +34,9 @@ func (o Options) outputsFor(m *matrix.Matrix, d *matrix.DiffReport) []output {
 			return m.WriteHostfile(w, matrix.HostfileOptions{Exclude: o.Exclude, Slots: o.HostSlots})
 		}},
 		{"--nccl-env", o.NCCLEnvFile, func(w io.Writer) error { return m.WriteNCCLEnv(w, nccl) }},
+		{"--save-baseline", o.BaselineFile, func(w io.Writer) error {
+			return matrix.BaselineFrom(m, filepath.Base(o.BaselineFile)).WriteJSON(w)
+		}},
 		{"--diff-json", o.DiffJSONFile, func(w io.Writer) error {
 			if d == nil {
 				return errors.New("no diff: --diff-against was not given")

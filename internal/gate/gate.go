@@ -46,6 +46,9 @@ type Options struct {
 	HostFile    string // usable nodes, one per line
 	HostSlots   int    // > 0: "node slots=N" lines in HostFile
 	NCCLEnvFile string // KEY=value lines for the usable nodes
+	// BaselineFile receives the sweep's ok cells as a baseline that later
+	// sweeps can be compared with (coordinator.baseline_file).
+	BaselineFile string
 	// Exclude decides which suspects take nodes out (ExcludeFile, HostFile,
 	// NCCLEnvFile); the zero value is the recommended policy.
 	Exclude matrix.ExcludeOptions

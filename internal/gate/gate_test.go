@@ -341,3 +341,25 @@ func TestProgressPlainLines(t *testing.T) {
 		t.Fatalf("got\n%s\nwant\n%s", buf.String(), strings.Join(want, "\n"))
 	}
 }
+
+func TestLoadSpec(t *testing.T) {
+	req, err := LoadSpec("../../configs/gate/gate.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if req.Mode != "full" || req.Budget != "5m" || req.Retests == nil || *req.Retests != 2 || req.RailMode != "same" {
+		t.Fatalf("example spec read as %+v", req)
+	}
+	bad := filepath.Join(t.TempDir(), "gate.yaml")
+	if err := os.WriteFile(bad, []byte("mode: full\nhost: gpu[1-4]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadSpec(bad); err == nil || !strings.Contains(err.Error(), "host") {
+		t.Fatalf("a misspelt key must be refused, got %v", err)
+	}
+	two := 2
+	merged := Merge(req, api.SweepRequest{Hosts: "gpu[1-4]", Retests: &two, Mode: "quick"})
+	if merged.Hosts != "gpu[1-4]" || merged.Mode != "quick" || merged.Budget != "5m" {
+		t.Fatalf("flags must override the file and keep the rest: %+v", merged)
+	}
+}

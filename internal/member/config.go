@@ -53,6 +53,9 @@ func Config(o Options) (*memberlist.Config, error) {
 			if err != nil {
 				return nil, fmt.Errorf("gossip advertise: %w", err)
 			}
+			if host, err = resolveAdvertise(host); err != nil {
+				return nil, err
+			}
 			c.AdvertiseAddr, c.AdvertisePort = host, port
 		}
 	}
@@ -114,4 +117,24 @@ func trimNL(p []byte) []byte {
 		p = p[:len(p)-1]
 	}
 	return p
+}
+
+// resolveAdvertise turns a host name into the address memberlist needs:
+// it gossips IPs, and a name given as gossip.advertise (a systemd unit's
+// %H, a DNS name per node) would otherwise fail deep inside it. IPv4 is
+// preferred, as RoCE fabrics' management networks mostly are.
+func resolveAdvertise(host string) (string, error) {
+	if net.ParseIP(host) != nil {
+		return host, nil
+	}
+	ips, err := net.LookupIP(host)
+	if err != nil || len(ips) == 0 {
+		return "", fmt.Errorf("gossip advertise: cannot resolve %q (%v): give the IP address other nodes reach this one at", host, err)
+	}
+	for _, ip := range ips {
+		if ip.To4() != nil {
+			return ip.String(), nil
+		}
+	}
+	return ips[0].String(), nil
 }

@@ -17,7 +17,7 @@ var descriptions = map[string]string{
 	"log.format": "`text` (key=value) or `json` (one object per line, for log shippers).",
 
 	"gossip.bind":      "host:port memberlist listens on, TCP and UDP.",
-	"gossip.advertise": "IP:port peers dial (an IP: memberlist refuses names). Empty: the bind address, or the first private IP when bound to `0.0.0.0`; set it behind NAT or with several private interfaces.",
+	"gossip.advertise": "host:port peers dial (a name is resolved once at start, IPv4 first). Empty: the bind address, or the first private IP when bound to `0.0.0.0`; set it behind NAT or with several private interfaces.",
 	"gossip.join":      "Seeds to join (host:port), normally the coordinators. A worker keeps retrying until one answers.",
 	"gossip.key":       "Base64 AES key (16, 24 or 32 bytes) encrypting gossip; every member needs the same one. Empty: no encryption.",
 	"gossip.key_file":  "File holding `gossip.key` (e.g. a mounted Secret). Set this or `gossip.key`, not both.",
