@@ -56,7 +56,10 @@ func (c *Coordinator) StartSweep(ctx context.Context, req api.SweepRequest) (api
 		c.mu.Unlock()
 		return c.forwardStart(ctx, req)
 	}
-	if c.active != "" {
+	// A sweep whose end is committed no longer counts, even if its leader
+	// goroutine has not yet let go of it: a client that saw "done" may
+	// start the next one at once.
+	if c.active != "" && !c.fsm.ended(c.active) {
 		id := c.active
 		c.mu.Unlock()
 		return api.SweepInfo{}, &conflictError{msg: "sweep " + id + " is still running; wait for it or watch GET /api/v1/sweeps/" + id}
