@@ -18,8 +18,12 @@ import (
 // task per rail phase. It always returns one cell per link: an unreachable
 // or hung worker becomes peer-lost or timeout cells, never a stuck sweep.
 func (c *Coordinator) direction(ctx context.Context, id string, round int, spec sweepSpec, src, dst matrix.Node) []matrix.Cell {
+	phases := railPhases(spec, src, dst)
+	if len(phases) == 1 {
+		return c.phase(ctx, id, round, spec, src, dst, phases[0])
+	}
 	var out []matrix.Cell
-	for _, phase := range railPhases(spec, src, dst) {
+	for _, phase := range phases {
 		out = append(out, c.phase(ctx, id, round, spec, src, dst, phase)...)
 	}
 	return out
@@ -112,13 +116,9 @@ func orUnknown(s string) string {
 // resultCells maps a worker's answer onto the rails asked for; a rail the
 // worker left out is an internal error, never a silent gap.
 func resultCells(t probe.Task, round int, res probe.TaskResult) []matrix.Cell {
-	byRail := map[int]probe.RailResult{}
-	for _, rr := range res.Rails {
-		byRail[rr.Rail] = rr
-	}
 	out := make([]matrix.Cell, 0, len(t.Rails))
 	for _, rp := range t.Rails {
-		rr, ok := byRail[rp.Rail]
+		rr, ok := railResult(res.Rails, rp.Rail)
 		if !ok || rr.Class == "" {
 			e := &probe.Error{Class: probe.ClassInternal, Cause: fmt.Sprintf("worker %s returned no result for rail %d", t.Src, rp.Rail),
 				Fix: "run the same rdmamesh version on every node"}
@@ -147,7 +147,7 @@ func (c *Coordinator) postTask(parent context.Context, apiAddr string, timeout t
 		req.Header.Set("Accept", probe.BinaryType)
 	}
 	c.authorize(req)
-	resp, err := c.client.Do(req)
+	resp, err := c.roundTrip(req)
 	if err != nil {
 		if dead, ok := deadCause(ctx); ok {
 			return res, &probe.Error{Class: probe.ClassPeerLost, Cause: dead.Error(),
