@@ -157,7 +157,10 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	pprof.Do(workerCtx, pprof.Labels(), func(context.Context) {
 		workers, err = startWorkers(ctx, fab, names, trans, co.GossipAddr(), rt, workerCtx, obs, log)
 	})
-	defer stopWorkers(workers)
+	// A closure, not stopWorkers(workers): the deferred call must not keep
+	// the agents (and the sim's per-node state) alive once they are stopped
+	// and dropped below, or they would count as the coordinator's memory.
+	defer func() { stopWorkers(workers) }()
 	if err != nil {
 		return res, err
 	}
@@ -194,6 +197,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	// back, then the matrix built (or taken from the cache) as the API would.
 	stopWorkers(workers)
 	workers = nil
+	rt.clear() // the handlers hold the agents
 	debug.FreeOSMemory()
 	resetPeakRSS()
 	t1 := time.Now()

@@ -50,10 +50,10 @@ func (p *inproc) add(addr string, h http.Handler) {
 	p.h[addr] = h
 }
 
-func (p *inproc) remove(addr string) {
+func (p *inproc) clear() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	delete(p.h, addr)
+	clear(p.h)
 }
 
 func (p *inproc) RoundTrip(req *http.Request) (*http.Response, error) {
