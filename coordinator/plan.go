@@ -73,13 +73,24 @@ func countCells(spec sweepSpec, nodes []matrix.Node, rounds []scheduler.Round) i
 	for _, n := range nodes {
 		byName[n.Name] = n
 	}
+	// A direction's links depend only on how many rails its ends share:
+	// remembered, so a 1,024-node sweep does not plan a million directions'
+	// rail phases before it starts.
+	links := map[int]int{}
 	cells := 0
 	for _, rd := range rounds {
 		for _, p := range rd.Pairs {
 			for _, dir := range [2][2]string{{p.A, p.B}, {p.B, p.A}} {
-				for _, ph := range railPhases(spec, byName[dir[0]], byName[dir[1]]) {
-					cells += len(ph)
+				src, dst := byName[dir[0]], byName[dir[1]]
+				common := min(len(src.Ports), len(dst.Ports))
+				n, ok := links[common]
+				if !ok {
+					for _, ph := range railPhases(spec, src, dst) {
+						n += len(ph)
+					}
+					links[common] = n
 				}
+				cells += n
 			}
 		}
 	}
