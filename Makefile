@@ -60,7 +60,8 @@ demo-once: build-noverbs
 
 # Scale harness (issue 10): one coordinator on its real raft store and N
 # simulated workers in-process, one quick sweep per size, a Markdown table.
-# BENCH_NODES=128,256 picks sizes, BENCH_RUNS=3 reports medians; see
+# BENCH_NODES=128,256 picks sizes, BENCH_RUNS=3 reports medians, full mode
+# (every test run) up to BENCH_FULL_MAX=256 nodes, control mode for all; see
 # internal/scale/cmd for the other knobs. Not part of `make test`.
 bench:
 	$(GO) run ./internal/scale/cmd

@@ -9,6 +9,8 @@
 //	BENCH_MODE=both           full (sim workers run every test), control
 //	                          (tasks answered at once: the coordinator alone)
 //	                          or both
+//	BENCH_FULL_MAX=256        largest node count run in full mode (a full
+//	                          1,024-node run takes tens of minutes here)
 //	BENCH_PPROF=dir           write CPU and heap profiles of each run there
 package main
 
@@ -41,6 +43,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	payload := fs.Bool("payload", envInt("BENCH_PAYLOAD", 1) != 0, "measure the matrix JSON payload")
 	prof := fs.String("pprof", env("BENCH_PPROF", ""), "directory for CPU and heap profiles")
 	mode := fs.String("mode", env("BENCH_MODE", "both"), "full, control or both")
+	fullMax := fs.Int("full-max", envInt("BENCH_FULL_MAX", 256), "largest node count run in full mode")
 	child := fs.Int("child", 0, "internal: run once with this many nodes and print JSON")
 	control := fs.Bool("control", false, "internal: the child runs in control mode")
 	verbose := fs.Bool("v", env("BENCH_VERBOSE", "") != "", "log progress to stderr")
@@ -77,6 +80,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 		for _, ctl := range modes {
+			if !ctl && n > *fullMax {
+				fmt.Fprintf(stderr, "bench: %d nodes: full mode skipped (BENCH_FULL_MAX=%d)\n", n, *fullMax)
+				continue
+			}
 			var rs []scale.Result
 			for i := 0; i < max(*runs, 1); i++ {
 				fmt.Fprintf(stderr, "bench: %d nodes, control=%v, run %d/%d\n", n, ctl, i+1, max(*runs, 1))
@@ -98,6 +105,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 			}
 			table = append(table, scale.Median(rs))
 		}
+	}
+	if len(table) == 0 {
+		fmt.Fprintln(stderr, "bench: nothing ran (see BENCH_FULL_MAX)")
+		return 2
 	}
 	fmt.Fprintf(stdout, "quick sweep, sim preset ib-8x400, %d latency iterations per cell, medians of %d run(s); "+
 		"full = simulated workers run every test in this process, control = tasks answered at once (coordinator alone)\n\n",
