@@ -198,6 +198,12 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	stopWorkers(workers)
 	workers = nil
 	rt.clear() // the handlers hold the agents
+	// MockTransport delivers on unbuffered channels: a gossip send to a
+	// stopped worker blocks for ever and keeps its sender's memberlist,
+	// agent and sim state alive. Draining the stopped workers' channels
+	// lets those senders finish.
+	stopDrain := drain(trans)
+	defer stopDrain()
 	debug.FreeOSMemory()
 	resetPeakRSS()
 	t1 := time.Now()
@@ -265,6 +271,32 @@ func relaxedGossip(c *memberlist.Config) {
 	c.GossipInterval = time.Second
 	c.PushPullInterval = time.Minute
 	c.EnableCompression = false
+}
+
+// drain discards whatever arrives at the transports until the returned
+// func is called; it owns one goroutine per transport.
+func drain(trans []*memberlist.MockTransport) func() {
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for _, t := range trans {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				case <-t.PacketCh():
+				case c := <-t.StreamCh():
+					c.Close()
+				}
+			}
+		}()
+	}
+	return func() {
+		close(stop)
+		wg.Wait()
+	}
 }
 
 // stopWorkers stops the agents a few at a time: each leaves gossip first.
