@@ -72,18 +72,14 @@ func (s *Server) resolveSweep(c *gin.Context) (api.SweepInfo, bool) {
 }
 
 func (s *Server) getMatrix(c *gin.Context) {
-	format := c.Query("format")
-	if format != "" && format != "json" && format != "junit" {
-		abortError(c, http.StatusBadRequest, fmt.Sprintf("format %q is not one of json, junit", format), "format")
+	format := c.DefaultQuery("format", "json")
+	export, known := exportFormats[format]
+	if !known {
+		abortError(c, http.StatusBadRequest, fmt.Sprintf("format %q is not one of csv, json, junit", format), "format")
 		return
 	}
-	info, ok := s.resolveSweep(c)
+	info, m, ok := s.sweepMatrix(c)
 	if !ok {
-		return
-	}
-	m, ok := s.b.Matrix(info.ID)
-	if !ok || m == nil {
-		abortError(c, http.StatusNotFound, fmt.Sprintf("sweep %q has no matrix yet", info.ID), "")
 		return
 	}
 
@@ -91,7 +87,6 @@ func (s *Server) getMatrix(c *gin.Context) {
 	// error, not a truncated 200.
 	var buf bytes.Buffer
 	var err error
-	ctype := "application/json; charset=utf-8"
 	switch format {
 	case "junit":
 		w, ok := any(m).(junitWriter)
@@ -99,8 +94,9 @@ func (s *Server) getMatrix(c *gin.Context) {
 			abortError(c, http.StatusNotImplemented, "this build has no JUnit export", "format")
 			return
 		}
-		ctype = "application/xml; charset=utf-8"
 		err = w.WriteJUnit(&buf)
+	case "csv":
+		err = m.WriteCSV(&buf)
 	default:
 		err = writeMatrixJSON(&buf, m)
 	}
@@ -109,7 +105,13 @@ func (s *Server) getMatrix(c *gin.Context) {
 		abortError(c, http.StatusInternalServerError, "matrix export failed: "+err.Error(), "")
 		return
 	}
-	sendBody(c, ctype, buf.Bytes())
+	// ?download=1 asks the browser to save the answer; the UI fetches with
+	// the bearer token and saves the blob itself, so this is for links and
+	// curl -OJ.
+	if c.Query("download") != "" {
+		c.Header("Content-Disposition", `attachment; filename="`+downloadName(info.ID, format)+`"`)
+	}
+	sendBody(c, export.ctype, buf.Bytes())
 }
 
 func writeMatrixJSON(w io.Writer, m *matrix.Matrix) error {

@@ -171,7 +171,40 @@ func TestGetMatrixJSON(t *testing.T) {
 }
 
 func TestGetMatrixBadFormat(t *testing.T) {
-	wantError(t, do(t, serve(t, newFake()), "GET", "/api/v1/sweeps/s1/matrix?format=csv", ""), 400, "format")
+	wantError(t, do(t, serve(t, newFake()), "GET", "/api/v1/sweeps/s1/matrix?format=xlsx", ""), 400, "format")
+}
+
+func TestGetMatrixCSVDownload(t *testing.T) {
+	h := serve(t, newFake())
+	rec := do(t, h, "GET", "/api/v1/sweeps/s1/matrix?format=csv&download=1", "")
+	if rec.Code != 200 {
+		t.Fatalf("status %d %s", rec.Code, rec.Body)
+	}
+	if ct := rec.Header().Get("Content-Type"); !strings.HasPrefix(ct, "text/csv") {
+		t.Errorf("Content-Type %q", ct)
+	}
+	if cd := rec.Header().Get("Content-Disposition"); cd != `attachment; filename="rdmamesh-s1.csv"` {
+		t.Errorf("Content-Disposition %q", cd)
+	}
+	lines := strings.Split(strings.TrimSpace(rec.Body.String()), "\n")
+	if !strings.HasPrefix(lines[0], "rail,src,dst") || len(lines) != 1+len(testMatrix().Cells) {
+		t.Fatalf("CSV has %d lines, header %q", len(lines), lines[0])
+	}
+	if cd := do(t, h, "GET", "/api/v1/sweeps/s1/matrix", "").Header().Get("Content-Disposition"); cd != "" {
+		t.Errorf("Content-Disposition %q without download=1", cd)
+	}
+	if cd := do(t, h, "GET", "/api/v1/sweeps/s1/matrix?format=junit&download=1", "").Header().Get("Content-Disposition"); !strings.Contains(cd, ".xml") {
+		t.Errorf("JUnit download named %q", cd)
+	}
+}
+
+func TestDownloadNameIsSafe(t *testing.T) {
+	if got := downloadName(`a"b/../c\r\n`, "json"); got != "rdmamesh-ab..crn.json" {
+		t.Fatalf("downloadName = %q", got)
+	}
+	if got := downloadName(`"/"`, "csv"); got != "rdmamesh-sweep.csv" {
+		t.Fatalf("downloadName = %q", got)
+	}
 }
 
 func TestGetMatrixJUnit(t *testing.T) {
