@@ -15,7 +15,8 @@ import (
 )
 
 // gridInfo is GET /api/v1/sweeps/{id}/grid: everything the heatmap needs
-// besides the layers, in display order. At 1,024 nodes it is tens of KB
+// besides the layers, in display order; a value metric's scale comes with
+// its layer. At 1,024 nodes it is tens of KB
 // gzipped, against hundreds of MB for the full matrix JSON.
 type gridInfo struct {
 	Sweep       string            `json:"sweep"`
@@ -49,7 +50,6 @@ type metricInfo struct {
 	Label  string `json:"label"`
 	Unit   string `json:"unit,omitempty"`
 	Better string `json:"better,omitempty"`
-	Scale  *scale `json:"scale,omitempty"`
 }
 
 func (v *view) grid(sweep string) gridInfo {
@@ -71,8 +71,7 @@ func (v *view) grid(sweep string) gridInfo {
 		g.Groups = []gridGroup{}
 	}
 	for _, mt := range valueMetrics {
-		sc := v.scales[mt.name]
-		g.Metrics = append(g.Metrics, metricInfo{Name: mt.name, Label: mt.label, Unit: mt.unit, Better: mt.better, Scale: &sc})
+		g.Metrics = append(g.Metrics, metricInfo{Name: mt.name, Label: mt.label, Unit: mt.unit, Better: mt.better})
 	}
 	g.Nodes = make([]gridNode, v.n)
 	for p, i := range v.order {

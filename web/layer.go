@@ -186,7 +186,7 @@ func (v *view) encodeLayer(metricName string, rail int) ([]byte, error) {
 		if mt, ok = findMetric(metricName); !ok {
 			return nil, fmt.Errorf("unknown metric %q", metricName)
 		}
-		sc := v.scales[metricName]
+		sc := v.scale(metricName)
 		h.Unit, h.Better, h.Scale = mt.unit, mt.better, &sc
 	}
 	var grids [][]byte

@@ -88,7 +88,7 @@ func TestLayerRoundTrip(t *testing.T) {
 					continue
 				}
 				mt := metrics[name]
-				code := valueCode(v, mt, v.scales[name], c, v.byName[c.Src], v.byName[c.Dst])
+				code := valueCode(v, mt, v.scale(name), c, v.byName[c.Src], v.byName[c.Dst])
 				want[at] = mergeValue(want[at], code, mt.better == "lower")
 				if code < firstBucket || rail == "all" {
 					continue
@@ -332,5 +332,19 @@ func TestGridJSONIsCompact(t *testing.T) {
 	raw, _ := json.Marshal(newView(m).grid("big"))
 	if per := len(raw) / 64; per > 400 {
 		t.Errorf("grid JSON is %d bytes per node", per)
+	}
+}
+
+func TestNaturalCompare(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		want int
+	}{
+		{"rack2", "rack10", -1}, {"rack10", "rack2", 1}, {"L009", "L10", -1}, {"a", "a", 0}, {"a", "ab", -1},
+		{"leaf-01", "leaf-1", 0}, {"x9y", "x10a", -1}, {"", "a", -1}, {"b", "a1", 1},
+	} {
+		if got := naturalCompare(c.a, c.b); got != c.want {
+			t.Errorf("naturalCompare(%q, %q) = %d, want %d", c.a, c.b, got, c.want)
+		}
 	}
 }

@@ -94,12 +94,20 @@ func TestUIFetchesNothingExternal(t *testing.T) {
 func TestUIElementIDs(t *testing.T) {
 	h := serve(t, newFake())
 	index := do(t, h, "GET", "/", "").Body.String()
-	js := do(t, h, "GET", "/app.js", "").Body.String()
+	var js strings.Builder
+	sub, _ := fs.Sub(uiFiles, "ui")
+	fs.WalkDir(sub, ".", func(name string, d fs.DirEntry, err error) error {
+		if err == nil && strings.HasSuffix(name, ".js") {
+			js.WriteString(do(t, h, "GET", "/"+name, "").Body.String())
+		}
+		return err
+	})
 	want := map[string]bool{}
-	for _, id := range []string{"heatmap", "tooltip", "rail", "metric", "sweep", "start", "suspects", "summary", "nodes", "legend", "error"} {
+	for _, id := range []string{"heatmap", "tooltip", "rail", "metric", "mode", "sweep", "start", "start-form", "suspects",
+		"summary", "nodes", "legend", "error", "progress-text", "drill", "drill-body", "history", "diff"} {
 		want[id] = true
 	}
-	for _, m := range regexp.MustCompile(`\$\("([\w-]+)"\)`).FindAllStringSubmatch(js, -1) {
+	for _, m := range regexp.MustCompile(`\$\("([\w-]+)"\)`).FindAllStringSubmatch(js.String(), -1) {
 		want[m[1]] = true
 	}
 	for id := range want {

@@ -5,6 +5,7 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/rdmamesh/rdmamesh/matrix"
@@ -24,7 +25,9 @@ type view struct {
 	groups []gridGroup
 	rates  []float64 // m.Nodes index*rails + rail → port Gb/s, 0 unknown
 	hca    []hcaTally
-	scales map[string]scale
+
+	scalesOnce sync.Once
+	scales     map[string]scale // see scale
 
 	// Per metric, per rail: one code per pair in display order (the layer
 	// body of that rail). Status is filled by newView; value metrics on
@@ -66,7 +69,7 @@ func newView(m *matrix.Matrix) *view {
 			}
 			return -1
 		}
-		return cmp.Or(cmp.Compare(ga, gb), cmp.Compare(m.Nodes[a].Name, m.Nodes[b].Name))
+		return cmp.Or(naturalCompare(ga, gb), cmp.Compare(m.Nodes[a].Name, m.Nodes[b].Name))
 	})
 	for p, i := range v.order {
 		v.pos[i] = int32(p)
@@ -128,28 +131,19 @@ func (w *walker) place(c *matrix.Cell) (si, dj int32, ok bool) {
 
 func newWalker(v *view) *walker { return &walker{v: v, si: -1, dj: -1} }
 
-// tally walks the cells once for the status codes, the per-HCA counts and
-// the metric scales. Passes over an 8 M-cell matrix are bound by reading
-// 1.5 GB of cells, so everything the first paint needs comes from this one.
+// tally walks the cells once for the status codes and the per-HCA counts:
+// all the first paint needs. It reads only each cell's names, rail and
+// verdict; the figures behind pointers (latency, bandwidth) are read on the
+// first value layer, which at 8 M cells is most of a pass's cost.
 func (v *view) tally() {
 	rails := max(v.m.Rails, 0)
 	status := v.newGrids(rails)
-	type part struct {
-		hca []hcaTally
-		ext []extent
-	}
-	parts := v.each(func() any {
-		p := &part{hca: make([]hcaTally, v.n*rails), ext: make([]extent, len(valueMetrics))}
-		for k := range p.ext {
-			p.ext[k] = extent{lo: math.Inf(1), hi: math.Inf(-1)}
-		}
-		return p
-	}, func(acc any, c *matrix.Result, si, dj int32) {
-		p := acc.(*part)
+	parts := v.each(func() any { return make([]hcaTally, v.n*rails) }, func(acc any, c *matrix.Result, si, dj int32) {
+		hca := acc.([]hcaTally)
 		code := statusOf(c.Verdict)
 		status[c.Rail][int(v.pos[si])*v.n+int(v.pos[dj])] = code
 		for _, x := range [2]int32{si, dj} {
-			t := &p.hca[int(x)*rails+c.Rail]
+			t := &hca[int(x)*rails+c.Rail]
 			t.total++
 			if code != statusUntested {
 				t.tested++
@@ -158,38 +152,53 @@ func (v *view) tally() {
 				t.bad++
 			}
 		}
-		if code == statusOK || code == statusSlow || code == statusLowBW {
+	})
+	v.hca = make([]hcaTally, v.n*rails)
+	for _, a := range parts {
+		for i, t := range a.([]hcaTally) {
+			v.hca[i].bad += t.bad
+			v.hca[i].tested += t.tested
+			v.hca[i].total += t.total
+		}
+	}
+	v.codes = map[string][][]byte{"status": status}
+}
+
+// scale returns a value metric's scale, computing every metric's on first
+// use from the measured cells.
+func (v *view) scale(name string) scale {
+	v.scalesOnce.Do(func() {
+		parts := v.each(func() any {
+			ext := make([]extent, len(valueMetrics))
+			for k := range ext {
+				ext[k] = extent{lo: math.Inf(1), hi: math.Inf(-1)}
+			}
+			return ext
+		}, func(acc any, c *matrix.Result, si, dj int32) {
+			if c.Verdict == matrix.VerdictFailed || c.Verdict == matrix.VerdictUntested {
+				return
+			}
+			ext := acc.([]extent)
 			for i := range valueMetrics {
 				if valueMetrics[i].fixed {
 					continue
 				}
 				if val, ok := valueMetrics[i].value(v, c, si, dj); ok {
-					p.ext[i].add(val)
+					ext[i].add(val)
 				}
 			}
+		})
+		v.scales = map[string]scale{}
+		for i, mt := range valueMetrics {
+			e := extent{lo: math.Inf(1), hi: math.Inf(-1)}
+			for _, a := range parts {
+				x := a.([]extent)[i]
+				e.lo, e.hi = min(e.lo, x.lo), max(e.hi, x.hi)
+			}
+			v.scales[mt.name] = mt.scale(e)
 		}
 	})
-	v.hca = make([]hcaTally, v.n*rails)
-	ext := make([]extent, len(valueMetrics))
-	for k := range ext {
-		ext[k] = extent{lo: math.Inf(1), hi: math.Inf(-1)}
-	}
-	for _, a := range parts {
-		p := a.(*part)
-		for i, t := range p.hca {
-			v.hca[i].bad += t.bad
-			v.hca[i].tested += t.tested
-			v.hca[i].total += t.total
-		}
-		for i, e := range p.ext {
-			ext[i].lo, ext[i].hi = min(ext[i].lo, e.lo), max(ext[i].hi, e.hi)
-		}
-	}
-	v.codes = map[string][][]byte{"status": status}
-	v.scales = map[string]scale{}
-	for i, mt := range valueMetrics {
-		v.scales[mt.name] = mt.scale(ext[i])
-	}
+	return v.scales[name]
 }
 
 // each calls fn for every placeable same-rail cell, splitting the cells
@@ -232,21 +241,61 @@ func (v *view) newGrids(rails int) [][]byte {
 	return g
 }
 
-// grids returns the per-rail codes of a metric, computing a value metric's
-// on first use.
+// grids returns the per-rail codes of a value metric. The first call
+// computes every value metric in one pass: the cost is reading the figures
+// behind each cell's pointers, not bucketing them.
 func (v *view) grids(mt metric) [][]byte {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if g, ok := v.codes[mt.name]; ok {
 		return g
 	}
-	g := v.newGrids(max(v.m.Rails, 0))
-	sc := v.scales[mt.name]
+	rails := max(v.m.Rails, 0)
+	all := make([][][]byte, len(valueMetrics))
+	scales := make([]scale, len(valueMetrics))
+	for i, x := range valueMetrics {
+		all[i] = v.newGrids(rails)
+		scales[i] = v.scale(x.name)
+	}
 	v.each(func() any { return nil }, func(_ any, c *matrix.Result, si, dj int32) {
-		g[c.Rail][int(v.pos[si])*v.n+int(v.pos[dj])] = valueCode(v, mt, sc, c, si, dj)
+		at := int(v.pos[si])*v.n + int(v.pos[dj])
+		for i := range valueMetrics {
+			all[i][c.Rail][at] = valueCode(v, valueMetrics[i], scales[i], c, si, dj)
+		}
 	})
-	v.codes[mt.name] = g
-	return g
+	for i, x := range valueMetrics {
+		v.codes[x.name] = all[i]
+	}
+	return v.codes[mt.name]
+}
+
+// naturalCompare orders strings with their digit runs by number, so rack2
+// comes before rack10.
+func naturalCompare(a, b string) int {
+	for a != "" && b != "" {
+		da, db := digits(a), digits(b)
+		if da > 0 && db > 0 {
+			na, nb := strings.TrimLeft(a[:da], "0"), strings.TrimLeft(b[:db], "0")
+			if c := cmp.Or(cmp.Compare(len(na), len(nb)), cmp.Compare(na, nb)); c != 0 {
+				return c
+			}
+			a, b = a[da:], b[db:]
+			continue
+		}
+		if a[0] != b[0] {
+			return cmp.Compare(a[0], b[0])
+		}
+		a, b = a[1:], b[1:]
+	}
+	return cmp.Compare(len(a), len(b))
+}
+
+func digits(s string) int {
+	n := 0
+	for n < len(s) && s[n] >= '0' && s[n] <= '9' {
+		n++
+	}
+	return n
 }
 
 func isBad(v matrix.Verdict) bool {
