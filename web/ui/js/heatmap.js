@@ -205,7 +205,14 @@ export class Heatmap {
     ctx.rect(L.left, L.top, visW, visH);
     ctx.clip();
     ctx.imageSmoothingEnabled = false;
-    ctx.drawImage(img, 0, 0, img.width, img.height, L.left - v.ox * v.s, L.top - v.oy * v.s, img.width * k * v.s, img.height * k * v.s);
+    // Only the visible part of the image: zoomed in on 1,024 nodes the
+    // whole image would be tens of thousands of pixels wide.
+    const ps = k * v.s; // screen px per image px
+    const sx = Math.floor(v.ox / k);
+    const sy = Math.floor(v.oy / k);
+    const sw = Math.min(img.width - sx, Math.ceil(visW / ps) + 2);
+    const sh = Math.min(img.height - sy, Math.ceil(visH / ps) + 2);
+    ctx.drawImage(img, sx, sy, sw, sh, L.left + (sx * k - v.ox) * v.s, L.top + (sy * k - v.oy) * v.s, sw * ps, sh * ps);
     const j0 = Math.floor(v.ox);
     const i0 = Math.floor(v.oy);
     const j1 = Math.min(n, Math.ceil(v.ox + visW / v.s));
