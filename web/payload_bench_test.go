@@ -36,7 +36,7 @@ func BenchmarkCompactPayload(b *testing.B) {
 	m := huge(b)
 	start := time.Now()
 	v := newView(m)
-	b.Logf("view (order, HCA tallies, scales) in %s", time.Since(start).Round(time.Millisecond))
+	b.Logf("view (order, status codes, HCA tallies) in %s", time.Since(start).Round(time.Millisecond))
 	gridRaw, err := json.Marshal(v.grid("huge"))
 	if err != nil {
 		b.Fatal(err)

@@ -241,32 +241,22 @@ func (v *view) newGrids(rails int) [][]byte {
 	return g
 }
 
-// grids returns the per-rail codes of a value metric. The first call
-// computes every value metric in one pass: the cost is reading the figures
-// behind each cell's pointers, not bucketing them.
+// grids returns the per-rail codes of a value metric, computing them on
+// first use. One metric per pass: the first switch to a metric waits for
+// one pass, not for all of them.
 func (v *view) grids(mt metric) [][]byte {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if g, ok := v.codes[mt.name]; ok {
 		return g
 	}
-	rails := max(v.m.Rails, 0)
-	all := make([][][]byte, len(valueMetrics))
-	scales := make([]scale, len(valueMetrics))
-	for i, x := range valueMetrics {
-		all[i] = v.newGrids(rails)
-		scales[i] = v.scale(x.name)
-	}
+	g := v.newGrids(max(v.m.Rails, 0))
+	sc := v.scale(mt.name)
 	v.each(func() any { return nil }, func(_ any, c *matrix.Result, si, dj int32) {
-		at := int(v.pos[si])*v.n + int(v.pos[dj])
-		for i := range valueMetrics {
-			all[i][c.Rail][at] = valueCode(v, valueMetrics[i], scales[i], c, si, dj)
-		}
+		g[c.Rail][int(v.pos[si])*v.n+int(v.pos[dj])] = valueCode(v, mt, sc, c, si, dj)
 	})
-	for i, x := range valueMetrics {
-		v.codes[x.name] = all[i]
-	}
-	return v.codes[mt.name]
+	v.codes[mt.name] = g
+	return g
 }
 
 // naturalCompare orders strings with their digit runs by number, so rack2
