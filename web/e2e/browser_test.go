@@ -11,9 +11,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
+	cdpruntime "github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 )
 
@@ -67,7 +69,43 @@ func browser(tb testing.TB) context.Context {
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1600, 1000)); err != nil {
 		tb.Fatalf("starting chromium: %v", err)
 	}
+	failOnPageErrors(tb, ctx)
 	return ctx
+}
+
+// failOnPageErrors fails the test, when it ends, if the page threw an
+// uncaught exception or rejected a promise nobody handled: a broken click
+// handler shows nowhere else.
+func failOnPageErrors(tb testing.TB, ctx context.Context) {
+	wctx, stop := context.WithCancel(ctx)
+	thrown := chromedp.Events(wctx, cdpruntime.ExceptionThrown)
+	var mu sync.Mutex
+	var errs []string
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ev, err := range thrown {
+			if err != nil {
+				return
+			}
+			msg := ev.ExceptionDetails.Text
+			if ex := ev.ExceptionDetails.Exception; ex != nil && ex.Description != "" {
+				msg += " " + ex.Description
+			}
+			mu.Lock()
+			errs = append(errs, msg)
+			mu.Unlock()
+		}
+	}()
+	tb.Cleanup(func() {
+		stop()
+		<-done
+		mu.Lock()
+		defer mu.Unlock()
+		for _, e := range errs {
+			tb.Errorf("page error: %s", e)
+		}
+	})
 }
 
 // within runs fn with a context bounded by d, so one stuck step fails the

@@ -189,6 +189,20 @@ func TestUI(t *testing.T) {
 	choose(t, ctx, "rail", "all")
 	choose(t, ctx, "mode", "pairs")
 
+	// Zoom, fit, and a suspect pointed at on the map.
+	s0 := within(t, ctx, 5*time.Second, "scale", chromedp.Evaluate[float64](`Number(document.getElementById("heatmap").dataset.s)`))
+	do(t, ctx, "zoom in", chromedp.Click(chromedp.ID("zoom-in")))
+	poll[bool](t, ctx, "a larger scale", fmt.Sprintf(`Number(document.getElementById("heatmap").dataset.s) > %g`, s0))
+	do(t, ctx, "fit", chromedp.Click(chromedp.ID("zoom-fit")))
+	poll[bool](t, ctx, "the fitted scale", fmt.Sprintf(`Number(document.getElementById("heatmap").dataset.s) === %g`, s0))
+	within(t, ctx, 5*time.Second, "click the HCA suspect", chromedp.Evaluate[bool](`(() => {
+		const li = [...document.querySelectorAll("#suspects li")].find((l) => l.textContent.includes("node-03/mlx5_1"));
+		if (!li) return false;
+		li.click(); return true; })()`))
+	poll[bool](t, ctx, "rail 1 with node-03 highlighted", `document.getElementById("heatmap").dataset.layer === "status:1" && document.getElementById("rail").value === "1"`)
+	screenshot(t, ctx, "07b-suspect-hca-on-rail-1")
+	choose(t, ctx, "rail", "all")
+
 	// Nodes: every worker, and node-03's dead port.
 	do(t, ctx, "open the nodes tab", chromedp.Navigate(cl.URL+"/#nodes"))
 	nodes := poll[string](t, ctx, "the nodes table",
@@ -213,6 +227,9 @@ func TestUI(t *testing.T) {
 	}
 	t.Logf("sweep %s started from the form: %s", second, progress)
 	within(t, ctx, 5*time.Second, "back to the heatmap", chromedp.Evaluate[bool](`location.hash = "#heatmap"; true`))
+	poll[bool](t, ctx, "a partly filled heatmap", fmt.Sprintf(`(() => {
+		const l = window.rdmamesh.loads.filter((x) => x.sweep === %q);
+		return l.length > 0 && l[l.length - 1].untested > 0 && l[l.length - 1].untested < l[l.length - 1].pairs; })()`, second))
 	screenshot(t, ctx, "09-heatmap-during-sweep")
 	poll[bool](t, ctx, "the end of the new sweep", fmt.Sprintf(`window.rdmamesh.progress.some((e) => e.id === %q && e.name === "end")`, second))
 	poll[bool](t, ctx, "the finished sweep's heatmap", fmt.Sprintf(`(() => { const l = window.rdmamesh.loads.filter((x) => x.sweep === %q); return l.length && l[l.length - 1].untested === 0; })()`, second))

@@ -10,8 +10,8 @@ import { renderDrill } from "./js/drill.js";
 import { renderNodes, bindNodes } from "./js/nodes.js";
 import { renderHistory, bindSweeps } from "./js/sweeps.js";
 import { showPair, showText, hideTooltip, place, codeText } from "./js/tooltip.js";
-import { STATUS } from "./js/palette.js";
-import { $, el, fmtUs, fmtGbps, suspectTarget } from "./js/util.js";
+import { renderPanels } from "./js/panels.js";
+import { $, el } from "./js/util.js";
 
 const LIST_POLL_MS = 5000;
 const RELOAD_MIN_MS = 700; // at most this often while results stream in
@@ -166,6 +166,7 @@ function setMode(mode) {
 function setRail(rail) {
   state.rail = rail;
   $("rail").value = rail;
+  if (state.grid) renderMatrixInfo(); // the selected chip
   loadLayer();
 }
 
@@ -233,7 +234,8 @@ async function loadLayer(pending) {
     if (seq !== layerSeq) return; // a newer choice superseded this one
     if (!state.layer || layer.etag !== state.layer.etag || layer.header.metric !== state.layer.header.metric) state.layer = layer;
     if (layer.header.metric === "status" && layer.header.rail < 0) {
-      state.loads.push({ sweep: grid.sweep, untested: layer.header.counts[2] || 0 });
+      const n = layer.header.n;
+      state.loads.push({ sweep: grid.sweep, pairs: n * (n - 1), untested: layer.header.counts[2] || 0 });
     }
     heatmap.set(grid, state.layer);
     setConn("");
@@ -350,54 +352,14 @@ function renderSweepSelect() {
 }
 
 function renderMatrixInfo() {
-  const g = state.grid;
   const sw = currentSweep();
-  const sum = $("summary");
-  if (!g) {
-    sum.textContent = state.sweepID ? "No matrix for this sweep yet." : "No sweeps yet: start one from the Sweeps tab.";
-    $("suspects").replaceChildren(el("li", "", "No matrix yet."));
-    $("rails").replaceChildren();
-    return;
-  }
-  const running = sw && sw.state === "running";
-  const badge = el("span", `badge ${running ? "running" : g.healthy ? "healthy" : "unhealthy"}`,
-    running ? "RUNNING" : g.healthy ? "HEALTHY" : "UNHEALTHY");
-  const counts = STATUS.filter(Boolean).map((s) => `${(g.counts[s.key] || 0).toLocaleString()} ${s.label}`).join(", ");
-  sum.replaceChildren(badge, `${g.nodes.length} nodes × ${g.rails} rail(s), ${g.cells.toLocaleString()} cells: ${counts}` +
-    `${g.cross ? ` · ${g.cross} cross-rail cells (in the drill-down)` : ""} · ${g.suspects.length} suspect(s)` +
-    `${g.group_label ? ` · ordered by “${g.group_label}”` : ""}`);
-  const sel = $("rail");
-  const want = ["all", ...Array.from({ length: g.rails }, (_, r) => String(r))];
-  if ([...sel.options].map((o) => o.value).join() !== want.join()) {
-    sel.replaceChildren(...want.map((v) => {
-      const o = el("option", "", v === "all" ? "all rails (worst)" : `rail ${v}`);
-      o.value = v;
-      return o;
-    }));
-  }
-  sel.value = state.rail;
-  renderSuspects(g);
-  renderRails(g);
-}
-
-function renderSuspects(g) {
-  const ol = $("suspects");
-  if (!g.suspects.length) {
-    ol.replaceChildren(el("li", "", "No suspects."));
-    return;
-  }
-  ol.replaceChildren(...g.suspects.map((s) => {
-    const li = el("li");
-    li.append(el("span", "what", suspectTarget(s)), " ");
-    if (s.class) li.append(el("span", "class", s.class), " ");
-    li.append(el("span", "sub", `${s.bad}/${s.total} cells bad${s.confidence ? `, confidence ${s.confidence.toFixed(2)}` : ""}`));
-    li.append(el("div", "", s.reason));
-    if (s.fix) li.append(el("div", "fix", `Fix: ${s.fix}`));
-    if (s.note) li.append(el("div", "evidence", s.note));
-    li.title = "show on the heatmap";
-    li.addEventListener("click", () => showSuspect(s));
-    return li;
-  }));
+  renderPanels(state.grid, {
+    sweepID: state.sweepID,
+    running: !!sw && sw.state === "running",
+    rail: state.rail,
+    onRail: setRail,
+    onSuspect: showSuspect,
+  });
 }
 
 // showSuspect points the heatmap at what a suspect blames.
@@ -421,26 +383,6 @@ function showSuspect(s) {
   setMode("pairs");
   heatmap.fit();
   setRail(s.rail >= 0 ? String(s.rail) : "all");
-}
-
-function renderRails(g) {
-  const chip = (label, rail, bad, extra) => {
-    const b = el("button", `rail-chip${bad ? " bad" : ""}${state.rail === rail ? " selected" : ""}`);
-    b.type = "button";
-    b.append(el("div", "", label), el("div", "sub", extra));
-    b.addEventListener("click", () => {
-      setRail(rail);
-      renderRails(g);
-    });
-    return b;
-  };
-  const chips = [chip("all rails", "all", !g.healthy, "worst per pair")];
-  for (const r of g.rail_rollups) {
-    const rail = r.key.replace(/^rail-/, "");
-    const bad = r.failed + r.slow + r.low_bandwidth;
-    chips.push(chip(`rail ${rail}`, rail, bad > 0, `${bad} bad · p50 ${fmtUs(r.p50_ns)} · min ${fmtGbps(r.min_gbps)}`));
-  }
-  $("rails").replaceChildren(...chips);
 }
 
 // ---- tabs and wiring -------------------------------------------------------------
