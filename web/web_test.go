@@ -445,3 +445,43 @@ func TestNewRejectsNilBackend(t *testing.T) {
 	}()
 	New(nil, Options{})
 }
+
+func TestStatus(t *testing.T) {
+	rec := do(t, serve(t, newFake()), "GET", "/api/v1/status", "")
+	if rec.Code != 200 {
+		t.Fatalf("status %d", rec.Code)
+	}
+	if s := decode[api.Status](t, rec); s.State != "Leader" || s.Leader != "c0" || len(s.Voters) != 1 {
+		t.Fatalf("status %+v", s)
+	}
+	wantError(t, do(t, serve(t, newFake()), "POST", "/api/v1/status", ""), http.StatusMethodNotAllowed, "")
+}
+
+func TestMetricsRouteFollowsReadAuth(t *testing.T) {
+	metrics := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "up 1\n") })
+	closed := New(newFake(), Options{Token: "tok", Metrics: metrics}).Handler()
+	wantError(t, do(t, closed, "GET", "/metrics", ""), http.StatusUnauthorized, "")
+	if rec := do(t, closed, "GET", "/metrics", "", "Authorization", "Bearer tok"); rec.Code != 200 || rec.Body.String() != "up 1\n" {
+		t.Fatalf("with token: %d %q", rec.Code, rec.Body)
+	}
+	open := New(newFake(), Options{Token: "tok", OpenReads: true, Metrics: metrics}).Handler()
+	if rec := do(t, open, "GET", "/metrics", ""); rec.Code != 200 {
+		t.Fatalf("open reads: %d", rec.Code)
+	}
+	wantError(t, do(t, serve(t, newFake()), "GET", "/metrics", ""), http.StatusNotFound, "")
+}
+
+// The lists carry ETags like the matrix: the UI polls them.
+func TestListsRevalidate(t *testing.T) {
+	h := serve(t, newFake())
+	for _, p := range []string{"/api/v1/nodes", "/api/v1/sweeps"} {
+		first := do(t, h, "GET", p, "")
+		etag := first.Header().Get("ETag")
+		if first.Code != 200 || etag == "" {
+			t.Fatalf("%s: %d, ETag %q", p, first.Code, etag)
+		}
+		if again := do(t, h, "GET", p, "", "If-None-Match", etag); again.Code != http.StatusNotModified {
+			t.Fatalf("%s: revalidation gave %d", p, again.Code)
+		}
+	}
+}

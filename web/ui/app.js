@@ -221,14 +221,19 @@ async function loadMatrix() {
 }
 
 let layerSeq = 0;
-const layerFor = (id) => getLayer(id, state.metric, state.rail);
+function layerFor(id) {
+  const p = getLayer(id, state.metric, state.rail);
+  p.want = `${id}|${state.metric}|${state.rail}`;
+  return p;
+}
 
-// loadLayer shows the layer for the current metric and rail; pending is
-// that layer already requested.
+// loadLayer shows the layer for the current metric and rail; pending is a
+// request made earlier, used only if it still asks for what is wanted.
 async function loadLayer(pending) {
   const grid = state.grid;
   if (!grid) return;
   const seq = ++layerSeq;
+  if (pending && pending.want !== `${grid.sweep}|${state.metric}|${state.rail}`) pending = null;
   try {
     const layer = await (pending || layerFor(grid.sweep));
     if (seq !== layerSeq) return; // a newer choice superseded this one
