@@ -80,3 +80,20 @@ clean:
 
 -include lab/lab.mk
 -include chaos.mk
+
+# Browser tests of the web UI in Debian's headless Chromium (installed when
+# missing): a demo with faults injected, screenshots under bin/e2e/.
+E2E_CHROMIUM = command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
+	{ echo "installing Debian's chromium for the browser tests"; apt-get update -qq && apt-get install -y -qq chromium >/dev/null; }
+.PHONY: e2e bench-ui
+e2e:
+	@$(E2E_CHROMIUM)
+	$(GO) vet -tags e2e ./web/e2e/
+	$(GO) test -count=1 -tags e2e -run TestUI -v ./web/e2e/
+
+# Navigation to first complete heatmap paint for a synthetic 1,024-node,
+# 8-rail sweep (target: 1 s), and the compact API's payload at that size.
+bench-ui:
+	@$(E2E_CHROMIUM)
+	$(GO) test -count=1 -tags e2e -run '^$$' -bench FirstPaint -benchtime 5x ./web/e2e/
+	$(GO) test -count=1 -run '^$$' -bench CompactPayload -benchtime 3x ./web/

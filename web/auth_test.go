@@ -50,3 +50,23 @@ func TestAuth(t *testing.T) {
 		})
 	}
 }
+
+// Every read the UI makes is behind the same auth as the matrix.
+func TestAuthCoversCompactAPI(t *testing.T) {
+	closed := New(newFake(), Options{Token: "t0k"}).Handler()
+	open := New(newFake(), Options{Token: "t0k", OpenReads: true}).Handler()
+	for _, p := range []string{"/api/v1/sweeps/s1/grid", "/api/v1/sweeps/s1/layer", "/api/v1/sweeps/s1/pair?src=n1&dst=n2",
+		"/api/v1/sweeps/s1/events", "/api/v1/diff?old=s1&new=s2", "/api/v1/sweeps/s1/matrix?format=csv", "/api/v1/status"} {
+		if rec := do(t, closed, "GET", p, ""); rec.Code != http.StatusUnauthorized {
+			t.Errorf("%s without a token: %d", p, rec.Code)
+		}
+		for _, h := range []http.Handler{closed, open} {
+			if rec := do(t, h, "GET", p, "", "Authorization", "Bearer t0k"); rec.Code != http.StatusOK {
+				t.Errorf("%s with the token: %d %s", p, rec.Code, rec.Body)
+			}
+		}
+		if rec := do(t, open, "GET", p, ""); rec.Code != http.StatusOK {
+			t.Errorf("%s with open reads: %d", p, rec.Code)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -20,6 +21,32 @@ type fakeBackend struct {
 	startErr error
 	started  []api.SweepRequest
 	panicky  bool
+
+	sweepCalls int
+}
+
+// update changes a sweep in place under the lock, as the coordinator's FSM
+// would while streams watch it; a nil change removes the sweep.
+func (f *fakeBackend) update(id string, change func(*api.SweepInfo)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i := range f.sweeps {
+		if f.sweeps[i].ID != id {
+			continue
+		}
+		if change == nil {
+			f.sweeps = append(f.sweeps[:i:i], f.sweeps[i+1:]...)
+			return
+		}
+		change(&f.sweeps[i])
+		return
+	}
+}
+
+func (f *fakeBackend) polls() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.sweepCalls
 }
 
 func (f *fakeBackend) Nodes() []api.NodeInfo {
@@ -29,13 +56,20 @@ func (f *fakeBackend) Nodes() []api.NodeInfo {
 	return f.nodes
 }
 
-func (f *fakeBackend) Sweeps() []api.SweepInfo { return f.sweeps }
+func (f *fakeBackend) Sweeps() []api.SweepInfo {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.sweeps)
+}
 
 func (f *fakeBackend) Status() api.Status {
 	return api.Status{Name: "c0", State: "Leader", Leader: "c0", Voters: []string{"c0"}}
 }
 
 func (f *fakeBackend) Sweep(id string) (api.SweepInfo, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.sweepCalls++
 	for _, s := range f.sweeps {
 		if s.ID == id {
 			return s, true
@@ -45,6 +79,8 @@ func (f *fakeBackend) Sweep(id string) (api.SweepInfo, bool) {
 }
 
 func (f *fakeBackend) Matrix(id string) (*matrix.Matrix, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	m, ok := f.matrices[id]
 	return m, ok
 }

@@ -9,7 +9,12 @@
 //	GET  /api/v1/sweeps                []api.SweepInfo, newest first
 //	POST /api/v1/sweeps                api.SweepRequest → 202 api.SweepInfo
 //	GET  /api/v1/sweeps/{id}           api.SweepInfo
-//	GET  /api/v1/sweeps/{id}/matrix    matrix.Matrix as JSON, or ?format=junit
+//	GET  /api/v1/sweeps/{id}/matrix    matrix.Matrix as JSON, or ?format=junit|csv (&download=1)
+//	GET  /api/v1/sweeps/{id}/grid      the heatmap's node order, groups, HCA tallies, suspects, scales
+//	GET  /api/v1/sweeps/{id}/layer     one heatmap layer, a byte per pair (?metric=&rail=; layer.go)
+//	GET  /api/v1/sweeps/{id}/pair      every cell between ?src= and ?dst=, both directions
+//	GET  /api/v1/sweeps/{id}/events    progress as Server-Sent Events (events.go)
+//	GET  /api/v1/diff                  matrix.Diff of ?old= and ?new= sweeps (&limit=)
 //	GET  /                             the UI (index.html, app.js, style.css)
 //
 // The id "latest" names the newest sweep. Every error answer is an api.Error.
@@ -92,6 +97,12 @@ type Server struct {
 	log    *slog.Logger
 	ui     *ui
 	engine *gin.Engine
+	views  viewCache
+
+	// eventPoll is how often an event stream asks the backend for progress.
+	eventPoll time.Duration
+	shutMu    sync.Mutex
+	shutdown  map[*http.Server]chan struct{} // see shutdownSignal
 }
 
 var releaseMode sync.Once
@@ -114,7 +125,8 @@ func New(b Backend, opts Options) *Server {
 	// would interleave with our structured logs; GIN_MODE is overridden.
 	releaseMode.Do(func() { gin.SetMode(gin.ReleaseMode) })
 
-	s := &Server{b: b, opts: opts, log: log, ui: newUI(title)}
+	s := &Server{b: b, opts: opts, log: log, ui: newUI(title), eventPoll: defaultEventPoll,
+		shutdown: map[*http.Server]chan struct{}{}}
 	s.engine = s.routes()
 	return s
 }
@@ -139,6 +151,11 @@ func (s *Server) routes() *gin.Engine {
 	v1.POST("/sweeps", s.startSweep)
 	v1.GET("/sweeps/:id", s.getSweep)
 	v1.GET("/sweeps/:id/matrix", s.getMatrix)
+	v1.GET("/sweeps/:id/grid", s.getGrid)
+	v1.GET("/sweeps/:id/layer", s.getLayer)
+	v1.GET("/sweeps/:id/pair", s.getPair)
+	v1.GET("/sweeps/:id/events", s.sweepEvents)
+	v1.GET("/diff", s.getDiff)
 
 	if s.opts.Metrics != nil {
 		r.GET("/metrics", s.auth, gin.WrapH(s.opts.Metrics))

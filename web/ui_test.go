@@ -3,6 +3,7 @@ package web
 import (
 	"io/fs"
 	"net/http"
+	"path"
 	"reflect"
 	"regexp"
 	"strings"
@@ -94,12 +95,20 @@ func TestUIFetchesNothingExternal(t *testing.T) {
 func TestUIElementIDs(t *testing.T) {
 	h := serve(t, newFake())
 	index := do(t, h, "GET", "/", "").Body.String()
-	js := do(t, h, "GET", "/app.js", "").Body.String()
+	var js strings.Builder
+	sub, _ := fs.Sub(uiFiles, "ui")
+	fs.WalkDir(sub, ".", func(name string, d fs.DirEntry, err error) error {
+		if err == nil && strings.HasSuffix(name, ".js") {
+			js.WriteString(do(t, h, "GET", "/"+name, "").Body.String())
+		}
+		return err
+	})
 	want := map[string]bool{}
-	for _, id := range []string{"heatmap", "tooltip", "rail", "metric", "sweep", "start", "suspects", "summary", "nodes", "legend", "error"} {
+	for _, id := range []string{"heatmap", "tooltip", "rail", "metric", "mode", "sweep", "start", "start-form", "suspects",
+		"summary", "nodes", "legend", "error", "progress-text", "drill", "drill-body", "history", "diff"} {
 		want[id] = true
 	}
-	for _, m := range regexp.MustCompile(`\$\("([\w-]+)"\)`).FindAllStringSubmatch(js, -1) {
+	for _, m := range regexp.MustCompile(`\$\("([\w-]+)"\)`).FindAllStringSubmatch(js.String(), -1) {
 		want[m[1]] = true
 	}
 	for id := range want {
@@ -120,6 +129,39 @@ func TestSweepRequestFieldsCoverStruct(t *testing.T) {
 	for _, f := range fields {
 		if f.name == "" || strings.ContainsAny(f.name, ", ") {
 			t.Errorf("bad field name %q", f.name)
+		}
+	}
+}
+
+// The UI is ES modules with no bundler: every import and every
+// modulepreload must name an embedded file, or the page dies in the
+// browser with nothing in the Go tests to say so.
+func TestUIModuleGraph(t *testing.T) {
+	h := serve(t, newFake())
+	sub, _ := fs.Sub(uiFiles, "ui")
+	imports := regexp.MustCompile(`(?m)^import [^;]*? from "(\.[^"]+)";`)
+	seen := 0
+	fs.WalkDir(sub, ".", func(name string, d fs.DirEntry, err error) error {
+		if err != nil || !strings.HasSuffix(name, ".js") {
+			return err
+		}
+		b, _ := fs.ReadFile(sub, name)
+		for _, m := range imports.FindAllStringSubmatch(string(b), -1) {
+			seen++
+			target := path.Join(path.Dir(name), m[1])
+			if rec := do(t, h, "GET", "/"+target, ""); rec.Code != 200 {
+				t.Errorf("%s imports %s: GET /%s is %d", name, m[1], target, rec.Code)
+			}
+		}
+		return nil
+	})
+	if seen < 10 {
+		t.Fatalf("found only %d imports; has the module layout changed?", seen)
+	}
+	index := do(t, h, "GET", "/", "").Body.String()
+	for _, m := range regexp.MustCompile(`<(?:script|link)[^>]+(?:src|href)="([^"]+\.js)"`).FindAllStringSubmatch(index, -1) {
+		if rec := do(t, h, "GET", "/"+m[1], ""); rec.Code != 200 {
+			t.Errorf("index.html loads %s: status %d", m[1], rec.Code)
 		}
 	}
 }

@@ -171,7 +171,40 @@ func TestGetMatrixJSON(t *testing.T) {
 }
 
 func TestGetMatrixBadFormat(t *testing.T) {
-	wantError(t, do(t, serve(t, newFake()), "GET", "/api/v1/sweeps/s1/matrix?format=csv", ""), 400, "format")
+	wantError(t, do(t, serve(t, newFake()), "GET", "/api/v1/sweeps/s1/matrix?format=xlsx", ""), 400, "format")
+}
+
+func TestGetMatrixCSVDownload(t *testing.T) {
+	h := serve(t, newFake())
+	rec := do(t, h, "GET", "/api/v1/sweeps/s1/matrix?format=csv&download=1", "")
+	if rec.Code != 200 {
+		t.Fatalf("status %d %s", rec.Code, rec.Body)
+	}
+	if ct := rec.Header().Get("Content-Type"); !strings.HasPrefix(ct, "text/csv") {
+		t.Errorf("Content-Type %q", ct)
+	}
+	if cd := rec.Header().Get("Content-Disposition"); cd != `attachment; filename="rdmamesh-s1.csv"` {
+		t.Errorf("Content-Disposition %q", cd)
+	}
+	lines := strings.Split(strings.TrimSpace(rec.Body.String()), "\n")
+	if !strings.HasPrefix(lines[0], "rail,src,dst") || len(lines) != 1+len(testMatrix().Cells) {
+		t.Fatalf("CSV has %d lines, header %q", len(lines), lines[0])
+	}
+	if cd := do(t, h, "GET", "/api/v1/sweeps/s1/matrix", "").Header().Get("Content-Disposition"); cd != "" {
+		t.Errorf("Content-Disposition %q without download=1", cd)
+	}
+	if cd := do(t, h, "GET", "/api/v1/sweeps/s1/matrix?format=junit&download=1", "").Header().Get("Content-Disposition"); !strings.Contains(cd, ".xml") {
+		t.Errorf("JUnit download named %q", cd)
+	}
+}
+
+func TestDownloadNameIsSafe(t *testing.T) {
+	if got := downloadName(`a"b/../c\r\n`, "json"); got != "rdmamesh-ab..crn.json" {
+		t.Fatalf("downloadName = %q", got)
+	}
+	if got := downloadName(`"/"`, "csv"); got != "rdmamesh-sweep.csv" {
+		t.Fatalf("downloadName = %q", got)
+	}
 }
 
 func TestGetMatrixJUnit(t *testing.T) {
@@ -411,4 +444,44 @@ func TestNewRejectsNilBackend(t *testing.T) {
 		}
 	}()
 	New(nil, Options{})
+}
+
+func TestStatus(t *testing.T) {
+	rec := do(t, serve(t, newFake()), "GET", "/api/v1/status", "")
+	if rec.Code != 200 {
+		t.Fatalf("status %d", rec.Code)
+	}
+	if s := decode[api.Status](t, rec); s.State != "Leader" || s.Leader != "c0" || len(s.Voters) != 1 {
+		t.Fatalf("status %+v", s)
+	}
+	wantError(t, do(t, serve(t, newFake()), "POST", "/api/v1/status", ""), http.StatusMethodNotAllowed, "")
+}
+
+func TestMetricsRouteFollowsReadAuth(t *testing.T) {
+	metrics := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "up 1\n") })
+	closed := New(newFake(), Options{Token: "tok", Metrics: metrics}).Handler()
+	wantError(t, do(t, closed, "GET", "/metrics", ""), http.StatusUnauthorized, "")
+	if rec := do(t, closed, "GET", "/metrics", "", "Authorization", "Bearer tok"); rec.Code != 200 || rec.Body.String() != "up 1\n" {
+		t.Fatalf("with token: %d %q", rec.Code, rec.Body)
+	}
+	open := New(newFake(), Options{Token: "tok", OpenReads: true, Metrics: metrics}).Handler()
+	if rec := do(t, open, "GET", "/metrics", ""); rec.Code != 200 {
+		t.Fatalf("open reads: %d", rec.Code)
+	}
+	wantError(t, do(t, serve(t, newFake()), "GET", "/metrics", ""), http.StatusNotFound, "")
+}
+
+// The lists carry ETags like the matrix: the UI polls them.
+func TestListsRevalidate(t *testing.T) {
+	h := serve(t, newFake())
+	for _, p := range []string{"/api/v1/nodes", "/api/v1/sweeps"} {
+		first := do(t, h, "GET", p, "")
+		etag := first.Header().Get("ETag")
+		if first.Code != 200 || etag == "" {
+			t.Fatalf("%s: %d, ETag %q", p, first.Code, etag)
+		}
+		if again := do(t, h, "GET", p, "", "If-None-Match", etag); again.Code != http.StatusNotModified {
+			t.Fatalf("%s: revalidation gave %d", p, again.Code)
+		}
+	}
 }

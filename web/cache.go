@@ -1,0 +1,129 @@
+package web
+
+import (
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"net/http"
+	"strconv"
+	"sync"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/rdmamesh/rdmamesh/matrix"
+)
+
+// The compact API's answers are derived from a matrix the backend never
+// mutates, so each is computed and compressed once per matrix and kept
+// while that matrix is among the few most recently asked for: a running
+// sweep produces a new matrix per committed round, and the UI asks for the
+// same layer from every open browser.
+const (
+	maxViews        = 4
+	maxBlobsPerView = 24
+)
+
+type viewCache struct {
+	mu      sync.Mutex
+	entries []*viewEntry // least recently used first
+}
+
+type viewEntry struct {
+	m    *matrix.Matrix
+	once sync.Once
+	v    *view
+
+	mu    sync.Mutex
+	blobs map[string]*blob
+	keys  []string // insertion order, for eviction
+}
+
+// blob is an encoded answer with its gzip form and ETag.
+type blob struct {
+	raw, gz []byte
+	etag    string
+}
+
+func (vc *viewCache) entry(m *matrix.Matrix) *viewEntry {
+	vc.mu.Lock()
+	defer vc.mu.Unlock()
+	for i, e := range vc.entries {
+		if e.m == m {
+			vc.entries = append(append(vc.entries[:i:i], vc.entries[i+1:]...), e)
+			return e
+		}
+	}
+	e := &viewEntry{m: m, blobs: map[string]*blob{}}
+	if len(vc.entries) >= maxViews {
+		vc.entries = vc.entries[1:]
+	}
+	vc.entries = append(vc.entries, e)
+	return e
+}
+
+// view builds the entry's view on first use. Concurrent callers wait for
+// the one build rather than each walking millions of cells.
+func (e *viewEntry) view() *view {
+	e.once.Do(func() { e.v = newView(e.m) })
+	return e.v
+}
+
+// blob returns the cached answer under key, building it with build when
+// absent. The entry's lock is held while building: a second browser asking
+// for the same layer waits instead of encoding it again.
+func (e *viewEntry) blob(key string, build func() ([]byte, error)) (*blob, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if b, ok := e.blobs[key]; ok {
+		return b, nil
+	}
+	raw, err := build()
+	if err != nil {
+		return nil, err
+	}
+	b := newBlob(raw)
+	if len(e.keys) >= maxBlobsPerView {
+		delete(e.blobs, e.keys[0])
+		e.keys = e.keys[1:]
+	}
+	e.blobs[key] = b
+	e.keys = append(e.keys, key)
+	return b, nil
+}
+
+func newBlob(raw []byte) *blob {
+	sum := sha256.Sum256(raw)
+	b := &blob{raw: raw, etag: `"` + hex.EncodeToString(sum[:12]) + `"`}
+	if len(raw) >= minGzip {
+		// Layers of noisy figures compress best with Huffman coding alone,
+		// layers with structure (status, a dead HCA's cross) with LZ77;
+		// both are fast, so try both and keep the smaller.
+		for _, level := range []int{4, gzip.HuffmanOnly} {
+			var buf bytes.Buffer
+			zw, _ := gzip.NewWriterLevel(&buf, level) // levels are valid
+			if _, err := zw.Write(raw); err == nil && zw.Close() == nil && (b.gz == nil || buf.Len() < len(b.gz)) {
+				b.gz = buf.Bytes()
+			}
+		}
+	}
+	return b
+}
+
+// send answers with the blob, 304 when the client holds it already.
+func (b *blob) send(c *gin.Context, ctype string) {
+	h := c.Writer.Header()
+	h.Set("ETag", b.etag)
+	h.Add("Vary", "Accept-Encoding")
+	if etagMatches(c.GetHeader("If-None-Match"), b.etag) {
+		c.Status(http.StatusNotModified)
+		return
+	}
+	body := b.raw
+	if b.gz != nil && acceptsGzip(c.GetHeader("Accept-Encoding")) {
+		h.Set("Content-Encoding", "gzip")
+		body = b.gz
+	}
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	c.Data(http.StatusOK, ctype, body)
+}

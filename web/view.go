@@ -1,0 +1,326 @@
+package web
+
+import (
+	"cmp"
+	"math"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/rdmamesh/rdmamesh/matrix"
+)
+
+// view is what the UI's compact API derives from one analysed matrix:
+// the display order (by switch group, then name, so a group fault is a
+// block), per-HCA tallies and one colour scale per metric. It is built once
+// per *matrix.Matrix: the backend hands out an immutable matrix per sweep
+// version, so the pointer is the version.
+type view struct {
+	m      *matrix.Matrix
+	n      int
+	order  []int32          // display position → index in m.Nodes
+	pos    []int32          // index in m.Nodes → display position
+	byName map[string]int32 // node name → index in m.Nodes
+	groups []gridGroup
+	rates  []float64 // m.Nodes index*rails + rail → port Gb/s, 0 unknown
+	hca    []hcaTally
+
+	scalesOnce sync.Once
+	scales     map[string]scale // see scale
+
+	// Per metric, per rail: one code per pair in display order (the layer
+	// body of that rail). Status is filled by newView; value metrics on
+	// first use, as most sessions never leave the status view.
+	mu    sync.Mutex
+	codes map[string][][]byte
+}
+
+// hcaTally counts one (node, rail) HCA's same-rail cells, as initiator or
+// target; bad means failed, slow or low bandwidth.
+type hcaTally struct{ bad, tested, total int32 }
+
+type gridGroup struct {
+	Name  string `json:"name"`
+	Start int    `json:"start"` // first display position
+	Count int    `json:"count"`
+}
+
+func newView(m *matrix.Matrix) *view {
+	n := len(m.Nodes)
+	v := &view{m: m, n: n, order: make([]int32, n), pos: make([]int32, n), byName: make(map[string]int32, n)}
+	for i, nd := range m.Nodes {
+		v.byName[nd.Name] = int32(i)
+		v.order[i] = int32(i)
+	}
+	label := m.GroupLabel
+	groupOf := func(i int32) string {
+		if label == "" {
+			return ""
+		}
+		return m.Nodes[i].Labels[label]
+	}
+	// Unlabelled nodes go last, as one "(no group)" block.
+	slices.SortStableFunc(v.order, func(a, b int32) int {
+		ga, gb := groupOf(a), groupOf(b)
+		if (ga == "") != (gb == "") {
+			if ga == "" {
+				return 1
+			}
+			return -1
+		}
+		return cmp.Or(naturalCompare(ga, gb), cmp.Compare(m.Nodes[a].Name, m.Nodes[b].Name))
+	})
+	for p, i := range v.order {
+		v.pos[i] = int32(p)
+		g := groupOf(i)
+		if k := len(v.groups) - 1; k >= 0 && v.groups[k].Name == g {
+			v.groups[k].Count++
+			continue
+		}
+		v.groups = append(v.groups, gridGroup{Name: g, Start: p, Count: 1})
+	}
+	rails := max(m.Rails, 0)
+	v.rates = make([]float64, n*rails)
+	for i, nd := range m.Nodes {
+		for k, p := range nd.Ports {
+			r := p.Rail
+			if r < 0 || r >= rails {
+				r = k // Ports is indexed by rail; Rail is a hint
+			}
+			if r < rails {
+				v.rates[i*rails+r] = p.RateGbps
+			}
+		}
+	}
+	v.tally()
+	return v
+}
+
+// walker places cells of m.Cells by node index without a map lookup per
+// cell: cells come sorted by rail, src, dst, so the source repeats and the
+// destination is almost always the next node in name order.
+type walker struct {
+	v      *view
+	src    string
+	si, dj int32
+}
+
+func (w *walker) place(c *matrix.Cell) (si, dj int32, ok bool) {
+	if w.src != c.Src || w.si < 0 {
+		i, ok := w.v.byName[c.Src]
+		if !ok {
+			return 0, 0, false
+		}
+		w.src, w.si, w.dj = c.Src, i, -1
+	}
+	nodes := w.v.m.Nodes
+	for g := w.dj + 1; g <= w.dj+2 && int(g) < len(nodes); g++ {
+		if nodes[g].Name == c.Dst {
+			w.dj = g
+			return w.si, g, true
+		}
+	}
+	j, ok := w.v.byName[c.Dst]
+	if !ok {
+		return 0, 0, false
+	}
+	w.dj = j
+	return w.si, j, true
+}
+
+func newWalker(v *view) *walker { return &walker{v: v, si: -1, dj: -1} }
+
+// tally walks the cells once for the status codes and the per-HCA counts:
+// all the first paint needs. It reads only each cell's names, rail and
+// verdict; the figures behind pointers (latency, bandwidth) are read on the
+// first value layer, which at 8 M cells is most of a pass's cost.
+func (v *view) tally() {
+	rails := max(v.m.Rails, 0)
+	status := v.newGrids(rails)
+	parts := v.each(func() any { return make([]hcaTally, v.n*rails) }, func(acc any, c *matrix.Result, si, dj int32) {
+		hca := acc.([]hcaTally)
+		code := statusOf(c.Verdict)
+		status[c.Rail][int(v.pos[si])*v.n+int(v.pos[dj])] = code
+		for _, x := range [2]int32{si, dj} {
+			t := &hca[int(x)*rails+c.Rail]
+			t.total++
+			if code != statusUntested {
+				t.tested++
+			}
+			if code >= statusSlow {
+				t.bad++
+			}
+		}
+	})
+	v.hca = make([]hcaTally, v.n*rails)
+	for _, a := range parts {
+		for i, t := range a.([]hcaTally) {
+			v.hca[i].bad += t.bad
+			v.hca[i].tested += t.tested
+			v.hca[i].total += t.total
+		}
+	}
+	v.codes = map[string][][]byte{"status": status}
+}
+
+// scale returns a value metric's scale, computing every metric's on first
+// use from the measured cells.
+func (v *view) scale(name string) scale {
+	v.scalesOnce.Do(func() {
+		parts := v.each(func() any {
+			ext := make([]extent, len(valueMetrics))
+			for k := range ext {
+				ext[k] = extent{lo: math.Inf(1), hi: math.Inf(-1)}
+			}
+			return ext
+		}, func(acc any, c *matrix.Result, si, dj int32) {
+			if c.Verdict == matrix.VerdictFailed || c.Verdict == matrix.VerdictUntested {
+				return
+			}
+			ext := acc.([]extent)
+			for i := range valueMetrics {
+				if valueMetrics[i].fixed {
+					continue
+				}
+				if val, ok := valueMetrics[i].value(v, c, si, dj); ok {
+					ext[i].add(val)
+				}
+			}
+		})
+		v.scales = map[string]scale{}
+		for i, mt := range valueMetrics {
+			e := extent{lo: math.Inf(1), hi: math.Inf(-1)}
+			for _, a := range parts {
+				x := a.([]extent)[i]
+				e.lo, e.hi = min(e.lo, x.lo), max(e.hi, x.hi)
+			}
+			v.scales[mt.name] = mt.scale(e)
+		}
+	})
+	return v.scales[name]
+}
+
+// each calls fn for every placeable same-rail cell, splitting the cells
+// over the available cores; every worker gets its own accumulator from
+// newAcc, returned for the caller to merge. fn may write shared state only
+// where cells differ (a cell's own pair and rail).
+func (v *view) each(newAcc func() any, fn func(acc any, c *matrix.Result, si, dj int32)) []any {
+	rails := max(v.m.Rails, 0)
+	cells := v.m.Cells
+	workers := 1
+	if len(cells) >= 1<<16 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	accs := make([]any, workers)
+	var wg sync.WaitGroup
+	for k := range workers {
+		lo, hi := len(cells)*k/workers, len(cells)*(k+1)/workers
+		accs[k] = newAcc()
+		wg.Go(func() {
+			w := newWalker(v)
+			for i := lo; i < hi; i++ {
+				c := &cells[i]
+				si, dj, ok := w.place(&c.Cell)
+				if !ok || c.Rail < 0 || c.Rail >= rails || si == dj {
+					continue
+				}
+				fn(accs[k], c, si, dj)
+			}
+		})
+	}
+	wg.Wait()
+	return accs
+}
+
+func (v *view) newGrids(rails int) [][]byte {
+	g := make([][]byte, rails)
+	for r := range g {
+		g[r] = make([]byte, v.n*v.n)
+	}
+	return g
+}
+
+// grids returns the per-rail codes of a value metric, computing them on
+// first use. One metric per pass: the first switch to a metric waits for
+// one pass, not for all of them.
+func (v *view) grids(mt metric) [][]byte {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if g, ok := v.codes[mt.name]; ok {
+		return g
+	}
+	g := v.newGrids(max(v.m.Rails, 0))
+	sc := v.scale(mt.name)
+	v.each(func() any { return nil }, func(_ any, c *matrix.Result, si, dj int32) {
+		g[c.Rail][int(v.pos[si])*v.n+int(v.pos[dj])] = valueCode(v, mt, sc, c, si, dj)
+	})
+	v.codes[mt.name] = g
+	return g
+}
+
+// naturalCompare orders strings with their digit runs by number, so rack2
+// comes before rack10.
+func naturalCompare(a, b string) int {
+	for a != "" && b != "" {
+		da, db := digits(a), digits(b)
+		if da > 0 && db > 0 {
+			na, nb := strings.TrimLeft(a[:da], "0"), strings.TrimLeft(b[:db], "0")
+			if c := cmp.Or(cmp.Compare(len(na), len(nb)), cmp.Compare(na, nb)); c != 0 {
+				return c
+			}
+			a, b = a[da:], b[db:]
+			continue
+		}
+		if a[0] != b[0] {
+			return cmp.Compare(a[0], b[0])
+		}
+		a, b = a[1:], b[1:]
+	}
+	return cmp.Compare(len(a), len(b))
+}
+
+func digits(s string) int {
+	n := 0
+	for n < len(s) && s[n] >= '0' && s[n] <= '9' {
+		n++
+	}
+	return n
+}
+
+func isBad(v matrix.Verdict) bool {
+	return v == matrix.VerdictFailed || v == matrix.VerdictSlowLatency || v == matrix.VerdictLowBandwidth
+}
+
+// rate is the Gb/s a cell could reach: the slower end's port rate, 0 when
+// neither end's rate is known.
+func (v *view) rate(c *matrix.Result, si, dj int32) float64 {
+	rails := max(v.m.Rails, 0)
+	dr := c.Rail
+	if c.DstRail != nil {
+		dr = *c.DstRail
+	}
+	var a, b float64
+	if c.Rail >= 0 && c.Rail < rails {
+		a = v.rates[int(si)*rails+c.Rail]
+	}
+	if dr >= 0 && dr < rails {
+		b = v.rates[int(dj)*rails+dr]
+	}
+	switch {
+	case a <= 0:
+		return b
+	case b <= 0:
+		return a
+	}
+	return min(a, b)
+}
+
+type extent struct{ lo, hi float64 }
+
+func (e *extent) add(x float64) {
+	e.lo = min(e.lo, x)
+	e.hi = max(e.hi, x)
+}
+
+func (e extent) empty() bool { return e.lo > e.hi }
