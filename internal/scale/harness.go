@@ -66,6 +66,7 @@ type Result struct {
 	SnapshotBytes               int64
 	SnapshotTime                time.Duration
 	MatrixJSON, MatrixGzip      int64 // 0 when not measured
+	UIFirstPaint                int64 // web's compact grid + status layer, gzipped
 	Healthy                     bool
 }
 
@@ -221,6 +222,9 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		if err := writeHeapProfile(cfg.HeapProfile); err != nil {
 			return res, err
 		}
+	}
+	if res.UIFirstPaint, err = firstPaint(co, info.ID); err != nil {
+		return res, err
 	}
 	if cfg.Payload {
 		res.MatrixJSON, res.MatrixGzip, err = payload(m)

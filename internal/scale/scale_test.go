@@ -23,7 +23,7 @@ func TestRunSmall(t *testing.T) {
 	if want := 6 * 5 * 8; r.Cells != want || r.Rounds != 5 || r.Rails != 8 || !r.Healthy {
 		t.Fatalf("cells %d (want %d), rounds %d, rails %d, healthy %v", r.Cells, want, r.Rounds, r.Rails, r.Healthy)
 	}
-	if r.RaftLogBytes <= 0 || r.SnapshotBytes <= 0 || r.MatrixJSON <= 0 || r.Overhead.Median <= 0 {
+	if r.RaftLogBytes <= 0 || r.SnapshotBytes <= 0 || r.MatrixJSON <= 0 || r.UIFirstPaint <= 0 || r.Overhead.Median <= 0 {
 		t.Fatalf("missing figures: %+v", r)
 	}
 	var b strings.Builder

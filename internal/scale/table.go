@@ -51,6 +51,7 @@ func Median(runs []Result) Result {
 	m.SnapshotBytes = mi(func(r Result) int64 { return r.SnapshotBytes })
 	m.MatrixJSON = mi(func(r Result) int64 { return r.MatrixJSON })
 	m.MatrixGzip = mi(func(r Result) int64 { return r.MatrixGzip })
+	m.UIFirstPaint = mi(func(r Result) int64 { return r.UIFirstPaint })
 	return m
 }
 
@@ -80,6 +81,7 @@ var columns = []struct {
 	{"snapshot", func(r Result) string { return mb(r.SnapshotBytes) }},
 	{"matrix JSON", func(r Result) string { return mbOrDash(r.MatrixJSON) }},
 	{"matrix JSON gz", func(r Result) string { return mbOrDash(r.MatrixGzip) }},
+	{"UI first paint gz", func(r Result) string { return kb(r.UIFirstPaint) }},
 }
 
 // Table writes results as a Markdown table.
