@@ -205,6 +205,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	// lets those senders finish.
 	stopDrain := drain(trans)
 	defer stopDrain()
+	settle(ctx)
 	debug.FreeOSMemory()
 	resetPeakRSS()
 	t1 := time.Now()
@@ -275,6 +276,20 @@ func relaxedGossip(c *memberlist.Config) {
 	c.GossipInterval = time.Second
 	c.PushPullInterval = time.Minute
 	c.EnableCompression = false
+}
+
+// settle waits until the stopped workers' goroutines (gossip probes
+// waiting out their timeouts, and the like) have ended: the goroutine count
+// has not fallen for a second, or ten seconds have passed.
+func settle(ctx context.Context) {
+	deadline := time.Now().Add(10 * time.Second)
+	last, since := runtime.NumGoroutine(), time.Now()
+	_ = poll(ctx, 100*time.Millisecond, func() (bool, error) {
+		if n := runtime.NumGoroutine(); n < last {
+			last, since = n, time.Now()
+		}
+		return time.Since(since) > time.Second || time.Now().After(deadline), nil
+	})
 }
 
 // drain discards whatever arrives at the transports until the returned
