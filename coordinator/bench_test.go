@@ -1,7 +1,6 @@
 package coordinator
 
 import (
-	"fmt"
 	"math/rand/v2"
 	"runtime"
 	"testing"
@@ -153,4 +152,3 @@ func liveHeap() uint64 {
 	return ms.HeapAlloc
 }
 
-var _ = fmt.Sprint
