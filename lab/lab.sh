@@ -5,6 +5,7 @@
 #   lab.sh probe        2 VMs: `rdmamesh probe` between them
 #   lab.sh compare [R]  2 VMs: rdmamesh vs perftest, R interleaved repetitions
 #   lab.sh sweep [N]    N VMs: workers + host coordinator + gate
+#   lab.sh up [N]       boot N VMs (default 2) and leave them running (debugging)
 #   lab.sh shell VM CMD run one command in a running lab VM (debugging)
 #   lab.sh down         stop VMs and delete the namespace
 #
@@ -66,7 +67,7 @@ phase_doctor() {
 	local out
 	out=$(vm_run vm1 "rdmamesh doctor") || die "rdmamesh doctor failed in vm1"
 	printf '%s\n' "$out" > "$LAB_RUN/doctor.out"
-	printf '%s\n' "$out" | grep -Eq '^0 +rxe0/1 +1 +::ffff:10\.77\.0\.11 +RoCE v2 +eth0 .* 1024 +yes' \
+	printf '%s\n' "$out" | grep -Eq "^0 +rxe0/1 +1 +::ffff:${LAB_DNET//./\\.}\\.11 +RoCE v2 +eth1 .* 1024 +yes" \
 		|| die "doctor did not pick rxe0's IPv4 RoCE v2 GID (index 1) with MTU 1024: see $LAB_RUN/doctor.out"
 	printf '%s\n' "$out" | grep -Eq '^ok +port_state:rxe0/1 +state 4: ACTIVE' \
 		|| die "doctor does not report rxe0 port 1 ACTIVE: see $LAB_RUN/doctor.out"
@@ -121,6 +122,12 @@ main() {
 		sweep_run "$n"
 		mark "sweep"
 		;;
+	up)
+		bash "$LAB_DIR/setup.sh"
+		build_bin
+		boot "${1:-2}"
+		log "VMs up: lab/lab.sh shell vmN 'CMD'; lab/lab.sh down when done"
+		;;
 	shell)
 		local vm=$1
 		shift
@@ -130,7 +137,7 @@ main() {
 		vms_down
 		net_down
 		;;
-	*) die "unknown command $cmd (all|probe|compare|sweep|shell|down)" ;;
+	*) die "unknown command $cmd (all|probe|compare|sweep|up|shell|down)" ;;
 	esac
 	log "done in $((SECONDS - T0))s"
 }

@@ -41,7 +41,7 @@ sweep_run() {
 	mark "sweep (gate exit $rc)"
 	local strict=
 	[ -n "${LAB_STRICT_GATE:-}" ] && strict=strict
-	if "$check" sweep "$LAB_RUN/sweep.json" "$n" "$LAB_NET" $strict; then
+	if "$check" sweep "$LAB_RUN/sweep.json" "$n" "$LAB_DNET" $strict; then
 		# Exit 1 is the gate's "unhealthy"; when every cell measured over the
 		# right GID that can only be the performance thresholds, which
 		# emulation noise trips (see labcheck). 2 is a broken sweep.

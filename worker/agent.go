@@ -63,6 +63,9 @@ type Agent struct {
 
 	stopOnce sync.Once
 	serveErr chan error
+
+	healthStop context.CancelFunc // health.go: the loop that republishes on device events
+	healthDone chan struct{}
 }
 
 // Start brings the agent up: inventory, API listener, then gossip, so that a
@@ -105,6 +108,7 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 		return nil, fmt.Errorf("gossip: %w", err)
 	}
 	a.ml = ml
+	a.startHealth()
 	if len(o.Join) > 0 {
 		if _, err := ml.Join(o.Join); err != nil {
 			// Seeds may come up after us; memberlist keeps no retry, so we
@@ -177,6 +181,7 @@ func (a *Agent) Kill() { a.stop(false) }
 
 func (a *Agent) stop(leave bool) {
 	a.stopOnce.Do(func() {
+		a.stopHealth()
 		if leave {
 			if err := a.ml.Leave(2 * time.Second); err != nil {
 				a.log.Debug("gossip leave", "err", err)

@@ -36,7 +36,11 @@ func (a *Agent) RunTask(ctx context.Context, t probe.Task) probe.TaskResult {
 func (a *Agent) runRail(ctx context.Context, t probe.Task, rp probe.RailPair) probe.RailResult {
 	rr := probe.RailResult{Rail: rp.Rail, SrcDevice: rp.Src.Device, DstDevice: rp.Dst.Device,
 		SrcGID: rp.Src.GIDIndex, DstGID: rp.Dst.GIDIndex}
+	peerOpened := false
 	fail := func(err error) probe.RailResult {
+		if peerOpened {
+			err = a.explainPeerFailure(t, err)
+		}
 		if ctx.Err() != nil && probe.Classify(err).Class == probe.ClassInternal {
 			err = &probe.Error{Class: probe.ClassTimeout, Cause: "the pair deadline passed before the test finished",
 				Fix: "a slow or hung peer: check the worker on " + t.Dst + " and raise coordinator.pair_timeout if the fabric is just slow"}
@@ -57,6 +61,7 @@ func (a *Agent) runRail(ctx context.Context, t probe.Task, rp probe.RailPair) pr
 		return fail(err)
 	}
 	defer a.closePeer(t.DstAPI, peer.SessionID)
+	peerOpened = true
 	rr.DstGID = peer.Responder.GIDIndex
 	if err := sess.Connect(ctx, peer.Responder); err != nil {
 		return fail(err)
@@ -74,5 +79,9 @@ func (a *Agent) runRail(ctx context.Context, t probe.Task, rp probe.RailPair) pr
 		rr.Bandwidth = &bw
 	}
 	rr.Class = probe.ClassOK
+	if e := mtuMismatch(local, peer.Responder); e != nil {
+		// Measured, but on a misconfigured pair: keep the figures.
+		rr.Class, rr.Error = e.Class, e
+	}
 	return rr
 }

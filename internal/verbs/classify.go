@@ -35,6 +35,16 @@ const (
 	opWaitDone      op = 19
 	opWaitCQ        op = 20
 	opAlloc         op = 21
+	opAsyncEvent    op = 22
+	opCMLoad        op = 23
+	opCMChannel     op = 24
+	opCMBind        op = 25
+	opCMResolveAddr op = 26
+	opCMResolveRt   op = 27
+	opCMConnect     op = 28
+	opCMAccept      op = 29
+	opCMQPAttr      op = 30
+	opCMDevice      op = 31
 )
 
 var opVerb = map[op]string{
@@ -59,6 +69,16 @@ var opVerb = map[op]string{
 	opWaitDone:      "wait for end of stream",
 	opWaitCQ:        "wait for completion",
 	opAlloc:         "posix_memalign",
+	opAsyncEvent:    "ibv_get_async_event",
+	opCMLoad:        "dlopen(librdmacm.so.1)",
+	opCMChannel:     "rdma_create_id",
+	opCMBind:        "rdma_bind_addr",
+	opCMResolveAddr: "rdma_resolve_addr",
+	opCMResolveRt:   "rdma_resolve_route",
+	opCMConnect:     "rdma_connect",
+	opCMAccept:      "rdma_accept",
+	opCMQPAttr:      "rdma_init_qp_attr",
+	opCMDevice:      "rdma_bind_addr",
 }
 
 // failure is what the C side reports (rm_status), in Go terms.
@@ -69,6 +89,10 @@ type failure struct {
 	iter int64         // loop iteration reached
 	done int64         // work requests completed before the failure
 	idle time.Duration // at a deadline: time since the loop last advanced
+	// RDMA CM only: the event that ended a wait (cmNone when none) and its
+	// status (a negative errno, or the CM's reject reason).
+	cmEvent  int
+	cmStatus int
 }
 
 // stallLimit separates a slow run from a dead peer at a deadline: a loop
@@ -85,6 +109,7 @@ type where struct {
 	mtu       int  // path MTU in bytes, 0 before Connect
 	latencyOK bool // small writes already worked on this QP
 	phase     string
+	peer      string // RDMA CM: the address connected to or listened on
 }
 
 const memlockFix = "raise the locked-memory limit: `ulimit -l unlimited`, systemd LimitMEMLOCK=infinity, " +
@@ -181,6 +206,11 @@ func classify(f failure, w where) *probe.Error {
 			"rerun; if it repeats, report it with the worker log")
 	case opPollCQ:
 		return set(probe.ClassInternal, "ibv_poll_cq failed on "+on, "the device may have been reset; check dmesg")
+	case opAsyncEvent:
+		return set(probe.ClassInternal, fmt.Sprintf("reading device events of %s failed: %s", w.device, f.err.Error()),
+			"the worker keeps testing but cannot see port changes; report this with dmesg")
+	case opCMLoad, opCMChannel, opCMBind, opCMResolveAddr, opCMResolveRt, opCMConnect, opCMAccept, opCMQPAttr, opCMDevice:
+		return classifyCM(f, w, on, set)
 	}
 	return set(probe.ClassInternal, fmt.Sprintf("unexpected failure (op %d, errno %d)", f.op, f.err), "report this with the worker log")
 }

@@ -26,6 +26,8 @@ struct rm_fn {
 	int (*destroy_qp)(struct ibv_qp *);
 	int (*modify_qp)(struct ibv_qp *, struct ibv_qp_attr *, int);
 	ssize_t (*query_gid_table)(struct ibv_context *, struct ibv_gid_entry *, size_t, uint32_t, size_t);
+	int (*get_async_event)(struct ibv_context *, struct ibv_async_event *);
+	void (*ack_async_event)(struct ibv_async_event *);
 };
 
 extern struct rm_fn rm_fn;
@@ -34,6 +36,11 @@ struct rm_dev {
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
 	int nports;
+	char name[IBV_SYSFS_NAME_MAX];
+	// The uverbs node (/sys/class/infiniband_verbs/uverbsN): it vanishes
+	// first when the device is unregistered, while our open context keeps
+	// the rest of the device alive.
+	char dev_path[IBV_SYSFS_PATH_MAX];
 };
 
 void rm_fail(rm_status *st, int op, int err);

@@ -37,7 +37,15 @@ struct rm_sess {
 	// clock check, and when it was first seen.
 	int64_t watch_iter;
 	int64_t watch_ts;
+	// RDMA CM mode only (cm.c): the event channel, the listening id on the
+	// responder, and the connection's id on either side.
+	void *cm_ch;
+	void *cm_listen;
+	void *cm_id;
+	int path_mtu; // enum ibv_mtu the QP was moved to RTR with
 };
+
+void rm_cm_close(rm_sess *s);
 
 size_t rm_layout_len(int lat_size, int bw_size);
 
