@@ -34,8 +34,8 @@ type Session struct {
 	closing atomic.Bool
 	aborted atomic.Pointer[probe.Error] // why the device watcher cancelled us
 	mu      sync.Mutex                  // held by the C loops and by Close
-	c       *C.rm_sess // nil once closed
-	cc      *C.rm_sess // never changes: the cancel word stays reachable without mu
+	c       *C.rm_sess                  // nil once closed
+	cc      *C.rm_sess                  // never changes: the cancel word stays reachable without mu
 	gen     int64
 
 	connected bool
