@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # The Soft-RoCE lab driver.
 #
-#   lab.sh all [N]      setup, build, boot N VMs (default 4), probe, compare, sweep
-#   lab.sh probe        2 VMs: `rdmamesh probe` between them
+#   lab.sh all [N]      setup, build, boot N VMs (default 4), probe, compare, sweep,
+#                       fault cases and RDMA CM sweep, churn
+#   lab.sh probe        2 VMs: `rdmamesh probe` between them (both connection modes)
 #   lab.sh compare [R]  2 VMs: rdmamesh vs perftest, R interleaved repetitions
 #   lab.sh sweep [N]    N VMs: workers + host coordinator + gate
+#   lab.sh faults       4 VMs: RDMA CM sweep and the fault cases (LAB_FAULTS=
+#                       "case ..." picks some; LAB_REUSE=1 uses running VMs)
+#   lab.sh churn        1 VM: session churn, leak check
 #   lab.sh up [N]       boot N VMs (default 2) and leave them running (debugging)
 #   lab.sh shell VM CMD run one command in a running lab VM (debugging)
 #   lab.sh down         stop VMs and delete the namespace
@@ -15,6 +19,7 @@ set -euo pipefail
 . "$LAB_DIR/vm.sh"
 . "$LAB_DIR/compare.sh"
 . "$LAB_DIR/sweep.sh"
+. "$LAB_DIR/faults.sh"
 
 [ "$(id -u)" -eq 0 ] || die "the lab needs root (network namespace, taps)"
 
@@ -57,6 +62,12 @@ phase_probe() {
 	vm_run vm2 "rdmamesh probe --peer $(vm_ip 1) --iters 1000 --bw-size 65536 --bw-iters 200 --timeout 120s" \
 		|| { vm_wait "$srv" 30; die "rdmamesh probe failed"; }
 	vm_wait "$srv" 60 > "$LAB_RUN/probe-listener.out" || die "rdmamesh probe listener failed"
+	log "rdmamesh probe vm1 <-> vm2 through RDMA CM"
+	srv=$(vm_start vm1 "rdmamesh probe --listen")
+	vm_run vm2 "rdmamesh probe --peer $(vm_ip 1) --connect rdmacm --iters 1000 --bw-size 65536 --bw-iters 200 --timeout 120s" \
+		|| { vm_wait "$srv" 30; die "rdmamesh probe --connect rdmacm failed"; }
+	vm_wait "$srv" 60 > "$LAB_RUN/probe-listener-rdmacm.out" || die "rdmamesh probe listener (RDMA CM) failed"
+	grep -q "Connection     : RDMA CM" "$LAB_RUN/probe-listener-rdmacm.out" || die "the listener did not connect through RDMA CM"
 	mark "probe"
 }
 
@@ -95,6 +106,30 @@ main() {
 		mark "compare"
 		sweep_run "$n"
 		mark "sweep"
+		faults_run "$n"
+		mark "faults"
+		churn_run
+		mark "churn"
+		;;
+	faults)
+		trap cleanup EXIT
+		if [ -z "${LAB_REUSE:-}" ]; then
+			bash "$LAB_DIR/setup.sh"
+			build_bin
+			boot 4
+		fi
+		faults_run 4
+		mark "faults"
+		;;
+	churn)
+		trap cleanup EXIT
+		if [ -z "${LAB_REUSE:-}" ]; then
+			bash "$LAB_DIR/setup.sh"
+			build_bin
+			boot 1
+		fi
+		churn_run
+		mark "churn"
 		;;
 	probe)
 		trap cleanup EXIT
@@ -137,7 +172,7 @@ main() {
 		vms_down
 		net_down
 		;;
-	*) die "unknown command $cmd (all|probe|compare|sweep|up|shell|down)" ;;
+	*) die "unknown command $cmd (all|probe|compare|sweep|faults|churn|up|shell|down)" ;;
 	esac
 	log "done in $((SECONDS - T0))s"
 }

@@ -66,6 +66,7 @@ type Agent struct {
 
 	healthStop context.CancelFunc // health.go: the loop that republishes on device events
 	healthDone chan struct{}
+	served     connectCounts // responder sessions connected, by mode
 }
 
 // Start brings the agent up: inventory, API listener, then gossip, so that a

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/rdmamesh/rdmamesh/internal/probe"
@@ -121,6 +122,20 @@ type HealthReply struct {
 	Usable     int                  `json:"usable_ports"`
 	Devices    []probe.DeviceHealth `json:"devices,omitempty"`
 	Process    ProcessStats         `json:"process"`
+	// Served counts the responder sessions this worker set up, by
+	// connection mode (the lab checks an RDMA CM sweep really used it).
+	Served map[string]int64 `json:"served"`
+}
+
+// connectCounts counts responder sessions by connection mode.
+type connectCounts struct{ exchange, rdmacm atomic.Int64 }
+
+func (c *connectCounts) add(mode string) {
+	if mode == probe.ConnectRDMACM {
+		c.rdmacm.Add(1)
+	} else {
+		c.exchange.Add(1)
+	}
 }
 
 // ProcessStats is what a leak shows up in.
@@ -134,7 +149,8 @@ type ProcessStats struct {
 func (a *Agent) handleHealth(w http.ResponseWriter, _ *http.Request) {
 	inv := a.Inventory()
 	rep := HealthReply{Node: a.opts.Name, Generation: inv.Generation, Ports: len(inv.Ports), Usable: usablePorts(inv.Ports),
-		Process: ProcessStats{Goroutines: runtime.NumGoroutine(), FDs: countFDs(), RSSBytes: rss(), Sessions: a.sessions.len()}}
+		Process: ProcessStats{Goroutines: runtime.NumGoroutine(), FDs: countFDs(), RSSBytes: rss(), Sessions: a.sessions.len()},
+		Served:  map[string]int64{probe.ConnectExchange: a.served.exchange.Load(), probe.ConnectRDMACM: a.served.rdmacm.Load()}}
 	if hr, ok := a.opts.Fabric.(HealthReporter); ok {
 		rep.Devices = hr.Health()
 	}

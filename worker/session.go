@@ -49,6 +49,7 @@ func (a *Agent) openResponder(ctx context.Context, req probe.SessionRequest) (pr
 		observe(err)
 		return probe.SessionReply{}, err
 	}
+	a.served.add(req.Params.Connect)
 	id := newID()
 	// The responder outlives the HTTP request that opened it, so it runs
 	// under its own deadline, not the request's context.

@@ -39,7 +39,7 @@ func (a *Agent) runRail(ctx context.Context, t probe.Task, rp probe.RailPair) pr
 	peerOpened := false
 	fail := func(err error) probe.RailResult {
 		if peerOpened {
-			err = a.explainPeerFailure(t, err)
+			err = a.explainPeerFailure(t, rp, err)
 		}
 		if ctx.Err() != nil && probe.Classify(err).Class == probe.ClassInternal {
 			err = &probe.Error{Class: probe.ClassTimeout, Cause: "the pair deadline passed before the test finished",

@@ -2,9 +2,11 @@ package worker
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/rdmamesh/rdmamesh/internal/probe"
@@ -48,39 +50,56 @@ func end(q probe.QPInfo) string {
 }
 
 // explainPeerFailure runs when a test failed after the responder had
-// accepted it. RDMA alone cannot tell a dead peer from a lossy path (both
-// end in retries or silence), but the peer's API can: a worker that no
-// longer answers died during the test.
-func (a *Agent) explainPeerFailure(t probe.Task, err error) error {
+// accepted it. RDMA alone cannot tell a dead peer or a peer whose port just
+// went down from a lossy path (all end in retries or silence), but the
+// peer's API can: a worker that no longer answers died during the test,
+// and one whose device health is bad lost its port.
+func (a *Agent) explainPeerFailure(t probe.Task, rp probe.RailPair, err error) error {
 	pe := probe.Classify(err)
 	switch pe.Class {
 	case probe.ClassRetryExceeded, probe.ClassTimeout, probe.ClassPeerLost, probe.ClassInternal:
 	default:
 		return err
 	}
-	if !a.peerGone(t.DstAPI) {
-		return err
+	h, alive := a.peerHealth(t.DstAPI)
+	if !alive {
+		return &probe.Error{Class: probe.ClassPeerLost, Verb: pe.Verb, Errno: pe.Errno, WCStatus: pe.WCStatus,
+			Cause: fmt.Sprintf("worker %s stopped answering during the test, so its side vanished (%s)", t.Dst, pe.Cause),
+			Fix:   fmt.Sprintf("check the host %s and its rdmamesh worker service (systemctl status rdmamesh-worker, or the pod's restarts)", t.Dst)}
 	}
-	return &probe.Error{Class: probe.ClassPeerLost, Verb: pe.Verb, Errno: pe.Errno, WCStatus: pe.WCStatus,
-		Cause: fmt.Sprintf("worker %s stopped answering during the test, so its side vanished (%s)", t.Dst, pe.Cause),
-		Fix:   fmt.Sprintf("check the host %s and its rdmamesh worker service (systemctl status rdmamesh-worker, or the pod's restarts)", t.Dst)}
+	for _, d := range h.Devices {
+		if d.Device != rp.Dst.Device || d.State == probe.HealthOK {
+			continue
+		}
+		if d.State == probe.HealthPortDown && !slices.Contains(d.DownPorts, max(rp.Dst.Port, 1)) {
+			continue
+		}
+		return &probe.Error{Class: probe.ClassPortDown, Verb: pe.Verb, Errno: pe.Errno, WCStatus: pe.WCStatus,
+			Cause: fmt.Sprintf("on %s: %s (here the test failed with: %s)", t.Dst, d.Cause, pe.Cause),
+			Fix:   fmt.Sprintf("on %s: %s", t.Dst, d.Fix)}
+	}
+	return err
 }
 
-// peerGone asks the peer's /healthz with a short deadline of its own: the
-// pair's deadline may already have passed.
-func (a *Agent) peerGone(api string) bool {
+// peerHealth asks the peer's /v1/health with a short deadline of its own:
+// the pair's deadline may already have passed. alive is false when the
+// peer does not answer at all; an old peer without the endpoint counts as
+// alive with no device news.
+func (a *Agent) peerHealth(api string) (h HealthReply, alive bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+api+"/healthz", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+api+"/v1/health", nil)
 	if err != nil {
-		return false
+		return h, true
 	}
 	a.authorize(req)
 	resp, err := a.client.Do(req)
 	if err != nil {
-		return true
+		return h, false
 	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	return false
+	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusOK {
+		_ = json.NewDecoder(io.LimitReader(resp.Body, maxBody)).Decode(&h)
+	}
+	return h, true
 }

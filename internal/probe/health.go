@@ -18,6 +18,7 @@ type DeviceHealth struct {
 	Ports     int       `json:"ports,omitempty"`
 	DownPorts []int     `json:"down_ports,omitempty"`
 	Cause     string    `json:"cause,omitempty"`
+	Fix       string    `json:"fix,omitempty"`
 	Since     time.Time `json:"since,omitzero"` // when the current state began
 	LastEvent string    `json:"last_event,omitempty"`
 	LastAt    time.Time `json:"last_event_at,omitzero"`

@@ -79,10 +79,18 @@ func classifyCM(f failure, w where, on string, set func(probe.Class, string, str
 	}
 	switch f.op {
 	case opCMLoad:
-		return set(probe.ClassInternal, "RDMA CM mode needs librdmacm, which this host lacks: "+f.err.Error(),
-			"install librdmacm1 (Debian/Ubuntu) or librdmacm (RHEL), or run the sweep with connect=exchange")
+		return set(probe.ClassInternal, "the kernel's RDMA CM speaks another ABI: "+f.err.Error(),
+			"run the sweep with connect=exchange")
 	case opCMChannel:
-		return set(probe.ClassInternal, "cannot open the RDMA CM ("+f.err.Error()+")",
+		if f.err == syscall.ENOENT || f.err == syscall.ENODEV || f.err == syscall.ENXIO {
+			return set(probe.ClassInternal, "the kernel RDMA CM is not available here: /dev/infiniband/rdma_cm is missing",
+				"load rdma_ucm (`modprobe rdma_ucm`), pass /dev/infiniband/rdma_cm into the container, or run the sweep with connect=exchange")
+		}
+		if f.err == syscall.EACCES || f.err == syscall.EPERM {
+			return set(probe.ClassResource, "no permission to open /dev/infiniband/rdma_cm",
+				"give the worker access to /dev/infiniband/rdma_cm (device plugin, --device), or run the sweep with connect=exchange")
+		}
+		return set(probe.ClassInternal, "cannot use the RDMA CM ("+f.err.Error()+")",
 			"load rdma_ucm (`modprobe rdma_ucm`) so /dev/infiniband/rdma_cm exists, and give the process access to it")
 	case opCMBind:
 		if f.err == syscall.EADDRNOTAVAIL || f.err == syscall.ENODEV || f.err == syscall.EINVAL {

@@ -1,72 +1,58 @@
 //go:build verbs && cgo
 
-// RDMA CM connection mode. The CM resolves the peer's IP to a route,
-// carries the connection handshake (REQ/REP/RTU) and our private data (the
-// peer's buffer address, rkey, sizes and active MTU), and hands back the QP
-// attributes for RTR and RTS. The QP itself stays ours (same PD, CQ, MR and
-// timed loops as the exchange mode): the CM id has no QP attached, so the
-// library reports CONNECT_RESPONSE and leaves the transitions and
-// rdma_establish to us. Some RoCE deployments only work through the CM
-// (it fills in what a hand-built address vector can get wrong), which is
-// why a sweep can ask for it.
-#define _GNU_SOURCE
-#include <arpa/inet.h>
-#include <dlfcn.h>
+// RDMA CM connection mode, spoken directly to the kernel's RDMA CM
+// (/dev/infiniband/rdma_cm, the rdma_user_cm.h ABI) rather than through
+// librdmacm. The CM resolves the peer's IP to a route, carries the
+// connection handshake (REQ/REP/RTU) and our private data (the peer's
+// buffer address, rkey, sizes and active MTU), and hands back the QP
+// attributes for RTR and RTS. The QP itself stays ours (same PD, CQ, MR
+// and timed loops as the exchange mode); the CM id has no QP attached, so
+// the transitions and the RTU are ours to do, as with librdmacm when no QP
+// is given to it.
+//
+// Why not librdmacm: it opens a device context of its own on first use and
+// keeps it for the life of the process, closing it for a removed device
+// only when some other RDMA device is still present. In the lab, a worker
+// that had run one RDMA CM test made `rdma link del rxe0` hang until the
+// worker exited (the kernel waits for every open context). Here the only
+// file a session opens is its CM channel, closed with the session.
 #include <errno.h>
-#include <netinet/in.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <infiniband/verbs.h>
+#include <rdma/rdma_user_cm.h>
 
 #include "engine.h"
 #include "engine_int.h"
 #include "session_int.h"
-#include "cm_int.h"
-
-struct rm_cm_fn rm_cm_fn;
 
 #define PRIV_LEN 40
 static const uint8_t priv_magic[4] = {'R', 'M', 'C', 'M'};
 
-int rm_cm_load(char *msg, int msglen)
+// Kernel event numbers (enum rdma_cm_event_type).
+enum {
+	EV_ADDR_RESOLVED = 0,
+	EV_ROUTE_RESOLVED = 2,
+	EV_CONNECT_REQUEST = 4,
+	EV_CONNECT_RESPONSE = 5,
+	EV_ESTABLISHED = 9,
+};
+
+int rm_cm_abi(void)
 {
-	void *h = dlopen("librdmacm.so.1", RTLD_NOW | RTLD_GLOBAL);
-	if (!h) {
-		const char *e = dlerror();
-		snprintf(msg, msglen, "%s", e ? e : "dlopen librdmacm.so.1 failed");
+	FILE *f = fopen("/sys/class/misc/rdma_cm/abi_version", "r");
+	int v = -1;
+	if (!f)
 		return -1;
-	}
-	struct {
-		void **slot;
-		const char *name;
-	} want[] = {
-		{(void **)&rm_cm_fn.create_event_channel, "rdma_create_event_channel"},
-		{(void **)&rm_cm_fn.destroy_event_channel, "rdma_destroy_event_channel"},
-		{(void **)&rm_cm_fn.create_id, "rdma_create_id"},
-		{(void **)&rm_cm_fn.destroy_id, "rdma_destroy_id"},
-		{(void **)&rm_cm_fn.bind_addr, "rdma_bind_addr"},
-		{(void **)&rm_cm_fn.listen, "rdma_listen"},
-		{(void **)&rm_cm_fn.resolve_addr, "rdma_resolve_addr"},
-		{(void **)&rm_cm_fn.resolve_route, "rdma_resolve_route"},
-		{(void **)&rm_cm_fn.connect, "rdma_connect"},
-		{(void **)&rm_cm_fn.accept, "rdma_accept"},
-		{(void **)&rm_cm_fn.reject, "rdma_reject"},
-		{(void **)&rm_cm_fn.establish, "rdma_establish"},
-		{(void **)&rm_cm_fn.get_cm_event, "rdma_get_cm_event"},
-		{(void **)&rm_cm_fn.ack_cm_event, "rdma_ack_cm_event"},
-		{(void **)&rm_cm_fn.get_src_port, "rdma_get_src_port"},
-		{(void **)&rm_cm_fn.init_qp_attr, "rdma_init_qp_attr"},
-	};
-	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
-		*want[i].slot = dlsym(h, want[i].name);
-		if (!*want[i].slot) {
-			snprintf(msg, msglen, "librdmacm.so.1 lacks %s (too old?)", want[i].name);
-			return -1;
-		}
-	}
-	msg[0] = 0;
-	return 0;
+	if (fscanf(f, "%d", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
 }
 
 // Private data travels big-endian so both ends agree whatever they run on.
@@ -106,14 +92,13 @@ static void priv_encode(const rm_cm_priv *m, uint8_t *p)
 	put32(p + 32, m->bw_size);
 }
 
-// Returns 0, or -1 when the bytes are not ours (another application on
+// Leaves m->valid 0 when the bytes are not ours (another application on
 // that port, or an incompatible rdmamesh).
-static int priv_decode(const void *data, int len, rm_cm_priv *m)
+static void priv_decode(const uint8_t *p, int len, rm_cm_priv *m)
 {
-	const uint8_t *p = data;
 	memset(m, 0, sizeof(*m));
-	if (!p || len < PRIV_LEN || memcmp(p, priv_magic, 4) != 0 || p[4] != 1)
-		return -1;
+	if (len < PRIV_LEN || memcmp(p, priv_magic, 4) != 0 || p[4] != 1)
+		return;
 	m->mtu = p[5];
 	m->reason = p[6];
 	m->addr = get64(p + 8);
@@ -122,7 +107,6 @@ static int priv_decode(const void *data, int len, rm_cm_priv *m)
 	m->lat_size = get32(p + 28);
 	m->bw_size = get32(p + 32);
 	m->valid = 1;
-	return 0;
 }
 
 static int cm_fail(rm_status *st, int op, int err)
@@ -131,20 +115,62 @@ static int cm_fail(rm_status *st, int op, int err)
 	return -1;
 }
 
+// cmd writes one command; the kernel fills *resp (when the command has one)
+// through the pointer inside the command.
+static int cmd(rm_sess *s, int op, uint32_t c, void *body, size_t in, size_t out, rm_status *st)
+{
+	struct {
+		struct rdma_ucm_cmd_hdr hdr;
+		uint8_t body[sizeof(struct rdma_ucm_accept) + 64];
+	} m;
+	if (in > sizeof(m.body))
+		return cm_fail(st, op, E2BIG);
+	m.hdr.cmd = c;
+	m.hdr.in = in;
+	m.hdr.out = out;
+	memcpy(m.body, body, in);
+	ssize_t n = write(s->cm_fd, &m, sizeof(m.hdr) + in);
+	if (n != (ssize_t)(sizeof(m.hdr) + in))
+		return cm_fail(st, op, n < 0 ? errno : EIO);
+	return 0;
+}
+
 static int cancelled(rm_sess *s, int64_t gen)
 {
 	int64_t c = __atomic_load_n(&s->cancel, __ATOMIC_ACQUIRE);
 	return c == gen || c == RM_CANCEL_ALL;
 }
 
-// next_event waits for the next event on the session's channel and returns
-// it acknowledged: the fields we need are copied first, so no event is ever
-// held (rdma_destroy_id waits for held events). An event other than want
-// fails with its type and status in st.
-static int next_event(rm_sess *s, int op, int want, struct rm_cm_id **id, rm_cm_priv *peer,
+static void destroy_id(rm_sess *s, uint32_t id)
+{
+	struct rdma_ucm_destroy_id d;
+	struct rdma_ucm_destroy_id_resp r;
+	rm_status st;
+	memset(&d, 0, sizeof(d));
+	d.response = (uintptr_t)&r;
+	d.id = id;
+	cmd(s, RM_OP_CM_CHANNEL, RDMA_USER_CM_CMD_DESTROY_ID, &d, sizeof(d), sizeof(r), &st);
+}
+
+static void reject(rm_sess *s, uint32_t id, const uint8_t *priv, int len)
+{
+	struct rdma_ucm_reject r;
+	rm_status st;
+	memset(&r, 0, sizeof(r));
+	r.id = id;
+	if (priv) {
+		memcpy(r.private_data, priv, len);
+		r.private_data_len = len;
+	}
+	cmd(s, RM_OP_CM_ACCEPT, RDMA_USER_CM_CMD_REJECT, &r, sizeof(r), 0, &st);
+}
+
+// next_event waits for the next event on the session's channel (bounded by
+// the deadline and the cancel word) and fails unless it is want with status
+// 0. *id gets the kernel id the event is about (a new one for a request).
+static int next_event(rm_sess *s, int op, int want, uint32_t *id, rm_cm_priv *peer,
 		      int64_t deadline, int64_t gen, rm_status *st)
 {
-	struct rm_cm_channel *ch = s->cm_ch;
 	for (;;) {
 		if (cancelled(s, gen))
 			return cm_fail(st, op, ECANCELED);
@@ -152,47 +178,63 @@ static int next_event(rm_sess *s, int op, int want, struct rm_cm_id **id, rm_cm_
 		if (left <= 0)
 			return cm_fail(st, op, ETIMEDOUT);
 		// Short polls so cancellation is seen within 20 ms.
-		struct pollfd p = {.fd = ch->fd, .events = POLLIN};
+		struct pollfd p = {.fd = s->cm_fd, .events = POLLIN};
 		int ms = left > 20000000 ? 20 : (int)(left / 1000000) + 1;
 		int rc = poll(&p, 1, ms);
 		if (rc < 0 && errno != EINTR)
 			return cm_fail(st, op, errno);
 		if (rc <= 0)
 			continue;
-		struct rm_cm_event *ev = NULL;
-		if (rm_cm_fn.get_cm_event(ch, &ev))
-			return cm_fail(st, op, errno);
-		int type = ev->event, status = ev->status;
-		struct rm_cm_id *evid = ev->id;
-		if (peer && ev->conn.private_data)
-			priv_decode(ev->conn.private_data, ev->conn.private_data_len, peer);
-		rm_cm_fn.ack_cm_event(ev);
-		if (type == want && status == 0) {
+		struct rdma_ucm_event_resp ev;
+		struct rdma_ucm_get_event g = {.response = (uintptr_t)&ev};
+		memset(&ev, 0, sizeof(ev));
+		if (cmd(s, op, RDMA_USER_CM_CMD_GET_EVENT, &g, sizeof(g), sizeof(ev), st))
+			return -1;
+		if (peer && ev.param.conn.private_data_len)
+			priv_decode(ev.param.conn.private_data, ev.param.conn.private_data_len, peer);
+		if ((int)ev.event == want && ev.status == 0) {
 			if (id)
-				*id = evid;
+				*id = ev.id;
 			return 0;
 		}
-		if (type == RM_CM_EVENT_CONNECT_REQUEST && evid) {
+		if (ev.event == EV_CONNECT_REQUEST) {
 			// A request we did not ask for (a second initiator on our
 			// port): turn it away and keep waiting.
-			rm_cm_fn.reject(evid, NULL, 0);
-			rm_cm_fn.destroy_id(evid);
+			reject(s, ev.id, NULL, 0);
+			destroy_id(s, ev.id);
 			continue;
 		}
-		st->cm_event = type + 1;
-		st->cm_status = status;
+		st->cm_event = ev.event + 1;
+		st->cm_status = (int32_t)ev.status;
+		int32_t status = (int32_t)ev.status;
 		return cm_fail(st, op, status < 0 ? -status : EPROTO);
 	}
 }
 
-static int make_channel(rm_sess *s, rm_status *st)
+static int open_channel(rm_sess *s, rm_status *st)
 {
-	if (s->cm_ch)
+	if (s->cm_open)
 		return 0;
-	errno = 0;
-	s->cm_ch = rm_cm_fn.create_event_channel();
-	if (!s->cm_ch)
-		return cm_fail(st, RM_OP_CM_CHANNEL, errno ? errno : ENODEV);
+	int fd = open("/dev/infiniband/rdma_cm", O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return cm_fail(st, RM_OP_CM_CHANNEL, errno);
+	s->cm_fd = fd;
+	s->cm_open = 1;
+	return 0;
+}
+
+static int create_id(rm_sess *s, uint32_t *id, rm_status *st)
+{
+	struct rdma_ucm_create_id c;
+	struct rdma_ucm_create_id_resp r;
+	memset(&c, 0, sizeof(c));
+	c.uid = 1;
+	c.response = (uintptr_t)&r;
+	c.ps = RDMA_PS_TCP;
+	c.qp_type = IBV_QPT_RC;
+	if (cmd(s, RM_OP_CM_CHANNEL, RDMA_USER_CM_CMD_CREATE_ID, &c, sizeof(c), sizeof(r), st))
+		return -1;
+	*id = r.id;
 	return 0;
 }
 
@@ -204,34 +246,85 @@ static int parse_ip(const char *ip, int port, struct sockaddr_in *sa)
 	return inet_pton(AF_INET, ip, &sa->sin_addr) == 1 ? 0 : -1;
 }
 
-// same_device checks the CM bound id to our device (and port, when known):
-// the CM picks the device from the IP, which may not be the one we opened.
-static int same_device(rm_sess *s, struct rm_cm_id *id, rm_status *st)
+// query_addr asks which device, port and local address an id is bound to.
+static int query_addr(rm_sess *s, uint32_t id, struct rdma_ucm_query_addr_resp *r, rm_status *st)
 {
-	if (!id->verbs || strcmp(id->verbs->device->name, s->dev->name) != 0)
+	struct rdma_ucm_query q;
+	memset(&q, 0, sizeof(q));
+	memset(r, 0, sizeof(*r));
+	q.response = (uintptr_t)r;
+	q.id = id;
+	q.option = RDMA_USER_CM_QUERY_ADDR;
+	return cmd(s, RM_OP_CM_QP_ATTR, RDMA_USER_CM_CMD_QUERY, &q, sizeof(q), sizeof(*r), st);
+}
+
+// same_device checks the CM bound the id to our device and port: it picks
+// the device from the IP, which may belong to another HCA than the one we
+// opened.
+static int same_device(rm_sess *s, uint32_t id, rm_status *st)
+{
+	struct rdma_ucm_query_addr_resp r;
+	if (query_addr(s, id, &r, st))
+		return -1;
+	if (r.node_guid != s->dev->guid)
 		return cm_fail(st, RM_OP_CM_DEVICE, ENXIO);
-	struct ibv_qp_attr a;
-	int mask = 0;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_INIT;
-	if (rm_cm_fn.init_qp_attr(id, &a, &mask))
-		return cm_fail(st, RM_OP_CM_QP_ATTR, errno);
-	if (a.port_num != s->port)
+	if (r.port_num && r.port_num != s->port)
 		return cm_fail(st, RM_OP_CM_DEVICE, EXDEV);
 	return 0;
 }
 
+// qp_attr gets the CM's attributes for moving our QP to state.
+static int qp_attr(rm_sess *s, uint32_t id, int state, struct ibv_qp_attr *a, int *mask, rm_status *st)
+{
+	struct ib_uverbs_qp_attr k;
+	struct rdma_ucm_init_qp_attr q;
+	memset(&k, 0, sizeof(k));
+	memset(&q, 0, sizeof(q));
+	q.response = (uintptr_t)&k;
+	q.id = id;
+	q.qp_state = state;
+	if (cmd(s, RM_OP_CM_QP_ATTR, RDMA_USER_CM_CMD_INIT_QP_ATTR, &q, sizeof(q), sizeof(k), st))
+		return -1;
+	memset(a, 0, sizeof(*a));
+	*mask = k.qp_attr_mask;
+	a->qp_state = k.qp_state;
+	a->path_mtu = k.path_mtu;
+	a->qkey = k.qkey;
+	a->rq_psn = k.rq_psn;
+	a->sq_psn = k.sq_psn;
+	a->dest_qp_num = k.dest_qp_num;
+	a->qp_access_flags = k.qp_access_flags;
+	memcpy(a->ah_attr.grh.dgid.raw, k.ah_attr.grh.dgid, 16);
+	a->ah_attr.grh.flow_label = k.ah_attr.grh.flow_label;
+	a->ah_attr.grh.sgid_index = k.ah_attr.grh.sgid_index;
+	a->ah_attr.grh.hop_limit = k.ah_attr.grh.hop_limit;
+	a->ah_attr.grh.traffic_class = k.ah_attr.grh.traffic_class;
+	a->ah_attr.dlid = k.ah_attr.dlid;
+	a->ah_attr.sl = k.ah_attr.sl;
+	a->ah_attr.src_path_bits = k.ah_attr.src_path_bits;
+	a->ah_attr.static_rate = k.ah_attr.static_rate;
+	a->ah_attr.is_global = k.ah_attr.is_global;
+	a->ah_attr.port_num = k.ah_attr.port_num;
+	a->pkey_index = k.pkey_index;
+	a->max_rd_atomic = k.max_rd_atomic;
+	a->max_dest_rd_atomic = k.max_dest_rd_atomic;
+	a->min_rnr_timer = k.min_rnr_timer;
+	a->port_num = k.port_num;
+	a->timeout = k.timeout;
+	a->retry_cnt = k.retry_cnt;
+	a->rnr_retry = k.rnr_retry;
+	return 0;
+}
+
 // to_rts moves our QP to RTR and RTS with the attributes the CM resolved,
-// path MTU capped at what both ends carry, and our retry settings so both
-// connection modes measure alike.
-static int to_rts(rm_sess *s, struct rm_cm_id *id, int mtu_cap, rm_status *st)
+// the path MTU capped at what both ends carry, and our retry settings so
+// both connection modes measure alike.
+static int to_rts(rm_sess *s, uint32_t id, int mtu_cap, rm_status *st)
 {
 	struct ibv_qp_attr a;
 	int mask = 0;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	if (rm_cm_fn.init_qp_attr(id, &a, &mask))
-		return cm_fail(st, RM_OP_CM_QP_ATTR, errno);
+	if (qp_attr(s, id, IBV_QPS_RTR, &a, &mask, st))
+		return -1;
 	if (mtu_cap > 0 && (int)a.path_mtu > mtu_cap)
 		a.path_mtu = mtu_cap;
 	a.max_dest_rd_atomic = 1;
@@ -241,11 +334,8 @@ static int to_rts(rm_sess *s, struct rm_cm_id *id, int mtu_cap, rm_status *st)
 	if (rc)
 		return cm_fail(st, RM_OP_MODIFY_RTR, rc > 0 ? rc : errno);
 	s->path_mtu = a.path_mtu;
-	memset(&a, 0, sizeof(a));
-	mask = 0;
-	a.qp_state = IBV_QPS_RTS;
-	if (rm_cm_fn.init_qp_attr(id, &a, &mask))
-		return cm_fail(st, RM_OP_CM_QP_ATTR, errno);
+	if (qp_attr(s, id, IBV_QPS_RTS, &a, &mask, st))
+		return -1;
 	a.timeout = 14;
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
@@ -257,6 +347,19 @@ static int to_rts(rm_sess *s, struct rm_cm_id *id, int mtu_cap, rm_status *st)
 	return 0;
 }
 
+static void conn_param(rm_sess *s, struct rdma_ucm_conn_param *cp, const rm_cm_priv *mine)
+{
+	memset(cp, 0, sizeof(*cp));
+	priv_encode(mine, cp->private_data);
+	cp->private_data_len = PRIV_LEN;
+	cp->responder_resources = 1;
+	cp->initiator_depth = 1;
+	cp->retry_count = 7;
+	cp->rnr_retry_count = 7;
+	cp->qp_num = s->qp->qp_num;
+	cp->valid = 1;
+}
+
 static void use_peer(rm_sess *s, const rm_cm_priv *peer)
 {
 	s->remote_addr = peer->addr;
@@ -264,50 +367,45 @@ static void use_peer(rm_sess *s, const rm_cm_priv *peer)
 	s->connected = 1;
 }
 
-static void conn_param(rm_sess *s, struct rm_cm_conn_param *cp, const uint8_t *priv)
-{
-	memset(cp, 0, sizeof(*cp));
-	cp->private_data = priv;
-	cp->private_data_len = PRIV_LEN;
-	cp->responder_resources = 1;
-	cp->initiator_depth = 1;
-	cp->retry_count = 7;
-	cp->rnr_retry_count = 7;
-	cp->qp_num = s->qp->qp_num;
-}
-
 int rm_cm_listen(rm_sess *s, const char *ip, int *port, rm_status *st)
 {
 	struct sockaddr_in sa;
 	if (parse_ip(ip, 0, &sa))
 		return cm_fail(st, RM_OP_CM_BIND, EINVAL);
-	if (make_channel(s, st))
+	if (open_channel(s, st) || create_id(s, &s->cm_listen, st))
 		return -1;
-	if (rm_cm_fn.create_id(s->cm_ch, (struct rm_cm_id **)&s->cm_listen, NULL, RM_PS_TCP))
-		return cm_fail(st, RM_OP_CM_CHANNEL, errno);
+	s->has_listen = 1;
 	// Port 0: the kernel picks a free one and the peer learns it from us.
-	if (rm_cm_fn.bind_addr(s->cm_listen, (struct sockaddr *)&sa))
-		return cm_fail(st, RM_OP_CM_BIND, errno);
-	struct rm_cm_id *l = s->cm_listen;
-	if (!l->verbs || strcmp(l->verbs->device->name, s->dev->name) != 0)
-		return cm_fail(st, RM_OP_CM_DEVICE, ENXIO);
-	if (rm_cm_fn.listen(s->cm_listen, 1))
-		return cm_fail(st, RM_OP_CM_BIND, errno);
-	*port = ntohs(rm_cm_fn.get_src_port(s->cm_listen));
+	struct rdma_ucm_bind b;
+	memset(&b, 0, sizeof(b));
+	b.id = s->cm_listen;
+	b.addr_size = sizeof(sa);
+	memcpy(&b.addr, &sa, sizeof(sa));
+	if (cmd(s, RM_OP_CM_BIND, RDMA_USER_CM_CMD_BIND, &b, sizeof(b), 0, st))
+		return -1;
+	if (same_device(s, s->cm_listen, st))
+		return -1;
+	struct rdma_ucm_listen l = {.id = s->cm_listen, .backlog = 1};
+	if (cmd(s, RM_OP_CM_BIND, RDMA_USER_CM_CMD_LISTEN, &l, sizeof(l), 0, st))
+		return -1;
+	struct rdma_ucm_query_addr_resp r;
+	if (query_addr(s, s->cm_listen, &r, st))
+		return -1;
+	*port = ntohs(((struct sockaddr_in *)&r.src_addr)->sin_port);
 	return 0;
 }
 
 int rm_cm_wait_request(rm_sess *s, rm_cm_priv *peer, int64_t timeout_ns, int64_t gen, rm_status *st)
 {
-	if (!s->cm_listen)
+	if (!s->has_listen)
 		return cm_fail(st, RM_OP_CM_ACCEPT, ENOTCONN);
-	struct rm_cm_id *id = NULL;
-	if (next_event(s, RM_OP_CM_ACCEPT, RM_CM_EVENT_CONNECT_REQUEST, &id, peer,
-		       rm_now_ns() + timeout_ns, gen, st))
+	uint32_t id = 0;
+	if (next_event(s, RM_OP_CM_ACCEPT, EV_CONNECT_REQUEST, &id, peer, rm_now_ns() + timeout_ns, gen, st))
 		return -1;
 	s->cm_id = id;
+	s->has_id = 1;
 	if (!peer->valid) {
-		rm_cm_fn.reject(id, NULL, 0);
+		reject(s, id, NULL, 0);
 		return cm_fail(st, RM_OP_CM_ACCEPT, EPROTO);
 	}
 	return same_device(s, id, st);
@@ -315,27 +413,31 @@ int rm_cm_wait_request(rm_sess *s, rm_cm_priv *peer, int64_t timeout_ns, int64_t
 
 int rm_cm_reject(rm_sess *s, const rm_cm_priv *mine)
 {
+	if (!s->has_id)
+		return -1;
 	uint8_t priv[PRIV_LEN];
 	priv_encode(mine, priv);
-	return s->cm_id ? rm_cm_fn.reject(s->cm_id, priv, PRIV_LEN) : -1;
+	reject(s, s->cm_id, priv, PRIV_LEN);
+	return 0;
 }
 
 int rm_cm_accept(rm_sess *s, const rm_cm_priv *mine, const rm_cm_priv *peer, int mtu_cap,
 		 int64_t timeout_ns, int64_t gen, rm_status *st)
 {
-	if (!s->cm_id)
+	if (!s->has_id)
 		return cm_fail(st, RM_OP_CM_ACCEPT, ENOTCONN);
 	// RTR and RTS before the REP leaves: the initiator may write as soon
 	// as it has our answer.
 	if (to_rts(s, s->cm_id, mtu_cap, st))
 		return -1;
-	uint8_t priv[PRIV_LEN];
-	priv_encode(mine, priv);
-	struct rm_cm_conn_param cp;
-	conn_param(s, &cp, priv);
-	if (rm_cm_fn.accept(s->cm_id, &cp))
-		return cm_fail(st, RM_OP_CM_ACCEPT, errno);
-	if (next_event(s, RM_OP_CM_ACCEPT, RM_CM_EVENT_ESTABLISHED, NULL, NULL, rm_now_ns() + timeout_ns, gen, st))
+	struct rdma_ucm_accept a;
+	memset(&a, 0, sizeof(a));
+	a.uid = 2;
+	a.id = s->cm_id;
+	conn_param(s, &a.conn_param, mine);
+	if (cmd(s, RM_OP_CM_ACCEPT, RDMA_USER_CM_CMD_ACCEPT, &a, sizeof(a), 0, st))
+		return -1;
+	if (next_event(s, RM_OP_CM_ACCEPT, EV_ESTABLISHED, NULL, NULL, rm_now_ns() + timeout_ns, gen, st))
 		return -1;
 	use_peer(s, peer);
 	return 0;
@@ -348,28 +450,39 @@ int rm_cm_connect(rm_sess *s, const char *src, const char *dst, int port, const 
 	if (parse_ip(src, 0, &sa) || parse_ip(dst, port, &da))
 		return cm_fail(st, RM_OP_CM_RESOLVE_ADDR, EINVAL);
 	int64_t deadline = rm_now_ns() + timeout_ns;
-	int ms = timeout_ns / 1000000 > 5000 ? 5000 : (int)(timeout_ns / 1000000) + 1;
-	if (make_channel(s, st))
+	uint32_t ms = timeout_ns / 1000000 > 5000 ? 5000 : (uint32_t)(timeout_ns / 1000000) + 1;
+	if (open_channel(s, st) || create_id(s, &s->cm_id, st))
 		return -1;
-	if (rm_cm_fn.create_id(s->cm_ch, (struct rm_cm_id **)&s->cm_id, NULL, RM_PS_TCP))
-		return cm_fail(st, RM_OP_CM_CHANNEL, errno);
-	if (rm_cm_fn.resolve_addr(s->cm_id, (struct sockaddr *)&sa, (struct sockaddr *)&da, ms))
-		return cm_fail(st, RM_OP_CM_RESOLVE_ADDR, errno);
-	if (next_event(s, RM_OP_CM_RESOLVE_ADDR, RM_CM_EVENT_ADDR_RESOLVED, NULL, NULL, deadline, gen, st))
+	s->has_id = 1;
+
+	struct rdma_ucm_resolve_addr ra;
+	memset(&ra, 0, sizeof(ra));
+	ra.id = s->cm_id;
+	ra.timeout_ms = ms;
+	ra.src_size = sizeof(sa);
+	ra.dst_size = sizeof(da);
+	memcpy(&ra.src_addr, &sa, sizeof(sa));
+	memcpy(&ra.dst_addr, &da, sizeof(da));
+	if (cmd(s, RM_OP_CM_RESOLVE_ADDR, RDMA_USER_CM_CMD_RESOLVE_ADDR, &ra, sizeof(ra), 0, st))
+		return -1;
+	if (next_event(s, RM_OP_CM_RESOLVE_ADDR, EV_ADDR_RESOLVED, NULL, NULL, deadline, gen, st))
 		return -1;
 	if (same_device(s, s->cm_id, st))
 		return -1;
-	if (rm_cm_fn.resolve_route(s->cm_id, ms))
-		return cm_fail(st, RM_OP_CM_RESOLVE_ROUTE, errno);
-	if (next_event(s, RM_OP_CM_RESOLVE_ROUTE, RM_CM_EVENT_ROUTE_RESOLVED, NULL, NULL, deadline, gen, st))
+
+	struct rdma_ucm_resolve_route rr = {.id = s->cm_id, .timeout_ms = ms};
+	if (cmd(s, RM_OP_CM_RESOLVE_ROUTE, RDMA_USER_CM_CMD_RESOLVE_ROUTE, &rr, sizeof(rr), 0, st))
 		return -1;
-	uint8_t priv[PRIV_LEN];
-	priv_encode(mine, priv);
-	struct rm_cm_conn_param cp;
-	conn_param(s, &cp, priv);
-	if (rm_cm_fn.connect(s->cm_id, &cp))
-		return cm_fail(st, RM_OP_CM_CONNECT, errno);
-	if (next_event(s, RM_OP_CM_CONNECT, RM_CM_EVENT_CONNECT_RESPONSE, NULL, peer, deadline, gen, st))
+	if (next_event(s, RM_OP_CM_RESOLVE_ROUTE, EV_ROUTE_RESOLVED, NULL, NULL, deadline, gen, st))
+		return -1;
+
+	struct rdma_ucm_connect c;
+	memset(&c, 0, sizeof(c));
+	c.id = s->cm_id;
+	conn_param(s, &c.conn_param, mine);
+	if (cmd(s, RM_OP_CM_CONNECT, RDMA_USER_CM_CMD_CONNECT, &c, sizeof(c), 0, st))
+		return -1;
+	if (next_event(s, RM_OP_CM_CONNECT, EV_CONNECT_RESPONSE, NULL, peer, deadline, gen, st))
 		return -1;
 	if (!peer->valid)
 		return cm_fail(st, RM_OP_CM_CONNECT, EPROTO);
@@ -378,25 +491,31 @@ int rm_cm_connect(rm_sess *s, const char *src, const char *dst, int port, const 
 
 int rm_cm_establish(rm_sess *s, const rm_cm_priv *peer, int mtu_cap, rm_status *st)
 {
-	if (!s->cm_id)
+	if (!s->has_id)
 		return cm_fail(st, RM_OP_CM_CONNECT, ENOTCONN);
 	if (to_rts(s, s->cm_id, mtu_cap, st))
 		return -1;
-	if (rm_cm_fn.establish(s->cm_id))
-		return cm_fail(st, RM_OP_CM_CONNECT, errno);
+	// On the active side, ACCEPT is what sends the RTU.
+	struct rdma_ucm_accept a;
+	memset(&a, 0, sizeof(a));
+	a.id = s->cm_id;
+	if (cmd(s, RM_OP_CM_CONNECT, RDMA_USER_CM_CMD_ACCEPT, &a, sizeof(a), 0, st))
+		return -1;
 	use_peer(s, peer);
 	return 0;
 }
 
-// rm_cm_close runs before the QP is destroyed; ids first (destroying an
-// established one sends the peer a disconnect), then the channel.
+// rm_cm_close runs before the QP is destroyed: the ids first (destroying an
+// established one sends the peer a disconnect), then the channel, which
+// drops anything left.
 void rm_cm_close(rm_sess *s)
 {
-	if (s->cm_id)
-		rm_cm_fn.destroy_id(s->cm_id);
-	if (s->cm_listen)
-		rm_cm_fn.destroy_id(s->cm_listen);
-	if (s->cm_ch)
-		rm_cm_fn.destroy_event_channel(s->cm_ch);
-	s->cm_id = s->cm_listen = s->cm_ch = NULL;
+	if (!s->cm_open)
+		return;
+	if (s->has_id)
+		destroy_id(s, s->cm_id);
+	if (s->has_listen)
+		destroy_id(s, s->cm_listen);
+	close(s->cm_fd);
+	s->cm_open = s->has_id = s->has_listen = 0;
 }

@@ -38,8 +38,8 @@ enum rm_op {
 	RM_OP_WAIT_CQ = 20,     // waiting for our own completions
 	RM_OP_ALLOC = 21,       // host memory for buffers
 	RM_OP_ASYNC_EVENT = 22, // reading the device's async events
-	RM_OP_CM_LOAD = 23,     // dlopen(librdmacm.so.1)
-	RM_OP_CM_CHANNEL = 24,  // rdma_create_event_channel / rdma_create_id
+	RM_OP_CM_LOAD = 23,     // the kernel RDMA CM speaks another ABI
+	RM_OP_CM_CHANNEL = 24,  // opening /dev/infiniband/rdma_cm, creating an id
 	RM_OP_CM_BIND = 25,     // rdma_bind_addr / rdma_listen
 	RM_OP_CM_RESOLVE_ADDR = 26,
 	RM_OP_CM_RESOLVE_ROUTE = 27,
@@ -150,7 +150,7 @@ typedef struct rm_cm_priv {
 
 enum { RM_CM_REJECT_SIZES = 1, RM_CM_REJECT_DEVICE = 2 };
 
-int rm_cm_load(char *msg, int msglen);
+int rm_cm_abi(void); // the kernel RDMA CM's ABI version, -1 when unknown
 int rm_cm_listen(rm_sess *s, const char *ip, int *port, rm_status *st);
 int rm_cm_wait_request(rm_sess *s, rm_cm_priv *peer, int64_t timeout_ns, int64_t gen, rm_status *st);
 int rm_cm_reject(rm_sess *s, const rm_cm_priv *mine);

@@ -41,6 +41,7 @@ struct rm_dev {
 	// first when the device is unregistered, while our open context keeps
 	// the rest of the device alive.
 	char dev_path[IBV_SYSFS_PATH_MAX];
+	uint64_t guid; // node GUID as the kernel stores it (RDMA CM names devices by it)
 };
 
 void rm_fail(rm_status *st, int op, int err);

@@ -432,6 +432,20 @@ func (f *Fabric) open(d *device, port int, ep probe.Endpoint, p probe.TestParams
 	return s, nil
 }
 
+// portNotActive is the port-down error of a port that an event took down
+// or that is not ACTIVE right now, or nil.
+func (f *Fabric) portNotActive(d *device, port int) *probe.Error {
+	if e := f.health.check(d.name, port); e != nil {
+		return &probe.Error{Class: e.Class, Verb: e.Verb, Cause: e.Cause, Fix: e.Fix}
+	}
+	var rp C.rm_port
+	var st C.rm_status
+	if d.c == nil || C.rm_port_query(d.c, C.int(port), &rp, &st) != 0 || rp.state == 4 {
+		return nil
+	}
+	return f.portCause(d.name, port, int(rp.state), int(rp.phys_state), linkLayerName(int(rp.link_layer)))
+}
+
 // portCause explains a port that is not ACTIVE; on RoCE it names the
 // netdev, which is nearly always where the problem is.
 func (f *Fabric) portCause(dev string, port, state, phys int, linkLayer string) *probe.Error {

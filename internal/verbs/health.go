@@ -167,12 +167,13 @@ func (h *healthBook) list() []probe.DeviceHealth {
 		var causes []string
 		switch {
 		case d.removed != nil:
-			dh.State, causes = probe.HealthRemoved, []string{d.removed.Cause}
+			dh.State, causes, dh.Fix = probe.HealthRemoved, []string{d.removed.Cause}, d.removed.Fix
 		case len(d.down) > 0:
 			dh.State = probe.HealthPortDown
 			for p, e := range d.down {
 				dh.DownPorts = append(dh.DownPorts, p)
 				causes = append(causes, e.Cause)
+				dh.Fix = e.Fix
 			}
 			slices.Sort(dh.DownPorts)
 			slices.Sort(causes)

@@ -154,6 +154,7 @@ rm_dev *rm_dev_open(const char *name, rm_status *st)
 		return NULL;
 	}
 	d->nports = da.phys_port_cnt;
+	d->guid = da.node_guid;
 	errno = 0;
 	d->pd = rm_fn.alloc_pd(d->ctx);
 	if (!d->pd) {

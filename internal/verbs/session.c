@@ -37,8 +37,7 @@ void rm_sess_close(rm_sess *s)
 		return;
 	// The CM ids reference the connection, not the QP (ours is not
 	// attached to them), but go first so the peer hears a disconnect.
-	if (s->cm_ch || s->cm_listen || s->cm_id)
-		rm_cm_close(s);
+	rm_cm_close(s);
 	if (s->qp)
 		rm_fn.destroy_qp(s->qp);
 	if (s->mr)

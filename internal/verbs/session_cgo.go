@@ -67,12 +67,22 @@ func (s *Session) abort(e *probe.Error) {
 }
 
 // fail classifies a loop's failure, unless the watcher cancelled it: then
-// the reason is the event, not the cancellation.
+// the reason is the event, not the cancellation. A failure on a port that
+// is down by now is reported as that: a dying port errors the QP (flushes,
+// LOC_QP_OP_ERR) a moment before its event reaches the watcher.
 func (s *Session) fail(f failure, w where) *probe.Error {
 	if e := s.aborted.Load(); e != nil {
 		return e
 	}
-	return classify(f, w)
+	e := classify(f, w)
+	if e.Class == probe.ClassPortDown || f.err == syscall.ECANCELED {
+		return e
+	}
+	if down := s.f.portNotActive(s.dev, s.port); down != nil {
+		down.Cause += " (the test itself failed with: " + e.Error() + ")"
+		return down
+	}
+	return e
 }
 
 // Connect implements worker.Session: INIT → RTR → RTS against the peer,

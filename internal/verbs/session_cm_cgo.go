@@ -24,15 +24,17 @@ var (
 	cmErr  *probe.Error
 )
 
-// loadCM opens librdmacm on first use of RDMA CM mode only: exchange-mode
-// workers never need the library.
+// cmABI is the kernel RDMA CM ABI cm.c speaks (rdma_user_cm.h).
+const cmABI = 4
+
+// loadCM checks once that the kernel's RDMA CM speaks our ABI; a missing
+// version file (very old or unusual kernels) is left to the first command.
 func loadCM() *probe.Error {
 	cmOnce.Do(func() {
-		var msg [512]C.char
-		if C.rm_cm_load(&msg[0], C.int(len(msg))) != 0 {
+		if v := int(C.rm_cm_abi()); v >= 0 && v != cmABI {
 			cmErr = &probe.Error{Class: probe.ClassInternal, Verb: opVerb[opCMLoad],
-				Cause: "RDMA CM mode needs librdmacm, which this host cannot load: " + C.GoString(&msg[0]),
-				Fix:   "install librdmacm1 (Debian/Ubuntu) or librdmacm (RHEL), or run the sweep with connect=exchange"}
+				Cause: fmt.Sprintf("the kernel's RDMA CM speaks ABI %d, rdmamesh speaks %d", v, cmABI),
+				Fix:   "run the sweep with connect=exchange, or use a kernel whose rdma_ucm has ABI 4 (Linux 2.6.29 and later)"}
 		}
 	})
 	return cmErr
