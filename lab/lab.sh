@@ -20,6 +20,7 @@ set -euo pipefail
 . "$LAB_DIR/compare.sh"
 . "$LAB_DIR/sweep.sh"
 . "$LAB_DIR/faults.sh"
+. "$LAB_DIR/churn.sh"
 
 [ "$(id -u)" -eq 0 ] || die "the lab needs root (network namespace, taps)"
 

@@ -13,14 +13,15 @@ sweep_stop() {
 	fi
 }
 
-# coord_start TEST_TIMEOUT PAIR_TIMEOUT: the coordinator on the host, inside
-# the lab namespace (so it also proves the coordinator role needs no RDMA).
+# coord_start TEST_TIMEOUT PAIR_TIMEOUT [PARALLELISM]: the coordinator on
+# the host, inside the lab namespace (so it also proves the coordinator
+# role needs no RDMA). PARALLELISM caps the pairs tested at once (0: all).
 coord_start() {
 	local c="$LAB_NET.1"
 	sweep_stop
 	rm -rf "$LAB_RUN/coord"
 	mkdir -p "$LAB_RUN/coord"
-	RDMAMESH_SWEEP_TEST_TIMEOUT=$1 \
+	RDMAMESH_SWEEP_TEST_TIMEOUT=$1 RDMAMESH_COORDINATOR_PARALLELISM=${3:-0} \
 		ip netns exec "$LAB_NS" "$LAB_RUN/rdmamesh" coordinator --name coord --gossip-bind "$c:7946" \
 		--api-listen "$c:8080" --data-dir "$LAB_RUN/coord/data" --pair-timeout "$2" \
 		>> "$LAB_RUN/logs/coordinator.log" 2>&1 &

@@ -264,6 +264,13 @@ func classifyWC(f failure, w where, on string, set func(probe.Class, string, str
 }
 
 func classifyWait(f failure, w where, set func(probe.Class, string, string) *probe.Error) *probe.Error {
+	// The retry-exceeded MTU signature, seen from a deadline instead: a
+	// device that keeps retrying (or a deadline shorter than its retries)
+	// never reports the loss, it just never completes a large write.
+	if f.op == opWaitCQ && w.phase == "bandwidth" && f.err == syscall.ETIMEDOUT && f.done == 0 && w.latencyOK && w.mtu > 0 && w.size > w.mtu {
+		return set(probe.ClassMTUMismatch, fmt.Sprintf("small writes passed but no %d-byte write (path MTU %d) completed before the deadline: a hop drops full-size frames", w.size, w.mtu),
+			"make every switch/bridge MTU at least the RoCE netdev MTU plus headers (e.g. 9216), or lower the netdev MTU so the active RoCE MTU fits")
+	}
 	if f.err == syscall.ETIMEDOUT && f.iter > 0 && f.idle < stallLimit {
 		return set(probe.ClassTimeout, fmt.Sprintf("%s was still running at the deadline (reached %d; last progress %s before it): the path or the host is slower than the timeout allows",
 			w.phase, f.iter, f.idle.Round(time.Millisecond)),

@@ -336,8 +336,8 @@ static int to_rts(rm_sess *s, uint32_t id, int mtu_cap, rm_status *st)
 	s->path_mtu = a.path_mtu;
 	if (qp_attr(s, id, IBV_QPS_RTS, &a, &mask, st))
 		return -1;
-	a.timeout = 14;
-	a.retry_cnt = 7;
+	a.timeout = s->dev->ack_timeout;
+	a.retry_cnt = s->dev->retry_cnt;
 	a.rnr_retry = 7;
 	a.max_rd_atomic = 1;
 	mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
@@ -354,7 +354,7 @@ static void conn_param(rm_sess *s, struct rdma_ucm_conn_param *cp, const rm_cm_p
 	cp->private_data_len = PRIV_LEN;
 	cp->responder_resources = 1;
 	cp->initiator_depth = 1;
-	cp->retry_count = 7;
+	cp->retry_count = s->dev->retry_cnt;
 	cp->rnr_retry_count = 7;
 	cp->qp_num = s->qp->qp_num;
 	cp->valid = 1;

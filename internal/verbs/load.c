@@ -155,6 +155,8 @@ rm_dev *rm_dev_open(const char *name, rm_status *st)
 	}
 	d->nports = da.phys_port_cnt;
 	d->guid = da.node_guid;
+	d->retry_cnt = da.vendor_id == RM_RXE_VENDOR_ID ? 6 : 7;
+	d->ack_timeout = da.vendor_id == RM_RXE_VENDOR_ID ? 18 : 14;
 	errno = 0;
 	d->pd = rm_fn.alloc_pd(d->ctx);
 	if (!d->pd) {

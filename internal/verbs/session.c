@@ -180,8 +180,8 @@ int rm_sess_connect(rm_sess *s, const rm_conn *c, rm_status *st)
 	}
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
+	a.timeout = s->dev->ack_timeout;
+	a.retry_cnt = s->dev->retry_cnt;
 	a.rnr_retry = 7;
 	a.sq_psn = c->local_psn & 0xffffff;
 	a.max_rd_atomic = 1;

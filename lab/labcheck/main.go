@@ -19,7 +19,9 @@
 //	labcheck table FILE            print the fault table, fail on any miss
 //	labcheck served MODE API...    sum of the workers' responder sessions
 //	                               connected in MODE (exchange|rdmacm)
-//	labcheck churn URL N OUT       churn test against one worker (churn.go)
+//	labcheck churn API NODE N CONC OUT
+//	                               N test sessions through one worker's API
+//	                               (to itself), leak check (churn.go)
 //
 // Without strict, slow-latency and low-bandwidth verdicts are reported but
 // pass: under emulation the spread between equal virtual links exceeds the
@@ -131,6 +133,11 @@ func main() {
 			fail("usage: labcheck served MODE WORKER_API...")
 		}
 		err = served(a[0], a[1:])
+	case "churn":
+		if len(a) != 5 {
+			fail("usage: labcheck churn API NODE N CONC OUT")
+		}
+		err = churn(a[0], a[1], atoi(a[2]), atoi(a[3]), a[4])
 	case "table":
 		if len(a) != 1 {
 			fail("usage: labcheck table FILE")
