@@ -123,10 +123,10 @@ case_loss_one() {
 
 case_gid_linklocal() {
 	worker_restart vm3 --gid index=0
-	node_wait vm3 usable
+	node_wait vm3 gid0
 	fault_sweep gid-link-local
 	worker_restart vm3
-	node_wait vm3 usable
+	node_wait vm3 gid1
 	fault_expect gid-link-local -node vm3 -class invalid-gid,retry-exceeded,timeout -cause 'GID|RoCE|unreachable' -fix 'gid|GID' -min-bad 6
 }
 
@@ -145,7 +145,8 @@ case_gid_missing() {
 # test needs is caught before any test (the port is unusable, its cells
 # skipped with the check's cause); a limit that passes that check but not
 # the sweep's buffer size fails at ibv_reg_mr with ENOMEM, class resource.
-NOCAP="setpriv --inh-caps=-ipc_lock --bounding-set=-ipc_lock"
+# (The full path: busybox's shell would run its own, smaller setpriv.)
+NOCAP="/usr/bin/setpriv --inh-caps=-ipc_lock --bounding-set=-ipc_lock"
 
 case_memlock_preflight() {
 	WORKER_PREFIX="ulimit -l 64;" WORKER_WRAP="$NOCAP" worker_restart vm4

@@ -167,7 +167,15 @@ func (a *Agent) refreshInventory(ctx context.Context) error {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.inv = probe.Inventory{Version: probe.Version, Node: a.opts.Name, Generation: a.inv.Generation + 1,
+	gen := a.inv.Generation + 1
+	if a.inv.Generation == 0 {
+		// A restarted worker must not reuse its predecessor's numbers: a
+		// quick restart can slip past the coordinator's dead/alive
+		// transition, and an equal generation would keep the old
+		// inventory (seen in the lab after `--gid` changes).
+		gen = uint64(time.Now().UnixNano())
+	}
+	a.inv = probe.Inventory{Version: probe.Version, Node: a.opts.Name, Generation: gen,
 		APIAddr: a.apiAddr, Provider: a.opts.Fabric.Name(), Labels: a.opts.Labels, Ports: ports, Checks: checks}
 	return nil
 }

@@ -1,6 +1,10 @@
 package worker
 
-import "github.com/rdmamesh/rdmamesh/internal/probe"
+import (
+	"strings"
+
+	"github.com/rdmamesh/rdmamesh/internal/probe"
+)
 
 // mergePorts keeps discovery's view (GID choice, reasons, checks) and takes
 // from the fabric only what sysfs cannot tell. A port the fabric cannot open
@@ -28,8 +32,13 @@ func mergePorts(found, fabric []probe.Port) []probe.Port {
 		if p.RateGbps == 0 {
 			p.RateGbps = f.RateGbps
 		}
-		if p.Usable && !f.Usable {
+		switch {
+		case p.Usable && !f.Usable:
 			p.Usable, p.UnusableWhy = false, f.UnusableWhy
+		case !p.Usable && !f.Usable && f.UnusableWhy != "" && !strings.Contains(p.UnusableWhy, f.UnusableWhy):
+			// Both refuse the port: keep the engine's words too, which
+			// name the GID index or the netdev discovery's check does not.
+			p.UnusableWhy += "; engine: " + f.UnusableWhy
 		}
 		out = append(out, p)
 	}

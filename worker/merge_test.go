@@ -42,3 +42,16 @@ func TestMergeKeepsRemovedDevice(t *testing.T) {
 		t.Fatalf("got %+v", got)
 	}
 }
+
+// When discovery and the engine both refuse a port, both reasons stay.
+func TestMergeKeepsBothReasons(t *testing.T) {
+	found := []probe.Port{{Device: "rxe0", Port: 1, UnusableWhy: "gid:rxe0/1: RTR with an empty source GID index fails with EINVAL"}}
+	fabric := []probe.Port{{Device: "rxe0", Port: 1, UnusableWhy: "invalid-gid: GID index 7 is empty on rxe0 port 1"}}
+	got := mergePorts(found, fabric)
+	if len(got) != 1 || got[0].UnusableWhy != found[0].UnusableWhy+"; engine: "+fabric[0].UnusableWhy {
+		t.Fatalf("got %+v", got)
+	}
+	if again := mergePorts(got, fabric); again[0].UnusableWhy != got[0].UnusableWhy {
+		t.Fatalf("the engine's reason added twice: %q", again[0].UnusableWhy)
+	}
+}

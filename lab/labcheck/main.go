@@ -12,7 +12,7 @@
 //	labcheck wait URL ID TIMEOUT [CELLS|OUT]
 //	                               wait until CELLS cells are done, or until
 //	                               the sweep ends and write its matrix to OUT
-//	labcheck node URL NODE usable|unusable|dead TIMEOUT
+//	labcheck node URL NODE usable|unusable|gidN|dead TIMEOUT
 //	                               wait for a worker's state
 //	labcheck expect FILE CASE -node N -class C -cause RE ...
 //	                               judge one fault case (expect.go)

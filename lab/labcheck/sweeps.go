@@ -121,8 +121,8 @@ func waitSweep(url, id string, cells int, limit, out string) error {
 }
 
 // waitNode polls the coordinator until node's inventory says its first
-// port is usable (want "usable") or not (want "unusable"), or the node is
-// gone from gossip (want "dead").
+// port is usable (want "usable") or not (want "unusable"), usable with GID
+// index N (want "gidN"), or the node is gone from gossip (want "dead").
 func waitNode(url, node, want, limit string) error {
 	d, err := time.ParseDuration(limit)
 	if err != nil {
@@ -131,7 +131,7 @@ func waitNode(url, node, want, limit string) error {
 	deadline := time.Now().Add(d)
 	last := ""
 	for {
-		state, err := nodeState(url, node)
+		state, err := nodeState(url, node, want)
 		if err != nil {
 			state = err.Error()
 		}
@@ -147,7 +147,7 @@ func waitNode(url, node, want, limit string) error {
 	}
 }
 
-func nodeState(url, node string) (string, error) {
+func nodeState(url, node, want string) (string, error) {
 	var nodes []nodeInfo
 	if err := getJSON(strings.TrimSuffix(url, "/")+"/api/v1/nodes", &nodes); err != nil {
 		return "", err
@@ -161,6 +161,8 @@ func nodeState(url, node string) (string, error) {
 			return "dead", nil
 		case n.Inventory == nil || len(n.Inventory.Ports) == 0:
 			return "no inventory", nil
+		case want == fmt.Sprintf("gid%d", n.Inventory.Ports[0].GIDIndex) && n.Inventory.Ports[0].Usable:
+			return want, nil
 		case n.Inventory.Ports[0].Usable:
 			return "usable", nil
 		}
