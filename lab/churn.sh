@@ -1,7 +1,8 @@
 # Resource hygiene under churn (sourced by lab.sh): LAB_CHURN (10000) test
-# sessions, a sixth of them failing on purpose in different places, through
-# one worker's own API (initiator and responder both in that worker, RDMA
-# over rxe loopback). labcheck compares the worker's goroutines, open files
+# sessions set up and torn down, about one in eleven tests failing on
+# purpose in different places, through one worker's own API: each test is
+# two sessions in that worker (initiator and responder, RDMA over rxe
+# loopback), so LAB_CHURN/2 tests. labcheck compares the worker's goroutines, open files
 # and RSS before and after; this script compares the device's verbs objects
 # (`rdma resource show`: PDs, CQs, QPs, MRs, CM ids, contexts).
 rdma_counts() {
@@ -10,7 +11,7 @@ rdma_counts() {
 }
 
 churn_run() {
-	local api n=${LAB_CHURN:-10000} before after
+	local api n=$(( ${LAB_CHURN:-10000} / 2 )) before after
 	api="$(vm_ip 1):7947"
 	(cd "$REPO_DIR" && go build -o "$LAB_RUN/labcheck" ./lab/labcheck) || die "building labcheck"
 	worker_stop vm1
@@ -26,8 +27,8 @@ churn_run() {
 	# shared device context, the event watcher's), not first-use setup.
 	nsx "$LAB_RUN/labcheck" churn "$api" vm1 200 2 "$LAB_RUN/churn-warmup.json" >/dev/null || die "churn warm-up failed"
 	before=$(rdma_counts)
-	log "churn: $n sessions through vm1's worker; rdma resources before: $before"
-	nsx "$LAB_RUN/labcheck" churn "$api" vm1 "$n" "${LAB_CHURN_CONC:-2}" "$LAB_RUN/churn.json" | tee "$LAB_RUN/churn.txt" \
+	log "churn: $n tests ($((2 * n)) sessions) through vm1's worker; rdma resources before: $before"
+	nsx "$LAB_RUN/labcheck" churn "$api" vm1 "$n" "${LAB_CHURN_CONC:-4}" "$LAB_RUN/churn.json" | tee "$LAB_RUN/churn.txt" \
 		|| die "churn: the worker leaked or sessions ended wrongly (see $LAB_RUN/churn.json)"
 	after=$(rdma_counts)
 	echo "labcheck: rdma resources before: $before" | tee -a "$LAB_RUN/churn.txt"

@@ -154,7 +154,7 @@ case_memlock_preflight() {
 	fault_sweep memlock-preflight
 	worker_restart vm4
 	node_wait vm4 usable
-	fault_expect memlock-preflight -node vm4 -suspect-kind hca,node -class skipped,resource -cause 'RLIMIT_MEMLOCK' -fix 'ulimit -l' -min-bad 6
+	fault_expect memlock-preflight -node vm4 -suspect-kind hca,node -class skipped,resource -cause 'memlock' -fix 'ulimit -l' -min-bad 6
 }
 
 case_memlock_regmr() {

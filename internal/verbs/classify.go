@@ -110,6 +110,7 @@ type where struct {
 	latencyOK bool // small writes already worked on this QP
 	phase     string
 	peer      string // RDMA CM: the address connected to or listened on
+	node      string // this host, as the cause should name it
 }
 
 const memlockFix = "raise the locked-memory limit: `ulimit -l unlimited`, systemd LimitMEMLOCK=infinity, " +
@@ -141,6 +142,11 @@ func classify(f failure, w where) *probe.Error {
 		e.WCStatus = f.wc
 	}
 	on := fmt.Sprintf("%s port %d", w.device, w.port)
+	if w.node != "" {
+		// The cause may travel to the other end of the test (a
+		// responder's refusal lands in the initiator's cell).
+		on = w.node + " " + on
+	}
 	set := func(c probe.Class, cause, fix string) *probe.Error {
 		e.Class, e.Cause, e.Fix = c, cause, fix
 		return e

@@ -50,7 +50,7 @@ func (s *Session) Info() probe.QPInfo { return s.info }
 
 func (s *Session) where(phase string, size int) where {
 	return where{device: s.info.Device, port: s.port, gidIndex: s.gid.Index, netdev: s.gid.Netdev,
-		size: size, mtu: s.mtu, latencyOK: s.latencyOK, phase: phase}
+		size: size, mtu: s.mtu, latencyOK: s.latencyOK, phase: phase, node: s.info.Node}
 }
 
 func closedErr() *probe.Error {

@@ -28,9 +28,15 @@ type churnKind struct {
 }
 
 var churnKinds = []churnKind{
-	// The initiator has its QP when the responder refuses: no such HCA.
-	{"responder-open-fails", 50, probe.ClassPortDown, func(t *probe.Task, api, dead string) {
+	// The initiator has its QP when the responder's API turns the request
+	// down (no such HCA there) ...
+	{"responder-rejects", 50, probe.ClassInternal, func(t *probe.Task, api, dead string) {
 		t.Rails[0].Dst.Device = "nosuch0"
+	}},
+	// ... or when the responder's engine cannot open its half (no GID at
+	// that index).
+	{"responder-open-fails", 43, probe.ClassInvalidGID, func(t *probe.Task, api, dead string) {
+		t.Rails[0].Dst.GIDIndex = 9
 	}},
 	// The initiator has its QP when the responder's worker cannot be reached.
 	{"peer-unreachable", 53, probe.ClassPeerLost, func(t *probe.Task, api, dead string) { t.DstAPI = dead }},
@@ -156,7 +162,7 @@ func churn(api, node string, n, conc int, out string) error {
 			return err
 		}
 	}
-	fmt.Printf("labcheck: churn %d tasks in %s (%s each): %v\n", n, rep.Elapsed, rep.PerTask, rep.Kinds)
+	fmt.Printf("labcheck: churn %d tests (%d sessions) in %s (%s per test): %v\n", n, 2*n, rep.Elapsed, rep.PerTask, rep.Kinds)
 	fmt.Printf("labcheck: worker goroutines %d -> %d, open files %d -> %d, RSS %d -> %d KiB, sessions left %d\n",
 		before.Process.Goroutines, after.Process.Goroutines, before.Process.FDs, after.Process.FDs,
 		before.Process.RSSBytes>>10, after.Process.RSSBytes>>10, after.Process.Sessions)
