@@ -97,6 +97,13 @@ type QPInfo struct {
 	RKey      uint32 `json:"rkey"`
 	Addr      uint64 `json:"addr"`
 	Size      int    `json:"size"` // bytes registered at Addr
+	// Netdev and NetdevMTU name the Ethernet device under a RoCE port, so
+	// an MTU difference between the ends can be reported with its cause.
+	Netdev    string `json:"netdev,omitempty"`
+	NetdevMTU int    `json:"netdev_mtu,omitempty"`
+	// CMAddr is where the responder listens for RDMA CM (ip:port) when the
+	// test connects with ConnectRDMACM; empty otherwise.
+	CMAddr string `json:"cm_addr,omitempty"`
 }
 
 // TestParams says what to measure on a connected session.

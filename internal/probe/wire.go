@@ -237,6 +237,9 @@ func (w *wbuf) qp(q QPInfo) {
 	w.u64(uint64(q.RKey))
 	w.u64(q.Addr)
 	w.int(q.Size)
+	w.str(q.Netdev)
+	w.int(q.NetdevMTU)
+	w.str(q.CMAddr)
 }
 
 func (r *rbuf) qp() QPInfo {
@@ -252,6 +255,7 @@ func (r *rbuf) qp() QPInfo {
 		r.fail()
 	}
 	q.RKey, q.Addr, q.Size = uint32(rkey), r.u64(), r.int()
+	q.Netdev, q.NetdevMTU, q.CMAddr = r.str(), r.int(), r.str()
 	return q
 }
 
@@ -292,6 +296,22 @@ func DecodeTask(b []byte) (Task, error) {
 	return t, r.done()
 }
 
+func (w *wbuf) latency(l *Latency) {
+	w.flag(l != nil)
+	if l != nil {
+		w.int(l.Samples)
+		for _, v := range [...]float64{l.MinNs, l.P50Ns, l.P90Ns, l.P99Ns, l.P999Ns, l.MaxNs, l.StdevNs} {
+			w.f64(v)
+		}
+	}
+}
+
+func (r *rbuf) latencyFigures() *Latency {
+	l := &Latency{Samples: r.int()}
+	l.MinNs, l.P50Ns, l.P90Ns, l.P99Ns, l.P999Ns, l.MaxNs, l.StdevNs = r.f64(), r.f64(), r.f64(), r.f64(), r.f64(), r.f64(), r.f64()
+	return l
+}
+
 // AppendTaskResult appends res's binary form.
 func AppendTaskResult(b []byte, res TaskResult) []byte {
 	w := wbuf(b)
@@ -308,13 +328,7 @@ func AppendTaskResult(b []byte, res TaskResult) []byte {
 		w.str(rr.DstDevice)
 		w.str(string(rr.Class))
 		w.error(rr.Error)
-		w.flag(rr.Latency != nil)
-		if l := rr.Latency; l != nil {
-			w.int(l.Samples)
-			for _, v := range [...]float64{l.MinNs, l.P50Ns, l.P90Ns, l.P99Ns, l.P999Ns, l.MaxNs, l.StdevNs} {
-				w.f64(v)
-			}
-		}
+		w.latency(rr.Latency)
 		w.flag(rr.Bandwidth != nil)
 		if bw := rr.Bandwidth; bw != nil {
 			w.f64(bw.Gbps)

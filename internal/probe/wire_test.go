@@ -23,7 +23,8 @@ func randEndpoint(rng *rand.Rand) Endpoint {
 
 func randQP(rng *rand.Rand) QPInfo {
 	return QPInfo{Node: randStr(rng), Device: randStr(rng), Port: 1, LinkLayer: "Ethernet", QPN: rng.Uint32(), PSN: rng.Uint32() & 0xffffff,
-		LID: uint16(rng.Uint32()), GID: "fe80::1", GIDIndex: 3, GIDType: "RoCE v2", MTU: 4096, RKey: rng.Uint32(), Addr: rng.Uint64(), Size: 65536}
+		LID: uint16(rng.Uint32()), GID: "fe80::1", GIDIndex: 3, GIDType: "RoCE v2", MTU: 4096, RKey: rng.Uint32(), Addr: rng.Uint64(), Size: 65536,
+		Netdev: randStr(rng), NetdevMTU: 9000, CMAddr: "10.0.0.1:7471"}
 }
 
 func randParams(rng *rand.Rand) TestParams {
