@@ -71,6 +71,9 @@ func (a *Agent) runRail(ctx context.Context, t probe.Task, rp probe.RailPair) pr
 		return fail(err)
 	}
 	rr.Latency = &lat
+	if rr.ReadLatency, err = readLatency(ctx, sess, t.Params); err != nil {
+		return fail(err)
+	}
 	if t.Params.BWSize > 0 {
 		bw, err := sess.Bandwidth(ctx, t.Params)
 		if err != nil {
