@@ -52,7 +52,10 @@ sweep_run() {
 	(cd "$REPO_DIR" && go build -o "$check" ./lab/labcheck) || die "building labcheck"
 	# Emulated RDMA is ~1000x slower than hardware: the per-measurement and
 	# per-pair deadlines are raised accordingly; the sizes stay the defaults.
-	coord_start "${LAB_TEST_TIMEOUT:-90s}" "${LAB_PAIR_TIMEOUT:-240s}"
+	# One pair at a time: with every VM busy-polling on a loaded 2-core host,
+	# gossip declared busy workers dead mid-test (their probes went
+	# unanswered for seconds) and the coordinator ended those tests.
+	coord_start "${LAB_TEST_TIMEOUT:-90s}" "${LAB_PAIR_TIMEOUT:-240s}" "${LAB_SWEEP_PARALLELISM:-1}"
 	for i in $(seq 1 "$n"); do
 		worker_start "vm$i"
 	done

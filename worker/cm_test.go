@@ -100,3 +100,15 @@ func TestTaskOverRDMACMUnsupported(t *testing.T) {
 		t.Fatalf("got %+v", res.Rails[0])
 	}
 }
+
+// READ latency is optional: a fabric without it leaves the field empty
+// instead of failing the cell.
+func TestTaskReadLatencyOptional(t *testing.T) {
+	src, dstAPI := simPair(t, nil)
+	task := cmTask(dstAPI)
+	task.Params.Connect, task.Params.ReadIters = probe.ConnectExchange, 100
+	res := src.RunTask(context.Background(), task)
+	if r := res.Rails[0]; r.Class != probe.ClassOK || r.ReadLatency != nil || r.Latency == nil {
+		t.Fatalf("got %+v", r)
+	}
+}

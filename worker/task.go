@@ -174,6 +174,10 @@ func (r *railRun) measure(ctx context.Context, t probe.Task) {
 		return
 	}
 	r.rr.Latency = &lat
+	if r.rr.ReadLatency, err = readLatency(ctx, r.sess, t.Params); err != nil {
+		r.fail(ctx, t, err)
+		return
+	}
 	if t.Params.BWSize > 0 {
 		bw, err := r.sess.Bandwidth(ctx, t.Params)
 		if err != nil {

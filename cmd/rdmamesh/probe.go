@@ -35,6 +35,7 @@ type probeOpts struct {
 	warmup         int
 	bwSize         int
 	bwIters        int
+	readIters      int
 	txDepth        int
 	timeout        time.Duration
 	connectTimeout time.Duration
@@ -118,6 +119,7 @@ listener follows the peer's choice of connection mode.
 	f.IntVar(&o.bwSize, "bw-size", d.BWSize, "bandwidth message size in bytes (0 skips bandwidth)")
 	f.IntVar(&o.bwIters, "bw-iters", d.BWIters, "bandwidth messages")
 	f.IntVar(&o.txDepth, "tx-depth", d.TxDepth, "bandwidth writes in flight")
+	f.IntVar(&o.readIters, "read-iters", 0, "also measure RDMA READ latency (like ib_read_lat) with this many reads of --size bytes; 0 skips it")
 	f.DurationVar(&o.timeout, "timeout", 30*time.Second, "deadline for each measurement")
 	f.DurationVar(&o.connectTimeout, "connect-timeout", 15*time.Second, "how long --peer keeps retrying to reach the listener")
 	f.StringVar(&o.connect, "connect", probe.ConnectExchange, "how the QPs connect: exchange (QP info over TCP) or rdmacm (RDMA CM)")
@@ -128,7 +130,8 @@ listener follows the peer's choice of connection mode.
 
 func (o probeOpts) params() probe.TestParams {
 	return probe.TestParams{LatencySize: o.size, LatencyIters: o.iters, Warmup: o.warmup,
-		BWSize: o.bwSize, BWIters: o.bwIters, TxDepth: o.txDepth, Timeout: o.timeout, Connect: o.connect}
+		BWSize: o.bwSize, BWIters: o.bwIters, TxDepth: o.txDepth, Timeout: o.timeout, Connect: o.connect,
+		ReadIters: o.readIters}
 }
 
 func (o probeOpts) endpoint() probe.Endpoint {
@@ -174,6 +177,7 @@ type probeMsg struct {
 	Params    *probe.TestParams `json:"params,omitempty"`
 	QP        *probe.QPInfo     `json:"qp,omitempty"`
 	Latency   *probe.Latency    `json:"latency,omitempty"`
+	ReadLat   *probe.Latency    `json:"read_latency,omitempty"`
 	Bandwidth *probe.Bandwidth  `json:"bandwidth,omitempty"`
 	Error     *probe.Error      `json:"error,omitempty"`
 }
@@ -254,6 +258,7 @@ type probeReport struct {
 	Remote    *probe.QPInfo    `json:"remote,omitempty"`
 	PathMTU   int              `json:"path_mtu,omitempty"`
 	Latency   *probe.Latency   `json:"latency,omitempty"`
+	ReadLat   *probe.Latency   `json:"read_latency,omitempty"`
 	Bandwidth *probe.Bandwidth `json:"bandwidth,omitempty"`
 	Error     *probe.Error     `json:"error,omitempty"`
 	PeerError *probe.Error     `json:"peer_error,omitempty"`
@@ -322,6 +327,13 @@ func probeInitiator(ctx context.Context, fab *verbs.Fabric, o probeOpts, out io.
 			rep.Latency = &lat
 		}
 	}
+	if rep.Error == nil && p.ReadIters > 0 {
+		if rl, err := sess.(worker.ReadSession).ReadLatency(ctx, p); err != nil {
+			rep.Error = probe.Classify(err)
+		} else {
+			rep.ReadLat = &rl
+		}
+	}
 	if rep.Error == nil && p.BWSize > 0 {
 		if bw, err := sess.Bandwidth(ctx, p); err != nil {
 			rep.Error = probe.Classify(err)
@@ -329,7 +341,7 @@ func probeInitiator(ctx context.Context, fab *verbs.Fabric, o probeOpts, out io.
 			rep.Bandwidth = &bw
 		}
 	}
-	res.Latency, res.Bandwidth, res.Error = rep.Latency, rep.Bandwidth, rep.Error
+	res.Latency, res.Bandwidth, res.Error, res.ReadLat = rep.Latency, rep.Bandwidth, rep.Error, rep.ReadLat
 	if err := pc.send(res); err == nil {
 		if _, err := pc.recv("bye"); err != nil && rep.Error == nil {
 			rep.PeerError = peerLost(err)
@@ -438,7 +450,7 @@ func serveProbe(ctx context.Context, fab *verbs.Fabric, o probeOpts, c net.Conn,
 	if err != nil {
 		rep.PeerError = peerLost(err)
 	} else {
-		rep.Latency, rep.Bandwidth, rep.PeerError = res.Latency, res.Bandwidth, res.Error
+		rep.Latency, rep.Bandwidth, rep.PeerError, rep.ReadLat = res.Latency, res.Bandwidth, res.Error, res.ReadLat
 	}
 	if rerr != nil && rep.PeerError == nil {
 		rep.Error = probe.Classify(rerr)
@@ -495,6 +507,17 @@ func printReport(w io.Writer, r *probeReport) {
 	fmt.Fprintln(w, probeRule)
 	if l := r.Latency; l != nil {
 		us := func(ns float64) string { return fmt.Sprintf("%.2f", ns/1000) }
+		tw := tabwriter.NewWriter(w, 0, 0, 3, ' ', 0)
+		fmt.Fprintln(tw, " #bytes\t#iterations\tt_min[usec]\tt_max[usec]\tt_typical[usec]\tt_stdev[usec]\t99% percentile[usec]\t99.9% percentile[usec]")
+		fmt.Fprintf(tw, " %d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", p.LatencySize, l.Samples, us(l.MinNs), us(l.MaxNs),
+			us(l.P50Ns), us(l.StdevNs), us(l.P99Ns), us(l.P999Ns))
+		tw.Flush()
+		fmt.Fprintln(w, probeRule)
+	}
+	if l := r.ReadLat; l != nil {
+		// ib_read_lat's table: a read is one round trip, not halved.
+		us := func(ns float64) string { return fmt.Sprintf("%.2f", ns/1000) }
+		fmt.Fprintln(w, " RDMA_Read latency (round trip)")
 		tw := tabwriter.NewWriter(w, 0, 0, 3, ' ', 0)
 		fmt.Fprintln(tw, " #bytes\t#iterations\tt_min[usec]\tt_max[usec]\tt_typical[usec]\tt_stdev[usec]\t99% percentile[usec]\t99.9% percentile[usec]")
 		fmt.Fprintf(tw, " %d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", p.LatencySize, l.Samples, us(l.MinNs), us(l.MaxNs),

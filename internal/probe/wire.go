@@ -184,11 +184,12 @@ func (w *wbuf) params(p TestParams) {
 	w.int(p.TxDepth)
 	w.dur(p.Timeout)
 	w.str(p.Connect)
+	w.int(p.ReadIters)
 }
 
 func (r *rbuf) params() TestParams {
 	return TestParams{LatencySize: r.int(), LatencyIters: r.int(), Warmup: r.int(), BWSize: r.int(), BWIters: r.int(),
-		TxDepth: r.int(), Timeout: r.dur(), Connect: r.str()}
+		TxDepth: r.int(), Timeout: r.dur(), Connect: r.str(), ReadIters: r.int()}
 }
 
 func (w *wbuf) endpoint(e Endpoint) {
@@ -338,6 +339,7 @@ func AppendTaskResult(b []byte, res TaskResult) []byte {
 		}
 		w.int(rr.SrcGID)
 		w.int(rr.DstGID)
+		w.latency(rr.ReadLatency)
 	}
 	w.dur(res.Elapsed)
 	return w
@@ -369,6 +371,9 @@ func DecodeTaskResult(b []byte) (TaskResult, error) {
 				rr.Bandwidth = bw
 			}
 			rr.SrcGID, rr.DstGID = r.int(), r.int()
+			if r.flag() {
+				rr.ReadLatency = r.latencyFigures()
+			}
 		}
 	}
 	res.Elapsed = r.dur()

@@ -30,6 +30,7 @@ func randQP(rng *rand.Rand) QPInfo {
 func randParams(rng *rand.Rand) TestParams {
 	p := DefaultTestParams()
 	p.LatencyIters, p.Timeout, p.Connect = rng.IntN(5000), time.Duration(rng.Int64N(1e12)), ConnectRDMACM
+	p.ReadIters = rng.IntN(3) * 100
 	return p
 }
 
@@ -52,6 +53,9 @@ func TestWireRoundTrip(t *testing.T) {
 			if rng.IntN(3) > 0 {
 				rr.Latency = &Latency{Samples: rng.IntN(1e6), MinNs: rng.Float64(), P50Ns: rng.NormFloat64(), P90Ns: 1e9, P99Ns: 0,
 					P999Ns: rng.ExpFloat64(), MaxNs: 3, StdevNs: rng.Float64()}
+			}
+			if rng.IntN(2) > 0 {
+				rr.ReadLatency = &Latency{Samples: 100, MinNs: rng.Float64(), P50Ns: 2e3, P99Ns: rng.ExpFloat64(), MaxNs: 9}
 			}
 			if rng.IntN(2) > 0 {
 				rr.Bandwidth = &Bandwidth{Gbps: rng.Float64() * 400, MsgRate: 7e5, Bytes: rng.Int64() - rng.Int64(), Duration: rng.Float64()}

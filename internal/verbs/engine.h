@@ -129,6 +129,7 @@ rm_sess *rm_sess_open(rm_dev *d, int port, int lat_size, int bw_size, int tx_dep
 void rm_sess_info(rm_sess *s, uint32_t *qpn, uint64_t *addr, uint32_t *rkey, uint64_t *len);
 int rm_sess_connect(rm_sess *s, const rm_conn *c, rm_status *st);
 int rm_sess_latency(rm_sess *s, int warmup, int iters, int64_t *rtt, int64_t timeout_ns, int64_t gen, rm_status *st);
+int rm_sess_read_latency(rm_sess *s, int warmup, int iters, int64_t *rtt, int64_t timeout_ns, int64_t gen, rm_status *st);
 int rm_sess_respond(rm_sess *s, int warmup, int iters, int wait_done, int64_t timeout_ns, int64_t gen, rm_status *st);
 int rm_sess_bandwidth(rm_sess *s, int iters, int tx_depth, int64_t timeout_ns, int64_t gen, rm_bw_out *out, rm_status *st);
 void rm_sess_cancel(rm_sess *s, int64_t gen);

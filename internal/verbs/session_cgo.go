@@ -43,7 +43,10 @@ type Session struct {
 	latencyOK bool
 }
 
-var _ worker.CMSession = (*Session)(nil)
+var (
+	_ worker.CMSession   = (*Session)(nil)
+	_ worker.ReadSession = (*Session)(nil)
+)
 
 // Info implements worker.Session.
 func (s *Session) Info() probe.QPInfo { return s.info }
@@ -217,6 +220,33 @@ func (s *Session) Latency(ctx context.Context, p probe.TestParams) (probe.Latenc
 	samples := make([]float64, len(rtt))
 	for i, r := range rtt {
 		samples[i] = float64(r) / 2
+	}
+	return probe.Summarize(samples), nil
+}
+
+// ReadLatency implements worker.ReadSession: RDMA READ round trips of
+// p.LatencySize bytes, like ib_read_lat (not halved). The responder takes
+// no part beyond keeping its QP, so it runs between the ping-pong and the
+// bandwidth stream.
+func (s *Session) ReadLatency(ctx context.Context, p probe.TestParams) (probe.Latency, error) {
+	if e := s.checkParams(p); e != nil {
+		return probe.Latency{}, e
+	}
+	if p.ReadIters < 1 {
+		return probe.Latency{}, &probe.Error{Class: probe.ClassInternal, Cause: "READ latency requested with read_iters 0",
+			Fix: "set read_iters, or skip the READ phase"}
+	}
+	rtt := make([]int64, p.ReadIters)
+	f, ok := s.run(ctx, p.Timeout, "read latency", func(gen, ns C.int64_t, st *C.rm_status) C.int {
+		return C.rm_sess_read_latency(s.c, C.int(p.Warmup), C.int(p.ReadIters),
+			(*C.int64_t)(unsafe.Pointer(&rtt[0])), ns, gen, st)
+	})
+	if !ok {
+		return probe.Latency{}, s.fail(f, s.where("read latency", p.LatencySize))
+	}
+	samples := make([]float64, len(rtt))
+	for i, r := range rtt {
+		samples[i] = float64(r)
 	}
 	return probe.Summarize(samples), nil
 }
