@@ -1,5 +1,6 @@
 #!/bin/sh
-# /init of every lab VM. Brings up eth0 and a Soft-RoCE device on it, mounts
+# /init of every lab VM. Brings up eth0 (control: gossip, APIs) and eth1
+# (RDMA data) with a Soft-RoCE device on eth1, mounts
 # the host's share, then serves the host's command queue: the host drops
 # ID.cmd files into /lab/q/NAME/ and reads back ID.out and ID.rc. Commands
 # run in the background so a server can run while the host issues more.
@@ -13,6 +14,7 @@ mount -t tmpfs tmp /tmp
 arg() { sed -n "s/.*lab\.$1=\([^ ]*\).*/\1/p" /proc/cmdline; }
 NAME=$(arg name)
 IP=$(arg ip)
+DIP=$(arg dip)
 MTU=$(arg mtu)
 hostname "$NAME"
 
@@ -26,17 +28,23 @@ for m in virtio_pci virtio_net 9pnet_virtio 9p crc32_generic ib_uverbs rdma_rxe 
 done
 
 ip link set lo up
-ip link set eth0 mtu "$MTU" || fail "eth0 mtu"
+# The NICs probe in PCI slot order (control first); check by MAC anyway, a
+# swapped pair would put RDMA on the control network without any error.
+grep -qi '^52:54:00:77' /sys/class/net/eth0/address || fail "eth0 is not the control NIC"
+grep -qi '^52:54:00:78' /sys/class/net/eth1/address || fail "eth1 is not the data NIC"
 ip addr add "$IP" dev eth0 || fail "eth0 address"
 ip link set eth0 up || fail "eth0 up"
-rdma link add rxe0 type rxe netdev eth0 || fail "rdma link add"
+ip link set eth1 mtu "$MTU" || fail "eth1 mtu"
+ip addr add "$DIP" dev eth1 || fail "eth1 address"
+ip link set eth1 up || fail "eth1 up"
+rdma link add rxe0 type rxe netdev eth1 || fail "rdma link add"
 
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144,cache=none lab /lab || fail "9p mount"
 ulimit -l unlimited
 
 Q=/lab/q/$NAME
 mkdir -p "$Q"
-echo "lab-init: $NAME ready ($IP, mtu $MTU)"
+echo "lab-init: $NAME ready (control $IP, data $DIP mtu $MTU)"
 : > "/lab/state/$NAME.ready"
 
 while :; do

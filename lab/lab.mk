@@ -6,6 +6,8 @@
 #   make lab-probe     2 VMs: `rdmamesh probe` between them
 #   make lab-compare   2 VMs: the perftest ratio table only
 #   make lab-sweep     4 VMs: workers, coordinator, gate
+#   make lab-faults    4 VMs: sweep through RDMA CM, fault cases and their table
+#   make lab-churn     1 VM: 10,000 test sessions, leak check
 #   make lab-setup     download/build the cached kernel and base initramfs only
 #   make lab-down      stop leftover VMs and delete the lab namespace
 #
@@ -18,7 +20,7 @@ LAB_VMS ?= 4
 LAB_REPS ?= 5
 LAB_SH := lab/lab.sh
 
-.PHONY: lab lab-probe lab-compare lab-sweep lab-setup lab-down
+.PHONY: lab lab-probe lab-compare lab-sweep lab-faults lab-churn lab-setup lab-down
 
 lab:
 	LAB_REPS=$(LAB_REPS) bash $(LAB_SH) all $(LAB_VMS)
@@ -31,6 +33,12 @@ lab-compare:
 
 lab-sweep:
 	bash $(LAB_SH) sweep $(LAB_VMS)
+
+lab-faults:
+	bash $(LAB_SH) faults
+
+lab-churn:
+	bash $(LAB_SH) churn
 
 lab-setup:
 	bash lab/setup.sh

@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
 # The Soft-RoCE lab driver.
 #
-#   lab.sh all [N]      setup, build, boot N VMs (default 4), probe, compare, sweep
-#   lab.sh probe        2 VMs: `rdmamesh probe` between them
+#   lab.sh all [N]      setup, build, boot N VMs (default 4), probe, compare, sweep,
+#                       fault cases and RDMA CM sweep, churn
+#   lab.sh probe        2 VMs: `rdmamesh probe` between them (both connection modes)
 #   lab.sh compare [R]  2 VMs: rdmamesh vs perftest, R interleaved repetitions
 #   lab.sh sweep [N]    N VMs: workers + host coordinator + gate
+#   lab.sh faults       4 VMs: RDMA CM sweep and the fault cases (LAB_FAULTS=
+#                       "case ..." picks some; LAB_REUSE=1 uses running VMs)
+#   lab.sh churn        1 VM: session churn, leak check
+#   lab.sh up [N]       boot N VMs (default 2) and leave them running (debugging)
 #   lab.sh shell VM CMD run one command in a running lab VM (debugging)
 #   lab.sh down         stop VMs and delete the namespace
 #
@@ -14,6 +19,8 @@ set -euo pipefail
 . "$LAB_DIR/vm.sh"
 . "$LAB_DIR/compare.sh"
 . "$LAB_DIR/sweep.sh"
+. "$LAB_DIR/faults.sh"
+. "$LAB_DIR/churn.sh"
 
 [ "$(id -u)" -eq 0 ] || die "the lab needs root (network namespace, taps)"
 
@@ -56,6 +63,12 @@ phase_probe() {
 	vm_run vm2 "rdmamesh probe --peer $(vm_ip 1) --iters 1000 --bw-size 65536 --bw-iters 200 --timeout 120s" \
 		|| { vm_wait "$srv" 30; die "rdmamesh probe failed"; }
 	vm_wait "$srv" 60 > "$LAB_RUN/probe-listener.out" || die "rdmamesh probe listener failed"
+	log "rdmamesh probe vm1 <-> vm2 through RDMA CM"
+	srv=$(vm_start vm1 "rdmamesh probe --listen")
+	vm_run vm2 "rdmamesh probe --peer $(vm_ip 1) --connect rdmacm --iters 1000 --bw-size 65536 --bw-iters 200 --timeout 120s" \
+		|| { vm_wait "$srv" 30; die "rdmamesh probe --connect rdmacm failed"; }
+	vm_wait "$srv" 60 > "$LAB_RUN/probe-listener-rdmacm.out" || die "rdmamesh probe listener (RDMA CM) failed"
+	grep -q "Connection     : RDMA CM" "$LAB_RUN/probe-listener-rdmacm.out" || die "the listener did not connect through RDMA CM"
 	mark "probe"
 }
 
@@ -66,7 +79,7 @@ phase_doctor() {
 	local out
 	out=$(vm_run vm1 "rdmamesh doctor") || die "rdmamesh doctor failed in vm1"
 	printf '%s\n' "$out" > "$LAB_RUN/doctor.out"
-	printf '%s\n' "$out" | grep -Eq '^0 +rxe0/1 +1 +::ffff:10\.77\.0\.11 +RoCE v2 +eth0 .* 1024 +yes' \
+	printf '%s\n' "$out" | grep -Eq "^0 +rxe0/1 +1 +::ffff:${LAB_DNET//./\\.}\\.11 +RoCE v2 +eth1 .* 1024 +yes" \
 		|| die "doctor did not pick rxe0's IPv4 RoCE v2 GID (index 1) with MTU 1024: see $LAB_RUN/doctor.out"
 	printf '%s\n' "$out" | grep -Eq '^ok +port_state:rxe0/1 +state 4: ACTIVE' \
 		|| die "doctor does not report rxe0 port 1 ACTIVE: see $LAB_RUN/doctor.out"
@@ -94,6 +107,30 @@ main() {
 		mark "compare"
 		sweep_run "$n"
 		mark "sweep"
+		faults_run "$n"
+		mark "faults"
+		churn_run
+		mark "churn"
+		;;
+	faults)
+		trap cleanup EXIT
+		if [ -z "${LAB_REUSE:-}" ]; then
+			bash "$LAB_DIR/setup.sh"
+			build_bin
+			boot 4
+		fi
+		faults_run 4
+		mark "faults"
+		;;
+	churn)
+		trap cleanup EXIT
+		if [ -z "${LAB_REUSE:-}" ]; then
+			bash "$LAB_DIR/setup.sh"
+			build_bin
+			boot 1
+		fi
+		churn_run
+		mark "churn"
 		;;
 	probe)
 		trap cleanup EXIT
@@ -121,6 +158,12 @@ main() {
 		sweep_run "$n"
 		mark "sweep"
 		;;
+	up)
+		bash "$LAB_DIR/setup.sh"
+		build_bin
+		boot "${1:-2}"
+		log "VMs up: lab/lab.sh shell vmN 'CMD'; lab/lab.sh down when done"
+		;;
 	shell)
 		local vm=$1
 		shift
@@ -130,7 +173,7 @@ main() {
 		vms_down
 		net_down
 		;;
-	*) die "unknown command $cmd (all|probe|compare|sweep|shell|down)" ;;
+	*) die "unknown command $cmd (all|probe|compare|sweep|faults|churn|up|shell|down)" ;;
 	esac
 	log "done in $((SECONDS - T0))s"
 }

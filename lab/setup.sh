@@ -10,7 +10,7 @@ set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
 PKGS=(qemu-system-x86 busybox-static kmod iproute2 rdma-core ibverbs-providers ibverbs-utils
-	libibverbs-dev perftest rdmacm-utils cpio gzip)
+	libibverbs-dev perftest rdmacm-utils cpio gzip util-linux)
 
 install_packages() {
 	local missing=()
@@ -78,14 +78,17 @@ build_base() {
 	mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,etc,proc,sys,dev,tmp,lab,root,lib/modules}
 	cp /bin/busybox "$root/bin/busybox"
 	for a in sh mount mkdir sed cat echo ls sleep usleep mv rm poweroff hostname sync ps kill grep awk \
-		ip ping cp ln head tail wc date tr cut env timeout seq nc dmesg uname true false test chmod; do
+		ip ping cp ln head tail wc date tr cut env timeout seq nc dmesg uname true false test chmod \
+		pidof sort uniq xargs find stat; do
 		ln -sf busybox "$root/bin/$a"
 	done
 	# kmod's modprobe and iproute2's ip/rdma replace busybox's: rxe needs the
-	# real modprobe, and busybox ip lacks what rdma link needs.
-	copy_bin "$root" /usr/bin/kmod /usr/bin/ip /usr/bin/rdma \
+	# real modprobe, and busybox ip lacks what rdma link needs. tc (netem
+	# loss) and setpriv (dropping CAP_IPC_LOCK, so a memlock limit bites as
+	# root) serve the fault cases; ibv_asyncwatch shows device events.
+	copy_bin "$root" /usr/bin/kmod /usr/bin/ip /usr/bin/rdma /usr/sbin/tc /usr/bin/setpriv \
 		/usr/bin/ib_write_lat /usr/bin/ib_write_bw /usr/bin/ib_send_lat /usr/bin/rping \
-		/usr/bin/ibv_devinfo /usr/bin/ibv_devices
+		/usr/bin/ibv_devinfo /usr/bin/ibv_devices /usr/bin/ibv_asyncwatch
 	rm -f "$root/bin/ip"
 	for a in modprobe insmod lsmod depmod; do ln -sf /usr/bin/kmod "$root/sbin/$a"; done
 	ln -sf /usr/bin/ip "$root/sbin/ip"
@@ -105,7 +108,8 @@ build_base() {
 	local kroot="$LAB_CACHE/kernel/root" mods
 	# The package's postinst never ran, so the module index must be built.
 	[ -f "$kroot/lib/modules/$kver/modules.dep" ] || depmod -b "$kroot" "$kver"
-	mods=$(for m in virtio_pci virtio_net 9pnet_virtio 9p crc32_generic ib_uverbs rdma_rxe rdma_ucm; do
+	mods=$(for m in virtio_pci virtio_net 9pnet_virtio 9p crc32_generic ib_uverbs rdma_rxe rdma_ucm \
+		sch_netem sch_ingress ifb act_mirred cls_matchall; do
 		modprobe -d "$kroot" -S "$kver" --show-depends "$m" 2>/dev/null | awk '$1 == "insmod" {print $2}'
 	done | sort -u)
 	for m in $mods; do

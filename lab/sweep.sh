@@ -13,22 +13,51 @@ sweep_stop() {
 	fi
 }
 
+# coord_start TEST_TIMEOUT PAIR_TIMEOUT [PARALLELISM]: the coordinator on
+# the host, inside the lab namespace (so it also proves the coordinator
+# role needs no RDMA). PARALLELISM caps the pairs tested at once (0: all).
+coord_start() {
+	local c="$LAB_NET.1"
+	sweep_stop
+	rm -rf "$LAB_RUN/coord"
+	mkdir -p "$LAB_RUN/coord"
+	RDMAMESH_SWEEP_TEST_TIMEOUT=$1 RDMAMESH_COORDINATOR_PARALLELISM=${3:-0} \
+		ip netns exec "$LAB_NS" "$LAB_RUN/rdmamesh" coordinator --name coord --gossip-bind "$c:7946" \
+		--api-listen "$c:8080" --data-dir "$LAB_RUN/coord/data" --pair-timeout "$2" \
+		>> "$LAB_RUN/logs/coordinator.log" 2>&1 &
+	# ip netns exec execs the coordinator, so $! is the coordinator itself.
+	COORD_PID=$!
+}
+
+# worker_start VM [FLAGS...]: `rdmamesh worker` in VM, its pid in the
+# guest's /tmp/worker.pid; FLAGS are appended (e.g. --gid index=0).
+# WORKER_PREFIX runs first in the same shell (e.g. a ulimit) and
+# WORKER_WRAP is exec'd with the worker as its command (e.g. setpriv).
+worker_start() {
+	local vm=$1 i=${1#vm}
+	shift
+	vm_start "$vm" "${WORKER_PREFIX:-} echo \$\$ > /tmp/worker.pid; exec ${WORKER_WRAP:-} rdmamesh worker --name $vm \
+		--gossip-bind $(vm_ip "$i"):7946 --api-listen $(vm_ip "$i"):7947 --join $LAB_NET.1:7946 \
+		--fabric verbs --gid auto $*" > "$LAB_RUN/worker-$vm.job"
+}
+
+# worker_stop VM [SIGNAL]: stop VM's worker and wait until it is gone.
+worker_stop() {
+	VM_TIMEOUT=30 vm_run "$1" "p=\$(cat /tmp/worker.pid 2>/dev/null) || exit 0; kill -${2:-TERM} \$p 2>/dev/null;
+		i=0; while kill -0 \$p 2>/dev/null; do i=\$((i+1)); [ \$i -gt 200 ] && exit 1; usleep 50000; done; rm -f /tmp/worker.pid" >/dev/null
+}
+
 sweep_run() {
 	local n=$1 i c="$LAB_NET.1" check="$LAB_RUN/labcheck"
 	(cd "$REPO_DIR" && go build -o "$check" ./lab/labcheck) || die "building labcheck"
-	rm -rf "$LAB_RUN/coord"
-	mkdir -p "$LAB_RUN/coord"
 	# Emulated RDMA is ~1000x slower than hardware: the per-measurement and
 	# per-pair deadlines are raised accordingly; the sizes stay the defaults.
-	RDMAMESH_SWEEP_TEST_TIMEOUT=${LAB_TEST_TIMEOUT:-90s} \
-		ip netns exec "$LAB_NS" "$LAB_RUN/rdmamesh" coordinator --name coord --gossip-bind "$c:7946" \
-		--api-listen "$c:8080" --data-dir "$LAB_RUN/coord/data" --pair-timeout "${LAB_PAIR_TIMEOUT:-240s}" \
-		> "$LAB_RUN/logs/coordinator.log" 2>&1 &
-	# ip netns exec execs the coordinator, so $! is the coordinator itself.
-	COORD_PID=$!
+	# One pair at a time: with every VM busy-polling on a loaded 2-core host,
+	# gossip declared busy workers dead mid-test (their probes went
+	# unanswered for seconds) and the coordinator ended those tests.
+	coord_start "${LAB_TEST_TIMEOUT:-90s}" "${LAB_PAIR_TIMEOUT:-240s}" "${LAB_SWEEP_PARALLELISM:-1}"
 	for i in $(seq 1 "$n"); do
-		vm_start "vm$i" "rdmamesh worker --name vm$i --gossip-bind $(vm_ip "$i"):7946 \
-			--api-listen $(vm_ip "$i"):7947 --join $c:7946 --fabric verbs --gid auto" > "$LAB_RUN/worker-vm$i.job"
+		worker_start "vm$i"
 	done
 	nsx "$check" nodes "http://$c:8080" "$n" "${LAB_JOIN_TIMEOUT:-180s}" || {
 		tail -20 "$LAB_RUN/logs/coordinator.log" >&2
@@ -41,7 +70,7 @@ sweep_run() {
 	mark "sweep (gate exit $rc)"
 	local strict=
 	[ -n "${LAB_STRICT_GATE:-}" ] && strict=strict
-	if "$check" sweep "$LAB_RUN/sweep.json" "$n" "$LAB_NET" $strict; then
+	if "$check" sweep "$LAB_RUN/sweep.json" "$n" "$LAB_DNET" $strict; then
 		# Exit 1 is the gate's "unhealthy"; when every cell measured over the
 		# right GID that can only be the performance thresholds, which
 		# emulation noise trips (see labcheck). 2 is a broken sweep.

@@ -1,11 +1,20 @@
 # VM and network plumbing for the lab (sourced by lab.sh).
 #
-# Network: a namespace of our own ($LAB_NS) holds bridge br0 ($LAB_NET.1/24,
-# the host's address, used by the coordinator) and one tap per VM. qemu runs
-# inside the namespace so it opens its tap there. Nothing leaves it.
+# Network: a namespace of our own ($LAB_NS) holds two bridges, each VM has a
+# tap on both. br0 ($LAB_NET.1/24, the host's address) is the control
+# network: gossip, worker APIs, the coordinator. br1 carries RDMA only (rxe0
+# sits on each VM's eth1, $LAB_DNET.0/24), like a separate RoCE fabric, so a
+# fault injected on the data path (link down, MTU, loss) never cuts the
+# control plane that has to report it. qemu runs inside the namespace so it
+# opens its taps there. Nothing leaves it.
 #
 # Control: the share $LAB_RUN/share is mounted at /lab in every guest; the
 # guest's init runs queued command files (see guest-init.sh).
+
+# The data bridge and taps pass jumbo frames, like a switch configured for
+# RoCE: a smaller MTU here lets small RDMA writes through and silently drops
+# the large ones (the lab's MTU fault case does exactly that to one tap).
+LAB_SWITCH_MTU=${LAB_SWITCH_MTU:-9100}
 
 net_up() {
 	local n=$1 i
@@ -13,14 +22,16 @@ net_up() {
 	ip netns add "$LAB_NS"
 	nsx ip link set lo up
 	nsx ip link add br0 type bridge
-	# The bridge and taps carry the guests' full frames: a smaller MTU here
-	# lets small RDMA writes through and silently drops the large ones.
-	nsx ip link set br0 mtu $((LAB_MTU + 100))
 	nsx ip addr add "$LAB_NET.1/24" dev br0
 	nsx ip link set br0 up
+	nsx ip link add br1 type bridge
+	nsx ip link set br1 mtu "$LAB_SWITCH_MTU"
+	nsx ip link set br1 up
 	for i in $(seq 1 "$n"); do
 		nsx ip tuntap add "tap$i" mode tap
-		nsx ip link set "tap$i" mtu $((LAB_MTU + 100)) master br0 up
+		nsx ip link set "tap$i" master br0 up
+		nsx ip tuntap add "dtap$i" mode tap
+		nsx ip link set "dtap$i" mtu "$LAB_SWITCH_MTU" master br1 up
 	done
 }
 
@@ -49,10 +60,12 @@ vms_up() {
 		nsx qemu-system-x86_64 -accel tcg -cpu max -smp 1 -m "$LAB_MEM" -nodefaults -no-user-config \
 			-display none -no-reboot -daemonize -pidfile "$LAB_RUN/vm$i.pid" \
 			-kernel "$LAB_CACHE/kernel/root/boot/vmlinuz-$kver" -initrd "$LAB_RUN/initrd" \
-			-append "console=ttyS0 quiet panic=-1 lab.name=vm$i lab.ip=$(vm_ip "$i")/24 lab.mtu=$LAB_MTU" \
+			-append "console=ttyS0 quiet panic=-1 lab.name=vm$i lab.ip=$(vm_ip "$i")/24 lab.dip=$(vm_dip "$i")/24 lab.mtu=$LAB_MTU" \
 			-serial "file:$LAB_RUN/logs/vm$i.console" \
 			-netdev "tap,id=n0,ifname=tap$i,script=no,downscript=no" \
-			-device "virtio-net-pci,netdev=n0,mac=52:54:00:77:00:$(printf %02x $((10 + i))),romfile=" \
+			-device "virtio-net-pci,netdev=n0,mac=52:54:00:77:00:$(printf %02x $((10 + i))),romfile=,addr=0x4" \
+			-netdev "tap,id=n1,ifname=dtap$i,script=no,downscript=no" \
+			-device "virtio-net-pci,netdev=n1,mac=52:54:00:78:00:$(printf %02x $((10 + i))),romfile=,addr=0x5" \
 			-fsdev "local,id=fs0,path=$LAB_RUN/share,security_model=none" \
 			-device "virtio-9p-pci,fsdev=fs0,mount_tag=lab" \
 			|| die "qemu for vm$i did not start"

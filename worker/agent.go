@@ -68,6 +68,10 @@ type Agent struct {
 
 	stopOnce sync.Once
 	serveErr chan error
+
+	healthStop context.CancelFunc // health.go: the loop that republishes on device events
+	healthDone chan struct{}
+	served     connectCounts // responder sessions connected, by mode
 }
 
 // Start brings the agent up: inventory, API listener, then gossip, so that a
@@ -110,6 +114,7 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 		return nil, fmt.Errorf("gossip: %w", err)
 	}
 	a.ml = ml
+	a.startHealth()
 	if len(o.Join) > 0 {
 		if _, err := ml.Join(o.Join); err != nil {
 			// Seeds may come up after us; memberlist keeps no retry, so we
@@ -167,7 +172,15 @@ func (a *Agent) refreshInventory(ctx context.Context) error {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.inv = probe.Inventory{Version: probe.Version, Node: a.opts.Name, Generation: a.inv.Generation + 1,
+	gen := a.inv.Generation + 1
+	if a.inv.Generation == 0 {
+		// A restarted worker must not reuse its predecessor's numbers: a
+		// quick restart can slip past the coordinator's dead/alive
+		// transition, and an equal generation would keep the old
+		// inventory (seen in the lab after `--gid` changes).
+		gen = uint64(time.Now().UnixNano())
+	}
+	a.inv = probe.Inventory{Version: probe.Version, Node: a.opts.Name, Generation: gen,
 		APIAddr: a.apiAddr, Provider: a.opts.Fabric.Name(), Labels: a.opts.Labels, Ports: ports, Checks: checks}
 	return nil
 }
@@ -182,6 +195,7 @@ func (a *Agent) Kill() { a.stop(false) }
 
 func (a *Agent) stop(leave bool) {
 	a.stopOnce.Do(func() {
+		a.stopHealth()
 		if leave {
 			if err := a.ml.Leave(2 * time.Second); err != nil {
 				a.log.Debug("gossip leave", "err", err)

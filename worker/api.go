@@ -22,6 +22,7 @@ func (a *Agent) routes() http.Handler {
 	mux.HandleFunc("GET /v1/inventory", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, a.Inventory())
 	})
+	mux.HandleFunc("GET /v1/health", a.handleHealth)
 	mux.HandleFunc("POST /v1/tasks", a.handleTask)
 	mux.HandleFunc("POST /v1/sessions", a.handleOpenSession)
 	mux.HandleFunc("DELETE /v1/sessions/{id}", a.handleCloseSession)

@@ -1,11 +1,17 @@
 package worker
 
-import "github.com/rdmamesh/rdmamesh/internal/probe"
+import (
+	"strings"
+
+	"github.com/rdmamesh/rdmamesh/internal/probe"
+)
 
 // mergePorts keeps discovery's view (GID choice, reasons, checks) and takes
 // from the fabric only what sysfs cannot tell. A port the fabric cannot open
 // is unusable whatever sysfs says, and one the fabric does not list is
-// dropped: we could not test it anyway.
+// dropped: we could not test it anyway. A port only the fabric lists, as
+// unusable, is kept: a device that was removed is gone from sysfs, but its
+// rails must show as down rather than vanish.
 func mergePorts(found, fabric []probe.Port) []probe.Port {
 	byKey := map[[2]any]probe.Port{}
 	for _, p := range fabric {
@@ -26,10 +32,24 @@ func mergePorts(found, fabric []probe.Port) []probe.Port {
 		if p.RateGbps == 0 {
 			p.RateGbps = f.RateGbps
 		}
-		if p.Usable && !f.Usable {
+		switch {
+		case p.Usable && !f.Usable:
 			p.Usable, p.UnusableWhy = false, f.UnusableWhy
+		case !p.Usable && !f.Usable && f.UnusableWhy != "" && !strings.Contains(p.UnusableWhy, f.UnusableWhy):
+			// Both refuse the port: keep the engine's words too, which
+			// name the GID index or the netdev discovery's check does not.
+			p.UnusableWhy += "; engine: " + f.UnusableWhy
 		}
 		out = append(out, p)
+	}
+	seen := map[[2]any]bool{}
+	for _, p := range found {
+		seen[[2]any{p.Device, p.Port}] = true
+	}
+	for _, f := range fabric {
+		if !f.Usable && !seen[[2]any{f.Device, f.Port}] {
+			out = append(out, f)
+		}
 	}
 	return out
 }

@@ -27,3 +27,31 @@ func TestMergePorts(t *testing.T) {
 		t.Fatalf("port 1: %+v", got[1])
 	}
 }
+
+// A device that was removed is gone from sysfs; the fabric still lists it,
+// unusable, so its rail shows as down instead of disappearing.
+func TestMergeKeepsRemovedDevice(t *testing.T) {
+	found := []probe.Port{{Device: "rxe0", Port: 1, Usable: true}}
+	fabric := []probe.Port{
+		{Device: "rxe0", Port: 1, Usable: true},
+		{Device: "rxe1", Port: 1, State: "REMOVED", UnusableWhy: "device rxe1 was removed"},
+		{Device: "rxe2", Port: 1, Usable: true}, // usable but unseen by discovery: still dropped
+	}
+	got := mergePorts(found, fabric)
+	if len(got) != 2 || got[1].Device != "rxe1" || got[1].Usable || got[1].State != "REMOVED" {
+		t.Fatalf("got %+v", got)
+	}
+}
+
+// When discovery and the engine both refuse a port, both reasons stay.
+func TestMergeKeepsBothReasons(t *testing.T) {
+	found := []probe.Port{{Device: "rxe0", Port: 1, UnusableWhy: "gid:rxe0/1: RTR with an empty source GID index fails with EINVAL"}}
+	fabric := []probe.Port{{Device: "rxe0", Port: 1, UnusableWhy: "invalid-gid: GID index 7 is empty on rxe0 port 1"}}
+	got := mergePorts(found, fabric)
+	if len(got) != 1 || got[0].UnusableWhy != found[0].UnusableWhy+"; engine: "+fabric[0].UnusableWhy {
+		t.Fatalf("got %+v", got)
+	}
+	if again := mergePorts(got, fabric); again[0].UnusableWhy != got[0].UnusableWhy {
+		t.Fatalf("the engine's reason added twice: %q", again[0].UnusableWhy)
+	}
+}

@@ -37,11 +37,19 @@ func (a *Agent) openResponder(ctx context.Context, req probe.SessionRequest) (pr
 		observe(err)
 		return probe.SessionReply{}, err
 	}
-	if err := sess.Connect(ctx, req.Initiator); err != nil {
+	info := sess.Info()
+	var accept func(context.Context) error // RDMA CM: the connection completes after our reply
+	if req.Params.Connect == probe.ConnectRDMACM {
+		info, accept, err = listenCM(ctx, sess, req)
+	} else {
+		err = sess.Connect(ctx, req.Initiator)
+	}
+	if err != nil {
 		_ = sess.Close()
 		observe(err)
 		return probe.SessionReply{}, err
 	}
+	a.served.add(req.Params.Connect)
 	id := newID()
 	// The responder outlives the HTTP request that opened it, so it runs
 	// under its own deadline, not the request's context.
@@ -57,16 +65,24 @@ func (a *Agent) openResponder(ctx context.Context, req probe.SessionRequest) (pr
 		defer close(r.ended)
 		defer cancel()
 		defer sess.Close()
-		err := sess.Respond(rctx, req.Params)
+		var err error
+		if accept != nil {
+			err = accept(rctx)
+		}
+		if err == nil {
+			err = sess.Respond(rctx, req.Params)
+		}
 		if err != nil && rctx.Err() == nil {
 			a.log.Debug("responder ended with error", "session", id, "err", err)
 		} else {
 			err = nil // the initiator closed the session: served normally
 		}
 		observe(err)
-		<-rctx.Done() // keep the QP alive until the initiator is done with it
+		if keepResponderQP(err) {
+			<-rctx.Done() // keep the QP alive until the initiator is done with it
+		}
 	}()
-	return probe.SessionReply{Version: probe.Version, SessionID: id, Responder: sess.Info()}, nil
+	return probe.SessionReply{Version: probe.Version, SessionID: id, Responder: info}, nil
 }
 
 func (t *sessionTable) add(id string, r *responder) bool {

@@ -26,7 +26,7 @@ func (a *Agent) RunTask(ctx context.Context, t probe.Task) probe.TaskResult {
 	}
 	rails := make([]railRun, len(t.Rails))
 	for i, rp := range t.Rails {
-		rails[i] = railRun{rp: rp, rr: probe.RailResult{Rail: rp.Rail, SrcDevice: rp.Src.Device, DstDevice: rp.Dst.Device,
+		rails[i] = railRun{agent: a, rp: rp, rr: probe.RailResult{Rail: rp.Rail, SrcDevice: rp.Src.Device, DstDevice: rp.Dst.Device,
 			SrcGID: rp.Src.GIDIndex, DstGID: rp.Dst.GIDIndex}}
 	}
 	defer func() {
@@ -52,13 +52,17 @@ func (a *Agent) RunTask(ctx context.Context, t probe.Task) probe.TaskResult {
 // railRun is one rail of a task as it goes through the phases; once failed
 // is set the later phases skip it.
 type railRun struct {
+	agent  *Agent
 	rp     probe.RailPair
 	rr     probe.RailResult
 	sess   Session
 	local  probe.QPInfo
 	peer   probe.QPInfo
 	peerID string // the remote half's session, when opened one by one
-	failed bool
+	// peerOpened: the remote half exists, so a failure may be the peer's
+	// (its port went down, it died) rather than ours.
+	peerOpened bool
+	failed     bool
 }
 
 // each runs f on every rail not yet failed, all at once, and waits.
@@ -78,6 +82,9 @@ func each(rails []railRun, f func(*railRun)) {
 }
 
 func (r *railRun) fail(ctx context.Context, t probe.Task, err error) {
+	if r.peerOpened {
+		err = r.agent.explainPeerFailure(t, r.rp, err)
+	}
 	if ctx.Err() != nil && probe.Classify(err).Class == probe.ClassInternal {
 		err = &probe.Error{Class: probe.ClassTimeout, Cause: "the pair deadline passed before the test finished",
 			Fix: "a slow or hung peer: check the worker on " + t.Dst + " and raise coordinator.pair_timeout if the fabric is just slow"}
@@ -129,7 +136,7 @@ func (a *Agent) openRemote(ctx context.Context, t probe.Task, rails []railRun) f
 			continue
 		}
 		ids = append(ids, got.SessionID)
-		rails[i].peer = got.Responder
+		rails[i].peer, rails[i].peerOpened = got.Responder, true
 		rails[i].rr.DstGID = got.Responder.GIDIndex
 	}
 	return func() { a.closePeers(t, ids) }
@@ -144,7 +151,7 @@ func (a *Agent) openRemoteOneByOne(ctx context.Context, t probe.Task, rails []ra
 			r.fail(ctx, t, err)
 			return
 		}
-		r.peer, r.peerID = peer.Responder, peer.SessionID
+		r.peer, r.peerID, r.peerOpened = peer.Responder, peer.SessionID, true
 		r.rr.DstGID = peer.Responder.GIDIndex
 	})
 	return func() {
@@ -167,6 +174,10 @@ func (r *railRun) measure(ctx context.Context, t probe.Task) {
 		return
 	}
 	r.rr.Latency = &lat
+	if r.rr.ReadLatency, err = readLatency(ctx, r.sess, t.Params); err != nil {
+		r.fail(ctx, t, err)
+		return
+	}
 	if t.Params.BWSize > 0 {
 		bw, err := r.sess.Bandwidth(ctx, t.Params)
 		if err != nil {
@@ -176,4 +187,8 @@ func (r *railRun) measure(ctx context.Context, t probe.Task) {
 		r.rr.Bandwidth = &bw
 	}
 	r.rr.Class = probe.ClassOK
+	if e := mtuMismatch(r.local, r.peer); e != nil {
+		// Measured, but on a misconfigured pair: keep the figures.
+		r.rr.Class, r.rr.Error = e.Class, e
+	}
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/rdmamesh/rdmamesh/internal/probe"
 	"github.com/rdmamesh/rdmamesh/internal/verbs"
+	"github.com/rdmamesh/rdmamesh/worker"
 )
 
 // perftest listens on 18515; one above lets both run side by side.
@@ -34,9 +35,11 @@ type probeOpts struct {
 	warmup         int
 	bwSize         int
 	bwIters        int
+	readIters      int
 	txDepth        int
 	timeout        time.Duration
 	connectTimeout time.Duration
+	connect        string
 	keep           bool
 	list           bool
 	json           bool
@@ -61,12 +64,18 @@ func newProbeCmd() *cobra.Command {
 		Short: "Ad-hoc RDMA WRITE latency and bandwidth test between two hosts",
 		Long: `probe measures one pair of HCAs the way ib_write_lat and ib_write_bw do, in one
 run: start "rdmamesh probe --listen" on one host and "rdmamesh probe --peer HOST"
-on the other. QP information travels over a small TCP exchange (default port
-` + probeDefaultPort + `); the measurement is RDMA WRITE ping-pong latency (one-way = RTT/2)
-followed by a unidirectional RDMA WRITE stream. Both sides print the result.
+on the other. The test parameters travel over a small TCP exchange (default
+port ` + probeDefaultPort + `); the QPs connect either with the QP information swapped there
+("--connect exchange", like perftest) or through RDMA CM ("--connect rdmacm",
+like perftest's -R: address and route resolution, connect/accept, the buffer
+details in the handshake's private data), which some RoCE setups require.
+The measurement is RDMA WRITE ping-pong latency (one-way = RTT/2) followed by
+a unidirectional RDMA WRITE stream. Both sides print the result; the
+listener follows the peer's choice of connection mode.
 "--list" shows the local ports and the GID each would use.`,
 		Example: `  rdmamesh probe --listen
-  rdmamesh probe --peer 10.0.0.1 --size 8 --iters 10000 --bw-size 65536 --json`,
+  rdmamesh probe --peer 10.0.0.1 --size 8 --iters 10000 --bw-size 65536 --json
+  rdmamesh probe --peer 10.0.0.1 --connect rdmacm`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 && cmd.Flags().Changed("listen") {
@@ -110,8 +119,10 @@ followed by a unidirectional RDMA WRITE stream. Both sides print the result.
 	f.IntVar(&o.bwSize, "bw-size", d.BWSize, "bandwidth message size in bytes (0 skips bandwidth)")
 	f.IntVar(&o.bwIters, "bw-iters", d.BWIters, "bandwidth messages")
 	f.IntVar(&o.txDepth, "tx-depth", d.TxDepth, "bandwidth writes in flight")
+	f.IntVar(&o.readIters, "read-iters", 0, "also measure RDMA READ latency (like ib_read_lat) with this many reads of --size bytes; 0 skips it")
 	f.DurationVar(&o.timeout, "timeout", 30*time.Second, "deadline for each measurement")
 	f.DurationVar(&o.connectTimeout, "connect-timeout", 15*time.Second, "how long --peer keeps retrying to reach the listener")
+	f.StringVar(&o.connect, "connect", probe.ConnectExchange, "how the QPs connect: exchange (QP info over TCP) or rdmacm (RDMA CM)")
 	f.BoolVar(&o.keep, "keep", false, "with --listen: serve tests until interrupted instead of exiting after one")
 	f.BoolVar(&o.json, "json", false, "print the result as JSON")
 	return cmd
@@ -119,7 +130,8 @@ followed by a unidirectional RDMA WRITE stream. Both sides print the result.
 
 func (o probeOpts) params() probe.TestParams {
 	return probe.TestParams{LatencySize: o.size, LatencyIters: o.iters, Warmup: o.warmup,
-		BWSize: o.bwSize, BWIters: o.bwIters, TxDepth: o.txDepth, Timeout: o.timeout}
+		BWSize: o.bwSize, BWIters: o.bwIters, TxDepth: o.txDepth, Timeout: o.timeout, Connect: o.connect,
+		ReadIters: o.readIters}
 }
 
 func (o probeOpts) endpoint() probe.Endpoint {
@@ -129,8 +141,10 @@ func (o probeOpts) endpoint() probe.Endpoint {
 func runProbe(ctx context.Context, o probeOpts, stdout, stderr io.Writer) error {
 	if o.peer != "" {
 		if err := o.params().Validate(); err != nil {
-			return &exitError{2, err}
+			return &exitError{2, fmt.Errorf("%w (see --help)", err)}
 		}
+	} else if o.connect != probe.ConnectExchange {
+		return &exitError{2, errors.New("--connect is chosen by the initiator (--peer); the listener follows it")}
 	}
 	var devices []string
 	if o.device != "" {
@@ -163,6 +177,7 @@ type probeMsg struct {
 	Params    *probe.TestParams `json:"params,omitempty"`
 	QP        *probe.QPInfo     `json:"qp,omitempty"`
 	Latency   *probe.Latency    `json:"latency,omitempty"`
+	ReadLat   *probe.Latency    `json:"read_latency,omitempty"`
 	Bandwidth *probe.Bandwidth  `json:"bandwidth,omitempty"`
 	Error     *probe.Error      `json:"error,omitempty"`
 }
@@ -243,6 +258,7 @@ type probeReport struct {
 	Remote    *probe.QPInfo    `json:"remote,omitempty"`
 	PathMTU   int              `json:"path_mtu,omitempty"`
 	Latency   *probe.Latency   `json:"latency,omitempty"`
+	ReadLat   *probe.Latency   `json:"read_latency,omitempty"`
 	Bandwidth *probe.Bandwidth `json:"bandwidth,omitempty"`
 	Error     *probe.Error     `json:"error,omitempty"`
 	PeerError *probe.Error     `json:"peer_error,omitempty"`
@@ -311,6 +327,13 @@ func probeInitiator(ctx context.Context, fab *verbs.Fabric, o probeOpts, out io.
 			rep.Latency = &lat
 		}
 	}
+	if rep.Error == nil && p.ReadIters > 0 {
+		if rl, err := sess.(worker.ReadSession).ReadLatency(ctx, p); err != nil {
+			rep.Error = probe.Classify(err)
+		} else {
+			rep.ReadLat = &rl
+		}
+	}
 	if rep.Error == nil && p.BWSize > 0 {
 		if bw, err := sess.Bandwidth(ctx, p); err != nil {
 			rep.Error = probe.Classify(err)
@@ -318,7 +341,7 @@ func probeInitiator(ctx context.Context, fab *verbs.Fabric, o probeOpts, out io.
 			rep.Bandwidth = &bw
 		}
 	}
-	res.Latency, res.Bandwidth, res.Error = rep.Latency, rep.Bandwidth, rep.Error
+	res.Latency, res.Bandwidth, res.Error, res.ReadLat = rep.Latency, rep.Bandwidth, rep.Error, rep.ReadLat
 	if err := pc.send(res); err == nil {
 		if _, err := pc.recv("bye"); err != nil && rep.Error == nil {
 			rep.PeerError = peerLost(err)
@@ -381,22 +404,37 @@ func serveProbe(ctx context.Context, fab *verbs.Fabric, o probeOpts, c net.Conn,
 	rep.Params, rep.Remote = p, m.QP
 	_ = c.SetDeadline(time.Now().Add(3*p.Timeout + 30*time.Second))
 	sess, err := fab.Open(ctx, o.endpoint(), p)
+	var info probe.QPInfo
 	if err == nil {
 		rep.Local = sess.Info()
 		defer sess.Close()
-		err = sess.Connect(ctx, *m.QP)
+		if p.Connect == probe.ConnectRDMACM {
+			// Listen now, accept once the initiator has our address.
+			info, err = sess.(worker.CMSession).Listen(ctx)
+		} else {
+			err = sess.Connect(ctx, *m.QP)
+			info = sess.Info()
+		}
 	}
 	if err != nil {
 		rep.Error = probe.Classify(err)
 		_ = pc.send(probeMsg{Kind: "error", Error: rep.Error})
 		return rep.finish(out, o.json)
 	}
+	rep.Local = info
 	rep.PathMTU = min(rep.Local.MTU, m.QP.MTU)
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	responded := make(chan error, 1)
-	go func() { responded <- sess.Respond(rctx, p) }()
-	info := sess.Info()
+	go func() {
+		if p.Connect == probe.ConnectRDMACM {
+			if err := sess.(worker.CMSession).Accept(rctx, *m.QP); err != nil {
+				responded <- err
+				return
+			}
+		}
+		responded <- sess.Respond(rctx, p)
+	}()
 	if err := pc.send(probeMsg{Kind: "ready", QP: &info}); err != nil {
 		cancel()
 		<-responded
@@ -412,7 +450,7 @@ func serveProbe(ctx context.Context, fab *verbs.Fabric, o probeOpts, c net.Conn,
 	if err != nil {
 		rep.PeerError = peerLost(err)
 	} else {
-		rep.Latency, rep.Bandwidth, rep.PeerError = res.Latency, res.Bandwidth, res.Error
+		rep.Latency, rep.Bandwidth, rep.PeerError, rep.ReadLat = res.Latency, res.Bandwidth, res.Error, res.ReadLat
 	}
 	if rerr != nil && rep.PeerError == nil {
 		rep.Error = probe.Classify(rerr)
@@ -452,6 +490,11 @@ func printReport(w io.Writer, r *probeReport) {
 	if r.PathMTU > 0 {
 		fmt.Fprintf(w, " Mtu            : %d[B]\n", r.PathMTU)
 	}
+	if p.Connect == probe.ConnectRDMACM {
+		fmt.Fprintf(w, " Connection     : RDMA CM (%s)\n", orDash(r.remoteCM()))
+	} else {
+		fmt.Fprintf(w, " Connection     : QP info exchange\n")
+	}
 	fmt.Fprintf(w, " TX depth       : %d\n", p.TxDepth)
 	fmt.Fprintf(w, " Warm-up        : %d iterations\n", p.Warmup)
 	fmt.Fprintln(w, probeRule)
@@ -471,6 +514,17 @@ func printReport(w io.Writer, r *probeReport) {
 		tw.Flush()
 		fmt.Fprintln(w, probeRule)
 	}
+	if l := r.ReadLat; l != nil {
+		// ib_read_lat's table: a read is one round trip, not halved.
+		us := func(ns float64) string { return fmt.Sprintf("%.2f", ns/1000) }
+		fmt.Fprintln(w, " RDMA_Read latency (round trip)")
+		tw := tabwriter.NewWriter(w, 0, 0, 3, ' ', 0)
+		fmt.Fprintln(tw, " #bytes\t#iterations\tt_min[usec]\tt_max[usec]\tt_typical[usec]\tt_stdev[usec]\t99% percentile[usec]\t99.9% percentile[usec]")
+		fmt.Fprintf(tw, " %d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", p.LatencySize, l.Samples, us(l.MinNs), us(l.MaxNs),
+			us(l.P50Ns), us(l.StdevNs), us(l.P99Ns), us(l.P999Ns))
+		tw.Flush()
+		fmt.Fprintln(w, probeRule)
+	}
 	if b := r.Bandwidth; b != nil {
 		tw := tabwriter.NewWriter(w, 0, 0, 3, ' ', 0)
 		fmt.Fprintln(tw, " #bytes\t#iterations\tBW average[Gb/sec]\tMsgRate[Mpps]\tDuration[sec]")
@@ -480,6 +534,14 @@ func printReport(w io.Writer, r *probeReport) {
 	}
 	printErr(w, "error", r.Error)
 	printErr(w, "peer error", r.PeerError)
+}
+
+// remoteCM is the RDMA CM address the test connected to (or listened on).
+func (r *probeReport) remoteCM() string {
+	if r.Remote != nil && r.Remote.CMAddr != "" {
+		return r.Remote.CMAddr
+	}
+	return r.Local.CMAddr
 }
 
 func printAddr(w io.Writer, label string, q probe.QPInfo) {

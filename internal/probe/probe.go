@@ -97,6 +97,13 @@ type QPInfo struct {
 	RKey      uint32 `json:"rkey"`
 	Addr      uint64 `json:"addr"`
 	Size      int    `json:"size"` // bytes registered at Addr
+	// Netdev and NetdevMTU name the Ethernet device under a RoCE port, so
+	// an MTU difference between the ends can be reported with its cause.
+	Netdev    string `json:"netdev,omitempty"`
+	NetdevMTU int    `json:"netdev_mtu,omitempty"`
+	// CMAddr is where the responder listens for RDMA CM (ip:port) when the
+	// test connects with ConnectRDMACM; empty otherwise.
+	CMAddr string `json:"cm_addr,omitempty"`
 }
 
 // TestParams says what to measure on a connected session.
@@ -108,6 +115,10 @@ type TestParams struct {
 	BWIters      int           `json:"bw_iters"`
 	TxDepth      int           `json:"tx_depth"`
 	Timeout      time.Duration `json:"timeout"`
+	// ReadIters > 0 adds an RDMA READ latency measurement (like
+	// ib_read_lat, LatencySize bytes, after Warmup reads) between the
+	// write ping-pong and the bandwidth stream; 0 skips it.
+	ReadIters int `json:"read_iters,omitempty"`
 	// Connect is how the two ends connect their QPs: "" or ConnectExchange
 	// (QP info swapped over the worker API) or ConnectRDMACM (librdmacm
 	// resolve/connect/accept, which some RoCE setups require).
@@ -144,6 +155,8 @@ func (p TestParams) Validate() error {
 		return fmt.Errorf("tx_depth %d out of range: use 1..4096", p.TxDepth)
 	case p.Timeout <= 0 || p.Timeout > 10*time.Minute:
 		return fmt.Errorf("timeout %s out of range: use a positive duration up to 10m", p.Timeout)
+	case p.ReadIters < 0 || p.ReadIters > 1_000_000:
+		return fmt.Errorf("read_iters %d out of range: use 0 (skip) .. 1000000", p.ReadIters)
 	case p.Connect != "" && p.Connect != ConnectExchange && p.Connect != ConnectRDMACM:
 		return fmt.Errorf("connect %q: want %s or %s", p.Connect, ConnectExchange, ConnectRDMACM)
 	}

@@ -33,8 +33,11 @@ type RailResult struct {
 	Error     *Error     `json:"error,omitempty"`
 	Latency   *Latency   `json:"latency,omitempty"`
 	Bandwidth *Bandwidth `json:"bandwidth,omitempty"`
-	SrcGID    int        `json:"src_gid_index"`
-	DstGID    int        `json:"dst_gid_index"`
+	// ReadLatency is the RDMA READ round trip when the test asked for it
+	// (TestParams.ReadIters) and the fabric can measure it.
+	ReadLatency *Latency `json:"read_latency,omitempty"`
+	SrcGID      int      `json:"src_gid_index"`
+	DstGID      int      `json:"dst_gid_index"`
 }
 
 // TaskResult answers a Task.

@@ -184,11 +184,12 @@ func (w *wbuf) params(p TestParams) {
 	w.int(p.TxDepth)
 	w.dur(p.Timeout)
 	w.str(p.Connect)
+	w.int(p.ReadIters)
 }
 
 func (r *rbuf) params() TestParams {
 	return TestParams{LatencySize: r.int(), LatencyIters: r.int(), Warmup: r.int(), BWSize: r.int(), BWIters: r.int(),
-		TxDepth: r.int(), Timeout: r.dur(), Connect: r.str()}
+		TxDepth: r.int(), Timeout: r.dur(), Connect: r.str(), ReadIters: r.int()}
 }
 
 func (w *wbuf) endpoint(e Endpoint) {
@@ -237,6 +238,9 @@ func (w *wbuf) qp(q QPInfo) {
 	w.u64(uint64(q.RKey))
 	w.u64(q.Addr)
 	w.int(q.Size)
+	w.str(q.Netdev)
+	w.int(q.NetdevMTU)
+	w.str(q.CMAddr)
 }
 
 func (r *rbuf) qp() QPInfo {
@@ -252,6 +256,7 @@ func (r *rbuf) qp() QPInfo {
 		r.fail()
 	}
 	q.RKey, q.Addr, q.Size = uint32(rkey), r.u64(), r.int()
+	q.Netdev, q.NetdevMTU, q.CMAddr = r.str(), r.int(), r.str()
 	return q
 }
 
@@ -292,6 +297,22 @@ func DecodeTask(b []byte) (Task, error) {
 	return t, r.done()
 }
 
+func (w *wbuf) latency(l *Latency) {
+	w.flag(l != nil)
+	if l != nil {
+		w.int(l.Samples)
+		for _, v := range [...]float64{l.MinNs, l.P50Ns, l.P90Ns, l.P99Ns, l.P999Ns, l.MaxNs, l.StdevNs} {
+			w.f64(v)
+		}
+	}
+}
+
+func (r *rbuf) latencyFigures() *Latency {
+	l := &Latency{Samples: r.int()}
+	l.MinNs, l.P50Ns, l.P90Ns, l.P99Ns, l.P999Ns, l.MaxNs, l.StdevNs = r.f64(), r.f64(), r.f64(), r.f64(), r.f64(), r.f64(), r.f64()
+	return l
+}
+
 // AppendTaskResult appends res's binary form.
 func AppendTaskResult(b []byte, res TaskResult) []byte {
 	w := wbuf(b)
@@ -308,13 +329,7 @@ func AppendTaskResult(b []byte, res TaskResult) []byte {
 		w.str(rr.DstDevice)
 		w.str(string(rr.Class))
 		w.error(rr.Error)
-		w.flag(rr.Latency != nil)
-		if l := rr.Latency; l != nil {
-			w.int(l.Samples)
-			for _, v := range [...]float64{l.MinNs, l.P50Ns, l.P90Ns, l.P99Ns, l.P999Ns, l.MaxNs, l.StdevNs} {
-				w.f64(v)
-			}
-		}
+		w.latency(rr.Latency)
 		w.flag(rr.Bandwidth != nil)
 		if bw := rr.Bandwidth; bw != nil {
 			w.f64(bw.Gbps)
@@ -324,6 +339,7 @@ func AppendTaskResult(b []byte, res TaskResult) []byte {
 		}
 		w.int(rr.SrcGID)
 		w.int(rr.DstGID)
+		w.latency(rr.ReadLatency)
 	}
 	w.dur(res.Elapsed)
 	return w
@@ -355,6 +371,9 @@ func DecodeTaskResult(b []byte) (TaskResult, error) {
 				rr.Bandwidth = bw
 			}
 			rr.SrcGID, rr.DstGID = r.int(), r.int()
+			if r.flag() {
+				rr.ReadLatency = r.latencyFigures()
+			}
 		}
 	}
 	res.Elapsed = r.dur()

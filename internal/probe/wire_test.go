@@ -23,12 +23,14 @@ func randEndpoint(rng *rand.Rand) Endpoint {
 
 func randQP(rng *rand.Rand) QPInfo {
 	return QPInfo{Node: randStr(rng), Device: randStr(rng), Port: 1, LinkLayer: "Ethernet", QPN: rng.Uint32(), PSN: rng.Uint32() & 0xffffff,
-		LID: uint16(rng.Uint32()), GID: "fe80::1", GIDIndex: 3, GIDType: "RoCE v2", MTU: 4096, RKey: rng.Uint32(), Addr: rng.Uint64(), Size: 65536}
+		LID: uint16(rng.Uint32()), GID: "fe80::1", GIDIndex: 3, GIDType: "RoCE v2", MTU: 4096, RKey: rng.Uint32(), Addr: rng.Uint64(), Size: 65536,
+		Netdev: randStr(rng), NetdevMTU: 9000, CMAddr: "10.0.0.1:7471"}
 }
 
 func randParams(rng *rand.Rand) TestParams {
 	p := DefaultTestParams()
 	p.LatencyIters, p.Timeout, p.Connect = rng.IntN(5000), time.Duration(rng.Int64N(1e12)), ConnectRDMACM
+	p.ReadIters = rng.IntN(3) * 100
 	return p
 }
 
@@ -51,6 +53,9 @@ func TestWireRoundTrip(t *testing.T) {
 			if rng.IntN(3) > 0 {
 				rr.Latency = &Latency{Samples: rng.IntN(1e6), MinNs: rng.Float64(), P50Ns: rng.NormFloat64(), P90Ns: 1e9, P99Ns: 0,
 					P999Ns: rng.ExpFloat64(), MaxNs: 3, StdevNs: rng.Float64()}
+			}
+			if rng.IntN(2) > 0 {
+				rr.ReadLatency = &Latency{Samples: 100, MinNs: rng.Float64(), P50Ns: 2e3, P99Ns: rng.ExpFloat64(), MaxNs: 9}
 			}
 			if rng.IntN(2) > 0 {
 				rr.Bandwidth = &Bandwidth{Gbps: rng.Float64() * 400, MsgRate: 7e5, Bytes: rng.Int64() - rng.Int64(), Duration: rng.Float64()}

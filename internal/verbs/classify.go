@@ -35,6 +35,16 @@ const (
 	opWaitDone      op = 19
 	opWaitCQ        op = 20
 	opAlloc         op = 21
+	opAsyncEvent    op = 22
+	opCMLoad        op = 23
+	opCMChannel     op = 24
+	opCMBind        op = 25
+	opCMResolveAddr op = 26
+	opCMResolveRt   op = 27
+	opCMConnect     op = 28
+	opCMAccept      op = 29
+	opCMQPAttr      op = 30
+	opCMDevice      op = 31
 )
 
 var opVerb = map[op]string{
@@ -59,6 +69,16 @@ var opVerb = map[op]string{
 	opWaitDone:      "wait for end of stream",
 	opWaitCQ:        "wait for completion",
 	opAlloc:         "posix_memalign",
+	opAsyncEvent:    "ibv_get_async_event",
+	opCMLoad:        "rdma_cm abi_version",
+	opCMChannel:     "open(/dev/infiniband/rdma_cm)",
+	opCMBind:        "rdma_bind_addr",
+	opCMResolveAddr: "rdma_resolve_addr",
+	opCMResolveRt:   "rdma_resolve_route",
+	opCMConnect:     "rdma_connect",
+	opCMAccept:      "rdma_accept",
+	opCMQPAttr:      "rdma_init_qp_attr",
+	opCMDevice:      "rdma_bind_addr",
 }
 
 // failure is what the C side reports (rm_status), in Go terms.
@@ -69,6 +89,10 @@ type failure struct {
 	iter int64         // loop iteration reached
 	done int64         // work requests completed before the failure
 	idle time.Duration // at a deadline: time since the loop last advanced
+	// RDMA CM only: the event that ended a wait (cmNone when none) and its
+	// status (a negative errno, or the CM's reject reason).
+	cmEvent  int
+	cmStatus int
 }
 
 // stallLimit separates a slow run from a dead peer at a deadline: a loop
@@ -85,6 +109,8 @@ type where struct {
 	mtu       int  // path MTU in bytes, 0 before Connect
 	latencyOK bool // small writes already worked on this QP
 	phase     string
+	peer      string // RDMA CM: the address connected to or listened on
+	node      string // this host, as the cause should name it
 }
 
 const memlockFix = "raise the locked-memory limit: `ulimit -l unlimited`, systemd LimitMEMLOCK=infinity, " +
@@ -116,6 +142,11 @@ func classify(f failure, w where) *probe.Error {
 		e.WCStatus = f.wc
 	}
 	on := fmt.Sprintf("%s port %d", w.device, w.port)
+	if w.node != "" {
+		// The cause may travel to the other end of the test (a
+		// responder's refusal lands in the initiator's cell).
+		on = w.node + " " + on
+	}
 	set := func(c probe.Class, cause, fix string) *probe.Error {
 		e.Class, e.Cause, e.Fix = c, cause, fix
 		return e
@@ -181,6 +212,11 @@ func classify(f failure, w where) *probe.Error {
 			"rerun; if it repeats, report it with the worker log")
 	case opPollCQ:
 		return set(probe.ClassInternal, "ibv_poll_cq failed on "+on, "the device may have been reset; check dmesg")
+	case opAsyncEvent:
+		return set(probe.ClassInternal, fmt.Sprintf("reading device events of %s failed: %s", w.device, f.err.Error()),
+			"the worker keeps testing but cannot see port changes; report this with dmesg")
+	case opCMLoad, opCMChannel, opCMBind, opCMResolveAddr, opCMResolveRt, opCMConnect, opCMAccept, opCMQPAttr, opCMDevice:
+		return classifyCM(f, w, on, set)
 	}
 	return set(probe.ClassInternal, fmt.Sprintf("unexpected failure (op %d, errno %d)", f.op, f.err), "report this with the worker log")
 }
@@ -234,6 +270,13 @@ func classifyWC(f failure, w where, on string, set func(probe.Class, string, str
 }
 
 func classifyWait(f failure, w where, set func(probe.Class, string, string) *probe.Error) *probe.Error {
+	// The retry-exceeded MTU signature, seen from a deadline instead: a
+	// device that keeps retrying (or a deadline shorter than its retries)
+	// never reports the loss, it just never completes a large write.
+	if f.op == opWaitCQ && w.phase == "bandwidth" && f.err == syscall.ETIMEDOUT && f.done == 0 && w.latencyOK && w.mtu > 0 && w.size > w.mtu {
+		return set(probe.ClassMTUMismatch, fmt.Sprintf("small writes passed but no %d-byte write (path MTU %d) completed before the deadline: a hop drops full-size frames", w.size, w.mtu),
+			"make every switch/bridge MTU at least the RoCE netdev MTU plus headers (e.g. 9216), or lower the netdev MTU so the active RoCE MTU fits")
+	}
 	if f.err == syscall.ETIMEDOUT && f.iter > 0 && f.idle < stallLimit {
 		return set(probe.ClassTimeout, fmt.Sprintf("%s was still running at the deadline (reached %d; last progress %s before it): the path or the host is slower than the timeout allows",
 			w.phase, f.iter, f.idle.Round(time.Millisecond)),

@@ -46,6 +46,9 @@ func TestClassify(t *testing.T) {
 		{"slow but alive", failure{op: opWaitPong, err: syscall.ETIMEDOUT, iter: 644, idle: 40 * time.Millisecond}, w, probe.ClassTimeout, "wait for peer write", "still running"},
 		{"cancelled", failure{op: opWaitCQ, err: syscall.ECANCELED, iter: 3}, w, probe.ClassTimeout, "wait for completion", "cancelled"},
 		{"post_send", failure{op: opPostSend, err: syscall.EINVAL}, w, probe.ClassInternal, "ibv_post_send", "error state"},
+		{"large never completed", failure{op: opWaitCQ, err: syscall.ETIMEDOUT, idle: time.Minute}, afterLat, probe.ClassMTUMismatch, "wait for completion", "full-size frames"},
+		{"large stalled after some", failure{op: opWaitCQ, err: syscall.ETIMEDOUT, done: 30, idle: time.Minute}, afterLat, probe.ClassTimeout, "wait for completion", "30 of the requests"},
+		{"stall before latency ok", failure{op: opWaitCQ, err: syscall.ETIMEDOUT, idle: time.Minute}, w, probe.ClassTimeout, "wait for completion", "no completion"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -37,6 +37,16 @@ enum rm_op {
 	RM_OP_WAIT_DONE = 19,   // responder waiting for the end-of-test marker
 	RM_OP_WAIT_CQ = 20,     // waiting for our own completions
 	RM_OP_ALLOC = 21,       // host memory for buffers
+	RM_OP_ASYNC_EVENT = 22, // reading the device's async events
+	RM_OP_CM_LOAD = 23,     // the kernel RDMA CM speaks another ABI
+	RM_OP_CM_CHANNEL = 24,  // opening /dev/infiniband/rdma_cm, creating an id
+	RM_OP_CM_BIND = 25,     // rdma_bind_addr / rdma_listen
+	RM_OP_CM_RESOLVE_ADDR = 26,
+	RM_OP_CM_RESOLVE_ROUTE = 27,
+	RM_OP_CM_CONNECT = 28,  // rdma_connect and its answer
+	RM_OP_CM_ACCEPT = 29,   // waiting for and accepting the request
+	RM_OP_CM_QP_ATTR = 30,  // rdma_init_qp_attr
+	RM_OP_CM_DEVICE = 31,   // the CM picked another device than ours
 };
 
 // Where a failure happened and what the library said. iter is the
@@ -49,7 +59,14 @@ typedef struct rm_status {
 	int64_t iter;
 	int64_t done;  // work requests completed before the failure
 	int64_t idle_ns; // at a deadline: how long the loop had made no progress
+	int cm_event;    // RDMA CM: 1 + the event that ended the wait (0: none)
+	int cm_status;   // its status (negative errno, or a CM reject reason)
 } rm_status;
+
+typedef struct rm_event {
+	int type; // enum ibv_event_type
+	int port; // 0 for device-wide events
+} rm_event;
 
 typedef struct rm_port {
 	int state;
@@ -112,9 +129,41 @@ rm_sess *rm_sess_open(rm_dev *d, int port, int lat_size, int bw_size, int tx_dep
 void rm_sess_info(rm_sess *s, uint32_t *qpn, uint64_t *addr, uint32_t *rkey, uint64_t *len);
 int rm_sess_connect(rm_sess *s, const rm_conn *c, rm_status *st);
 int rm_sess_latency(rm_sess *s, int warmup, int iters, int64_t *rtt, int64_t timeout_ns, int64_t gen, rm_status *st);
+int rm_sess_read_latency(rm_sess *s, int warmup, int iters, int64_t *rtt, int64_t timeout_ns, int64_t gen, rm_status *st);
 int rm_sess_respond(rm_sess *s, int warmup, int iters, int wait_done, int64_t timeout_ns, int64_t gen, rm_status *st);
 int rm_sess_bandwidth(rm_sess *s, int iters, int tx_depth, int64_t timeout_ns, int64_t gen, rm_bw_out *out, rm_status *st);
 void rm_sess_cancel(rm_sess *s, int64_t gen);
 void rm_sess_close(rm_sess *s);
+
+// What the two ends of an RDMA CM connection tell each other in the
+// handshake's private data: where to write, and what the buffer was laid
+// out for. reason is non-zero in a reject.
+typedef struct rm_cm_priv {
+	uint64_t addr;
+	uint64_t len;
+	uint32_t rkey;
+	uint32_t lat_size;
+	uint32_t bw_size;
+	int mtu;    // sender's active MTU, enum ibv_mtu
+	int reason; // RM_CM_REJECT_*
+	int valid;  // set by the decoder: the bytes were ours
+} rm_cm_priv;
+
+enum { RM_CM_REJECT_SIZES = 1, RM_CM_REJECT_DEVICE = 2 };
+
+int rm_cm_abi(void); // the kernel RDMA CM's ABI version, -1 when unknown
+int rm_cm_listen(rm_sess *s, const char *ip, int *port, rm_status *st);
+int rm_cm_wait_request(rm_sess *s, rm_cm_priv *peer, int64_t timeout_ns, int64_t gen, rm_status *st);
+int rm_cm_reject(rm_sess *s, const rm_cm_priv *mine);
+int rm_cm_accept(rm_sess *s, const rm_cm_priv *mine, const rm_cm_priv *peer, int mtu_cap,
+		 int64_t timeout_ns, int64_t gen, rm_status *st);
+int rm_cm_connect(rm_sess *s, const char *src, const char *dst, int port, const rm_cm_priv *mine,
+		  rm_cm_priv *peer, int64_t timeout_ns, int64_t gen, rm_status *st);
+int rm_cm_establish(rm_sess *s, const rm_cm_priv *peer, int mtu_cap, rm_status *st);
+int rm_sess_path_mtu(rm_sess *s);
+
+int rm_dev_registered(rm_dev *d);
+// 1: *ev filled; 0: timeout; 2: stop_fd readable; -1: error.
+int rm_dev_event_wait(rm_dev *d, int stop_fd, int timeout_ms, rm_event *ev, rm_status *st);
 
 #endif

@@ -26,6 +26,8 @@ struct rm_fn {
 	int (*destroy_qp)(struct ibv_qp *);
 	int (*modify_qp)(struct ibv_qp *, struct ibv_qp_attr *, int);
 	ssize_t (*query_gid_table)(struct ibv_context *, struct ibv_gid_entry *, size_t, uint32_t, size_t);
+	int (*get_async_event)(struct ibv_context *, struct ibv_async_event *);
+	void (*ack_async_event)(struct ibv_async_event *);
 };
 
 extern struct rm_fn rm_fn;
@@ -34,7 +36,24 @@ struct rm_dev {
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
 	int nports;
+	char name[IBV_SYSFS_NAME_MAX];
+	// The uverbs node (/sys/class/infiniband_verbs/uverbsN): it vanishes
+	// first when the device is unregistered, while our open context keeps
+	// the rest of the device alive.
+	char dev_path[IBV_SYSFS_PATH_MAX];
+	uint64_t guid; // node GUID as the kernel stores it (RDMA CM names devices by it)
+	// Transport retries and local ACK timeout for RC QPs: perftest's 7 and
+	// 14 (67 ms), except on Soft-RoCE. rxe reads a retry count of 7 as
+	// "retry forever" (rxe_comp.c), so a dead or lossy path would hang to
+	// the deadline instead of failing with RETRY_EXC_ERR after 7 tries as
+	// on an HCA; 6 gives rxe those 7 tries. And rxe runs on CPUs that stall
+	// (VMs, busy hosts): 7 x 67 ms of silence from a descheduled peer
+	// failed clean lab runs, so its timeout is 18 (1.07 s, 7.5 s in all).
+	int retry_cnt;
+	int ack_timeout;
 };
+
+#define RM_RXE_VENDOR_ID 0xFFFFFF
 
 void rm_fail(rm_status *st, int op, int err);
 

@@ -36,7 +36,10 @@ var _ = [1]struct{}{}[C.RM_OP_LOAD-opLoad+C.RM_OP_GET_DEVICE_LIST-opGetDeviceLis
 	C.RM_OP_CREATE_CQ-opCreateCQ+C.RM_OP_CREATE_QP-opCreateQP+C.RM_OP_MODIFY_INIT-opModifyInit+
 	C.RM_OP_MODIFY_RTR-opModifyRTR+C.RM_OP_MODIFY_RTS-opModifyRTS+C.RM_OP_POST_SEND-opPostSend+
 	C.RM_OP_POLL_CQ-opPollCQ+C.RM_OP_COMPLETION-opCompletion+C.RM_OP_WAIT_PONG-opWaitPong+
-	C.RM_OP_WAIT_PING-opWaitPing+C.RM_OP_WAIT_DONE-opWaitDone+C.RM_OP_WAIT_CQ-opWaitCQ+C.RM_OP_ALLOC-opAlloc]
+	C.RM_OP_WAIT_PING-opWaitPing+C.RM_OP_WAIT_DONE-opWaitDone+C.RM_OP_WAIT_CQ-opWaitCQ+C.RM_OP_ALLOC-opAlloc+
+	C.RM_OP_ASYNC_EVENT-opAsyncEvent+C.RM_OP_CM_LOAD-opCMLoad+C.RM_OP_CM_CHANNEL-opCMChannel+C.RM_OP_CM_BIND-opCMBind+
+	C.RM_OP_CM_RESOLVE_ADDR-opCMResolveAddr+C.RM_OP_CM_RESOLVE_ROUTE-opCMResolveRt+C.RM_OP_CM_CONNECT-opCMConnect+
+	C.RM_OP_CM_ACCEPT-opCMAccept+C.RM_OP_CM_QP_ATTR-opCMQPAttr+C.RM_OP_CM_DEVICE-opCMDevice]
 
 var (
 	loadOnce sync.Once
@@ -63,12 +66,18 @@ func load() error {
 type Fabric struct {
 	opts Options
 	gid  gidPolicy
-	sys  sysfs
+	sys  sysfs // /sys/class/infiniband
+	net  sysfs // /sys/class/net
 	node string
 
-	mu     sync.Mutex
-	devs   map[string]*device
-	closed bool
+	health  *healthBook
+	changes chan struct{} // coalesced "health changed" signal (Changes)
+
+	mu       sync.Mutex
+	devs     map[string]*device
+	watchers map[string]*watcher
+	sessions map[*Session]struct{} // open sessions, so a lost port can cancel theirs
+	closed   bool
 }
 
 type device struct {
@@ -91,29 +100,33 @@ func New(opts Options) (*Fabric, error) {
 	}
 	node, _ := os.Hostname()
 	return &Fabric{opts: opts, gid: pol, node: node,
-		sys:  sysfs{root: os.DirFS("/sys/class/infiniband")},
-		devs: map[string]*device{}}, nil
+		sys:    sysfs{root: os.DirFS("/sys/class/infiniband")},
+		net:    sysfs{root: os.DirFS("/sys/class/net")},
+		health: newHealthBook(time.Now), changes: make(chan struct{}, 1),
+		devs: map[string]*device{}, watchers: map[string]*watcher{}, sessions: map[*Session]struct{}{}}, nil
 }
 
 // Name implements worker.Fabric.
 func (f *Fabric) Name() string { return "verbs" }
 
-// Close releases the cached device contexts; sessions still open keep
-// theirs until they are closed.
+// Close stops the device watchers and releases the cached device
+// contexts; sessions still open keep theirs until they are closed.
 func (f *Fabric) Close() error {
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	f.closed = true
 	for name, d := range f.devs {
 		delete(f.devs, name)
 		f.unref(d)
 	}
+	f.mu.Unlock()
+	f.stopWatchers()
 	return nil
 }
 
 func statusFailure(st *C.rm_status) failure {
 	return failure{op: op(st.op), err: syscall.Errno(st.err), wc: int(st.wc_status),
-		iter: int64(st.iter), done: int64(st.done), idle: time.Duration(st.idle_ns)}
+		iter: int64(st.iter), done: int64(st.done), idle: time.Duration(st.idle_ns),
+		cmEvent: int(st.cm_event) - 1, cmStatus: int(st.cm_status)}
 }
 
 // deviceNames lists the HCAs the library sees, in rail order.
@@ -126,7 +139,7 @@ func (f *Fabric) deviceNames() ([]string, *probe.Error) {
 	}
 	names := strings.Fields(C.GoString(&buf[0]))
 	if len(names) == 0 {
-		if e := noProvider(f.sys); e != nil {
+		if e := noProvider(f.sys, f.health.gone()); e != nil {
 			return nil, e
 		}
 	}
@@ -153,6 +166,7 @@ func (f *Fabric) acquire(name string) (*device, *probe.Error) {
 		d.refs++
 		f.devs[name] = d
 	}
+	f.ensureWatch(name)
 	return d, nil
 }
 
@@ -239,8 +253,19 @@ func (f *Fabric) Ports(ctx context.Context) ([]probe.Port, error) {
 		p.Rail = len(out)
 		out = append(out, p)
 	}
+	gone := f.health.gone()
+	for _, name := range sortedKeys(gone) {
+		if slices.Contains(names, name) || (len(f.opts.Devices) > 0 && !slices.Contains(f.opts.Devices, name)) {
+			continue
+		}
+		// A device that vanished stays in the list, unusable, so the
+		// coordinator shows its rails as down instead of losing them.
+		for port := 1; port <= gone[name].ports; port++ {
+			add(probe.Port{Device: name, Port: port, State: "REMOVED", GIDIndex: -1, UnusableWhy: gone[name].err.Cause})
+		}
+	}
 	for _, want := range f.opts.Devices {
-		if !slices.Contains(names, want) {
+		if !slices.Contains(names, want) && gone[want].err == nil {
 			add(probe.Port{Device: want, Port: 1, State: "MISSING", UnusableWhy: fmt.Sprintf(
 				"device %s not found (have: %s); install ibverbs-providers or check the driver", want, strings.Join(names, ","))})
 		}
@@ -294,7 +319,7 @@ func (f *Fabric) describePort(d *device, port int) probe.Port {
 	}
 	switch {
 	case int(rp.state) != 4:
-		p.UnusableWhy = portDown(d.name, port, int(rp.state), int(rp.phys_state), p.LinkLayer).Error()
+		p.UnusableWhy = f.portCause(d.name, port, int(rp.state), int(rp.phys_state), p.LinkLayer).Error()
 	case gerr != nil:
 		p.UnusableWhy = gerr.Error()
 	default:
@@ -336,6 +361,11 @@ func (f *Fabric) Open(ctx context.Context, ep probe.Endpoint, p probe.TestParams
 	if port == 0 {
 		port = 1
 	}
+	// An endpoint an event took down fails here, without a verb: the
+	// sweep moves on instead of waiting out retries on a dead port.
+	if e := f.health.check(name, port); e != nil {
+		return nil, e
+	}
 	d, perr := f.acquire(name)
 	if perr != nil {
 		return nil, perr
@@ -359,7 +389,7 @@ func (f *Fabric) open(d *device, port int, ep probe.Endpoint, p probe.TestParams
 	}
 	ll := linkLayerName(int(rp.link_layer))
 	if rp.state != 4 {
-		return nil, portDown(d.name, port, int(rp.state), int(rp.phys_state), ll)
+		return nil, f.portCause(d.name, port, int(rp.state), int(rp.phys_state), ll)
 	}
 	entries, perr := f.gids(d, port, rp)
 	if perr != nil {
@@ -386,5 +416,62 @@ func (f *Fabric) open(d *device, port int, ep probe.Endpoint, p probe.TestParams
 			QPN: uint32(qpn), PSN: rand.Uint32() & 0xffffff, LID: uint16(rp.lid),
 			GID: g.String(), GIDIndex: g.Index, GIDType: g.Type, MTU: mtuBytes(int(rp.active_mtu)),
 			RKey: uint32(rkey), Addr: uint64(addr), Size: int(size)}}
+	if ll == "Ethernet" {
+		nd := f.net.roceNetdev(f.sys, d.name, port)
+		s.info.Netdev, s.info.NetdevMTU = nd.name, nd.mtu
+	}
+	f.mu.Lock()
+	f.sessions[s] = struct{}{}
+	f.mu.Unlock()
+	// The port may have gone down between the check above and now; the
+	// watcher's abort only reaches registered sessions.
+	if e := f.health.check(d.name, port); e != nil {
+		s.Close()
+		return nil, e
+	}
 	return s, nil
+}
+
+// portNotActive is the port-down error of a port that an event took down
+// or that is not ACTIVE right now, or nil.
+func (f *Fabric) portNotActive(d *device, port int) *probe.Error {
+	if e := f.health.check(d.name, port); e != nil {
+		return &probe.Error{Class: e.Class, Verb: e.Verb, Cause: e.Cause, Fix: e.Fix}
+	}
+	var rp C.rm_port
+	var st C.rm_status
+	if d.c == nil || C.rm_port_query(d.c, C.int(port), &rp, &st) != 0 || rp.state == 4 {
+		return nil
+	}
+	return f.portCause(d.name, port, int(rp.state), int(rp.phys_state), linkLayerName(int(rp.link_layer)))
+}
+
+// portCause explains a port that is not ACTIVE; on RoCE it names the
+// netdev, which is nearly always where the problem is.
+func (f *Fabric) portCause(dev string, port, state, phys int, linkLayer string) *probe.Error {
+	e := portDown(dev, port, state, phys, linkLayer)
+	if linkLayer == "Ethernet" {
+		if nd := f.net.roceNetdev(f.sys, dev, port); nd.name != "" {
+			e.Cause += "; " + nd.String()
+			e.Fix = f.portFix(dev, port)
+		}
+	}
+	return e
+}
+
+func (f *Fabric) portFix(dev string, port int) string {
+	nd := f.net.roceNetdev(f.sys, dev, port)
+	if nd.name == "" {
+		return "check the cable, the switch port and `ibv_devinfo -d " + dev + "`"
+	}
+	return fmt.Sprintf("bring %s up (`ip link set %s up`), then check its cable and switch port (`ethtool %s`)", nd.name, nd.name, nd.name)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
 }

@@ -64,6 +64,8 @@ int rm_load(char *msg, int msglen)
 		{(void **)&rm_fn.destroy_qp, "ibv_destroy_qp", 1, 0},
 		{(void **)&rm_fn.modify_qp, "ibv_modify_qp", 1, 0},
 		{(void **)&rm_fn.query_gid_table, "_ibv_query_gid_table", 0, 1},
+		{(void **)&rm_fn.get_async_event, "ibv_get_async_event", 1, 0},
+		{(void **)&rm_fn.ack_async_event, "ibv_ack_async_event", 1, 0},
 	};
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
 		*want[i].slot = sym(h, want[i].name, want[i].versioned);
@@ -133,6 +135,8 @@ rm_dev *rm_dev_open(const char *name, rm_status *st)
 		rm_fail(st, RM_OP_ALLOC, ENOMEM);
 		return NULL;
 	}
+	snprintf(d->name, sizeof(d->name), "%s", dev->name);
+	snprintf(d->dev_path, sizeof(d->dev_path), "%s", dev->dev_path);
 	errno = 0;
 	d->ctx = rm_fn.open_device(dev);
 	rm_fn.free_device_list(list);
@@ -150,6 +154,9 @@ rm_dev *rm_dev_open(const char *name, rm_status *st)
 		return NULL;
 	}
 	d->nports = da.phys_port_cnt;
+	d->guid = da.node_guid;
+	d->retry_cnt = da.vendor_id == RM_RXE_VENDOR_ID ? 6 : 7;
+	d->ack_timeout = da.vendor_id == RM_RXE_VENDOR_ID ? 18 : 14;
 	errno = 0;
 	d->pd = rm_fn.alloc_pd(d->ctx);
 	if (!d->pd) {

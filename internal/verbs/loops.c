@@ -321,3 +321,61 @@ int rm_sess_bandwidth(rm_sess *s, int iters, int tx_depth, int64_t timeout_ns, i
 			return -1;
 	}
 }
+
+// RDMA READ latency, like ib_read_lat: read lat_size bytes of the peer's
+// latency send area into ours, one at a time; a sample is the time between
+// two consecutive posts (request out, data back, completion), not halved:
+// a read is one round trip by nature. The peer does nothing but keep its
+// QP alive. Runs after the ping-pong, so both areas are free.
+int rm_sess_read_latency(rm_sess *s, int warmup, int iters, int64_t *rtt, int64_t timeout_ns,
+			 int64_t gen, rm_status *st)
+{
+	if (not_connected(s, st))
+		return -1;
+	size_t off = CTL_LEN + s->lat_area;
+	int64_t deadline = rm_now_ns() + timeout_ns;
+	watch_start(s);
+	int total = warmup + iters;
+	int64_t prev = 0;
+	unsigned spins = 0;
+	for (int i = 0; i < total; i++) {
+		int64_t t = rm_now_ns();
+		if (i > warmup)
+			rtt[i - warmup - 1] = t - prev;
+		prev = t;
+		struct ibv_sge sge;
+		sge.addr = (uintptr_t)(s->buf + off);
+		sge.length = s->lat_size;
+		sge.lkey = s->mr->lkey;
+		struct ibv_send_wr wr, *bad = NULL;
+		memset(&wr, 0, sizeof(wr));
+		wr.wr_id = 2;
+		wr.sg_list = &sge;
+		wr.num_sge = 1;
+		wr.opcode = IBV_WR_RDMA_READ;
+		wr.send_flags = IBV_SEND_SIGNALED;
+		wr.wr.rdma.remote_addr = s->remote_addr + off;
+		wr.wr.rdma.rkey = s->remote_rkey;
+		int rc = ibv_post_send(s->qp, &wr, &bad);
+		if (rc)
+			return post_failed(st, rc, i);
+		for (;;) {
+			struct ibv_wc wc;
+			int ne = ibv_poll_cq(s->cq, 1, &wc);
+			if (ne < 0) {
+				rm_fail(st, RM_OP_POLL_CQ, EIO);
+				st->iter = i;
+				return -1;
+			}
+			if (ne > 0) {
+				if (wc_failed(&wc, st, i))
+					return -1;
+				break;
+			}
+			if (stopped(s, gen, deadline, &spins, st, RM_OP_WAIT_CQ, i))
+				return -1;
+		}
+	}
+	rtt[iters - 1] = rm_now_ns() - prev;
+	return 0;
+}

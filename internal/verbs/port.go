@@ -127,20 +127,72 @@ func sortDevices(names []string) {
 }
 
 // noProvider explains an empty device list when the kernel does have RDMA
-// devices: libibverbs found no user-space driver for them.
-func noProvider(s sysfs) *probe.Error {
+// devices: libibverbs found no user-space driver for them. Devices being
+// removed (gone) are skipped: their sysfs directory outlives their uverbs
+// node for a moment, and that is not a missing provider.
+func noProvider(s sysfs, gone map[string]removedDev) *probe.Error {
 	if s.root == nil {
 		return nil
 	}
 	ents, err := fs.ReadDir(s.root, ".")
-	if err != nil || len(ents) == 0 {
+	if err != nil {
 		return nil
 	}
 	var names []string
 	for _, e := range ents {
-		names = append(names, e.Name())
+		if _, ok := gone[e.Name()]; !ok {
+			names = append(names, e.Name())
+		}
+	}
+	if len(names) == 0 {
+		return nil
 	}
 	return &probe.Error{Class: probe.ClassPortDown, Verb: "ibv_get_device_list",
 		Cause: fmt.Sprintf("the kernel has RDMA devices (%s) but libibverbs lists none: no user-space provider for them", strings.Join(names, ", ")),
 		Fix:   "install the provider libraries (Debian/Ubuntu: ibverbs-providers; RHEL: rdma-core) and check /etc/libibverbs.d"}
+}
+
+// netdevInfo is the Ethernet side of a RoCE port, read from
+// /sys/class/net: what a port-down or MTU cause should name.
+type netdevInfo struct {
+	name string
+	oper string // operstate: up, down, lowerlayerdown, ...
+	mtu  int
+}
+
+func (n netdevInfo) String() string {
+	if n.name == "" {
+		return ""
+	}
+	s := "its netdev " + n.name
+	if n.oper != "" {
+		s += " is " + n.oper
+	}
+	if n.mtu > 0 {
+		s += fmt.Sprintf(" (MTU %d)", n.mtu)
+	}
+	return s
+}
+
+// roceNetdev finds the netdev under a RoCE port (any GID's ndev, or the
+// rxe "parent" attribute) and reads its state from s, a /sys/class/net
+// view. The zero value means unknown (InfiniBand, or not visible here).
+func (s sysfs) roceNetdev(ib sysfs, dev string, port int) netdevInfo {
+	var n netdevInfo
+	// A downed netdev loses its IPv6 link-local address and with it GID 0,
+	// so look further than the first slot.
+	for i := 0; i < 16 && n.name == ""; i++ {
+		n.name = ib.gidNetdev(dev, port, i)
+	}
+	if n.name == "" {
+		n.name, _ = ib.read(path.Join(dev, "parent"))
+	}
+	if n.name == "" || strings.ContainsAny(n.name, "/ ") {
+		return netdevInfo{}
+	}
+	n.oper, _ = s.read(path.Join(n.name, "operstate"))
+	if v, ok := s.read(path.Join(n.name, "mtu")); ok {
+		n.mtu, _ = strconv.Atoi(v)
+	}
+	return n
 }

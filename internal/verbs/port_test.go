@@ -59,10 +59,14 @@ func TestSortDevices(t *testing.T) {
 }
 
 func TestNoProvider(t *testing.T) {
-	if e := noProvider(sysfs{root: fstest.MapFS{}}); e != nil {
+	if e := noProvider(sysfs{root: fstest.MapFS{}}, nil); e != nil {
 		t.Fatalf("no devices in sysfs is not a provider problem: %v", e)
 	}
-	e := noProvider(sysfs{root: fstest.MapFS{"mlx5_0/ports/1/state": {Data: []byte("4: ACTIVE")}}})
+	busy := sysfs{root: fstest.MapFS{"mlx5_0/ports/1/state": {Data: []byte("4: ACTIVE")}}}
+	if e := noProvider(busy, map[string]removedDev{"mlx5_0": {}}); e != nil {
+		t.Fatalf("a device being removed is not a missing provider: %v", e)
+	}
+	e := noProvider(busy, nil)
 	if e == nil || !strings.Contains(e.Cause, "mlx5_0") || !strings.Contains(e.Fix, "ibverbs-providers") {
 		t.Fatalf("got %v", e)
 	}

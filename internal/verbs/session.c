@@ -35,6 +35,9 @@ void rm_sess_close(rm_sess *s)
 {
 	if (!s)
 		return;
+	// The CM ids reference the connection, not the QP (ours is not
+	// attached to them), but go first so the peer hears a disconnect.
+	rm_cm_close(s);
 	if (s->qp)
 		rm_fn.destroy_qp(s->qp);
 	if (s->mr)
@@ -177,8 +180,8 @@ int rm_sess_connect(rm_sess *s, const rm_conn *c, rm_status *st)
 	}
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
+	a.timeout = s->dev->ack_timeout;
+	a.retry_cnt = s->dev->retry_cnt;
 	a.rnr_retry = 7;
 	a.sq_psn = c->local_psn & 0xffffff;
 	a.max_rd_atomic = 1;
@@ -192,9 +195,12 @@ int rm_sess_connect(rm_sess *s, const rm_conn *c, rm_status *st)
 	}
 	s->remote_addr = c->remote_addr;
 	s->remote_rkey = c->remote_rkey;
+	s->path_mtu = c->mtu;
 	s->connected = 1;
 	return 0;
 }
+
+int rm_sess_path_mtu(rm_sess *s) { return s->path_mtu; }
 
 void rm_sess_cancel(rm_sess *s, int64_t gen)
 {

@@ -32,9 +32,10 @@ type Session struct {
 	info   probe.QPInfo
 
 	closing atomic.Bool
-	mu      sync.Mutex // held by the C loops and by Close
-	c       *C.rm_sess // nil once closed
-	cc      *C.rm_sess // never changes: the cancel word stays reachable without mu
+	aborted atomic.Pointer[probe.Error] // why the device watcher cancelled us
+	mu      sync.Mutex                  // held by the C loops and by Close
+	c       *C.rm_sess                  // nil once closed
+	cc      *C.rm_sess                  // never changes: the cancel word stays reachable without mu
 	gen     int64
 
 	connected bool
@@ -42,14 +43,17 @@ type Session struct {
 	latencyOK bool
 }
 
-var _ worker.Session = (*Session)(nil)
+var (
+	_ worker.CMSession   = (*Session)(nil)
+	_ worker.ReadSession = (*Session)(nil)
+)
 
 // Info implements worker.Session.
 func (s *Session) Info() probe.QPInfo { return s.info }
 
 func (s *Session) where(phase string, size int) where {
 	return where{device: s.info.Device, port: s.port, gidIndex: s.gid.Index, netdev: s.gid.Netdev,
-		size: size, mtu: s.mtu, latencyOK: s.latencyOK, phase: phase}
+		size: size, mtu: s.mtu, latencyOK: s.latencyOK, phase: phase, node: s.info.Node}
 }
 
 func closedErr() *probe.Error {
@@ -57,10 +61,44 @@ func closedErr() *probe.Error {
 		Fix: "report this as a bug with the worker log"}
 }
 
-// Connect implements worker.Session: INIT → RTR → RTS against the peer.
+// abort fails the session for good with e (its port or device is gone):
+// the loop in flight stops at its next check and every later call fails.
+func (s *Session) abort(e *probe.Error) {
+	if s.aborted.CompareAndSwap(nil, e) {
+		C.rm_sess_cancel(s.cc, C.RM_CANCEL_ALL)
+	}
+}
+
+// fail classifies a loop's failure, unless the watcher cancelled it: then
+// the reason is the event, not the cancellation. A failure on a port that
+// is down by now is reported as that: a dying port errors the QP (flushes,
+// LOC_QP_OP_ERR) a moment before its event reaches the watcher.
+func (s *Session) fail(f failure, w where) *probe.Error {
+	if e := s.aborted.Load(); e != nil {
+		return e
+	}
+	e := classify(f, w)
+	if e.Class == probe.ClassPortDown || f.err == syscall.ECANCELED {
+		return e
+	}
+	if down := s.f.portNotActive(s.dev, s.port); down != nil {
+		down.Cause += " (the test itself failed with: " + e.Error() + ")"
+		return down
+	}
+	return e
+}
+
+// Connect implements worker.Session: INIT → RTR → RTS against the peer,
+// from the exchanged QP info or, in RDMA CM mode, through the CM.
 func (s *Session) Connect(ctx context.Context, remote probe.QPInfo) error {
 	if err := ctx.Err(); err != nil {
 		return &probe.Error{Class: probe.ClassTimeout, Cause: "connect: " + err.Error()}
+	}
+	if e := s.aborted.Load(); e != nil {
+		return e
+	}
+	if s.params.Connect == probe.ConnectRDMACM {
+		return s.connectCM(ctx, remote)
 	}
 	if s.connected {
 		return &probe.Error{Class: probe.ClassInternal, Cause: "session already connected",
@@ -99,7 +137,7 @@ func (s *Session) Connect(ctx context.Context, remote probe.QPInfo) error {
 	}
 	var st C.rm_status
 	if C.rm_sess_connect(s.c, &c, &st) != 0 {
-		return classify(statusFailure(&st), s.where("connect", 0))
+		return s.fail(statusFailure(&st), s.where("connect", 0))
 	}
 	s.connected = true
 	return nil
@@ -147,6 +185,9 @@ func (s *Session) run(ctx context.Context, timeout time.Duration, phase string,
 }
 
 func (s *Session) checkParams(p probe.TestParams) *probe.Error {
+	if e := s.aborted.Load(); e != nil {
+		return e
+	}
 	if err := p.Validate(); err != nil {
 		return &probe.Error{Class: probe.ClassInternal, Cause: err.Error(), Fix: "fix the test parameters"}
 	}
@@ -173,12 +214,39 @@ func (s *Session) Latency(ctx context.Context, p probe.TestParams) (probe.Latenc
 			(*C.int64_t)(unsafe.Pointer(&rtt[0])), ns, gen, st)
 	})
 	if !ok {
-		return probe.Latency{}, classify(f, s.where("latency", p.LatencySize))
+		return probe.Latency{}, s.fail(f, s.where("latency", p.LatencySize))
 	}
 	s.latencyOK = true
 	samples := make([]float64, len(rtt))
 	for i, r := range rtt {
 		samples[i] = float64(r) / 2
+	}
+	return probe.Summarize(samples), nil
+}
+
+// ReadLatency implements worker.ReadSession: RDMA READ round trips of
+// p.LatencySize bytes, like ib_read_lat (not halved). The responder takes
+// no part beyond keeping its QP, so it runs between the ping-pong and the
+// bandwidth stream.
+func (s *Session) ReadLatency(ctx context.Context, p probe.TestParams) (probe.Latency, error) {
+	if e := s.checkParams(p); e != nil {
+		return probe.Latency{}, e
+	}
+	if p.ReadIters < 1 {
+		return probe.Latency{}, &probe.Error{Class: probe.ClassInternal, Cause: "READ latency requested with read_iters 0",
+			Fix: "set read_iters, or skip the READ phase"}
+	}
+	rtt := make([]int64, p.ReadIters)
+	f, ok := s.run(ctx, p.Timeout, "read latency", func(gen, ns C.int64_t, st *C.rm_status) C.int {
+		return C.rm_sess_read_latency(s.c, C.int(p.Warmup), C.int(p.ReadIters),
+			(*C.int64_t)(unsafe.Pointer(&rtt[0])), ns, gen, st)
+	})
+	if !ok {
+		return probe.Latency{}, s.fail(f, s.where("read latency", p.LatencySize))
+	}
+	samples := make([]float64, len(rtt))
+	for i, r := range rtt {
+		samples[i] = float64(r)
 	}
 	return probe.Summarize(samples), nil
 }
@@ -199,7 +267,7 @@ func (s *Session) Bandwidth(ctx context.Context, p probe.TestParams) (probe.Band
 		return C.rm_sess_bandwidth(s.c, C.int(p.BWIters), C.int(p.TxDepth), ns, gen, &out, st)
 	})
 	if !ok {
-		return probe.Bandwidth{}, classify(f, s.where("bandwidth", p.BWSize))
+		return probe.Bandwidth{}, s.fail(f, s.where("bandwidth", p.BWSize))
 	}
 	sec := float64(out.ns) / 1e9
 	bw := probe.Bandwidth{Bytes: int64(out.bytes), Duration: sec}
@@ -225,7 +293,7 @@ func (s *Session) Respond(ctx context.Context, p probe.TestParams) error {
 		return C.rm_sess_respond(s.c, C.int(p.Warmup), C.int(p.LatencyIters), wait, ns, gen, st)
 	})
 	if !ok {
-		return classify(f, s.where("respond", p.LatencySize))
+		return s.fail(f, s.where("respond", p.LatencySize))
 	}
 	return nil
 }
@@ -242,6 +310,9 @@ func (s *Session) Close() error {
 	C.rm_sess_close(s.c)
 	s.c = nil
 	s.mu.Unlock()
+	s.f.mu.Lock()
+	delete(s.f.sessions, s)
+	s.f.mu.Unlock()
 	s.f.release(s.dev)
 	return nil
 }

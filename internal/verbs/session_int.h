@@ -37,7 +37,19 @@ struct rm_sess {
 	// clock check, and when it was first seen.
 	int64_t watch_iter;
 	int64_t watch_ts;
+	// RDMA CM mode only (cm.c): the CM channel (an open
+	// /dev/infiniband/rdma_cm), the listening id on the responder, and the
+	// connection's id on either side (kernel handles).
+	int cm_fd;
+	int cm_open;
+	uint32_t cm_listen;
+	uint32_t cm_id;
+	int has_listen;
+	int has_id;
+	int path_mtu; // enum ibv_mtu the QP was moved to RTR with
 };
+
+void rm_cm_close(rm_sess *s);
 
 size_t rm_layout_len(int lat_size, int bw_size);
 

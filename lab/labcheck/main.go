@@ -7,14 +7,29 @@
 //	                               measured ok, over the IPv4 RoCE v2 GID
 //	                               with an address in NET (e.g. 10.77.0);
 //	                               with "strict", also every verdict ok
+//	labcheck start URL [k=v ...]   start a sweep (connect=rdmacm, latency_iters=N,
+//	                               bw_iters=N, ...), print its id
+//	labcheck wait URL ID TIMEOUT [CELLS|OUT]
+//	                               wait until CELLS cells are done, or until
+//	                               the sweep ends and write its matrix to OUT
+//	labcheck node URL NODE usable|unusable|gidN|dead TIMEOUT
+//	                               wait for a worker's state
+//	labcheck expect FILE CASE -node N -class C -cause RE ...
+//	                               judge one fault case (expect.go)
+//	labcheck table FILE            print the fault table, fail on any miss
+//	labcheck served MODE API...    sum of the workers' responder sessions
+//	                               connected in MODE (exchange|rdmacm)
+//	labcheck churn API NODE N CONC OUT
+//	                               N test sessions through one worker's API
+//	                               (to itself), leak check (churn.go)
 //
 // Without strict, slow-latency and low-bandwidth verdicts are reported but
 // pass: under emulation the spread between equal virtual links exceeds the
 // production thresholds (bandwidth >= 93% of the best pair), so they say
 // nothing about the engine.
 //
-// It decodes only the fields it checks, so it depends on no package of the
-// module and keeps working while their other fields change.
+// The setup checks decode only the fields they read; the fault-case judge
+// (expect.go) rebuilds the matrix with the module's own matrix package.
 package main
 
 import (
@@ -49,7 +64,7 @@ type nodeInfo struct {
 	} `json:"inventory"`
 }
 
-type matrix struct {
+type sweepMatrix struct {
 	Nodes []struct {
 		Name  string `json:"name"`
 		Ports []port `json:"ports"`
@@ -88,6 +103,46 @@ func main() {
 			fail("usage: labcheck sweep FILE N NET [strict]")
 		}
 		err = checkSweep(a[0], atoi(a[1]), a[2], len(a) == 4)
+	case "start":
+		if len(a) < 1 {
+			fail("usage: labcheck start URL [key=value ...]")
+		}
+		err = startSweep(a[0], a[1:])
+	case "wait":
+		if len(a) < 3 || len(a) > 4 {
+			fail("usage: labcheck wait URL ID TIMEOUT [CELLS|OUT]")
+		}
+		cells, out := 0, ""
+		if len(a) == 4 {
+			if n, convErr := strconv.Atoi(a[3]); convErr == nil {
+				cells = n
+			} else {
+				out = a[3]
+			}
+		}
+		err = waitSweep(a[0], a[1], cells, a[2], out)
+	case "node":
+		if len(a) != 4 {
+			fail("usage: labcheck node URL NODE usable|unusable|dead TIMEOUT")
+		}
+		err = waitNode(a[0], a[1], a[2], a[3])
+	case "expect":
+		err = expect(a)
+	case "served":
+		if len(a) < 2 {
+			fail("usage: labcheck served MODE WORKER_API...")
+		}
+		err = served(a[0], a[1:])
+	case "churn":
+		if len(a) != 5 {
+			fail("usage: labcheck churn API NODE N CONC OUT")
+		}
+		err = churn(a[0], a[1], atoi(a[2]), atoi(a[3]), a[4])
+	case "table":
+		if len(a) != 1 {
+			fail("usage: labcheck table FILE")
+		}
+		err = printTable(a[0])
 	default:
 		fail("unknown check " + os.Args[1])
 	}
@@ -176,7 +231,7 @@ func checkSweep(file string, nodes int, net string, strict bool) error {
 	if err != nil {
 		return err
 	}
-	var m matrix
+	var m sweepMatrix
 	if err := json.Unmarshal(b, &m); err != nil {
 		return fmt.Errorf("%s: %w", file, err)
 	}

@@ -15,6 +15,7 @@ import (
 // worker.Adapt turns into one.
 var (
 	_ worker.Session                = (*sim.Session)(nil)
+	_ worker.CMSession              = (*sim.Session)(nil) // RDMA CM mode sweeps run on the simulator too
 	_ worker.Provider[*sim.Session] = (*sim.Node)(nil)
 	_ worker.Fabric                 = worker.Adapt((*sim.Node)(nil))
 )

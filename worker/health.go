@@ -1,0 +1,182 @@
+package worker
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/rdmamesh/rdmamesh/internal/probe"
+)
+
+// HealthReporter is a Fabric that watches its devices (the verbs engine
+// reads each HCA's async events). The worker republishes its inventory on
+// every change, so a port that goes down or a device that is removed shows
+// up as unusable in gossip and on the API within moments, and comes back
+// the same way.
+type HealthReporter interface {
+	// Health is the current state of every watched device.
+	Health() []probe.DeviceHealth
+	// Changes delivers a value after any change; changes are coalesced.
+	Changes() <-chan struct{}
+}
+
+// healthRetry is how soon a failed inventory refresh is tried again.
+var healthRetry = time.Second
+
+// startHealth runs the health loop when the fabric reports health; stop
+// ends it through stopHealth.
+func (a *Agent) startHealth() {
+	hr, ok := a.opts.Fabric.(HealthReporter)
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	a.healthStop, a.healthDone = cancel, make(chan struct{})
+	go a.watchHealth(ctx, hr)
+}
+
+func (a *Agent) stopHealth() {
+	if a.healthStop != nil {
+		a.healthStop()
+		<-a.healthDone
+	}
+}
+
+func (a *Agent) watchHealth(ctx context.Context, hr HealthReporter) {
+	defer close(a.healthDone)
+	// A failed refresh is retried on this timer: the devices may be in
+	// the middle of changing, and a stale inventory must not stay.
+	retry := time.NewTimer(time.Hour)
+	retry.Stop()
+	defer retry.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hr.Changes():
+		case <-retry.C:
+		}
+		rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		err := a.refreshInventory(rctx)
+		cancel()
+		if err != nil {
+			a.log.Warn("device health changed but the inventory could not be refreshed; retrying", "err", err)
+			retry.Reset(healthRetry)
+			continue
+		}
+		inv := a.Inventory()
+		a.log.Info("device health changed; inventory republished", "generation", inv.Generation,
+			"usable_ports", usablePorts(inv.Ports), "devices", healthSummary(hr.Health()))
+		if a.ml != nil {
+			// New meta (generation, usable ports) tells the coordinator to
+			// fetch the inventory again.
+			if err := a.ml.UpdateNode(5 * time.Second); err != nil {
+				a.log.Debug("gossip meta update", "err", err)
+			}
+		}
+	}
+}
+
+func usablePorts(ports []probe.Port) int {
+	n := 0
+	for _, p := range ports {
+		if p.Usable {
+			n++
+		}
+	}
+	return n
+}
+
+func healthSummary(hs []probe.DeviceHealth) string {
+	parts := make([]string, 0, len(hs))
+	for _, h := range hs {
+		s := h.Device + "=" + h.State
+		if h.Cause != "" {
+			s += " (" + h.Cause + ")"
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// keepResponderQP says whether a responder that ended with err should hold
+// its QP until the initiator closes the session. Not when the port or
+// device is gone: the QP is useless, and holding it would keep a device
+// that is being removed open (the kernel waits for every user).
+func keepResponderQP(err error) bool {
+	return err == nil || probe.Classify(err).Class != probe.ClassPortDown
+}
+
+// HealthReply is GET /v1/health: device health from the fabric's watcher
+// and the worker process's own resource use (the lab's churn test reads it
+// to show nothing leaks).
+type HealthReply struct {
+	Node       string               `json:"node"`
+	Generation uint64               `json:"generation"`
+	Ports      int                  `json:"ports"`
+	Usable     int                  `json:"usable_ports"`
+	Devices    []probe.DeviceHealth `json:"devices,omitempty"`
+	Process    ProcessStats         `json:"process"`
+	// Served counts the responder sessions this worker set up, by
+	// connection mode (the lab checks an RDMA CM sweep really used it).
+	Served map[string]int64 `json:"served"`
+}
+
+// connectCounts counts responder sessions by connection mode.
+type connectCounts struct{ exchange, rdmacm atomic.Int64 }
+
+func (c *connectCounts) add(mode string) {
+	if mode == probe.ConnectRDMACM {
+		c.rdmacm.Add(1)
+	} else {
+		c.exchange.Add(1)
+	}
+}
+
+// ProcessStats is what a leak shows up in.
+type ProcessStats struct {
+	Goroutines int   `json:"goroutines"`
+	FDs        int   `json:"fds"`       // open file descriptors; -1 where /proc is missing
+	RSSBytes   int64 `json:"rss_bytes"` // resident set; -1 where /proc is missing
+	Sessions   int   `json:"sessions"`  // responder sessions open right now
+}
+
+func (a *Agent) handleHealth(w http.ResponseWriter, _ *http.Request) {
+	inv := a.Inventory()
+	rep := HealthReply{Node: a.opts.Name, Generation: inv.Generation, Ports: len(inv.Ports), Usable: usablePorts(inv.Ports),
+		Process: ProcessStats{Goroutines: runtime.NumGoroutine(), FDs: countFDs(), RSSBytes: rss(), Sessions: a.sessions.len()},
+		Served:  map[string]int64{probe.ConnectExchange: a.served.exchange.Load(), probe.ConnectRDMACM: a.served.rdmacm.Load()}}
+	if hr, ok := a.opts.Fabric.(HealthReporter); ok {
+		rep.Devices = hr.Health()
+	}
+	writeJSON(w, http.StatusOK, rep)
+}
+
+func countFDs() int {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return -1
+	}
+	return len(ents) - 1 // ReadDir's own descriptor
+}
+
+func rss() int64 {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return -1
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return -1
+	}
+	pages, err := strconv.ParseInt(f[1], 10, 64)
+	if err != nil {
+		return -1
+	}
+	return pages * int64(os.Getpagesize())
+}

@@ -1,0 +1,92 @@
+package worker_test
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rdmamesh/rdmamesh/internal/probe"
+	"github.com/rdmamesh/rdmamesh/worker"
+)
+
+// watchedFabric reports health like the verbs engine: a port goes down,
+// the fabric says so on Changes and in Ports and Health.
+type watchedFabric struct {
+	mu      sync.Mutex
+	down    bool
+	changes chan struct{}
+}
+
+func (f *watchedFabric) Name() string { return "watched" }
+
+func (f *watchedFabric) Ports(context.Context) ([]probe.Port, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	p := probe.Port{Device: "rxe0", Port: 1, LinkLayer: "Ethernet", State: "ACTIVE", MTU: 1024, GIDIndex: 1, Usable: true}
+	if f.down {
+		p.State, p.Usable, p.UnusableWhy = "DOWN", false, "rxe0 port 1 went down (IBV_EVENT_PORT_ERR)"
+	}
+	return []probe.Port{p}, nil
+}
+
+func (f *watchedFabric) Open(context.Context, probe.Endpoint, probe.TestParams) (worker.Session, error) {
+	return nil, &probe.Error{Class: probe.ClassPortDown, Cause: "not in this test"}
+}
+
+func (f *watchedFabric) Health() []probe.DeviceHealth {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.down {
+		return []probe.DeviceHealth{{Device: "rxe0", State: probe.HealthPortDown, DownPorts: []int{1}, Cause: "rxe0 port 1 went down"}}
+	}
+	return []probe.DeviceHealth{{Device: "rxe0", State: probe.HealthOK}}
+}
+
+func (f *watchedFabric) Changes() <-chan struct{} { return f.changes }
+
+func (f *watchedFabric) set(down bool) {
+	f.mu.Lock()
+	f.down = down
+	f.mu.Unlock()
+	f.changes <- struct{}{}
+}
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// A device event republishes the inventory (new generation, port
+// unusable, why) and /v1/health shows it; recovery goes the same way.
+func TestHealthRepublishesInventory(t *testing.T) {
+	fab := &watchedFabric{changes: make(chan struct{}, 1)}
+	a, err := worker.Start(context.Background(), worker.Options{Name: "node-01", Fabric: fab,
+		GossipBind: "127.0.0.1:0", APIListen: "127.0.0.1:0", Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Stop()
+	gen := a.Inventory().Generation
+	fab.set(true)
+	waitFor(t, "the inventory to show the port down", func() bool {
+		inv := a.Inventory()
+		return inv.Generation > gen && !inv.Ports[0].Usable
+	})
+	var h worker.HealthReply
+	getJSON(t, "http://"+a.APIAddr()+"/v1/health", &h)
+	if len(h.Devices) != 1 || h.Devices[0].State != probe.HealthPortDown || h.Usable != 0 || h.Ports != 1 ||
+		h.Process.Goroutines <= 0 || h.Process.FDs <= 0 || h.Process.RSSBytes <= 0 {
+		t.Fatalf("health while down: %+v", h)
+	}
+	fab.set(false)
+	waitFor(t, "the inventory to show the port back", func() bool { return a.Inventory().Ports[0].Usable })
+}

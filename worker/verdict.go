@@ -1,0 +1,105 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/rdmamesh/rdmamesh/internal/probe"
+)
+
+// mtuMismatch reports two ends whose active MTUs differ. The test itself
+// runs at the smaller one (both modes negotiate it, like perftest), so the
+// figures are real, but the fabric is misconfigured: anything that trusts
+// its local MTU (RDMA CM applications, a peer added later) sends frames the
+// other end or the switch cannot take, and the larger MTU is lost for the
+// whole job. nil when they agree or one is unknown.
+func mtuMismatch(local, remote probe.QPInfo) *probe.Error {
+	if local.MTU <= 0 || remote.MTU <= 0 || local.MTU == remote.MTU {
+		return nil
+	}
+	lo, hi := local, remote
+	if lo.MTU > hi.MTU {
+		lo, hi = hi, lo
+	}
+	e := &probe.Error{Class: probe.ClassMTUMismatch, Verb: "ibv_query_port",
+		Cause: fmt.Sprintf("active MTU differs between the ends: %s has %d, %s has %d; the test ran at %d, and traffic that trusts the larger end's MTU will not fit",
+			end(lo), lo.MTU, end(hi), hi.MTU, lo.MTU)}
+	switch {
+	case lo.Netdev != "" && hi.Netdev != "" && lo.NetdevMTU != hi.NetdevMTU:
+		e.Fix = fmt.Sprintf("set the same netdev MTU on every RoCE port (%s %s is %d, %s %s is %d: `ip link set %s mtu %d` on %s), and keep the switch ports at least that large",
+			lo.Node, lo.Netdev, lo.NetdevMTU, hi.Node, hi.Netdev, hi.NetdevMTU, lo.Netdev, hi.NetdevMTU, lo.Node)
+	case lo.LinkLayer == "InfiniBand":
+		e.Fix = "set one MTU for the subnet in the SM (opensm partitions.conf mtu=) and check each port with `ibportstate`"
+	default:
+		e.Fix = "set the same MTU on the RoCE netdevs of every node and on the switch ports between them"
+	}
+	return e
+}
+
+func end(q probe.QPInfo) string {
+	s := q.Node + " " + q.Device
+	if q.Netdev != "" {
+		s += fmt.Sprintf(" (netdev %s MTU %d)", q.Netdev, q.NetdevMTU)
+	}
+	return s
+}
+
+// explainPeerFailure runs when a test failed after the responder had
+// accepted it. RDMA alone cannot tell a dead peer or a peer whose port just
+// went down from a lossy path (all end in retries or silence), but the
+// peer's API can: a worker that no longer answers died during the test,
+// and one whose device health is bad lost its port.
+func (a *Agent) explainPeerFailure(t probe.Task, rp probe.RailPair, err error) error {
+	pe := probe.Classify(err)
+	switch pe.Class {
+	case probe.ClassRetryExceeded, probe.ClassTimeout, probe.ClassPeerLost, probe.ClassInternal:
+	default:
+		return err
+	}
+	h, alive := a.peerHealth(t.DstAPI)
+	if !alive {
+		return &probe.Error{Class: probe.ClassPeerLost, Verb: pe.Verb, Errno: pe.Errno, WCStatus: pe.WCStatus,
+			Cause: fmt.Sprintf("worker %s stopped answering during the test, so its side vanished (%s)", t.Dst, pe.Cause),
+			Fix:   fmt.Sprintf("check the host %s and its rdmamesh worker service (systemctl status rdmamesh-worker, or the pod's restarts)", t.Dst)}
+	}
+	for _, d := range h.Devices {
+		if d.Device != rp.Dst.Device || d.State == probe.HealthOK {
+			continue
+		}
+		if d.State == probe.HealthPortDown && !slices.Contains(d.DownPorts, max(rp.Dst.Port, 1)) {
+			continue
+		}
+		return &probe.Error{Class: probe.ClassPortDown, Verb: pe.Verb, Errno: pe.Errno, WCStatus: pe.WCStatus,
+			Cause: fmt.Sprintf("on %s: %s (here the test failed with: %s)", t.Dst, d.Cause, pe.Cause),
+			Fix:   fmt.Sprintf("on %s: %s", t.Dst, d.Fix)}
+	}
+	return err
+}
+
+// peerHealth asks the peer's /v1/health with a short deadline of its own:
+// the pair's deadline may already have passed. alive is false when the
+// peer does not answer at all; an old peer without the endpoint counts as
+// alive with no device news.
+func (a *Agent) peerHealth(api string) (h HealthReply, alive bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+api+"/v1/health", nil)
+	if err != nil {
+		return h, true
+	}
+	a.authorize(req)
+	resp, err := a.client.Do(req)
+	if err != nil {
+		return h, false
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusOK {
+		_ = json.NewDecoder(io.LimitReader(resp.Body, maxBody)).Decode(&h)
+	}
+	return h, true
+}

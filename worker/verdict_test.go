@@ -1,0 +1,84 @@
+package worker
+
+import (
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/rdmamesh/rdmamesh/internal/probe"
+)
+
+func TestMTUMismatch(t *testing.T) {
+	a := probe.QPInfo{Node: "vm1", Device: "rxe0", LinkLayer: "Ethernet", MTU: 1024, Netdev: "eth1", NetdevMTU: 1500}
+	b := probe.QPInfo{Node: "vm2", Device: "rxe0", LinkLayer: "Ethernet", MTU: 512, Netdev: "eth1", NetdevMTU: 1000}
+	if e := mtuMismatch(a, a); e != nil {
+		t.Fatalf("equal MTUs: %v", e)
+	}
+	if e := mtuMismatch(a, probe.QPInfo{}); e != nil {
+		t.Fatalf("unknown peer MTU: %v", e)
+	}
+	for _, pair := range [][2]probe.QPInfo{{a, b}, {b, a}} {
+		e := mtuMismatch(pair[0], pair[1])
+		if e == nil || e.Class != probe.ClassMTUMismatch || !strings.Contains(e.Cause, "vm2 rxe0 (netdev eth1 MTU 1000) has 512") ||
+			!strings.Contains(e.Cause, "ran at 512") || !strings.Contains(e.Fix, "ip link set eth1 mtu 1500` on vm2") {
+			t.Fatalf("mismatch: %+v", e)
+		}
+	}
+	ib := probe.QPInfo{Node: "n1", LinkLayer: "InfiniBand", MTU: 4096}
+	ib2 := probe.QPInfo{Node: "n2", LinkLayer: "InfiniBand", MTU: 2048}
+	if e := mtuMismatch(ib, ib2); e == nil || !strings.Contains(e.Fix, "SM") {
+		t.Fatalf("IB mismatch fix: %+v", e)
+	}
+}
+
+// After a failed test the initiator asks the responder's worker what
+// happened to it: gone entirely, or its port went down.
+func TestExplainPeerFailure(t *testing.T) {
+	a := &Agent{log: slog.New(slog.DiscardHandler), client: &http.Client{}}
+	rp := probe.RailPair{Dst: probe.Endpoint{Device: "rxe0", Port: 1}}
+	lost := &probe.Error{Class: probe.ClassRetryExceeded, Cause: "packets lost on the path after 12 successful writes", WCStatus: 12}
+
+	// A peer that does not answer died during the test.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := ln.Addr().String()
+	ln.Close()
+	got := probe.Classify(a.explainPeerFailure(probe.Task{Dst: "vm3", DstAPI: dead}, rp, lost))
+	if got.Class != probe.ClassPeerLost || !strings.Contains(got.Cause, "vm3 stopped answering") || got.WCStatus != 12 {
+		t.Fatalf("dead peer: %+v", got)
+	}
+
+	health := HealthReply{Devices: []probe.DeviceHealth{{Device: "rxe0", State: probe.HealthPortDown, DownPorts: []int{1},
+		Cause: "rxe0 port 1 went down (IBV_EVENT_PORT_ERR)", Fix: "bring eth1 up"}}}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = json.NewEncoder(w).Encode(health)
+	}))
+	defer srv.Close()
+	api := strings.TrimPrefix(srv.URL, "http://")
+	got = probe.Classify(a.explainPeerFailure(probe.Task{Dst: "vm3", DstAPI: api}, rp, lost))
+	if got.Class != probe.ClassPortDown || !strings.Contains(got.Cause, "on vm3: rxe0 port 1 went down") || got.Fix != "on vm3: bring eth1 up" {
+		t.Fatalf("peer port down: %+v", got)
+	}
+	// Another port being down says nothing about ours.
+	other := probe.RailPair{Dst: probe.Endpoint{Device: "rxe0", Port: 2}}
+	if got := a.explainPeerFailure(probe.Task{Dst: "vm3", DstAPI: api}, other, lost); !errors.Is(got, lost) {
+		t.Fatalf("other port: %v", got)
+	}
+	// A healthy peer leaves the diagnosis alone, and so does a class
+	// the peer cannot explain.
+	health = HealthReply{Devices: []probe.DeviceHealth{{Device: "rxe0", State: probe.HealthOK}}}
+	if got := a.explainPeerFailure(probe.Task{Dst: "vm3", DstAPI: api}, rp, lost); !errors.Is(got, lost) {
+		t.Fatalf("healthy peer: %v", got)
+	}
+	gid := &probe.Error{Class: probe.ClassInvalidGID, Cause: "RTR EINVAL"}
+	if got := a.explainPeerFailure(probe.Task{Dst: "vm3", DstAPI: dead}, rp, gid); !errors.Is(got, gid) {
+		t.Fatalf("invalid GID is ours to report: %v", got)
+	}
+}
