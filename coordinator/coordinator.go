@@ -47,6 +47,7 @@ type Options struct {
 	// a single voter on an in-memory transport.
 	RaftBind        string
 	RaftAdvertise   string
+	RaftTimeout     time.Duration  // heartbeat and election timeout; 0 = raft's 1s
 	RaftTransport   raft.Transport // tests
 	Peers           []Peer         // static bootstrap set (ID=addr), ourselves included
 	BootstrapExpect int            // or: bootstrap once this many coordinators are seen in gossip
@@ -154,7 +155,7 @@ func Start(o Options) (*Coordinator, error) {
 		client:   &http.Client{Transport: workerTransport(o.HTTPTransport)},
 		notifyCh: make(chan bool, 8)}
 	r, trans, st, err := newRaft(o.Name, o.DataDir, c.fsm, c.notifyCh,
-		raftNet{Bind: o.RaftBind, Advertise: o.RaftAdvertise, Transport: o.RaftTransport, Fast: o.FastRaft}, c.log)
+		raftNet{Bind: o.RaftBind, Advertise: o.RaftAdvertise, Transport: o.RaftTransport, Fast: o.FastRaft, Timeout: o.RaftTimeout}, c.log)
 	if err != nil {
 		return nil, err
 	}

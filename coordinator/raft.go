@@ -23,6 +23,7 @@ type raftNet struct {
 	Advertise string         // host:port others dial; empty = Bind
 	Transport raft.Transport // tests: an in-memory transport wired to peers
 	Fast      bool           // one-host timers (demo, tests)
+	Timeout   time.Duration  // heartbeat and election timeout; 0 = raft's default
 }
 
 // newRaft starts a raft node with the FSM. With dataDir empty everything is
@@ -37,6 +38,15 @@ func newRaft(name, dataDir string, f *fsm, notify chan bool, n raftNet, log *slo
 		// elections too (every bootstrap starts one): info, not warn.
 		Output: member.LogWriter(log.With("component", "raft"), slog.LevelInfo)})
 	conf.NotifyCh = notify
+	if n.Timeout > 0 {
+		// A follower only votes once its own heartbeat timer has fired, so
+		// failover is about two to four timeouts: raft's 1s default gave
+		// up to 5.5s in make chaos. The lease stays at the timeout rather
+		// than raft's half, so a briefly stalled leader keeps its place.
+		conf.HeartbeatTimeout = n.Timeout
+		conf.ElectionTimeout = n.Timeout
+		conf.LeaderLeaseTimeout = n.Timeout
+	}
 	if n.Fast {
 		conf.HeartbeatTimeout = 200 * time.Millisecond
 		conf.ElectionTimeout = 200 * time.Millisecond

@@ -132,7 +132,8 @@ func runCoordinator(ctx context.Context, c *config.Config, log *slog.Logger) err
 		APIAddr: func() string { return apiAddr }, PairTimeout: c.Coordinator.PairTimeout,
 		Parallelism: c.Coordinator.Parallelism, Params: testParams(c), Mode: c.Sweep.Mode, Logger: log,
 		KeepSweeps: c.Coordinator.KeepSweeps, RaftBind: c.Coordinator.RaftBind, RaftAdvertise: c.Coordinator.RaftAdvertise,
-		Peers: peers, BootstrapExpect: c.Coordinator.BootstrapExpect, Token: token, GossipKey: key, SweepDefaults: defaults})
+		RaftTimeout: c.Coordinator.RaftTimeout,
+		Peers:       peers, BootstrapExpect: c.Coordinator.BootstrapExpect, Token: token, GossipKey: key, SweepDefaults: defaults})
 	if err != nil {
 		ln.Close()
 		return err

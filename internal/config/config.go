@@ -76,10 +76,11 @@ type Coordinator struct {
 	Parallelism  int           `mapstructure:"parallelism"` // concurrent pairs per round, 0 = all
 	KeepSweeps   int           `mapstructure:"keep_sweeps"`
 
-	RaftBind        string   `mapstructure:"raft_bind"`      // empty: single voter, no raft network
-	RaftAdvertise   string   `mapstructure:"raft_advertise"` // what peers dial
-	Peers           []string `mapstructure:"peers"`          // static bootstrap set: name=host:port
-	BootstrapExpect int      `mapstructure:"bootstrap_expect"`
+	RaftBind        string        `mapstructure:"raft_bind"`      // empty: single voter, no raft network
+	RaftAdvertise   string        `mapstructure:"raft_advertise"` // what peers dial
+	RaftTimeout     time.Duration `mapstructure:"raft_timeout"`   // heartbeat and election timeout
+	Peers           []string      `mapstructure:"peers"`          // static bootstrap set: name=host:port
+	BootstrapExpect int           `mapstructure:"bootstrap_expect"`
 
 	ProfilesFile string `mapstructure:"profiles_file"` // YAML threshold profiles
 	Profile      string `mapstructure:"profile"`       // default profile; empty = built-in rules
@@ -126,6 +127,7 @@ func Defaults() map[string]any {
 		"coordinator.keep_sweeps":      50,
 		"coordinator.raft_bind":        "",
 		"coordinator.raft_advertise":   "",
+		"coordinator.raft_timeout":     500 * time.Millisecond,
 		"coordinator.peers":            []string{},
 		"coordinator.bootstrap_expect": 1,
 		"worker.name":                  "",
@@ -394,6 +396,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Auth.Token != "" && c.Auth.TokenFile != "" {
 		bad("auth.token", "set auth.token or auth.token_file, not both")
+	}
+	if t := c.Coordinator.RaftTimeout; t < 50*time.Millisecond || t > 30*time.Second {
+		bad("coordinator.raft_timeout", "%s out of range: use 50ms to 30s (500ms suits a LAN; raise it on congested or WAN links)", t)
 	}
 	if c.Coordinator.PairTimeout <= 0 {
 		bad("coordinator.pair_timeout", "%s must be positive, e.g. 10s", c.Coordinator.PairTimeout)
