@@ -107,18 +107,21 @@ loss_off() {
 	vmx "$1" "/usr/sbin/tc qdisc del dev eth1 root; /usr/sbin/tc qdisc del dev eth1 ingress 2>/dev/null; true"
 }
 
+# Loss shows as exhausted retries on the data path, and as ARP requests
+# or replies lost before the QP could reach RTR (a timeout whose cause
+# says the peer's IP did not answer): both name the lossy link.
 case_loss_both() {
 	loss_on vm4 both
 	fault_sweep loss-both
 	loss_off vm4
-	fault_expect loss-both -node vm4 -class retry-exceeded -cause 'lost|never acknowledged' -fix 'counters|PFC|link' -min-bad 4
+	fault_expect loss-both -node vm4 -class retry-exceeded,timeout -cause 'lost|never acknowledged' -fix 'counters|PFC|link' -min-bad 4
 }
 
 case_loss_one() {
 	loss_on vm2 egress
 	fault_sweep loss-one-way
 	loss_off vm2
-	fault_expect loss-one-way -node vm2 -class retry-exceeded -cause 'lost|never acknowledged' -fix 'counters|PFC|link' -min-bad 4
+	fault_expect loss-one-way -node vm2 -class retry-exceeded,timeout -cause 'lost|never acknowledged' -fix 'counters|PFC|link' -min-bad 4
 }
 
 case_gid_linklocal() {

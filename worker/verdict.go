@@ -67,18 +67,35 @@ func (a *Agent) explainPeerFailure(t probe.Task, rp probe.RailPair, err error) e
 			Cause: fmt.Sprintf("worker %s stopped answering during the test, so its side vanished (%s)", t.Dst, pe.Cause),
 			Fix:   fmt.Sprintf("check the host %s and its rdmamesh worker service (systemctl status rdmamesh-worker, or the pod's restarts)", t.Dst)}
 	}
-	for _, d := range h.Devices {
+	if bad := peerPortBad(h, rp); bad != nil {
+		return &probe.Error{Class: probe.ClassPortDown, Verb: pe.Verb, Errno: pe.Errno, WCStatus: pe.WCStatus,
+			Cause: fmt.Sprintf("on %s: %s (here the test failed with: %s)", t.Dst, bad.Cause, pe.Cause),
+			Fix:   fmt.Sprintf("on %s: %s", t.Dst, bad.Fix)}
+	}
+	if pe.Class == probe.ClassPeerLost {
+		// The responder's writes stopped arriving, yet its worker answers
+		// and its port is healthy: nothing died, so the path lost them.
+		return &probe.Error{Class: probe.ClassTimeout, Verb: pe.Verb, Errno: pe.Errno, WCStatus: pe.WCStatus,
+			Cause: fmt.Sprintf("%s, although worker %s is alive and its port is up: its writes are lost on the path (or its worker stalls)", pe.Cause, t.Dst),
+			Fix:   "check link error counters on both ports and the switch (`ethtool -S`, `perfquery`) and PFC/ECN; if the links are clean, check the CPU load on " + t.Dst}
+	}
+	return err
+}
+
+// peerPortBad is the peer's device health entry that explains a failure on
+// rp's destination port, if any.
+func peerPortBad(h HealthReply, rp probe.RailPair) *probe.DeviceHealth {
+	for i := range h.Devices {
+		d := &h.Devices[i]
 		if d.Device != rp.Dst.Device || d.State == probe.HealthOK {
 			continue
 		}
 		if d.State == probe.HealthPortDown && !slices.Contains(d.DownPorts, max(rp.Dst.Port, 1)) {
 			continue
 		}
-		return &probe.Error{Class: probe.ClassPortDown, Verb: pe.Verb, Errno: pe.Errno, WCStatus: pe.WCStatus,
-			Cause: fmt.Sprintf("on %s: %s (here the test failed with: %s)", t.Dst, d.Cause, pe.Cause),
-			Fix:   fmt.Sprintf("on %s: %s", t.Dst, d.Fix)}
+		return d
 	}
-	return err
+	return nil
 }
 
 // peerHealth asks the peer's /v1/health with a short deadline of its own:

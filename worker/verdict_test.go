@@ -77,6 +77,14 @@ func TestExplainPeerFailure(t *testing.T) {
 	if got := a.explainPeerFailure(probe.Task{Dst: "vm3", DstAPI: api}, rp, lost); !errors.Is(got, lost) {
 		t.Fatalf("healthy peer: %v", got)
 	}
+	// Silence from a responder that is alive with its port up is the path
+	// losing its writes, not a lost peer.
+	silent := &probe.Error{Class: probe.ClassPeerLost, Verb: "wait for peer write", Cause: "the responder stopped answering after 154 iterations"}
+	got = probe.Classify(a.explainPeerFailure(probe.Task{Dst: "vm3", DstAPI: api}, rp, silent))
+	if got.Class != probe.ClassTimeout || !strings.Contains(got.Cause, "after 154 iterations, although worker vm3 is alive") ||
+		!strings.Contains(got.Cause, "lost on the path") || !strings.Contains(got.Fix, "counters") {
+		t.Fatalf("silent but healthy responder: %+v", got)
+	}
 	gid := &probe.Error{Class: probe.ClassInvalidGID, Cause: "RTR EINVAL"}
 	if got := a.explainPeerFailure(probe.Task{Dst: "vm3", DstAPI: dead}, rp, gid); !errors.Is(got, gid) {
 		t.Fatalf("invalid GID is ours to report: %v", got)

@@ -231,8 +231,15 @@ func classifyRTR(f failure, w where, on string, set func(probe.Class, string, st
 		return set(probe.ClassNoNetdev, fmt.Sprintf("%s on %s has no netdev in this network namespace (\"No such device\" at RTR)", gid, on),
 			"give the container the RoCE netdev (macvlan/ipvlan/SR-IOV through multus) or pick a GID whose netdev is present; check `rdma system` netns mode")
 	case syscall.ETIMEDOUT, syscall.EHOSTUNREACH, syscall.ENETUNREACH, syscall.EADDRNOTAVAIL:
-		return set(probe.ClassTimeout, fmt.Sprintf("resolving the peer's GID to a MAC via %s on %s failed (%s)", gid, on, f.err.Error()),
-			"make both sides use the IPv4 RoCE v2 GID on the netdev that routes to the peer, and check the peer IP answers ping from that netdev")
+		// The kernel resolves the peer's IP with ARP/ND on the GID's
+		// netdev; no answer means the request or reply was lost, the
+		// peer's port is down, or this netdev does not reach the peer.
+		dev := "its netdev"
+		if w.netdev != "" {
+			dev = w.netdev
+		}
+		return set(probe.ClassTimeout, fmt.Sprintf("resolving the peer's GID to a MAC via %s on %s failed (%s): the peer's IP did not answer ARP/neighbour discovery on %s, so packets are lost on that link, the peer's port is down, or %s does not reach the peer", gid, on, f.err.Error(), dev, dev),
+			fmt.Sprintf("ping the peer's RoCE IP from %s (`ping -I %s PEER_IP`): loss there is the problem, so check link error counters and PFC/ECN; if nothing answers, make both sides use the IPv4 RoCE v2 GID on the netdev that routes to the peer", dev, dev))
 	case syscall.EMSGSIZE:
 		return set(probe.ClassInternal, "the peer registered a smaller buffer than this test needs: the two sides were opened with different sizes",
 			"run both sides from the same rdmamesh version and parameters")

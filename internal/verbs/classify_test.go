@@ -10,7 +10,7 @@ import (
 )
 
 func TestClassify(t *testing.T) {
-	w := where{device: "mlx5_0", port: 1, gidIndex: 3, size: 65536, mtu: 1024, phase: "bandwidth"}
+	w := where{device: "mlx5_0", port: 1, gidIndex: 3, netdev: "eth2", size: 65536, mtu: 1024, phase: "bandwidth"}
 	small := w
 	small.size = 8
 	afterLat := w
@@ -25,7 +25,7 @@ func TestClassify(t *testing.T) {
 	}{
 		{"rtr einval", failure{op: opModifyRTR, err: syscall.EINVAL}, w, probe.ClassInvalidGID, "ibv_modify_qp(RTR)", "GID index 3"},
 		{"rtr enodev", failure{op: opModifyRTR, err: syscall.ENODEV}, w, probe.ClassNoNetdev, "ibv_modify_qp(RTR)", "network namespace"},
-		{"rtr etimedout", failure{op: opModifyRTR, err: syscall.ETIMEDOUT}, w, probe.ClassTimeout, "ibv_modify_qp(RTR)", "MAC"},
+		{"rtr etimedout", failure{op: opModifyRTR, err: syscall.ETIMEDOUT}, w, probe.ClassTimeout, "ibv_modify_qp(RTR)", "did not answer ARP/neighbour discovery on eth2"},
 		{"reg_mr enomem", failure{op: opRegMR, err: syscall.ENOMEM}, w, probe.ClassResource, "ibv_reg_mr", "ulimit -l unlimited"},
 		{"reg_mr eperm", failure{op: opRegMR, err: syscall.EPERM}, w, probe.ClassResource, "ibv_reg_mr", "IPC_LOCK"},
 		{"create_qp enomem", failure{op: opCreateQP, err: syscall.ENOMEM}, w, probe.ClassResource, "ibv_create_qp", "memlock"},
