@@ -30,6 +30,7 @@ type Options struct {
 	GossipAdvertise string
 	Join            []string
 	LAN             bool
+	WAN             bool                 // with LAN: WAN gossip timers (gossip.profile wan)
 	Transport       memberlist.Transport // tests
 	APIAddr         func() string        // advertised API address, known once web listens
 	PairTimeout     time.Duration
@@ -165,7 +166,7 @@ func Start(o Options) (*Coordinator, error) {
 		c.shutdownRaft()
 		return nil, err
 	}
-	cfg, err := member.Config(member.Options{Name: o.Name, Bind: o.GossipBind, Advertise: o.GossipAdvertise, LAN: o.LAN,
+	cfg, err := member.Config(member.Options{Name: o.Name, Bind: o.GossipBind, Advertise: o.GossipAdvertise, LAN: o.LAN, WAN: o.WAN,
 		Delegate: &coordDelegate{apiAddr: o.APIAddr, raftAddr: c.raftAddr}, Events: c.events, Logger: c.log, Transport: o.Transport,
 		Key: o.GossipKey})
 	if err != nil {

@@ -51,6 +51,12 @@ func (f *inflight) track(ctx context.Context, nodes ...string) (context.Context,
 	}
 }
 
+func (f *inflight) running(node string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.nodes[node])
+}
+
 func (f *inflight) nodeDead(node string) int {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -163,10 +163,12 @@ func (c *Coordinator) observe(ctx context.Context, ev gossipEvent) {
 	n.Role, n.State, n.Addr, n.APIAddr, n.RaftAddr, n.LastSeen = m.Role, stateName(ev.state), ev.addr, m.APIAddr, m.RaftAddr, time.Now()
 	need := m.Role == member.RoleWorker && ev.state == memberlist.StateAlive && (c.reg.gens[ev.name] != m.Generation || back)
 	c.reg.mu.Unlock()
-	if ev.state == memberlist.StateDead || ev.state == memberlist.StateLeft {
-		if n := c.inflight.nodeDead(ev.name); n > 0 {
-			c.log.Warn("worker gone; ending its running tests as peer-lost", "node", ev.name, "tests", n)
-		}
+	switch {
+	case ev.state == memberlist.StateDead && c.inflight.running(ev.name) > 0 && m.APIAddr != "":
+		c.wg.Add(1)
+		go func() { defer c.wg.Done(); c.confirmDead(ctx, ev.name, m.APIAddr) }()
+	case ev.state == memberlist.StateDead || ev.state == memberlist.StateLeft:
+		c.endTests(ev.name)
 	}
 	if !need {
 		return
@@ -182,6 +184,40 @@ func (c *Coordinator) observe(ctx context.Context, ev gossipEvent) {
 		n.Inventory = inv
 	}
 	c.reg.mu.Unlock()
+}
+
+func (c *Coordinator) endTests(node string) {
+	if n := c.inflight.nodeDead(node); n > 0 {
+		c.log.Warn("worker gone; ending its running tests as peer-lost", "node", node, "tests", n)
+	}
+}
+
+// confirmDead asks a worker that gossip declared dead for its health before
+// ending its tests. A host whose CPU is saturated (a busy-polling test on
+// few cores, Soft-RoCE in a VM) misses gossip probes while its worker is
+// fine; its tests keep running, bounded by the pair deadline. A worker that
+// is really gone does not answer, or refuses at once.
+func (c *Coordinator) confirmDead(ctx context.Context, node, apiAddr string) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+apiAddr+"/v1/health", nil)
+	if err != nil {
+		c.endTests(node)
+		return
+	}
+	c.authorize(req)
+	resp, err := c.client.Do(req)
+	if err != nil {
+		c.endTests(node)
+		return
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		c.endTests(node)
+		return
+	}
+	c.log.Warn("gossip declared a worker dead but its API answers (an overloaded host misses gossip probes); its running tests continue until the pair deadline",
+		"node", node, "tests", c.inflight.running(node))
 }
 
 func (c *Coordinator) fetchInventory(ctx context.Context, apiAddr string) (*probe.Inventory, error) {

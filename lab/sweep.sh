@@ -21,7 +21,9 @@ coord_start() {
 	sweep_stop
 	rm -rf "$LAB_RUN/coord"
 	mkdir -p "$LAB_RUN/coord"
-	RDMAMESH_SWEEP_TEST_TIMEOUT=$1 RDMAMESH_COORDINATOR_PARALLELISM=${3:-0} \
+	# WAN gossip timers everywhere: a VM's single emulated CPU busy-polling
+	# a test misses LAN probes for seconds (gossip.profile).
+	RDMAMESH_SWEEP_TEST_TIMEOUT=$1 RDMAMESH_COORDINATOR_PARALLELISM=${3:-0} RDMAMESH_GOSSIP_PROFILE=${LAB_GOSSIP:-wan} \
 		ip netns exec "$LAB_NS" "$LAB_RUN/rdmamesh" coordinator --name coord --gossip-bind "$c:7946" \
 		--api-listen "$c:8080" --data-dir "$LAB_RUN/coord/data" --pair-timeout "$2" \
 		>> "$LAB_RUN/logs/coordinator.log" 2>&1 &
@@ -36,7 +38,7 @@ coord_start() {
 worker_start() {
 	local vm=$1 i=${1#vm}
 	shift
-	vm_start "$vm" "${WORKER_PREFIX:-} echo \$\$ > /tmp/worker.pid; exec ${WORKER_WRAP:-} rdmamesh worker --name $vm \
+	vm_start "$vm" "${WORKER_PREFIX:-} echo \$\$ > /tmp/worker.pid; export RDMAMESH_GOSSIP_PROFILE=${LAB_GOSSIP:-wan}; exec ${WORKER_WRAP:-} rdmamesh worker --name $vm \
 		--gossip-bind $(vm_ip "$i"):7946 --api-listen $(vm_ip "$i"):7947 --join $LAB_NET.1:7946 \
 		--fabric verbs --gid auto $*" > "$LAB_RUN/worker-$vm.job"
 }

@@ -32,6 +32,7 @@ type Options struct {
 	Labels          map[string]string
 	Devices         []string // only these HCAs; empty = all
 	LAN             bool     // memberlist LAN timers instead of single-host ones
+	WAN             bool     // with LAN: WAN timers (gossip.profile wan)
 	// Discover, when set, describes the host from outside the fabric (sysfs
 	// scan, GID policy, preflight checks); the fabric's own port view fills
 	// what discovery cannot see, such as the IB active MTU.
@@ -103,7 +104,7 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 	go func() { a.serveErr <- a.srv.Serve(ln) }()
 
 	cfg, err := member.Config(member.Options{Name: o.Name, Bind: o.GossipBind, Advertise: o.GossipAdvertise,
-		LAN: o.LAN, Delegate: &delegate{a: a}, Logger: a.log, Transport: o.Transport, Key: o.GossipKey, Tune: o.GossipTune})
+		LAN: o.LAN, WAN: o.WAN, Delegate: &delegate{a: a}, Logger: a.log, Transport: o.Transport, Key: o.GossipKey, Tune: o.GossipTune})
 	if err != nil {
 		a.stopHTTP()
 		return nil, err

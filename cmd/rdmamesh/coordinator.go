@@ -128,7 +128,7 @@ func runCoordinator(ctx context.Context, c *config.Config, log *slog.Logger) err
 	}
 	apiAddr := member.Advertise(c.Coordinator.APIAdvertise, ln.Addr())
 	co, err := coordinator.Start(coordinator.Options{Name: name, DataDir: c.Coordinator.DataDir,
-		GossipBind: c.Gossip.Bind, GossipAdvertise: c.Gossip.Advertise, Join: c.Gossip.Join, LAN: true,
+		GossipBind: c.Gossip.Bind, GossipAdvertise: c.Gossip.Advertise, Join: c.Gossip.Join, LAN: true, WAN: c.Gossip.Profile == "wan",
 		APIAddr: func() string { return apiAddr }, PairTimeout: c.Coordinator.PairTimeout,
 		Parallelism: c.Coordinator.Parallelism, Params: testParams(c), Mode: c.Sweep.Mode, Logger: log,
 		KeepSweeps: c.Coordinator.KeepSweeps, RaftBind: c.Coordinator.RaftBind, RaftAdvertise: c.Coordinator.RaftAdvertise,

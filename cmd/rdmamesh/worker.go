@@ -93,7 +93,7 @@ func runWorker(ctx context.Context, c *config.Config, log *slog.Logger) error {
 	reg.MustRegister(wm, metrics.BuildInfo("worker", version, commit, runtime.Version()))
 	a, err := worker.Start(ctx, worker.Options{Name: name, Fabric: fab, GossipBind: c.Gossip.Bind,
 		GossipAdvertise: c.Gossip.Advertise, Join: c.Gossip.Join, APIListen: c.Worker.APIListen,
-		APIAdvertise: c.Worker.APIAdvertise, Labels: c.Worker.Labels, Devices: c.Worker.Devices, LAN: true, Logger: log,
+		APIAdvertise: c.Worker.APIAdvertise, Labels: c.Worker.Labels, Devices: c.Worker.Devices, LAN: true, WAN: c.Gossip.Profile == "wan", Logger: log,
 		Discover: discover, Token: token, GossipKey: key,
 		OnTask: wm.ObserveTask, OnSession: wm.ObserveSession, Metrics: metrics.Handler(reg)})
 	if err != nil {

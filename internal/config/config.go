@@ -48,6 +48,7 @@ type Gossip struct {
 	Join      []string `mapstructure:"join"`      // seeds, host:port
 	Key       string   `mapstructure:"key"`       // base64 AES key (16, 24 or 32 bytes)
 	KeyFile   string   `mapstructure:"key_file"`  // file holding the base64 key
+	Profile   string   `mapstructure:"profile"`   // lan | wan failure-detection timers
 }
 
 type Worker struct {
@@ -121,6 +122,7 @@ func Defaults() map[string]any {
 		"gossip.join":                  []string{},
 		"gossip.key":                   "",
 		"gossip.key_file":              "",
+		"gossip.profile":               "lan",
 		"auth.token":                   "",
 		"auth.token_file":              "",
 		"auth.open_reads":              false,
@@ -399,6 +401,9 @@ func (c *Config) Validate() error {
 	}
 	if t := c.Coordinator.RaftTimeout; t < 50*time.Millisecond || t > 30*time.Second {
 		bad("coordinator.raft_timeout", "%s out of range: use 50ms to 30s (500ms suits a LAN; raise it on congested or WAN links)", t)
+	}
+	if p := c.Gossip.Profile; p != "lan" && p != "wan" {
+		bad("gossip.profile", "%q: use lan (failure detected in ~5 s) or wan (tolerates hosts that stall for seconds: VMs, oversubscribed or busy-polling hosts)", p)
 	}
 	if c.Coordinator.PairTimeout <= 0 {
 		bad("coordinator.pair_timeout", "%s must be positive, e.g. 10s", c.Coordinator.PairTimeout)

@@ -19,6 +19,7 @@ type Options struct {
 	Bind      string // host:port; port 0 picks a free one
 	Advertise string // host:port; empty = the bound address
 	LAN       bool   // false: timers for a single host (demo, tests)
+	WAN       bool   // with LAN: memberlist's WAN timers, for hosts that stall
 	Delegate  memberlist.Delegate
 	Events    memberlist.EventDelegate
 	Logger    *slog.Logger
@@ -35,7 +36,10 @@ func Config(o Options) (*memberlist.Config, error) {
 	// On one host a missed broadcast would otherwise wait for the 15 s
 	// push/pull to heal; full-state syncs are cheap on loopback.
 	c.PushPullInterval = 2 * time.Second
-	if o.LAN {
+	switch {
+	case o.LAN && o.WAN:
+		c = memberlist.DefaultWANConfig()
+	case o.LAN:
 		c = memberlist.DefaultLANConfig()
 	}
 	c.Name = o.Name

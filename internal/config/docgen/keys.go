@@ -16,6 +16,7 @@ var descriptions = map[string]string{
 	"log.level":  "`debug`, `info`, `warn` or `error`.",
 	"log.format": "`text` (key=value) or `json` (one object per line, for log shippers).",
 
+	"gossip.profile":   "Gossip failure-detection timers: `lan` (memberlist's LAN profile: a silent member is dead after about 5 s) or `wan` (longer probe timeouts and suspicion: for hosts that stall for seconds, e.g. Soft-RoCE VMs or single-core hosts busy-polling a test). The coordinator asks a worker's API before ending its tests either way.",
 	"gossip.bind":      "host:port memberlist listens on, TCP and UDP.",
 	"gossip.advertise": "host:port peers dial (a name is resolved once at start, IPv4 first). Empty: the bind address, or the first private IP when bound to `0.0.0.0`; set it behind NAT or with several private interfaces.",
 	"gossip.join":      "Seeds to join (host:port), normally the coordinators. A worker keeps retrying until one answers.",
