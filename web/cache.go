@@ -62,6 +62,18 @@ func (vc *viewCache) entry(m *matrix.Matrix) *viewEntry {
 	return e
 }
 
+// lookup is the entry of m if cached, without touching its recency.
+func (vc *viewCache) lookup(m *matrix.Matrix) *viewEntry {
+	vc.mu.Lock()
+	defer vc.mu.Unlock()
+	for _, e := range vc.entries {
+		if e.m == m {
+			return e
+		}
+	}
+	return nil
+}
+
 // view builds the entry's view on first use. Concurrent callers wait for
 // the one build rather than each walking millions of cells.
 func (e *viewEntry) view() *view {

@@ -23,6 +23,7 @@ type fakeBackend struct {
 	panicky  bool
 
 	sweepCalls int
+	listCalls  int
 }
 
 // update changes a sweep in place under the lock, as the coordinator's FSM
@@ -43,6 +44,12 @@ func (f *fakeBackend) update(id string, change func(*api.SweepInfo)) {
 	}
 }
 
+func (f *fakeBackend) lists() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.listCalls
+}
+
 func (f *fakeBackend) polls() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -59,6 +66,7 @@ func (f *fakeBackend) Nodes() []api.NodeInfo {
 func (f *fakeBackend) Sweeps() []api.SweepInfo {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.listCalls++
 	return slices.Clone(f.sweeps)
 }
 

@@ -2,7 +2,6 @@ package web
 
 import (
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"sort"
@@ -110,8 +109,7 @@ func (s *Server) getGrid(c *gin.Context) {
 	if !ok {
 		return
 	}
-	e := s.views.entry(m)
-	b, err := e.blob("grid:"+info.ID, func() ([]byte, error) { return json.Marshal(e.view().grid(info.ID)) })
+	b, err := s.gridBlob(info.ID, m)
 	if err != nil {
 		s.log.Error("grid encoding failed", "sweep", info.ID, "err", err)
 		abortError(c, http.StatusInternalServerError, "grid encoding failed: "+err.Error(), "")
@@ -146,11 +144,9 @@ func (s *Server) getLayer(c *gin.Context) {
 		abortError(c, http.StatusBadRequest, fmt.Sprintf("rail %d: sweep %q has rails 0..%d", rail, info.ID, m.Rails-1), "rail")
 		return
 	}
-	e := s.views.entry(m)
-	key := fmt.Sprintf("layer:%s:%d", metricName, rail)
-	b, err := e.blob(key, func() ([]byte, error) { return e.view().encodeLayer(metricName, rail) })
+	b, err := s.layerBlob(m, metricName, rail)
 	if err != nil {
-		s.log.Error("layer encoding failed", "sweep", info.ID, "layer", key, "err", err)
+		s.log.Error("layer encoding failed", "sweep", info.ID, "metric", metricName, "rail", rail, "err", err)
 		abortError(c, http.StatusInternalServerError, "layer encoding failed: "+err.Error(), "")
 		return
 	}

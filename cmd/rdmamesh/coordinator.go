@@ -146,9 +146,13 @@ func runCoordinator(ctx context.Context, c *config.Config, log *slog.Logger) err
 	reg := metrics.NewRegistry()
 	reg.MustRegister(metrics.NewCoordinator(co, metrics.CoordinatorOptions{}),
 		metrics.BuildInfo("coordinator", version, commit, runtime.Version()))
-	srv := &http.Server{Handler: web.New(co, web.Options{Logger: log, Title: "rdmamesh", Token: token,
-		OpenReads: c.Auth.OpenReads, Metrics: metrics.Handler(reg)}).Handler(),
-		ReadHeaderTimeout: 10 * time.Second}
+	ws := web.New(co, web.Options{Logger: log, Title: "rdmamesh", Token: token,
+		OpenReads: c.Auth.OpenReads, Metrics: metrics.Handler(reg)})
+	prepCtx, stopPrep := context.WithCancel(ctx)
+	prepared := make(chan struct{})
+	go func() { defer close(prepared); ws.Prepare(prepCtx, web.DefaultPrepareEvery) }()
+	defer func() { stopPrep(); <-prepared }()
+	srv := &http.Server{Handler: ws.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	log.Info("API and UI", "url", "http://"+apiAddr)

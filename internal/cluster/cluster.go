@@ -64,6 +64,9 @@ type Replica struct {
 	srv    *http.Server
 	served chan error
 	down   bool
+	// The web server's view preparer, stopped with the replica.
+	stopPrep context.CancelFunc
+	prepared chan struct{}
 }
 
 // NodeName is the demo's name for node i (0-based): node-01 … node-16, with

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -55,10 +56,13 @@ func (c *Cluster) startCoordinators(o Options) error {
 		r.Coordinator = co
 		reg := metrics.NewRegistry()
 		reg.MustRegister(metrics.NewCoordinator(co, metrics.CoordinatorOptions{}))
-		r.srv = &http.Server{Handler: web.New(co, web.Options{Logger: c.log, Title: "rdmamesh demo", Token: o.Token,
-			Metrics: metrics.Handler(reg)}).Handler(),
-			ReadHeaderTimeout: 10 * time.Second}
+		ws := web.New(co, web.Options{Logger: c.log, Title: "rdmamesh demo", Token: o.Token, Metrics: metrics.Handler(reg)})
+		r.srv = &http.Server{Handler: ws.Handler(), ReadHeaderTimeout: 10 * time.Second}
 		go func() { r.served <- r.srv.Serve(ln) }()
+		prepCtx, stopPrep := context.WithCancel(context.Background())
+		r.prepared = make(chan struct{})
+		r.stopPrep = stopPrep
+		go func() { defer close(r.prepared); ws.Prepare(prepCtx, web.DefaultPrepareEvery) }()
 		seeds = append(seeds, co.GossipAddr())
 	}
 	return nil
@@ -114,6 +118,10 @@ func (c *Cluster) stopReplica(r *Replica) {
 		return
 	}
 	r.down = true
+	if r.stopPrep != nil {
+		r.stopPrep()
+		<-r.prepared
+	}
 	if r.srv != nil {
 		_ = r.srv.Close()
 		if err := <-r.served; err != nil && !errors.Is(err, http.ErrServerClosed) {

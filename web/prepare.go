@@ -1,0 +1,91 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/rdmamesh/rdmamesh/internal/api"
+	"github.com/rdmamesh/rdmamesh/matrix"
+)
+
+// DefaultPrepareEvery is how often Prepare looks for a newly finished sweep.
+const DefaultPrepareEvery = time.Second
+
+// Prepare readies the first-paint answers (the grid and the all-rails
+// status layer) of the newest sweep once it has finished, so the first
+// browser to open it is not the one that waits while the server walks
+// millions of cells (1.4 s of a 1,024-node first load). It polls the
+// backend every interval until ctx ends; the caller owns it: run it in a
+// goroutine, cancel ctx and wait for it to return.
+func (s *Server) Prepare(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	var done *matrix.Matrix
+	for {
+		done = s.prepareNewest(done)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// prepareNewest prepares the newest sweep if it has finished and its matrix
+// is not the one prepared last; it returns the matrix now prepared. A
+// running sweep is left alone: its matrix changes with every round, and
+// the page already loads it live.
+func (s *Server) prepareNewest(last *matrix.Matrix) *matrix.Matrix {
+	sweeps := s.b.Sweeps()
+	if len(sweeps) == 0 || sweeps[0].State == api.SweepRunning {
+		return last
+	}
+	id := sweeps[0].ID
+	m, ok := s.b.Matrix(id)
+	if !ok || m == nil || m == last {
+		return last
+	}
+	start := time.Now()
+	if _, err := s.gridBlob(id, m); err != nil {
+		s.log.Error("preparing the grid failed", "sweep", id, "err", err)
+		return last
+	}
+	if _, err := s.layerBlob(m, "status", allRails); err != nil {
+		s.log.Error("preparing the status layer failed", "sweep", id, "err", err)
+		return last
+	}
+	s.log.Debug("first-paint views prepared", "sweep", id, "cells", len(m.Cells), "took", time.Since(start))
+	return m
+}
+
+// gridBlob and layerBlob are the cached answers of /grid and /layer; the
+// handlers and Prepare share them, and with them the cache keys.
+func (s *Server) gridBlob(id string, m *matrix.Matrix) (*blob, error) {
+	e := s.views.entry(m)
+	return e.blob("grid:"+id, func() ([]byte, error) { return json.Marshal(e.view().grid(id)) })
+}
+
+func (s *Server) layerBlob(m *matrix.Matrix, metric string, rail int) (*blob, error) {
+	e := s.views.entry(m)
+	return e.blob(fmt.Sprintf("layer:%s:%d", metric, rail), func() ([]byte, error) { return e.view().encodeLayer(metric, rail) })
+}
+
+// Prepared reports whether sweep id's first-paint answers are cached for
+// its current matrix (tests and the first-paint benchmark wait on it).
+func (s *Server) Prepared(id string) bool {
+	m, ok := s.b.Matrix(id)
+	if !ok || m == nil {
+		return false
+	}
+	e := s.views.lookup(m)
+	if e == nil {
+		return false
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	_, grid := e.blobs["grid:"+id]
+	_, layer := e.blobs[fmt.Sprintf("layer:%s:%d", "status", allRails)]
+	return grid && layer
+}

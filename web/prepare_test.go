@@ -1,0 +1,50 @@
+package web
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/rdmamesh/rdmamesh/internal/api"
+)
+
+func TestPrepareFinishedSweep(t *testing.T) {
+	f := newFake() // s2 is running and newest; s1 is done
+	s := New(f, Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan struct{})
+	go func() { defer close(stopped); s.Prepare(ctx, time.Millisecond) }()
+	defer func() {
+		cancel()
+		<-stopped
+	}()
+
+	// The newest sweep runs: nothing is prepared, not even the older one,
+	// which the page does not open by default.
+	waitFor(t, "a few preparer passes", func() bool { return f.lists() >= 3 })
+	if s.Prepared("s2") || s.Prepared("s1") {
+		t.Fatal("prepared views while the newest sweep was still running")
+	}
+
+	// It finishes: its grid and status layer are cached without any request.
+	f.update("s2", func(i *api.SweepInfo) { i.State = api.SweepDone })
+	waitFor(t, "s2's first-paint views", func() bool { return s.Prepared("s2") })
+
+	// A request for them is served from the cache: same ETag, no rebuild.
+	m, _ := f.Matrix("s2")
+	b, err := s.gridBlob("s2", m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b2, _ := s.gridBlob("s2", m)
+	if b != b2 {
+		t.Fatal("the prepared grid was built again")
+	}
+
+	cancel()
+	select {
+	case <-stopped:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Prepare did not return after its context ended")
+	}
+}
