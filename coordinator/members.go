@@ -200,19 +200,15 @@ func (c *Coordinator) endTests(node string) {
 func (c *Coordinator) confirmDead(ctx context.Context, node, apiAddr string) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+apiAddr+"/v1/health", nil)
-	if err != nil {
-		c.endTests(node)
-		return
+	alive := false
+	if req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+apiAddr+"/v1/health", nil); err == nil {
+		c.authorize(req)
+		if resp, err := c.client.Do(req); err == nil {
+			resp.Body.Close()
+			alive = resp.StatusCode == http.StatusOK
+		}
 	}
-	c.authorize(req)
-	resp, err := c.client.Do(req)
-	if err != nil {
-		c.endTests(node)
-		return
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
+	if !alive {
 		c.endTests(node)
 		return
 	}
