@@ -22,8 +22,10 @@ type fakeBackend struct {
 	started  []api.SweepRequest
 	panicky  bool
 
-	sweepCalls int
-	listCalls  int
+	sweepCalls  int
+	listCalls   int
+	matrixCalls int
+	matrixPanic bool
 }
 
 // update changes a sweep in place under the lock, as the coordinator's FSM
@@ -42,6 +44,12 @@ func (f *fakeBackend) update(id string, change func(*api.SweepInfo)) {
 		change(&f.sweeps[i])
 		return
 	}
+}
+
+func (f *fakeBackend) matrixAsks() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.matrixCalls
 }
 
 func (f *fakeBackend) lists() int {
@@ -89,6 +97,10 @@ func (f *fakeBackend) Sweep(id string) (api.SweepInfo, bool) {
 func (f *fakeBackend) Matrix(id string) (*matrix.Matrix, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.matrixCalls++
+	if f.matrixPanic {
+		panic("fake matrix exploded")
+	}
 	m, ok := f.matrices[id]
 	return m, ok
 }

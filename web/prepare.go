@@ -22,9 +22,9 @@ const DefaultPrepareEvery = time.Second
 func (s *Server) Prepare(ctx context.Context, every time.Duration) {
 	t := time.NewTicker(every)
 	defer t.Stop()
-	var done *matrix.Matrix
+	last := ""
 	for {
-		done = s.prepareNewest(done)
+		last = s.prepareNewest(last)
 		select {
 		case <-ctx.Done():
 			return
@@ -33,31 +33,45 @@ func (s *Server) Prepare(ctx context.Context, every time.Duration) {
 	}
 }
 
-// prepareNewest prepares the newest sweep if it has finished and its matrix
-// is not the one prepared last; it returns the matrix now prepared. A
-// running sweep is left alone: its matrix changes with every round, and
-// the page already loads it live.
-func (s *Server) prepareNewest(last *matrix.Matrix) *matrix.Matrix {
+// prepareNewest prepares the newest sweep if it has finished and differs
+// from the one prepared last (last is that sweep's header key); it returns
+// the key now prepared. A running sweep is left alone: its matrix changes
+// with every round, and the page already loads it live. Comparing headers
+// rather than matrices means an unchanged sweep costs no backend matrix
+// call (which could rebuild one the coordinator dropped) and the preparer
+// holds no matrix of its own.
+func (s *Server) prepareNewest(last string) (key string) {
 	sweeps := s.b.Sweeps()
 	if len(sweeps) == 0 || sweeps[0].State == api.SweepRunning {
 		return last
 	}
-	id := sweeps[0].ID
-	m, ok := s.b.Matrix(id)
-	if !ok || m == nil || m == last {
+	info := sweeps[0]
+	key = fmt.Sprintf("%s|%s|%d|%d|%d|%s", info.ID, info.State, info.CellsDone, info.RetestPass, info.Retested, info.Finished)
+	if key == last {
+		return last
+	}
+	// The preparer runs outside any request, where gin's recovery does
+	// not reach: a bug here must cost a log line, not the coordinator.
+	defer func() {
+		if r := recover(); r != nil {
+			s.log.Error("preparing the first-paint views panicked", "sweep", info.ID, "panic", r)
+		}
+	}()
+	m, ok := s.b.Matrix(info.ID)
+	if !ok || m == nil {
 		return last
 	}
 	start := time.Now()
-	if _, err := s.gridBlob(id, m); err != nil {
-		s.log.Error("preparing the grid failed", "sweep", id, "err", err)
-		return last
+	if _, err := s.gridBlob(info.ID, m); err != nil {
+		s.log.Error("preparing the grid failed", "sweep", info.ID, "err", err)
+		return key // the request path would fail the same way; do not spin
 	}
 	if _, err := s.layerBlob(m, "status", allRails); err != nil {
-		s.log.Error("preparing the status layer failed", "sweep", id, "err", err)
-		return last
+		s.log.Error("preparing the status layer failed", "sweep", info.ID, "err", err)
+		return key
 	}
-	s.log.Debug("first-paint views prepared", "sweep", id, "cells", len(m.Cells), "took", time.Since(start))
-	return m
+	s.log.Debug("first-paint views prepared", "sweep", info.ID, "cells", len(m.Cells), "took", time.Since(start))
+	return key
 }
 
 // gridBlob and layerBlob are the cached answers of /grid and /layer; the

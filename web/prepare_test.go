@@ -41,10 +41,34 @@ func TestPrepareFinishedSweep(t *testing.T) {
 		t.Fatal("the prepared grid was built again")
 	}
 
+	// Unchanged, the finished sweep costs no further matrix call.
+	asked, lists := f.matrixAsks(), f.lists()
+	waitFor(t, "more preparer passes", func() bool { return f.lists() >= lists+3 })
+	if n := f.matrixAsks(); n != asked {
+		t.Fatalf("the preparer asked for an unchanged sweep's matrix %d more times", n-asked)
+	}
+
 	cancel()
 	select {
 	case <-stopped:
 	case <-time.After(10 * time.Second):
 		t.Fatal("Prepare did not return after its context ended")
 	}
+}
+
+// A panic while preparing is logged, not fatal, and not retried in a loop.
+func TestPrepareSurvivesPanic(t *testing.T) {
+	f := newFake()
+	f.update("s2", func(i *api.SweepInfo) { i.State = api.SweepDone })
+	f.matrixPanic = true
+	s := New(f, Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan struct{})
+	go func() { defer close(stopped); s.Prepare(ctx, time.Millisecond) }()
+	waitFor(t, "the preparer to keep polling after the panic", func() bool { return f.lists() >= 5 })
+	if n := f.matrixAsks(); n != 1 {
+		t.Fatalf("the panicking sweep was tried %d times", n)
+	}
+	cancel()
+	<-stopped
 }
