@@ -27,6 +27,7 @@ type Config struct {
 	Sweep       Sweep       `mapstructure:"sweep"`
 	Demo        Demo        `mapstructure:"demo"`
 	Auth        Auth        `mapstructure:"auth"`
+	TLS         TLS         `mapstructure:"tls"`
 }
 
 // Auth holds the shared secrets. Prefer the *_file keys: values in a file
@@ -126,6 +127,11 @@ func Defaults() map[string]any {
 		"auth.token":                   "",
 		"auth.token_file":              "",
 		"auth.open_reads":              false,
+		"tls.cert_file":                "",
+		"tls.key_file":                 "",
+		"tls.ca_file":                  "",
+		"tls.client_auth":              false,
+		"tls.server_name":              "",
 		"coordinator.keep_sweeps":      50,
 		"coordinator.raft_bind":        "",
 		"coordinator.raft_advertise":   "",
@@ -399,6 +405,7 @@ func (c *Config) Validate() error {
 	if c.Auth.Token != "" && c.Auth.TokenFile != "" {
 		bad("auth.token", "set auth.token or auth.token_file, not both")
 	}
+	c.TLS.validate(bad)
 	if t := c.Coordinator.RaftTimeout; t < 50*time.Millisecond || t > 30*time.Second {
 		bad("coordinator.raft_timeout", "%s out of range: use 50ms to 30s (500ms suits a LAN; raise it on congested or WAN links)", t)
 	}

@@ -9,6 +9,7 @@ var sectionIntro = map[string]string{
 	"sweep":       "What one sweep measures; the coordinator's defaults, which a sweep request may override.",
 	"demo":        "The one-process demo (`rdmamesh demo`).",
 	"auth":        "Shared secrets for the APIs. Prefer the `_file` keys: values in the environment show up in process listings.",
+	"tls":         "Optional TLS for the control plane: the coordinator API and UI, the worker API, forwarded writes and raft. Off unless `tls.cert_file` is set; then every coordinator and worker must have it on. The files are read at start, so a bad certificate stops the process with the key named.",
 }
 
 // descriptions says what each key does, in one line an operator can act on.
@@ -74,4 +75,10 @@ var descriptions = map[string]string{
 	"auth.token":      "Shared bearer token, the same in every process: required by the worker API and by coordinator API writes (and reads unless `auth.open_reads`). Empty: no authentication.",
 	"auth.token_file": "File holding `auth.token` (e.g. a mounted Secret). Set this or `auth.token`, not both.",
 	"auth.open_reads": "Serve coordinator reads (`GET /api/v1`, the UI) without the token; starting a sweep still needs it.",
+
+	"tls.cert_file":   "PEM certificate (with any intermediates) this process serves its APIs and raft with, and presents as a client certificate. Its SANs must cover the addresses peers dial (the advertised API and raft host, often an IP) or set `tls.server_name`. Set: all URLs are `https://`.",
+	"tls.key_file":    "PEM private key of `tls.cert_file`.",
+	"tls.ca_file":     "PEM CA bundle that verifies peers: the server certificates this process dials and, with `client_auth`, the client certificates it accepts. Empty: the system roots.",
+	"tls.client_auth": "Mutual TLS: the coordinator API, the worker API and raft refuse a client without a certificate from `tls.ca_file`. Certificates then need both the serverAuth and clientAuth key usages; browsers and `rdmamesh gate` need a client certificate too.",
+	"tls.server_name": "Name every peer's certificate is verified against, instead of the dialled host. Set it when peers are dialled by IP and certificates carry a DNS name only (e.g. one shared name for the cluster).",
 }

@@ -77,6 +77,7 @@ var Unflagged = map[string][]string{
 	"coordinator.keep_sweeps": {"coordinator"},
 	"auth.open_reads":         {"coordinator"},
 	"sweep.*":                 {"coordinator", "demo"},
+	"tls.*":                   {"worker", "coordinator"},
 }
 
 // Readers returns the commands that read key.
