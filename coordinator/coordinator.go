@@ -5,6 +5,7 @@ package coordinator
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -57,6 +58,12 @@ type Options struct {
 	// and the key that signs probe-session tickets.
 	Token     string
 	GossipKey []byte
+
+	// TLS is the server side of raft's TCP transport; ClientTLS dials
+	// workers, the leader's API and raft peers. Nil: plain TCP. The API
+	// server itself is the caller's (web, cmd/rdmamesh).
+	TLS       *tls.Config
+	ClientTLS *tls.Config
 
 	// HTTPTransport carries worker API calls; nil = a pooled TCP transport.
 	// The scale harness passes an in-process one (internal/scale).
@@ -153,10 +160,11 @@ func Start(o Options) (*Coordinator, error) {
 	}
 	c := &Coordinator{opts: o, log: o.Logger.With("coordinator", o.Name), fsm: newFSM(o.KeepSweeps),
 		events: &events{ch: make(chan gossipEvent, 1024)}, reg: newRegistry(), inflight: newInflight(), matrices: map[string]cachedMatrix{}, work: make(chan string, 1),
-		client:   &http.Client{Transport: workerTransport(o.HTTPTransport)},
+		client:   &http.Client{Transport: workerTransport(o.HTTPTransport, o.ClientTLS)},
 		notifyCh: make(chan bool, 8)}
 	r, trans, st, err := newRaft(o.Name, o.DataDir, c.fsm, c.notifyCh,
-		raftNet{Bind: o.RaftBind, Advertise: o.RaftAdvertise, Transport: o.RaftTransport, Fast: o.FastRaft, Timeout: o.RaftTimeout}, c.log)
+		raftNet{Bind: o.RaftBind, Advertise: o.RaftAdvertise, Transport: o.RaftTransport, Fast: o.FastRaft, Timeout: o.RaftTimeout,
+			TLS: o.TLS, ClientTLS: o.ClientTLS}, c.log)
 	if err != nil {
 		return nil, err
 	}

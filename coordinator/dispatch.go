@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/rdmamesh/rdmamesh/internal/member"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
 	"github.com/rdmamesh/rdmamesh/matrix"
 )
@@ -138,7 +139,7 @@ func (c *Coordinator) postTask(parent context.Context, apiAddr string, timeout t
 	defer cancel()
 	bin := c.wire.binary(apiAddr)
 	body, ctype := encodeTask(t, bin)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+apiAddr+"/v1/tasks", bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url(apiAddr, "/v1/tasks"), bytes.NewReader(body))
 	if err != nil {
 		return res, probe.Classify(err)
 	}
@@ -188,4 +189,9 @@ func (c *Coordinator) authorize(req *http.Request) {
 	if c.opts.Token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.opts.Token)
 	}
+}
+
+// url is a worker's or a coordinator's API URL.
+func (c *Coordinator) url(addr, path string) string {
+	return member.URL(c.opts.ClientTLS != nil, addr, path)
 }

@@ -27,7 +27,7 @@ func (c *Coordinator) forwardStart(ctx context.Context, req api.SweepRequest) (a
 	body, _ := json.Marshal(req)
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+leader.APIAddr+"/api/v1/sweeps", bytes.NewReader(body))
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url(leader.APIAddr, "/api/v1/sweeps"), bytes.NewReader(body))
 	if err != nil {
 		return api.SweepInfo{}, err
 	}

@@ -201,7 +201,7 @@ func (c *Coordinator) confirmDead(ctx context.Context, node, apiAddr string) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	alive := false
-	if req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+apiAddr+"/v1/health", nil); err == nil {
+	if req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.url(apiAddr, "/v1/health"), nil); err == nil {
 		c.authorize(req)
 		if resp, err := c.client.Do(req); err == nil {
 			resp.Body.Close()
@@ -219,7 +219,7 @@ func (c *Coordinator) confirmDead(ctx context.Context, node, apiAddr string) {
 func (c *Coordinator) fetchInventory(ctx context.Context, apiAddr string) (*probe.Inventory, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+apiAddr+"/v1/inventory", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.url(apiAddr, "/v1/inventory"), nil)
 	if err != nil {
 		return nil, err
 	}

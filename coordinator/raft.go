@@ -1,6 +1,7 @@
 package coordinator
 
 import (
+	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"net"
@@ -24,6 +25,8 @@ type raftNet struct {
 	Transport raft.Transport // tests: an in-memory transport wired to peers
 	Fast      bool           // one-host timers (demo, tests)
 	Timeout   time.Duration  // heartbeat and election timeout; 0 = raft's default
+	TLS       *tls.Config    // with Bind: serve raft over TLS (raft_tls.go)
+	ClientTLS *tls.Config    // and dial peers with this
 }
 
 // newRaft starts a raft node with the FSM. With dataDir empty everything is
@@ -64,6 +67,11 @@ func newRaft(name, dataDir string, f *fsm, notify chan bool, n raftNet, log *slo
 		// A stable address (our name) lets a restarted single voter find
 		// itself in its own configuration.
 		_, trans = raft.NewInmemTransport(raft.ServerAddress(name))
+	case n.TLS != nil:
+		if trans, err = newTLSTransport(n, conf.Logger); err != nil {
+			st.close()
+			return nil, nil, nil, err
+		}
 	default:
 		adv, err := resolveAdvertise(n.Bind, n.Advertise)
 		if err != nil {

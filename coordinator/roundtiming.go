@@ -1,6 +1,7 @@
 package coordinator
 
 import (
+	"crypto/tls"
 	"net/http"
 	"time"
 
@@ -25,11 +26,11 @@ type RoundTiming struct {
 // workerTransport is the transport for worker API calls. One leader talks to
 // every worker once per round, so idle connections are kept per worker: a
 // round must not pay a TCP handshake per task.
-func workerTransport(rt http.RoundTripper) http.RoundTripper {
+func workerTransport(rt http.RoundTripper, tc *tls.Config) http.RoundTripper {
 	if rt != nil {
 		return rt
 	}
-	return &http.Transport{MaxIdleConnsPerHost: 4, MaxIdleConns: 4096}
+	return &http.Transport{MaxIdleConnsPerHost: 4, MaxIdleConns: 4096, TLSClientConfig: tc}
 }
 
 // SnapshotNow asks raft for a snapshot at once (the scale harness measures

@@ -5,6 +5,7 @@ package worker
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -49,6 +50,11 @@ type Options struct {
 	// HTTPTransport carries calls to peers' APIs; nil = pooled TCP. The
 	// scale harness passes an in-process one.
 	HTTPTransport http.RoundTripper
+	// TLS serves the API over TLS (and may require client certificates);
+	// ClientTLS dials peers' APIs with https. Nil: plain HTTP. A cluster
+	// runs one or the other everywhere.
+	TLS       *tls.Config
+	ClientTLS *tls.Config
 	// GossipTune adjusts the memberlist config (see member.Options.Tune).
 	GossipTune func(*memberlist.Config)
 }
@@ -89,7 +95,7 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 		log = slog.Default()
 	}
 	a := &Agent{opts: o, log: log.With("node", o.Name), sessions: newSessionTable(),
-		client: &http.Client{Transport: peerTransport(o.HTTPTransport)}, serveErr: make(chan error, 1)}
+		client: &http.Client{Transport: peerTransport(o.HTTPTransport, o.ClientTLS)}, serveErr: make(chan error, 1)}
 	if err := a.refreshInventory(ctx); err != nil {
 		return nil, err
 	}
@@ -100,8 +106,11 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 	a.ln = ln
 	a.apiAddr = member.Advertise(o.APIAdvertise, ln.Addr())
 	a.inv.APIAddr = a.apiAddr
-	a.srv = &http.Server{Handler: a.routes(), ReadHeaderTimeout: 10 * time.Second}
-	go func() { a.serveErr <- a.srv.Serve(ln) }()
+	// A refused TLS handshake is someone without the cluster's certificate:
+	// the operator's log, not the process's stderr.
+	a.srv = &http.Server{Handler: a.routes(), ReadHeaderTimeout: 10 * time.Second, TLSConfig: o.TLS,
+		ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)}
+	go func() { a.serveErr <- member.Serve(a.srv, ln) }()
 
 	cfg, err := member.Config(member.Options{Name: o.Name, Bind: o.GossipBind, Advertise: o.GossipAdvertise,
 		LAN: o.LAN, WAN: o.WAN, Delegate: &delegate{a: a}, Logger: a.log, Transport: o.Transport, Key: o.GossipKey, Tune: o.GossipTune})

@@ -130,7 +130,7 @@ func (a *Agent) closePeers(t probe.Task, ids []string) {
 // peerCall sends one request to the task's target worker and reads the
 // answer; transport failures come back classified.
 func (a *Agent) peerCall(ctx context.Context, t probe.Task, method, path, ctype string, body []byte) ([]byte, string, int, error) {
-	req, err := http.NewRequestWithContext(ctx, method, "http://"+t.DstAPI+path, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, method, a.url(t.DstAPI, path), bytes.NewReader(body))
 	if err != nil {
 		return nil, "", 0, err
 	}

@@ -17,7 +17,7 @@ func (a *Agent) openPeer(ctx context.Context, t probe.Task, rp probe.RailPair, l
 	var reply probe.SessionReply
 	body, _ := json.Marshal(probe.SessionRequest{Version: probe.Version, SweepID: t.SweepID, Src: t.Src, Dst: t.Dst,
 		Deadline: t.Deadline, Ticket: t.Ticket, Local: rp.Dst, Initiator: local, Params: t.Params})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+t.DstAPI+"/v1/sessions", bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.url(t.DstAPI, "/v1/sessions"), bytes.NewReader(body))
 	if err != nil {
 		return reply, err
 	}
@@ -52,7 +52,7 @@ func (a *Agent) openPeer(ctx context.Context, t probe.Task, rp probe.RailPair, l
 func (a *Agent) closePeer(api, id string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, "http://"+api+"/v1/sessions/"+id, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, a.url(api, "/v1/sessions/"+id), nil)
 	if err != nil {
 		return
 	}

@@ -105,7 +105,7 @@ func peerPortBad(h HealthReply, rp probe.RailPair) *probe.DeviceHealth {
 func (a *Agent) peerHealth(api string) (h HealthReply, alive bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+api+"/v1/health", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, a.url(api, "/v1/health"), nil)
 	if err != nil {
 		return h, true
 	}
