@@ -47,13 +47,14 @@ func newCoordinatorCmd() *cobra.Command {
 	f.Int("bootstrap-expect", d["coordinator.bootstrap_expect"].(int), "bootstrap once this many coordinators are seen in gossip (1, 3 or 5)")
 	f.String("token-file", "", "file holding the API bearer token (auth.token_file)")
 	f.String("gossip-key-file", "", "file holding the base64 gossip encryption key (gossip.key_file)")
+	addTLSFlags(f)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		c, err := loadConfig(cmd, map[string]string{"name": "coordinator.name", "gossip-bind": "gossip.bind",
+		c, err := loadConfig(cmd, withTLS(map[string]string{"name": "coordinator.name", "gossip-bind": "gossip.bind",
 			"gossip-advertise": "gossip.advertise", "join": "gossip.join", "api-listen": "coordinator.api_listen", "api-advertise": "coordinator.api_advertise",
 			"data-dir": "coordinator.data_dir", "pair-timeout": "coordinator.pair_timeout", "mode": "sweep.mode",
 			"raft-bind": "coordinator.raft_bind", "raft-advertise": "coordinator.raft_advertise", "peer": "coordinator.peers",
 			"bootstrap-expect": "coordinator.bootstrap_expect", "token-file": "auth.token_file",
-			"gossip-key-file": "gossip.key_file"})
+			"gossip-key-file": "gossip.key_file"}))
 		if err != nil {
 			return err
 		}
@@ -110,6 +111,10 @@ func runCoordinator(ctx context.Context, c *config.Config, log *slog.Logger) err
 	if err != nil {
 		return err
 	}
+	srvTLS, cliTLS, err := c.TLS.Configs()
+	if err != nil {
+		return err
+	}
 	defaults, err := sweepDefaults(c)
 	if err != nil {
 		return err
@@ -133,7 +138,8 @@ func runCoordinator(ctx context.Context, c *config.Config, log *slog.Logger) err
 		Parallelism: c.Coordinator.Parallelism, Params: testParams(c), Mode: c.Sweep.Mode, Logger: log,
 		KeepSweeps: c.Coordinator.KeepSweeps, RaftBind: c.Coordinator.RaftBind, RaftAdvertise: c.Coordinator.RaftAdvertise,
 		RaftTimeout: c.Coordinator.RaftTimeout,
-		Peers:       peers, BootstrapExpect: c.Coordinator.BootstrapExpect, Token: token, GossipKey: key, SweepDefaults: defaults})
+		Peers:       peers, BootstrapExpect: c.Coordinator.BootstrapExpect, Token: token, GossipKey: key, SweepDefaults: defaults,
+		TLS: srvTLS, ClientTLS: cliTLS})
 	if err != nil {
 		ln.Close()
 		return err
@@ -152,10 +158,11 @@ func runCoordinator(ctx context.Context, c *config.Config, log *slog.Logger) err
 	prepared := make(chan struct{})
 	go func() { defer close(prepared); ws.Prepare(prepCtx, web.DefaultPrepareEvery) }()
 	defer func() { stopPrep(); <-prepared }()
-	srv := &http.Server{Handler: ws.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: ws.Handler(), ReadHeaderTimeout: 10 * time.Second, TLSConfig: srvTLS,
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	log.Info("API and UI", "url", "http://"+apiAddr)
+	go func() { served <- member.Serve(srv, ln) }()
+	log.Info("API and UI", "url", member.URL(srvTLS != nil, apiAddr, "/"))
 	select {
 	case <-ctx.Done():
 	case err := <-served:

@@ -15,6 +15,7 @@ func newGateCmd() *cobra.Command {
 	var o gate.Options
 	var tokenFile, specFile string
 	var retests int
+	var tlsFiles gateTLS
 	cmd := &cobra.Command{
 		Use:   "gate --coordinator URL",
 		Short: "Run a sweep (or judge the latest) and exit 0 healthy, 1 unhealthy, 2 usage/config, 3 infrastructure",
@@ -42,6 +43,9 @@ func newGateCmd() *cobra.Command {
 				o.Token = strings.TrimSpace(string(b))
 			} else {
 				o.Token = strings.TrimSpace(os.Getenv("RDMAMESH_AUTH_TOKEN"))
+			}
+			if err := tlsFiles.apply(&o); err != nil {
+				return &codeError{code: gate.ExitUsage, err: errorf("TLS (--ca-file, --cert-file, --key-file or $RDMAMESH_TLS_*): %v", err)}
 			}
 			code := gate.Run(cmd.Context(), o, cmd.OutOrStdout(), cmd.ErrOrStderr())
 			if code != 0 {
@@ -72,6 +76,7 @@ func newGateCmd() *cobra.Command {
 	f.StringVar(&o.BaselineFile, "save-baseline", "", "write the sweep's ok cells as a baseline file for coordinator.baseline_file")
 	f.DurationVar(&o.Timeout, "timeout", 30*time.Minute, "the gate's time budget: give up (exit 3) after this long")
 	f.StringVar(&tokenFile, "token-file", "", "file holding the API bearer token (default: $RDMAMESH_AUTH_TOKEN)")
+	tlsFiles.addFlags(f)
 	f.StringVar(&o.CSVFile, "csv", "", "write one CSV row per cell to this file")
 	f.StringVar(&o.ExcludeFile, "exclude", "", "write a Slurm hostlist of nodes to exclude (empty file when none)")
 	f.StringVar(&o.HostFile, "hostfile", "", "write the healthy nodes, one per line")

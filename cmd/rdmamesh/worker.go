@@ -42,13 +42,14 @@ func newWorkerCmd() *cobra.Command {
 	f.Float64("sim-time-scale", d["sim.time_scale"].(float64), "sim: 1 = tests take modelled time, 0 = instant")
 	f.String("token-file", "", "file holding the API bearer token (auth.token_file)")
 	f.String("gossip-key-file", "", "file holding the base64 gossip encryption key (gossip.key_file)")
+	addTLSFlags(f)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		c, err := loadConfig(cmd, map[string]string{"name": "worker.name", "gossip-bind": "gossip.bind",
+		c, err := loadConfig(cmd, withTLS(map[string]string{"name": "worker.name", "gossip-bind": "gossip.bind",
 			"gossip-advertise": "gossip.advertise", "join": "gossip.join", "api-listen": "worker.api_listen",
 			"api-advertise": "worker.api_advertise", "fabric": "worker.fabric", "gid": "worker.gid",
 			"device": "worker.devices", "sim-preset": "sim.preset", "sim-seed": "sim.seed",
 			"sim-fault": "sim.faults", "sim-time-scale": "sim.time_scale", "token-file": "auth.token_file",
-			"gossip-key-file": "gossip.key_file"})
+			"gossip-key-file": "gossip.key_file"}))
 		if err != nil {
 			return err
 		}
@@ -64,6 +65,10 @@ func runWorker(ctx context.Context, c *config.Config, log *slog.Logger) error {
 		name = config.Hostname()
 	}
 	token, key, err := c.Secrets()
+	if err != nil {
+		return err
+	}
+	srvTLS, cliTLS, err := c.TLS.Configs()
 	if err != nil {
 		return err
 	}
@@ -94,7 +99,7 @@ func runWorker(ctx context.Context, c *config.Config, log *slog.Logger) error {
 	a, err := worker.Start(ctx, worker.Options{Name: name, Fabric: fab, GossipBind: c.Gossip.Bind,
 		GossipAdvertise: c.Gossip.Advertise, Join: c.Gossip.Join, APIListen: c.Worker.APIListen,
 		APIAdvertise: c.Worker.APIAdvertise, Labels: c.Worker.Labels, Devices: c.Worker.Devices, LAN: true, WAN: c.Gossip.Profile == "wan", Logger: log,
-		Discover: discover, Token: token, GossipKey: key,
+		Discover: discover, Token: token, GossipKey: key, TLS: srvTLS, ClientTLS: cliTLS,
 		OnTask: wm.ObserveTask, OnSession: wm.ObserveSession, Metrics: metrics.Handler(reg)})
 	if err != nil {
 		return err

@@ -18,16 +18,7 @@ import (
 // and checks that nothing mutating works without the token and that a worker
 // opens no session the coordinator did not schedule.
 func TestSecureControlPlane(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cl, err := Start(ctx, Options{Nodes: 4, Rails: 2, Preset: "roce-2x100", Seed: 3, Listen: "127.0.0.1:0",
-		Mode: "quick", Params: probe.DefaultTestParams(), PairTimeout: 5 * time.Second, Token: "t0ken",
-		GossipKey: []byte("0123456789abcdef0123456789abcdef"),
-		Logger:    slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Stop()
+	cl, ctx := startSecure(t, Options{GossipKey: []byte("0123456789abcdef0123456789abcdef")})
 	if _, m := sweep(t, cl); !m.Healthy {
 		t.Fatalf("sweep with auth on:\n%s", m.Summary())
 	}
@@ -75,4 +66,21 @@ func TestSecureControlPlane(t *testing.T) {
 	if code := gate.Run(ctx, gate.Options{Coordinator: cl.URL, Token: "t0ken", Request: api.SweepRequest{Mode: "quick"}}, &out, &errOut); code != gate.ExitHealthy {
 		t.Fatalf("gate with the token: exit %d: %s", code, errOut.String())
 	}
+}
+
+// startSecure starts 4 quick-sweep nodes with the token "t0ken" and what
+// else o turns on (gossip key, TLS, replicas); ctx bounds the test.
+func startSecure(t *testing.T, o Options) (cl *Cluster, ctx context.Context) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
+	t.Cleanup(cancel)
+	o.Nodes, o.Rails, o.Preset, o.Seed, o.Listen = 4, 2, "roce-2x100", 3, "127.0.0.1:0"
+	o.Mode, o.Params, o.PairTimeout, o.Token = "quick", probe.DefaultTestParams(), 5*time.Second, "t0ken"
+	o.Logger = slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	cl, err := Start(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Stop)
+	return cl, ctx
 }

@@ -5,6 +5,7 @@ package cluster
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -40,6 +41,11 @@ type Options struct {
 	// encrypts gossip.
 	Token     string
 	GossipKey []byte
+	// TLS serves every API over TLS (client certificates required when it
+	// says so) and ClientTLS dials them; set both or neither. Raft stays on
+	// in-memory transports.
+	TLS       *tls.Config
+	ClientTLS *tls.Config
 	// Sweep holds the coordinators' sweep defaults, profiles and baseline.
 	Sweep coordinator.SweepDefaults
 }
@@ -119,6 +125,7 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 		}
 		a, err := worker.Start(ctx, worker.Options{Name: name, Fabric: node, GossipBind: "127.0.0.1:0",
 			Join: seeds, APIListen: "127.0.0.1:0", Devices: devices, Logger: log, Token: o.Token, GossipKey: o.GossipKey,
+			TLS: o.TLS, ClientTLS: o.ClientTLS,
 			Labels: map[string]string{"group": fmt.Sprintf("leaf-%02d", len(c.workers)/8+1)}})
 		if err != nil {
 			c.Stop()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/rdmamesh/rdmamesh/coordinator"
+	"github.com/rdmamesh/rdmamesh/internal/member"
 	"github.com/rdmamesh/rdmamesh/internal/metrics"
 	"github.com/rdmamesh/rdmamesh/web"
 )
@@ -44,11 +46,12 @@ func (c *Cluster) startCoordinators(o Options) error {
 		if err != nil {
 			return fmt.Errorf("listen %s: %w", listen, err)
 		}
-		r.URL = "http://" + ln.Addr().String()
+		r.URL = member.URL(o.TLS != nil, ln.Addr().String(), "")
 		co, err := coordinator.Start(coordinator.Options{Name: peers[i].ID, DataDir: dataDir(o.DataDir, i, n),
 			GossipBind: "127.0.0.1:0", Join: seeds, APIAddr: ln.Addr().String, PairTimeout: o.PairTimeout,
 			Params: o.Params, Mode: o.Mode, FastRaft: true, Reconcile: 500 * time.Millisecond, Logger: c.log,
-			RaftTransport: r.trans, Peers: peers, Token: o.Token, GossipKey: o.GossipKey, SweepDefaults: o.Sweep})
+			RaftTransport: r.trans, Peers: peers, Token: o.Token, GossipKey: o.GossipKey, SweepDefaults: o.Sweep,
+			ClientTLS: o.ClientTLS})
 		if err != nil {
 			ln.Close()
 			return err
@@ -57,8 +60,9 @@ func (c *Cluster) startCoordinators(o Options) error {
 		reg := metrics.NewRegistry()
 		reg.MustRegister(metrics.NewCoordinator(co, metrics.CoordinatorOptions{}))
 		ws := web.New(co, web.Options{Logger: c.log, Title: "rdmamesh demo", Token: o.Token, Metrics: metrics.Handler(reg)})
-		r.srv = &http.Server{Handler: ws.Handler(), ReadHeaderTimeout: 10 * time.Second}
-		go func() { r.served <- r.srv.Serve(ln) }()
+		r.srv = &http.Server{Handler: ws.Handler(), ReadHeaderTimeout: 10 * time.Second, TLSConfig: o.TLS,
+			ErrorLog: slog.NewLogLogger(c.log.Handler(), slog.LevelWarn)}
+		go func() { r.served <- member.Serve(r.srv, ln) }()
 		prepCtx, stopPrep := context.WithCancel(context.Background())
 		r.prepared = make(chan struct{})
 		r.stopPrep = stopPrep

@@ -3,10 +3,12 @@ package gate
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"time"
 
@@ -51,6 +53,9 @@ func (c client) do(ctx context.Context, method, path string, body []byte, v any)
 		if errors.Is(err, context.DeadlineExceeded) {
 			return infra(fmt.Errorf("time budget exceeded waiting for %s %s: %w", method, path, err))
 		}
+		if tlsRefused(err) {
+			return usage(fmt.Errorf("TLS with coordinator %s failed: %w (check --ca-file, --cert-file and --key-file against its tls.* settings)", c.base, err))
+		}
 		return infra(fmt.Errorf("coordinator %s unreachable: %w", c.base, err))
 	}
 	defer resp.Body.Close()
@@ -70,6 +75,15 @@ func (c client) do(ctx context.Context, method, path string, body []byte, v any)
 	return nil
 }
 
+// tlsRefused tells a TLS failure that retrying cannot fix (a certificate
+// this side does not trust, or the coordinator refusing ours) from an
+// unreachable coordinator.
+func tlsRefused(err error) bool {
+	var verify *tls.CertificateVerificationError
+	var op *net.OpError
+	return errors.As(err, &verify) || (errors.As(err, &op) && op.Op == "remote error")
+}
+
 // maxAnswer bounds what one answer may hold: twice the largest matrix we
 // plan for (1,024 nodes x 8 rails), so a runaway server cannot fill memory.
 const maxAnswer = 10 << 30
@@ -77,9 +91,10 @@ const maxAnswer = 10 << 30
 // defaultClient waits at most 30 s for a coordinator to start answering,
 // but sets no limit on the whole exchange: reading a large matrix takes as
 // long as it takes, within the gate's own time budget (Options.Timeout).
-func defaultClient() *http.Client {
+func defaultClient(tc *tls.Config) *http.Client {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.ResponseHeaderTimeout = 30 * time.Second
+	t.TLSClientConfig = tc
 	return &http.Client{Transport: t}
 }
 

@@ -6,6 +6,7 @@ package gate
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -37,6 +38,9 @@ type Options struct {
 	Timeout     time.Duration // whole run: the gate's time budget
 	Client      *http.Client
 	Token       string // bearer token for the coordinator API (auth.token)
+	// TLS verifies an https coordinator (and presents a client certificate
+	// to one that requires it); nil = the system roots. Ignored with Client.
+	TLS *tls.Config
 
 	// Output files; "" skips one. Each is written whole or not at all.
 	JSONFile    string
@@ -92,7 +96,7 @@ func Run(ctx context.Context, o Options, out, errOut io.Writer) int {
 		defer cancel()
 	}
 	if o.Client == nil {
-		o.Client = defaultClient()
+		o.Client = defaultClient(o.TLS)
 	}
 	c := client{base: strings.TrimRight(o.Coordinator, "/"), http: o.Client, token: o.Token}
 	m, info, err := judge(ctx, c, o, out)
@@ -125,6 +129,8 @@ func (o Options) check() error {
 		return usage(errors.New("--coordinator URL is required (e.g. http://coordinator:8080)"))
 	case !strings.HasPrefix(o.Coordinator, "http://") && !strings.HasPrefix(o.Coordinator, "https://"):
 		return usage(fmt.Errorf("--coordinator %q must start with http:// or https://", o.Coordinator))
+	case o.TLS != nil && strings.HasPrefix(o.Coordinator, "http://"):
+		return usage(fmt.Errorf("--coordinator %q: TLS files are given, so use https://", o.Coordinator))
 	case o.HostSlots < 0:
 		return usage(fmt.Errorf("host slots %d: want 0 (names only) or more", o.HostSlots))
 	case o.DiffJSONFile != "" && o.DiffAgainst == "":

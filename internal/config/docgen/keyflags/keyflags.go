@@ -54,6 +54,10 @@ var Flags = map[string][]Flag{
 	"demo.nodes":                   {{"demo", "nodes"}},
 	"demo.rails":                   {{"demo", "rails"}},
 	"demo.listen":                  {{"demo", "listen"}},
+	"tls.cert_file":                {{"worker", "tls-cert-file"}, {"coordinator", "tls-cert-file"}},
+	"tls.key_file":                 {{"worker", "tls-key-file"}, {"coordinator", "tls-key-file"}},
+	"tls.ca_file":                  {{"worker", "tls-ca-file"}, {"coordinator", "tls-ca-file"}},
+	"tls.client_auth":              {{"worker", "tls-client-auth"}, {"coordinator", "tls-client-auth"}},
 }
 
 // NotKeys are flags of the config-reading commands that set no key: the
@@ -77,7 +81,7 @@ var Unflagged = map[string][]string{
 	"coordinator.keep_sweeps": {"coordinator"},
 	"auth.open_reads":         {"coordinator"},
 	"sweep.*":                 {"coordinator", "demo"},
-	"tls.*":                   {"worker", "coordinator"},
+	"tls.server_name":         {"worker", "coordinator"},
 }
 
 // Readers returns the commands that read key.
