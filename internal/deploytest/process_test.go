@@ -100,7 +100,7 @@ func check(t *testing.T, p process) checked {
 	for name, vals := range lists {
 		env[name] = strings.Join(vals, ",")
 	}
-	for _, fileKey := range []string{"gossip.key_file", "auth.token_file"} {
+	for _, fileKey := range []string{"gossip.key_file", "auth.token_file", "tls.cert_file", "tls.key_file", "tls.ca_file"} {
 		name := config.EnvName(fileKey)
 		if path := env[name]; path != "" {
 			lp, ok := local(path)

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/rdmamesh/rdmamesh/internal/tlstest"
 )
 
 // unit is a parsed systemd unit or drop-in: section → key → values in
@@ -71,6 +73,17 @@ const credDir = "/run/credentials/rdmamesh.service"
 func TestSystemdUnits(t *testing.T) {
 	key := base64.StdEncoding.EncodeToString([]byte("0123456789abcdef0123456789abcdef"))
 	secrets := parseUnit(t, read(t, "deploy", "systemd", "secrets.conf"))
+	tlsUnit := parseUnit(t, read(t, "deploy", "systemd", "tls.conf"))
+	files := map[string]string{credDir + "/gossip.key": key, credDir + "/token": "s3cret-token"}
+	ca := tlstest.NewCA(t, "rdmamesh")
+	node := ca.Issue(t, "node")
+	for cred, path := range map[string]string{"tls.pem": node.CertFile, "tls.key": node.KeyFile, "ca.pem": ca.File} {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[credDir+"/"+cred] = string(b)
+	}
 	for _, tc := range []struct {
 		role, env string
 		memlock   bool
@@ -113,24 +126,29 @@ func TestSystemdUnits(t *testing.T) {
 				}
 			}
 			data := read(t, "deploy", "systemd", tc.env)
-			files := map[string]string{credDir + "/gossip.key": key, credDir + "/token": "s3cret-token"}
 			for _, commented := range []bool{false, true} {
-				env := parseEnvFile(data, commented)
-				for _, e := range secrets["Service"]["Environment"] {
-					k, v, _ := strings.Cut(e, "=")
-					env[k] = strings.ReplaceAll(v, "%d", credDir)
-				}
-				got := check(t, process{where: tc.role + " unit", args: args, env: env, files: files})
-				if got.cfg != nil && got.secretsErr != nil {
-					t.Errorf("secrets through credentials: %v", got.secretsErr)
+				for _, dropins := range [][]unit{{secrets}, {secrets, tlsUnit}} {
+					env := parseEnvFile(data, commented)
+					for _, d := range dropins {
+						for _, e := range d["Service"]["Environment"] {
+							k, v, _ := strings.Cut(e, "=")
+							env[k] = strings.ReplaceAll(v, "%d", credDir)
+						}
+					}
+					got := check(t, process{where: tc.role + " unit", args: args, env: env, files: files})
+					if got.cfg != nil && got.secretsErr != nil {
+						t.Errorf("secrets through credentials: %v", got.secretsErr)
+					}
 				}
 			}
-			for _, lc := range secrets["Service"]["LoadCredential"] {
-				id, _, _ := strings.Cut(lc, ":")
-				if !slices.ContainsFunc(secrets["Service"]["Environment"], func(e string) bool {
-					return strings.HasSuffix(e, "%d/"+id)
-				}) {
-					t.Errorf("credential %s is loaded but no variable points at it", id)
+			for _, d := range []unit{secrets, tlsUnit} {
+				for _, lc := range d["Service"]["LoadCredential"] {
+					id, _, _ := strings.Cut(lc, ":")
+					if !slices.ContainsFunc(d["Service"]["Environment"], func(e string) bool {
+						return strings.HasSuffix(e, "%d/"+id)
+					}) {
+						t.Errorf("credential %s is loaded but no variable points at it", id)
+					}
 				}
 			}
 		})
