@@ -3,6 +3,7 @@ package gate
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/csv"
 	"encoding/json"
 	"encoding/xml"
@@ -172,6 +173,7 @@ func TestExitCodes(t *testing.T) {
 		{"diff json without diff", &coordinator{m: fabric()}, Options{DiffJSONFile: filepath.Join(dir, "d.json")}, ExitUsage, "needs --diff-against", true},
 		{"output directory missing", &coordinator{m: fabric()}, Options{JUnitFile: filepath.Join(dir, "no", "x.xml")}, ExitUsage, "--junit", true},
 		{"negative slots", &coordinator{m: fabric()}, Options{HostSlots: -1}, ExitUsage, "host slots", true},
+		{"TLS files with an http URL", &coordinator{m: fabric()}, Options{TLS: &tls.Config{}}, ExitUsage, "use https://", true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
