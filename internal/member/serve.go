@@ -18,6 +18,9 @@ func URL(secure bool, addr, path string) string {
 // rather than a TLS listener so that browsers get HTTP/2 from the UI.
 func Serve(srv *http.Server, ln net.Listener) error {
 	if srv.TLSConfig != nil {
+		// ServeTLS adds HTTP/2 to the config in place, and one config is
+		// shared by a process's servers (and a test cluster's processes).
+		srv.TLSConfig = srv.TLSConfig.Clone()
 		return srv.ServeTLS(ln, "", "")
 	}
 	return srv.Serve(ln)
