@@ -200,15 +200,11 @@ func (c *Coordinator) endTests(node string) {
 func (c *Coordinator) confirmDead(ctx context.Context, node, apiAddr string) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	alive := false
-	if req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.url(apiAddr, "/v1/health"), nil); err == nil {
-		c.authorize(req)
-		if resp, err := c.client.Do(req); err == nil {
-			resp.Body.Close()
-			alive = resp.StatusCode == http.StatusOK
-		}
+	resp, err := c.getWorker(ctx, apiAddr, "/v1/health")
+	if err == nil {
+		resp.Body.Close()
 	}
-	if !alive {
+	if err != nil || resp.StatusCode != http.StatusOK {
 		c.endTests(node)
 		return
 	}
@@ -216,15 +212,20 @@ func (c *Coordinator) confirmDead(ctx context.Context, node, apiAddr string) {
 		"node", node, "tests", c.inflight.running(node))
 }
 
-func (c *Coordinator) fetchInventory(ctx context.Context, apiAddr string) (*probe.Inventory, error) {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.url(apiAddr, "/v1/inventory"), nil)
+// getWorker GETs path from a worker's API with our credentials.
+func (c *Coordinator) getWorker(ctx context.Context, apiAddr, path string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.url(apiAddr, path), nil)
 	if err != nil {
 		return nil, err
 	}
 	c.authorize(req)
-	resp, err := c.client.Do(req)
+	return c.client.Do(req)
+}
+
+func (c *Coordinator) fetchInventory(ctx context.Context, apiAddr string) (*probe.Inventory, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	resp, err := c.getWorker(ctx, apiAddr, "/v1/inventory")
 	if err != nil {
 		return nil, err
 	}
