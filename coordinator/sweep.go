@@ -191,8 +191,11 @@ func (c *Coordinator) runRound(ctx context.Context, id string, spec sweepSpec, n
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			cells := c.direction(ctx, id, rd.Index, spec, nodes[p.A], nodes[p.B])
-			perPair[i] = append(cells, c.direction(ctx, id, rd.Index, spec, nodes[p.B], nodes[p.A])...)
+			a, b := nodes[p.A], nodes[p.B]
+			// Room for both directions' same-rail cells; cross-rail modes grow it.
+			cells := make([]matrix.Cell, 0, 2*min(len(a.Ports), len(b.Ports)))
+			cells = c.direction(ctx, cells, id, rd.Index, spec, a, b)
+			perPair[i] = c.direction(ctx, cells, id, rd.Index, spec, b, a)
 		}()
 	}
 	wg.Wait()
