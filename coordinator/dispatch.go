@@ -50,7 +50,7 @@ func (c *Coordinator) phase(ctx context.Context, out []matrix.Cell, id string, r
 	if c.opts.Token != "" {
 		task.Ticket = probe.SignTicket([]byte(c.opts.Token), id, src.Name, dst.Name, task.Deadline)
 	}
-	tctx, release := c.inflight.track(ctx, src.Name, dst.Name)
+	tctx, release := c.inflight.track(ctx, spec.PairTimeout, src.Name, dst.Name)
 	defer release()
 	res, err := c.postTask(tctx, srcInfo.APIAddr, spec.PairTimeout, task)
 	if err != nil {
@@ -134,10 +134,10 @@ func resultCells(out []matrix.Cell, t probe.Task, round int, res probe.TaskResul
 	return out
 }
 
-func (c *Coordinator) postTask(parent context.Context, apiAddr string, timeout time.Duration, t probe.Task) (probe.TaskResult, *probe.Error) {
+// postTask runs t on the worker at apiAddr. ctx ends the call: at the pair
+// timeout (inflight.track) with context.DeadlineExceeded as its cause.
+func (c *Coordinator) postTask(ctx context.Context, apiAddr string, timeout time.Duration, t probe.Task) (probe.TaskResult, *probe.Error) {
 	var res probe.TaskResult
-	ctx, cancel := context.WithTimeout(parent, timeout)
-	defer cancel()
 	bin := c.wire.binary(apiAddr)
 	req, err := c.taskRequest(ctx, apiAddr, t, bin)
 	if err != nil {
@@ -149,7 +149,7 @@ func (c *Coordinator) postTask(parent context.Context, apiAddr string, timeout t
 			return res, &probe.Error{Class: probe.ClassPeerLost, Cause: dead.Error(),
 				Fix: fmt.Sprintf("check the host %s and its rdmamesh worker service", dead.node)}
 		}
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		if errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
 			return res, &probe.Error{Class: probe.ClassTimeout,
 				Cause: fmt.Sprintf("worker %s did not finish the test within the pair timeout %s", t.Src, timeout),
 				Fix:   fmt.Sprintf("a hung test or an overloaded host: check the worker on %s and %s; raise coordinator.pair_timeout only if the fabric is known to be slow", t.Src, t.Dst)}
@@ -169,7 +169,7 @@ func (c *Coordinator) postTask(parent context.Context, apiAddr string, timeout t
 		if bin && cannotDecode(resp.StatusCode, raw.b) {
 			// A worker from before the binary form: JSON from now on.
 			c.wire.jsonOnly(apiAddr)
-			return c.postTask(parent, apiAddr, timeout, t)
+			return c.postTask(ctx, apiAddr, timeout, t)
 		}
 		var er probe.ErrorReply
 		if json.Unmarshal(raw.b, &er) == nil && er.Error != nil {

@@ -91,3 +91,40 @@ func TestPostTask(t *testing.T) {
 		})
 	}
 }
+
+// hungWorker never answers; onCall runs when the task arrives.
+type hungWorker struct{ onCall func() }
+
+func (h hungWorker) RoundTrip(req *http.Request) (*http.Response, error) {
+	req.Body.Close()
+	if h.onCall != nil {
+		h.onCall()
+	}
+	<-req.Context().Done()
+	return nil, req.Context().Err()
+}
+
+// TestPostTaskEnds checks the two ways a tracked task ends early: the pair
+// timeout and its peer declared dead.
+func TestPostTaskEnds(t *testing.T) {
+	task := probe.Task{Version: probe.Version, SweepID: "s", Src: "a", Dst: "b", Rails: []probe.RailPair{{Rail: 0}}}
+	c := &Coordinator{inflight: newInflight()}
+	c.client = &http.Client{Transport: hungWorker{}}
+	ctx, release := c.inflight.track(context.Background(), time.Millisecond, "a", "b")
+	_, perr := c.postTask(ctx, "a:1", time.Millisecond, task)
+	release()
+	if perr == nil || perr.Class != probe.ClassTimeout {
+		t.Fatalf("hung worker: %+v, want a timeout", perr)
+	}
+
+	c.client = &http.Client{Transport: hungWorker{onCall: func() { c.inflight.nodeDead("b") }}}
+	ctx, release = c.inflight.track(context.Background(), time.Hour, "a", "b")
+	_, perr = c.postTask(ctx, "a:1", time.Hour, task)
+	release()
+	if perr == nil || perr.Class != probe.ClassPeerLost || !strings.Contains(perr.Cause, "worker b dead") {
+		t.Fatalf("dead peer: %+v, want peer-lost", perr)
+	}
+	if n := c.inflight.running("a") + c.inflight.running("b"); n != 0 {
+		t.Fatalf("%d tasks still tracked", n)
+	}
+}
