@@ -106,18 +106,28 @@ func portDevice(n matrix.Node, rail int) string {
 
 // slotOf says where c lives in the grid, or false when it must be kept whole.
 func (s *nodeIndex) slotOf(c *matrix.Cell) (int32, bool) {
-	if c.DstRail != nil && *c.DstRail != c.Rail || c.Rail < 0 || c.Rail >= s.rails || c.Round < 0 || c.Round > 0xffff {
+	si, di, ok := s.indices(c)
+	if !ok {
 		return 0, false
+	}
+	return s.slot(int(si), int(di), c.Rail), true
+}
+
+// indices gives c's source and destination node indices, or false when c
+// does not fit the grid.
+func (s *nodeIndex) indices(c *matrix.Cell) (int32, int32, bool) {
+	if c.DstRail != nil && *c.DstRail != c.Rail || c.Rail < 0 || c.Rail >= s.rails || c.Round < 0 || c.Round > 0xffff {
+		return 0, 0, false
 	}
 	si, ok1 := s.idx[c.Src]
 	di, ok2 := s.idx[c.Dst]
 	if !ok1 || !ok2 || si == di || c.SrcDevice != portDevice(s.nodes[si], c.Rail) || c.DstDevice != portDevice(s.nodes[di], c.Rail) {
-		return 0, false
+		return 0, 0, false
 	}
 	if c.Latency != nil && (c.Latency.Samples < 0 || c.Latency.Samples > 1<<32-1) {
-		return 0, false
+		return 0, 0, false
 	}
-	return s.slot(int(si), int(di), c.Rail), true
+	return si, di, true
 }
 
 func (s *nodeIndex) slot(src, dst, rail int) int32 { return int32((rail*s.n+src)*s.n + dst) }
