@@ -65,10 +65,11 @@ func encodeRound(x *nodeIndex, r roundResult) ([]byte, error) {
 	errIdx := map[probe.Error]int{}
 	var errList []probe.Error
 	var prevP50, prevStdev, prevBytes int64
+	var memo idxMemo
 	var prevBW [3]int64
 	for i := range r.Cells {
 		c := &r.Cells[i]
-		si, di, ok := x.indices(c)
+		si, di, ok := x.indices(c, &memo)
 		if !ok || len(c.Retests) > 0 {
 			return encodeEntry(entryRound, r)
 		}
