@@ -197,6 +197,7 @@ type binRound struct {
 	prevStd int64
 	prevB   int64
 	prevBW  [3]int64
+	buf     *bytes.Buffer // the inflated entry the columns read (release)
 }
 
 // binCell is one decoded cell: node indices and quant codes.
@@ -224,15 +225,18 @@ func decodeRoundBin(b []byte) (*binRound, error) {
 	if err := zr.(flate.Resetter).Reset(src, nil); err != nil {
 		return nil, err
 	}
-	raw, err := io.ReadAll(zr)
-	if err != nil {
+	buf := inflated.Get().(*bytes.Buffer)
+	buf.Reset()
+	if _, err := buf.ReadFrom(zr); err != nil {
+		inflated.Put(buf)
 		return nil, fmt.Errorf("binary round entry: %w", err)
 	}
 	if src.Len() != 0 {
+		inflated.Put(buf)
 		return nil, errCorrupt
 	}
-	rd := reader{b: raw}
-	r := &binRound{SweepID: rd.str(), Round: int(rd.uv()), Cells: int(rd.uv())}
+	rd := reader{b: buf.Bytes()}
+	r := &binRound{SweepID: rd.str(), Round: int(rd.uv()), Cells: int(rd.uv()), buf: buf}
 	for n := rd.uv(); n > 0 && !rd.bad; n-- {
 		r.classes = append(r.classes, probe.Class(rd.str()))
 	}
@@ -246,9 +250,26 @@ func decodeRoundBin(b []byte) (*binRound, error) {
 		r.cols[i] = reader{b: rd.bytes(int(n))}
 	}
 	if rd.bad || len(rd.b) != 0 || r.Cells < 0 {
+		r.release()
 		return nil, errCorrupt
 	}
 	return r, nil
+}
+
+// inflated holds round entries' inflated bytes (about 300 KB at 1,024
+// nodes) between entries: every replica inflates one per round.
+var inflated = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// release hands the inflated bytes back; r's columns must not be read
+// afterwards (strings and errors it decoded are copies).
+func (r *binRound) release() {
+	if r.buf != nil {
+		for i := range r.cols {
+			r.cols[i] = reader{}
+		}
+		inflated.Put(r.buf)
+		r.buf = nil
+	}
 }
 
 // next decodes the following cell into c.
@@ -373,6 +394,7 @@ func (f *fsm) applyRoundBin(b []byte) error {
 	if err != nil {
 		return err
 	}
+	defer r.release()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	rec, ok := f.sweeps[r.SweepID]
