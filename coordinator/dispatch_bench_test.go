@@ -52,10 +52,12 @@ func BenchmarkDispatchRound(b *testing.B) {
 	}
 	c := dispatchCoordinator(nodes)
 	spec := sweepSpec{PairTimeout: time.Minute}
+	pool := newPairPool(0)
+	defer pool.stop()
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if cells := c.runRound(context.Background(), "s", spec, byName, rounds[i%len(rounds)]); len(cells) != 256*8 {
+		if cells := c.runRound(context.Background(), pool, "s", spec, byName, rounds[i%len(rounds)]); len(cells) != 256*8 {
 			b.Fatalf("%d cells", len(cells))
 		}
 	}
