@@ -23,14 +23,22 @@ const (
 
 // quant encodes v; negative figures and NaN (which no provider reports)
 // become 0, figures past the scale saturate.
-func quant(v float64) uint16 {
+func quant(v float64) uint16 { return quantBy(v, true) }
+
+// quantBy is quant with (fast) or without the table path; without it is
+// how every code was computed first, which the table path must match.
+func quantBy(v float64, fast bool) uint16 {
 	switch {
 	case !(v > 0):
 		return 0
 	case v < qExact && v == math.Trunc(v):
 		return uint16(v)
 	}
-	c, ok := fastCode(v)
+	var c float64
+	var ok bool
+	if fast {
+		c, ok = fastCode(v)
+	}
 	if !ok {
 		c = math.Round((math.Log2(v)-qMinLog2)*qPerOct) + qExact
 	}

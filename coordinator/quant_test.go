@@ -39,22 +39,7 @@ func TestQuantStable(t *testing.T) {
 
 // quantRef is quant as first written (math.Log2 for every figure): the
 // codes in existing logs and snapshots, and what older replicas compute.
-func quantRef(v float64) uint16 {
-	switch {
-	case !(v > 0):
-		return 0
-	case v < qExact && v == math.Trunc(v):
-		return uint16(v)
-	}
-	c := math.Round((math.Log2(v)-qMinLog2)*qPerOct) + qExact
-	switch {
-	case c < qExact:
-		return qExact
-	case c > math.MaxUint16:
-		return math.MaxUint16
-	}
-	return uint16(c)
-}
+func quantRef(v float64) uint16 { return quantBy(v, false) }
 
 // TestFastCodeExact holds quant's table path to the reference, on random
 // figures across the whole scale and on each code's rounding boundaries
