@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"sync"
-	"sync/atomic"
 
 	"github.com/rdmamesh/rdmamesh/internal/probe"
 )
@@ -22,13 +21,14 @@ var (
 
 // taskBody reads a task's encoded form and hands the buffer back to its
 // pool when the transport closes it: the transport may still be reading
-// after RoundTrip returns, so that is the first moment it is free. The
-// reader itself is never reused, so a second Close cannot free a buffer
-// another task already took.
+// after RoundTrip returns, so that is the first moment it is free. Read and
+// Close hold mu, so a Close from another goroutine never frees the buffer
+// under a Read; the reader itself is never reused, so a second Close cannot
+// free a buffer another task already took.
 type taskBody struct {
-	buf    *taskBuf
-	off    int
-	closed atomic.Bool
+	mu  sync.Mutex
+	buf *taskBuf // nil once closed
+	off int
 }
 
 type taskBuf struct{ b []byte }
@@ -36,7 +36,9 @@ type taskBuf struct{ b []byte }
 var taskBufs = sync.Pool{New: func() any { return &taskBuf{b: make([]byte, 0, 1024)} }}
 
 func (t *taskBody) Read(p []byte) (int, error) {
-	if t.closed.Load() || t.off >= len(t.buf.b) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.buf == nil || t.off >= len(t.buf.b) {
 		return 0, io.EOF
 	}
 	n := copy(p, t.buf.b[t.off:])
@@ -45,8 +47,11 @@ func (t *taskBody) Read(p []byte) (int, error) {
 }
 
 func (t *taskBody) Close() error {
-	if t.closed.CompareAndSwap(false, true) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.buf != nil {
 		putBuf(&taskBufs, t.buf, t.buf.b)
+		t.buf = nil
 	}
 	return nil
 }
