@@ -68,7 +68,7 @@ bench:
 
 # Go micro-benchmarks of the scale-critical paths, with allocation counts.
 gobench:
-	$(GO) test -run '^$$' -bench 'AllPairs1024|ApplyRound|CodecRound|SweepState1024|BuildHuge' -benchmem -benchtime 1x ./coordinator/... ./matrix
+	$(GO) test -run '^$$' -bench 'AllPairs1024|ApplyRound|CodecRound|DispatchRound|SweepState1024|BuildHuge' -benchmem -benchtime 1x ./coordinator/... ./matrix
 	$(GO) test -run '^$$' -bench 'RunTask8Rails|Summarize' -benchmem ./worker ./internal/probe
 
 # Regenerate the configuration and metrics references (tests fail on drift).

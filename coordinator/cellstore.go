@@ -106,18 +106,48 @@ func portDevice(n matrix.Node, rail int) string {
 
 // slotOf says where c lives in the grid, or false when it must be kept whole.
 func (s *nodeIndex) slotOf(c *matrix.Cell) (int32, bool) {
-	if c.DstRail != nil && *c.DstRail != c.Rail || c.Rail < 0 || c.Rail >= s.rails || c.Round < 0 || c.Round > 0xffff {
-		return 0, false
-	}
-	si, ok1 := s.idx[c.Src]
-	di, ok2 := s.idx[c.Dst]
-	if !ok1 || !ok2 || si == di || c.SrcDevice != portDevice(s.nodes[si], c.Rail) || c.DstDevice != portDevice(s.nodes[di], c.Rail) {
-		return 0, false
-	}
-	if c.Latency != nil && (c.Latency.Samples < 0 || c.Latency.Samples > 1<<32-1) {
+	si, di, ok := s.indices(c, nil)
+	if !ok {
 		return 0, false
 	}
 	return s.slot(int(si), int(di), c.Rail), true
+}
+
+// indices gives c's source and destination node indices, or false when c
+// does not fit the grid. A memo (may be nil) remembers the last names
+// looked up: a round's cells come a direction's rails at a time.
+func (s *nodeIndex) indices(c *matrix.Cell, m *idxMemo) (int32, int32, bool) {
+	if c.DstRail != nil && *c.DstRail != c.Rail || c.Rail < 0 || c.Rail >= s.rails || c.Round < 0 || c.Round > 0xffff {
+		return 0, 0, false
+	}
+	if m == nil {
+		m = &idxMemo{}
+	}
+	si, ok1 := m.lookup(s.idx, &m.src, c.Src)
+	di, ok2 := m.lookup(s.idx, &m.dst, c.Dst)
+	if !ok1 || !ok2 || si == di || c.SrcDevice != portDevice(s.nodes[si], c.Rail) || c.DstDevice != portDevice(s.nodes[di], c.Rail) {
+		return 0, 0, false
+	}
+	if c.Latency != nil && (c.Latency.Samples < 0 || c.Latency.Samples > 1<<32-1) {
+		return 0, 0, false
+	}
+	return si, di, true
+}
+
+type idxMemo struct{ src, dst memoEntry }
+
+type memoEntry struct {
+	name string
+	i    int32
+	ok   bool
+}
+
+func (*idxMemo) lookup(idx map[string]int32, e *memoEntry, name string) (int32, bool) {
+	if e.name != name || name == "" {
+		e.i, e.ok = idx[name]
+		e.name = name
+	}
+	return e.i, e.ok
 }
 
 func (s *nodeIndex) slot(src, dst, rail int) int32 { return int32((rail*s.n+src)*s.n + dst) }

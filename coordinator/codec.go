@@ -54,16 +54,23 @@ var inflaters = sync.Pool{New: func() any { return flate.NewReader(nil) }}
 
 // encodeRound encodes a round entry, binary when every cell fits x's grid.
 func encodeRound(x *nodeIndex, r roundResult) ([]byte, error) {
-	var cols [nCols][]byte
+	sc := roundScratch.Get().(*roundEncoder)
+	defer roundScratch.Put(sc)
+	cols := &sc.cols
+	for i := range cols {
+		cols[i] = cols[i][:0]
+	}
 	classes := map[probe.Class]int{}
 	var classList []probe.Class
 	errIdx := map[probe.Error]int{}
 	var errList []probe.Error
 	var prevP50, prevStdev, prevBytes int64
+	var memo idxMemo
 	var prevBW [3]int64
 	for i := range r.Cells {
 		c := &r.Cells[i]
-		if _, ok := x.slotOf(c); !ok || len(c.Retests) > 0 {
+		si, di, ok := x.indices(c, &memo)
+		if !ok || len(c.Retests) > 0 {
 			return encodeEntry(entryRound, r)
 		}
 		ci, ok := classes[c.Class]
@@ -82,8 +89,8 @@ func encodeRound(x *nodeIndex, r roundResult) ([]byte, error) {
 		if c.Bandwidth != nil {
 			meta |= flagBW
 		}
-		cols[colSrc] = binary.AppendUvarint(cols[colSrc], uint64(x.idx[c.Src]))
-		cols[colDst] = binary.AppendUvarint(cols[colDst], uint64(x.idx[c.Dst]))
+		cols[colSrc] = binary.AppendUvarint(cols[colSrc], uint64(si))
+		cols[colDst] = binary.AppendUvarint(cols[colDst], uint64(di))
 		cols[colRail] = binary.AppendUvarint(cols[colRail], uint64(c.Rail))
 		cols[colMeta] = append(cols[colMeta], meta)
 		cols[colRound] = binary.AppendVarint(cols[colRound], int64(c.Round-r.Round))
@@ -116,8 +123,7 @@ func encodeRound(x *nodeIndex, r roundResult) ([]byte, error) {
 			}
 		}
 	}
-	var raw []byte
-	raw = appendString(raw, r.SweepID)
+	raw := appendString(sc.raw[:0], r.SweepID)
 	raw = binary.AppendUvarint(raw, uint64(r.Round))
 	raw = binary.AppendUvarint(raw, uint64(len(r.Cells)))
 	raw = binary.AppendUvarint(raw, uint64(len(classList)))
@@ -129,24 +135,42 @@ func encodeRound(x *nodeIndex, r roundResult) ([]byte, error) {
 		return nil, err
 	}
 	raw = appendString(raw, string(errs))
-	for _, col := range cols {
-		raw = binary.AppendUvarint(raw, uint64(len(col)))
-		raw = append(raw, col...)
-	}
-	out := bytes.NewBuffer(make([]byte, 0, len(raw)/3+64))
+	// The columns go to flate from where they are: no copy into one buffer.
+	out := &sc.out
+	out.Reset()
 	out.WriteByte(byte(entryRoundBin))
 	out.WriteByte(roundBinVersion)
 	zw := flaters.Get().(*flate.Writer)
 	defer flaters.Put(zw)
 	zw.Reset(out)
-	if _, err := zw.Write(raw); err != nil {
-		return nil, err
+	for _, col := range cols {
+		raw = binary.AppendUvarint(raw, uint64(len(col)))
+		if _, err := zw.Write(raw); err != nil {
+			return nil, err
+		}
+		if _, err := zw.Write(col); err != nil {
+			return nil, err
+		}
+		raw = raw[:0]
 	}
+	sc.raw = raw
 	if err := zw.Close(); err != nil {
 		return nil, err
 	}
-	return out.Bytes(), nil
+	// raft keeps the entry, so it gets its own exact-sized copy.
+	return bytes.Clone(out.Bytes()), nil
 }
+
+// roundEncoder is encodeRound's scratch space, reused across rounds: the
+// columns of a 1,024-node round are about 300 KB, regrown from nothing for
+// every round before.
+type roundEncoder struct {
+	cols [nCols][]byte
+	raw  []byte
+	out  bytes.Buffer
+}
+
+var roundScratch = sync.Pool{New: func() any { return new(roundEncoder) }}
 
 // latDeltas turns latency codes into what is stored: p50 and stdev against
 // the previous cell's, min and p90 against p50, then each tail figure
@@ -173,6 +197,7 @@ type binRound struct {
 	prevStd int64
 	prevB   int64
 	prevBW  [3]int64
+	buf     *bytes.Buffer // the inflated entry the columns read (release)
 }
 
 // binCell is one decoded cell: node indices and quant codes.
@@ -200,15 +225,18 @@ func decodeRoundBin(b []byte) (*binRound, error) {
 	if err := zr.(flate.Resetter).Reset(src, nil); err != nil {
 		return nil, err
 	}
-	raw, err := io.ReadAll(zr)
-	if err != nil {
+	buf := inflated.Get().(*bytes.Buffer)
+	buf.Reset()
+	if _, err := buf.ReadFrom(zr); err != nil {
+		inflated.Put(buf)
 		return nil, fmt.Errorf("binary round entry: %w", err)
 	}
 	if src.Len() != 0 {
+		inflated.Put(buf)
 		return nil, errCorrupt
 	}
-	rd := reader{b: raw}
-	r := &binRound{SweepID: rd.str(), Round: int(rd.uv()), Cells: int(rd.uv())}
+	rd := reader{b: buf.Bytes()}
+	r := &binRound{SweepID: rd.str(), Round: int(rd.uv()), Cells: int(rd.uv()), buf: buf}
 	for n := rd.uv(); n > 0 && !rd.bad; n-- {
 		r.classes = append(r.classes, probe.Class(rd.str()))
 	}
@@ -222,9 +250,26 @@ func decodeRoundBin(b []byte) (*binRound, error) {
 		r.cols[i] = reader{b: rd.bytes(int(n))}
 	}
 	if rd.bad || len(rd.b) != 0 || r.Cells < 0 {
+		r.release()
 		return nil, errCorrupt
 	}
 	return r, nil
+}
+
+// inflated holds round entries' inflated bytes (about 300 KB at 1,024
+// nodes) between entries: every replica inflates one per round.
+var inflated = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// release hands the inflated bytes back; r's columns must not be read
+// afterwards (strings and errors it decoded are copies).
+func (r *binRound) release() {
+	if r.buf != nil {
+		for i := range r.cols {
+			r.cols[i] = reader{}
+		}
+		inflated.Put(r.buf)
+		r.buf = nil
+	}
 }
 
 // next decodes the following cell into c.
@@ -349,6 +394,7 @@ func (f *fsm) applyRoundBin(b []byte) error {
 	if err != nil {
 		return err
 	}
+	defer r.release()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	rec, ok := f.sweeps[r.SweepID]

@@ -1,13 +1,12 @@
 package coordinator
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/rdmamesh/rdmamesh/internal/member"
@@ -16,24 +15,20 @@ import (
 )
 
 // direction measures src → dst on every rail link the spec asks for, one
-// task per rail phase. It always returns one cell per link: an unreachable
-// or hung worker becomes peer-lost or timeout cells, never a stuck sweep.
-func (c *Coordinator) direction(ctx context.Context, id string, round int, spec sweepSpec, src, dst matrix.Node) []matrix.Cell {
-	phases := railPhases(spec, src, dst)
-	if len(phases) == 1 {
-		return c.phase(ctx, id, round, spec, src, dst, phases[0])
-	}
-	var out []matrix.Cell
-	for _, phase := range phases {
-		out = append(out, c.phase(ctx, id, round, spec, src, dst, phase)...)
+// task per rail phase, appending its cells to out. It always adds one cell
+// per link: an unreachable or hung worker becomes peer-lost or timeout
+// cells, never a stuck sweep.
+func (c *Coordinator) direction(ctx context.Context, out []matrix.Cell, id string, round int, spec sweepSpec, src, dst matrix.Node) []matrix.Cell {
+	for _, phase := range railPhases(spec, src, dst) {
+		out = c.phase(ctx, out, id, round, spec, src, dst, phase)
 	}
 	return out
 }
 
-func (c *Coordinator) phase(ctx context.Context, id string, round int, spec sweepSpec, src, dst matrix.Node, phase []probe.RailPair) []matrix.Cell {
-	rails, skipped := splitUsable(src, dst, round, phase)
+func (c *Coordinator) phase(ctx context.Context, out []matrix.Cell, id string, round int, spec sweepSpec, src, dst matrix.Node, phase []probe.RailPair) []matrix.Cell {
+	rails, out := splitUsable(out, src, dst, round, phase)
 	if len(rails) == 0 {
-		return skipped
+		return out
 	}
 	srcInfo, okS := c.reg.get(src.Name)
 	dstInfo, okD := c.reg.get(dst.Name)
@@ -43,7 +38,7 @@ func (c *Coordinator) phase(ctx context.Context, id string, round int, spec swee
 		state string
 	}{{src.Name, okS, srcInfo.State}, {dst.Name, okD, dstInfo.State}} {
 		if !n.ok || n.state == "dead" || n.state == "left" {
-			return append(skipped, failCells(src.Name, dst.Name, round, rails, &probe.Error{Class: probe.ClassPeerLost,
+			return append(out, failCells(src.Name, dst.Name, round, rails, &probe.Error{Class: probe.ClassPeerLost,
 				Cause: fmt.Sprintf("worker %s is %s in gossip", n.name, orUnknown(n.state)),
 				Fix:   fmt.Sprintf("check the host %s and its rdmamesh worker service (systemctl status rdmamesh-worker, or the pod)", n.name)})...)
 		}
@@ -56,22 +51,25 @@ func (c *Coordinator) phase(ctx context.Context, id string, round int, spec swee
 	if c.opts.Token != "" {
 		task.Ticket = probe.SignTicket([]byte(c.opts.Token), id, src.Name, dst.Name, task.Deadline)
 	}
-	tctx, release := c.inflight.track(ctx, src.Name, dst.Name)
+	tctx, release := c.inflight.track(ctx, spec.PairTimeout, src.Name, dst.Name)
 	defer release()
 	res, err := c.postTask(tctx, srcInfo.APIAddr, spec.PairTimeout, task)
 	if err != nil {
-		return append(skipped, failCells(src.Name, dst.Name, round, rails, err)...)
+		return append(out, failCells(src.Name, dst.Name, round, rails, err)...)
 	}
-	return append(skipped, resultCells(task, round, res)...)
+	return resultCells(out, task, round, res)
 }
 
 // splitUsable keeps the rails both ends can test. A port the worker's
-// discovery marked unusable is not tested: its cells say why instead of
-// turning into an opaque RDMA failure.
-func splitUsable(src, dst matrix.Node, round int, rails []probe.RailPair) ([]probe.RailPair, []matrix.Cell) {
-	var ok []probe.RailPair
-	var skipped []matrix.Cell
-	for _, rp := range rails {
+// discovery marked unusable is not tested: its cells, appended to out, say
+// why instead of turning into an opaque RDMA failure.
+func splitUsable(out []matrix.Cell, src, dst matrix.Node, round int, rails []probe.RailPair) ([]probe.RailPair, []matrix.Cell) {
+	i := slices.IndexFunc(rails, func(rp probe.RailPair) bool { return !usable(src, dst, rp) })
+	if i < 0 {
+		return rails, out // the usual case: nothing to copy
+	}
+	ok := slices.Clone(rails[:i])
+	for _, rp := range rails[i:] {
 		e := unusable(src, rp.Rail)
 		if e == nil {
 			e = unusable(dst, rp.Dst.Rail)
@@ -80,9 +78,13 @@ func splitUsable(src, dst matrix.Node, round int, rails []probe.RailPair) ([]pro
 			ok = append(ok, rp)
 			continue
 		}
-		skipped = append(skipped, failCells(src.Name, dst.Name, round, []probe.RailPair{rp}, e)...)
+		out = append(out, failCells(src.Name, dst.Name, round, []probe.RailPair{rp}, e)...)
 	}
-	return ok, skipped
+	return ok, out
+}
+
+func usable(src, dst matrix.Node, rp probe.RailPair) bool {
+	return src.Ports[rp.Rail].Usable && dst.Ports[rp.Dst.Rail].Usable
 }
 
 func unusable(n matrix.Node, rail int) *probe.Error {
@@ -114,10 +116,10 @@ func orUnknown(s string) string {
 	return s
 }
 
-// resultCells maps a worker's answer onto the rails asked for; a rail the
-// worker left out is an internal error, never a silent gap.
-func resultCells(t probe.Task, round int, res probe.TaskResult) []matrix.Cell {
-	out := make([]matrix.Cell, 0, len(t.Rails))
+// resultCells appends a worker's answer, mapped onto the rails asked for,
+// to out; a rail the worker left out is an internal error, never a silent
+// gap.
+func resultCells(out []matrix.Cell, t probe.Task, round int, res probe.TaskResult) []matrix.Cell {
 	for _, rp := range t.Rails {
 		rr, ok := railResult(res.Rails, rp.Rail)
 		if !ok || rr.Class == "" {
@@ -133,28 +135,22 @@ func resultCells(t probe.Task, round int, res probe.TaskResult) []matrix.Cell {
 	return out
 }
 
-func (c *Coordinator) postTask(parent context.Context, apiAddr string, timeout time.Duration, t probe.Task) (probe.TaskResult, *probe.Error) {
+// postTask runs t on the worker at apiAddr. ctx ends the call: at the pair
+// timeout (inflight.track) with context.DeadlineExceeded as its cause.
+func (c *Coordinator) postTask(ctx context.Context, apiAddr string, timeout time.Duration, t probe.Task) (probe.TaskResult, *probe.Error) {
 	var res probe.TaskResult
-	ctx, cancel := context.WithTimeout(parent, timeout)
-	defer cancel()
 	bin := c.wire.binary(apiAddr)
-	body, ctype := encodeTask(t, bin)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url(apiAddr, "/v1/tasks"), bytes.NewReader(body))
+	req, err := c.taskRequest(ctx, apiAddr, t, bin)
 	if err != nil {
 		return res, probe.Classify(err)
 	}
-	req.Header.Set("Content-Type", ctype)
-	if bin {
-		req.Header.Set("Accept", probe.BinaryType)
-	}
-	c.authorize(req)
 	resp, err := c.roundTrip(req)
 	if err != nil {
 		if dead, ok := deadCause(ctx); ok {
 			return res, &probe.Error{Class: probe.ClassPeerLost, Cause: dead.Error(),
 				Fix: fmt.Sprintf("check the host %s and its rdmamesh worker service", dead.node)}
 		}
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		if errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
 			return res, &probe.Error{Class: probe.ClassTimeout,
 				Cause: fmt.Sprintf("worker %s did not finish the test within the pair timeout %s", t.Src, timeout),
 				Fix:   fmt.Sprintf("a hung test or an overloaded host: check the worker on %s and %s; raise coordinator.pair_timeout only if the fabric is known to be slow", t.Src, t.Dst)}
@@ -163,23 +159,26 @@ func (c *Coordinator) postTask(parent context.Context, apiAddr string, timeout t
 			Fix: fmt.Sprintf("check that the rdmamesh worker on %s is running and its API port is reachable from the coordinator", t.Src)}
 	}
 	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	raw, err := readAnswer(resp)
 	if err != nil {
 		return res, &probe.Error{Class: probe.ClassPeerLost, Cause: fmt.Sprintf("worker %s: reading the answer: %v", t.Src, err)}
 	}
-	if bin && cannotDecode(resp.StatusCode, raw) {
-		// A worker from before the binary form: JSON from now on.
-		c.wire.jsonOnly(apiAddr)
-		return c.postTask(parent, apiAddr, timeout, t)
-	}
+	// Every decoder below copies what it keeps, so the buffer goes back
+	// when postTask returns.
+	defer raw.put()
 	if resp.StatusCode != http.StatusOK {
+		if bin && cannotDecode(resp.StatusCode, raw.b) {
+			// A worker from before the binary form: JSON from now on.
+			c.wire.jsonOnly(apiAddr)
+			return c.postTask(ctx, apiAddr, timeout, t)
+		}
 		var er probe.ErrorReply
-		if json.Unmarshal(raw, &er) == nil && er.Error != nil {
+		if json.Unmarshal(raw.b, &er) == nil && er.Error != nil {
 			return res, er.Error
 		}
 		return res, &probe.Error{Class: probe.ClassInternal, Cause: fmt.Sprintf("worker %s answered %s", t.Src, resp.Status)}
 	}
-	if res, err = decodeTaskResult(resp.Header.Get("Content-Type"), raw); err != nil {
+	if res, err = decodeTaskResult(resp.Header.Get("Content-Type"), raw.b); err != nil {
 		return res, &probe.Error{Class: probe.ClassInternal, Cause: fmt.Sprintf("worker %s: bad task result: %v", t.Src, err)}
 	}
 	return res, nil

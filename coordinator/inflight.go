@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 )
 
 // inflight tracks running directional tasks by node, so that when gossip
@@ -27,14 +28,20 @@ func newInflight() *inflight {
 	return &inflight{nodes: map[string]map[uint64]context.CancelCauseFunc{}}
 }
 
-// track returns a context that ends when either node is declared dead, and a
-// release func the caller must defer.
-func (f *inflight) track(ctx context.Context, nodes ...string) (context.Context, func()) {
+// track returns a context that ends when either node is declared dead or,
+// with a timeout, when it expires (its cause then is
+// context.DeadlineExceeded), and a release func the caller must defer. One
+// context for both, as the leader makes a million of them per sweep.
+func (f *inflight) track(ctx context.Context, timeout time.Duration, a, b string) (context.Context, func()) {
 	ctx, cancel := context.WithCancelCause(ctx)
+	var timer *time.Timer
+	if timeout > 0 {
+		timer = time.AfterFunc(timeout, func() { cancel(context.DeadlineExceeded) })
+	}
 	f.mu.Lock()
 	f.next++
 	id := f.next
-	for _, n := range nodes {
+	for _, n := range [2]string{a, b} {
 		if f.nodes[n] == nil {
 			f.nodes[n] = map[uint64]context.CancelCauseFunc{}
 		}
@@ -42,10 +49,12 @@ func (f *inflight) track(ctx context.Context, nodes ...string) (context.Context,
 	}
 	f.mu.Unlock()
 	return ctx, func() {
-		f.mu.Lock()
-		for _, n := range nodes {
-			delete(f.nodes[n], id)
+		if timer != nil {
+			timer.Stop()
 		}
+		f.mu.Lock()
+		delete(f.nodes[a], id)
+		delete(f.nodes[b], id)
 		f.mu.Unlock()
 		cancel(nil)
 	}

@@ -20,7 +20,7 @@ func TestConfirmDead(t *testing.T) {
 	}))
 	api := strings.TrimPrefix(srv.URL, "http://")
 
-	ctx, release := c.inflight.track(context.Background(), "vm1", "vm2")
+	ctx, release := c.inflight.track(context.Background(), 0, "vm1", "vm2")
 	defer release()
 	c.confirmDead(context.Background(), "vm1", api)
 	if ctx.Err() != nil || asked != "/v1/health" {

@@ -37,7 +37,10 @@ func planRounds(spec sweepSpec, names []string) ([]scheduler.Round, error) {
 // run in parallel without sharing an HCA.
 func railPhases(spec sweepSpec, src, dst matrix.Node) [][]probe.RailPair {
 	common := min(len(src.Ports), len(dst.Ports))
-	var rails []int
+	// Asked once per direction, a million times a 1,024-node sweep: the
+	// rail list stays on the stack and the phases share one allocation.
+	var buf [16]int
+	rails := buf[:0]
 	for r := 0; r < common; r++ {
 		if len(spec.Rails) == 0 || slices.Contains(spec.Rails, r) {
 			rails = append(rails, r)
@@ -52,17 +55,23 @@ func railPhases(spec sweepSpec, src, dst matrix.Node) [][]probe.RailPair {
 		// coordinator falls back to what every version can do.
 		plan, _ = scheduler.RailPlan(scheduler.RailsSame, len(rails))
 	}
+	links := 0
+	for _, phase := range plan {
+		links += len(phase)
+	}
+	all := make([]probe.RailPair, 0, links)
 	out := make([][]probe.RailPair, 0, len(plan))
 	for _, phase := range plan {
-		pairs := make([]probe.RailPair, 0, len(phase))
+		start := len(all)
 		for _, l := range phase {
 			a, b := rails[l.A], rails[l.B]
-			s, d := src.Ports[a], dst.Ports[b]
-			pairs = append(pairs, probe.RailPair{Rail: a,
+			s, d := &src.Ports[a], &dst.Ports[b]
+			all = append(all, probe.RailPair{Rail: a,
 				Src: probe.Endpoint{Device: s.Device, Port: s.Port, GIDIndex: s.GIDIndex, Rail: a},
 				Dst: probe.Endpoint{Device: d.Device, Port: d.Port, GIDIndex: d.GIDIndex, Rail: b}})
 		}
-		out = append(out, pairs)
+		// Capped, so that no caller's append to one phase runs into the next.
+		out = append(out, all[start:len(all):len(all)])
 	}
 	return out
 }

@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -34,4 +35,48 @@ func TestQuantStable(t *testing.T) {
 			t.Fatalf("code %d: %v re-encodes to %v", c, v, quantize(v))
 		}
 	}
+}
+
+// quantRef is quant as first written (math.Log2 for every figure): the
+// codes in existing logs and snapshots, and what older replicas compute.
+func quantRef(v float64) uint16 { return quantBy(v, false) }
+
+// TestFastCodeExact holds quant's table path to the reference, on random
+// figures across the whole scale and on each code's rounding boundaries
+// (where the two computations are closest to disagreeing).
+func TestFastCodeExact(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	check := func(v float64) {
+		if got, want := quant(v), quantRef(v); got != want {
+			t.Fatalf("quant(%v) = %d, reference %d", v, got, want)
+		}
+	}
+	for range 2_000_000 {
+		check(math.Exp2(rng.Float64()*56 - 20))
+	}
+	for range 200_000 {
+		check(900 + rng.Float64()*400) // where latencies are
+	}
+	for c := 0; c < 1<<16; c++ {
+		mid := math.Exp2((float64(c)+0.5-qExact)/qPerOct + qMinLog2)
+		for _, v := range []float64{mid, math.Nextafter(mid, 0), math.Nextafter(mid, math.Inf(1)), mid * (1 + 1e-9), mid * (1 - 1e-9)} {
+			check(v)
+		}
+	}
+	for _, v := range []float64{math.Inf(1), math.SmallestNonzeroFloat64, math.MaxFloat64, 16383.5, 16384, 1e-300} {
+		check(v)
+	}
+}
+
+func BenchmarkQuant(b *testing.B) {
+	vs := make([]float64, 4096)
+	for i := range vs {
+		vs[i] = 990 + float64(i)*0.37
+	}
+	b.ReportAllocs()
+	var sum int
+	for i := 0; b.Loop(); i++ {
+		sum += int(quant(vs[i%len(vs)]))
+	}
+	_ = sum
 }

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/rdmamesh/rdmamesh/coordinator/scheduler"
@@ -85,6 +84,8 @@ type roundRunner struct {
 // round it ran is committed or has failed to be.
 func (r *roundRunner) run(rounds []scheduler.Round) (out runOutcome) {
 	com := r.c.startCommitter(&r.index)
+	pool := newPairPool(r.c.opts.Parallelism)
+	defer pool.stop()
 	defer func() {
 		if com.finish() != nil {
 			out = runStopped
@@ -101,7 +102,7 @@ func (r *roundRunner) run(rounds []scheduler.Round) (out runOutcome) {
 			return runOverBudget
 		}
 		t0 := time.Now()
-		cells := r.c.runRound(r.ctx, r.id, r.sv.Spec, r.nodes, rd)
+		cells := r.c.runRound(r.ctx, pool, r.id, r.sv.Spec, r.nodes, rd)
 		if r.ctx.Err() != nil {
 			r.c.log.Info("sweep interrupted; the next leader resumes it", "sweep", r.id, "round", rd.Index)
 			return runStopped
@@ -172,39 +173,12 @@ func (c *Coordinator) setActive(id string, on bool) {
 	}
 }
 
-// runRound tests every pair of one round at once (bounded by Parallelism):
-// the pairs are disjoint, so no HCA is in two tests. Within a pair the two
-// directions run one after the other, so bandwidth is never shared.
-func (c *Coordinator) runRound(ctx context.Context, id string, spec sweepSpec, nodes map[string]matrix.Node, rd scheduler.Round) []matrix.Cell {
-	par := c.opts.Parallelism
-	if par <= 0 || par > len(rd.Pairs) {
-		par = len(rd.Pairs)
-	}
-	sem := make(chan struct{}, max(par, 1))
-	// Each pair fills its own slot; one copy at the end, not a shared slice
-	// regrown under a lock by 512 goroutines.
-	perPair := make([][]matrix.Cell, len(rd.Pairs))
-	var wg sync.WaitGroup
-	for i, p := range rd.Pairs {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			cells := c.direction(ctx, id, rd.Index, spec, nodes[p.A], nodes[p.B])
-			perPair[i] = append(cells, c.direction(ctx, id, rd.Index, spec, nodes[p.B], nodes[p.A])...)
-		}()
-	}
-	wg.Wait()
-	n := 0
-	for _, cs := range perPair {
-		n += len(cs)
-	}
-	out := make([]matrix.Cell, 0, n)
-	for _, cs := range perPair {
-		out = append(out, cs...)
-	}
-	return out
+// runRound tests every pair of one round at once (bounded by Parallelism,
+// the size of pool): the pairs are disjoint, so no HCA is in two tests.
+// Within a pair the two directions run one after the other, so bandwidth is
+// never shared.
+func (c *Coordinator) runRound(ctx context.Context, pool *pairPool, id string, spec sweepSpec, nodes map[string]matrix.Node, rd scheduler.Round) []matrix.Cell {
+	return pool.run(&roundWork{c: c, ctx: ctx, id: id, spec: spec, nodes: nodes, rd: rd})
 }
 
 // failCells gives every rail of a direction the same failure.

@@ -22,14 +22,6 @@ func (w *wireForms) binary(apiAddr string) bool {
 
 func (w *wireForms) jsonOnly(apiAddr string) { w.json.Store(apiAddr, struct{}{}) }
 
-func encodeTask(t probe.Task, binary bool) ([]byte, string) {
-	if binary {
-		return probe.AppendTask(nil, t), probe.BinaryType
-	}
-	b, _ := json.Marshal(t) // plain data: cannot fail
-	return b, "application/json"
-}
-
 func decodeTaskResult(ctype string, raw []byte) (probe.TaskResult, error) {
 	if ctype == probe.BinaryType {
 		return probe.DecodeTaskResult(raw)

@@ -68,6 +68,9 @@ func (w *wbuf) header(k wireKind) { *w = append(*w, 'R', wireVersion, byte(k)) }
 type rbuf struct {
 	b   []byte
 	err error
+	// shared: str returns interned strings (intern.go), for decoders
+	// whose strings repeat across messages.
+	shared bool
 }
 
 func (r *rbuf) fail() {
@@ -112,7 +115,12 @@ func (r *rbuf) str() string {
 		r.fail()
 		return ""
 	}
-	s := string(r.b[:n])
+	var s string
+	if r.shared {
+		s = intern(r.b[:n])
+	} else {
+		s = string(r.b[:n])
+	}
 	r.b = r.b[n:]
 	return s
 }
@@ -346,15 +354,15 @@ func AppendTaskResult(b []byte, res TaskResult) []byte {
 }
 
 // DecodeTaskResult reads what AppendTaskResult wrote. The rails' latency
-// and bandwidth figures share one allocation each.
+// and bandwidth figures share one allocation each; its strings are interned.
 func DecodeTaskResult(b []byte) (TaskResult, error) {
-	r := rbuf{b: b}
+	r := rbuf{b: b, shared: true}
 	r.header(kindTaskResult)
 	res := TaskResult{Version: r.int(), SweepID: r.str(), Round: r.int(), Src: r.str(), Dst: r.str()}
 	if n := r.list(); n > 0 {
 		res.Rails = make([]RailResult, n)
 		lats := make([]Latency, n)
-		bws := make([]Bandwidth, n)
+		var bws []Bandwidth // quick sweeps measure no bandwidth
 		for i := range res.Rails {
 			rr := &res.Rails[i]
 			rr.Rail, rr.SrcDevice, rr.DstDevice, rr.Class = r.int(), r.str(), r.str(), Class(r.str())
@@ -366,6 +374,9 @@ func DecodeTaskResult(b []byte) (TaskResult, error) {
 				rr.Latency = l
 			}
 			if r.flag() {
+				if bws == nil {
+					bws = make([]Bandwidth, n)
+				}
 				bw := &bws[i]
 				bw.Gbps, bw.MsgRate, bw.Bytes, bw.Duration = r.f64(), r.f64(), r.i64(), r.f64()
 				rr.Bandwidth = bw

@@ -1,0 +1,65 @@
+package coordinator
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/rdmamesh/rdmamesh/internal/api"
+	"github.com/rdmamesh/rdmamesh/internal/probe"
+	"github.com/rdmamesh/rdmamesh/matrix"
+)
+
+// answerAll is a worker API that answers every task at once with the same
+// binary result, so that a benchmark measures the leader's side alone.
+type answerAll struct{ body []byte }
+
+func (a answerAll) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Body != nil {
+		_, _ = io.Copy(io.Discard, req.Body)
+		req.Body.Close()
+	}
+	return &http.Response{StatusCode: http.StatusOK, Status: "200 OK", Request: req, ContentLength: int64(len(a.body)),
+		Header: http.Header{"Content-Type": {probe.BinaryType}}, Body: io.NopCloser(bytes.NewReader(a.body))}, nil
+}
+
+func dispatchCoordinator(nodes []matrix.Node) *Coordinator {
+	res := probe.TaskResult{Version: probe.Version}
+	for r := range nodes[0].Ports {
+		res.Rails = append(res.Rails, probe.RailResult{Rail: r, SrcDevice: nodes[0].Ports[r].Device, DstDevice: nodes[0].Ports[r].Device,
+			Class: probe.ClassOK, Latency: &probe.Latency{Samples: 1000, MinNs: 990, P50Ns: 1010, P90Ns: 1030, P99Ns: 1100, P999Ns: 1300, MaxNs: 2000, StdevNs: 12}})
+	}
+	c := &Coordinator{log: slog.New(slog.DiscardHandler), reg: newRegistry(), inflight: newInflight(),
+		client: &http.Client{Transport: answerAll{probe.AppendTaskResult(nil, res)}}}
+	for _, n := range nodes {
+		c.reg.nodes[n.Name] = &api.NodeInfo{Name: n.Name, State: "alive", APIAddr: n.Name + ":7471"}
+	}
+	return c
+}
+
+// BenchmarkDispatchRound runs one 256-node round (128 pairs, 256 tasks of
+// 8 rails) against workers that answer at once: the leader's per-task cost
+// of planning, encoding, the request and decoding the answer into cells.
+func BenchmarkDispatchRound(b *testing.B) {
+	nodes, rounds := benchSweep(b, 256)
+	byName := map[string]matrix.Node{}
+	for _, n := range nodes {
+		byName[n.Name] = n
+	}
+	c := dispatchCoordinator(nodes)
+	spec := sweepSpec{PairTimeout: time.Minute}
+	pool := newPairPool(0)
+	defer pool.stop()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if cells := c.runRound(context.Background(), pool, "s", spec, byName, rounds[i%len(rounds)]); len(cells) != 256*8 {
+			b.Fatalf("%d cells", len(cells))
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/256, "ns/task")
+}

@@ -1,0 +1,93 @@
+package coordinator
+
+import (
+	"context"
+	"sync"
+
+	"github.com/rdmamesh/rdmamesh/coordinator/scheduler"
+	"github.com/rdmamesh/rdmamesh/matrix"
+)
+
+// pairPool runs rounds' pairs on goroutines that live as long as the pool
+// (one sweep run on this leader), not one new goroutine per pair: each of
+// those grew its stack from 2 KB through the dispatch path, a sixth of the
+// leader's dispatch CPU. Whoever creates a pool stops it.
+type pairPool struct {
+	limit int // most goroutines; 0 = as many as a round has pairs
+	jobs  chan pairJob
+	n     int // goroutines started
+	wg    sync.WaitGroup
+}
+
+// pairJob is pair i of a round.
+type pairJob struct {
+	r *roundWork
+	i int
+}
+
+type roundWork struct {
+	c       *Coordinator
+	ctx     context.Context
+	id      string
+	spec    sweepSpec
+	nodes   map[string]matrix.Node
+	rd      scheduler.Round
+	perPair [][]matrix.Cell // each pair fills its own slot
+	wg      sync.WaitGroup
+}
+
+func newPairPool(limit int) *pairPool {
+	return &pairPool{limit: max(limit, 0), jobs: make(chan pairJob)}
+}
+
+// run tests every pair of rd and returns their cells, pair by pair.
+func (p *pairPool) run(w *roundWork) []matrix.Cell {
+	want := len(w.rd.Pairs)
+	if p.limit > 0 {
+		want = min(want, p.limit)
+	}
+	for ; p.n < want; p.n++ {
+		p.wg.Add(1)
+		go p.loop()
+	}
+	w.perPair = make([][]matrix.Cell, len(w.rd.Pairs))
+	w.wg.Add(len(w.rd.Pairs))
+	for i := range w.rd.Pairs {
+		p.jobs <- pairJob{w, i}
+	}
+	w.wg.Wait()
+	n := 0
+	for _, cs := range w.perPair {
+		n += len(cs)
+	}
+	out := make([]matrix.Cell, 0, n)
+	for _, cs := range w.perPair {
+		out = append(out, cs...)
+	}
+	return out
+}
+
+func (p *pairPool) loop() {
+	defer p.wg.Done()
+	for j := range p.jobs {
+		j.r.pair(j.i)
+	}
+}
+
+// stop ends the pool's goroutines; no run may be under way.
+func (p *pairPool) stop() {
+	close(p.jobs)
+	p.wg.Wait()
+}
+
+// pair runs both directions of pair i, one after the other, so bandwidth
+// is never shared.
+func (w *roundWork) pair(i int) {
+	defer w.wg.Done()
+	p := w.rd.Pairs[i]
+	a, b := w.nodes[p.A], w.nodes[p.B]
+	// Room for both directions' same-rail cells; cross-rail modes grow it.
+	cells := make([]matrix.Cell, 0, 2*min(len(a.Ports), len(b.Ports)))
+	cells = w.c.direction(w.ctx, cells, w.id, w.rd.Index, w.spec, a, b)
+	w.perPair[i] = w.c.direction(w.ctx, cells, w.id, w.rd.Index, w.spec, b, a)
+}

@@ -1,0 +1,159 @@
+package coordinator
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rdmamesh/rdmamesh/internal/probe"
+)
+
+// fakeWorker answers tasks the way a worker of a given age does.
+type fakeWorker struct {
+	jsonOnly bool // built before the binary form
+	status   int  // non-zero: answer this status with an error reply
+}
+
+func (f fakeWorker) RoundTrip(req *http.Request) (*http.Response, error) {
+	raw, _ := io.ReadAll(req.Body)
+	req.Body.Close()
+	answer := func(status int, ctype string, b []byte) (*http.Response, error) {
+		return &http.Response{StatusCode: status, Status: http.StatusText(status), Request: req, ContentLength: int64(len(b)),
+			Header: http.Header{"Content-Type": {ctype}}, Body: io.NopCloser(strings.NewReader(string(b)))}, nil
+	}
+	bin := req.Header.Get("Content-Type") == probe.BinaryType
+	if bin && f.jsonOnly {
+		b, _ := json.Marshal(probe.ErrorReply{Error: &probe.Error{Class: probe.ClassInternal, Cause: "decode request: invalid character"}})
+		return answer(http.StatusBadRequest, "application/json", b)
+	}
+	var t probe.Task
+	var err error
+	if bin {
+		t, err = probe.DecodeTask(raw)
+	} else {
+		err = json.Unmarshal(raw, &t)
+	}
+	if err != nil {
+		return answer(http.StatusTeapot, "text/plain", []byte(err.Error()))
+	}
+	if f.status != 0 {
+		b, _ := json.Marshal(probe.ErrorReply{Error: &probe.Error{Class: probe.ClassResource, Cause: "busy with " + t.Src}})
+		return answer(f.status, "application/json", b)
+	}
+	res := probe.TaskResult{Version: probe.Version, SweepID: t.SweepID, Src: t.Src, Dst: t.Dst}
+	for _, rp := range t.Rails {
+		res.Rails = append(res.Rails, probe.RailResult{Rail: rp.Rail, SrcDevice: rp.Src.Device, Class: probe.ClassOK,
+			Latency: &probe.Latency{Samples: 1, P50Ns: float64(1000 + rp.Rail)}})
+	}
+	if bin {
+		return answer(http.StatusOK, probe.BinaryType, probe.AppendTaskResult(nil, res))
+	}
+	b, _ := json.Marshal(res)
+	return answer(http.StatusOK, "application/json", b)
+}
+
+func TestPostTask(t *testing.T) {
+	task := probe.Task{Version: probe.Version, SweepID: "s", Src: "a", Dst: "b",
+		Rails: []probe.RailPair{{Rail: 0, Src: probe.Endpoint{Device: "mlx5_0"}}, {Rail: 1, Src: probe.Endpoint{Device: "mlx5_1"}}}}
+	for _, tc := range []struct {
+		name      string
+		w         fakeWorker
+		wantClass probe.Class
+		wantJSON  bool // the worker is remembered as JSON-only
+	}{
+		{"binary", fakeWorker{}, "", false},
+		{"old worker falls back to JSON", fakeWorker{jsonOnly: true}, "", true},
+		{"error reply", fakeWorker{status: http.StatusServiceUnavailable}, probe.ClassResource, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &Coordinator{client: &http.Client{Transport: tc.w}}
+			// Twice: the second call reuses the pooled buffers of the first.
+			for range 2 {
+				res, perr := c.postTask(context.Background(), "a:1", time.Minute, task)
+				switch {
+				case tc.wantClass != "":
+					if perr == nil || perr.Class != tc.wantClass || perr.Cause != "busy with a" {
+						t.Fatalf("error %+v, want class %s", perr, tc.wantClass)
+					}
+				case perr != nil:
+					t.Fatalf("error %+v", perr)
+				case len(res.Rails) != 2 || res.Rails[1].Latency.P50Ns != 1001 || res.Rails[1].SrcDevice != "mlx5_1" || res.Src != "a":
+					t.Fatalf("result %+v", res)
+				}
+			}
+			if got := !c.wire.binary("a:1"); got != tc.wantJSON {
+				t.Fatalf("JSON-only %v, want %v", got, tc.wantJSON)
+			}
+		})
+	}
+}
+
+// hungWorker never answers; onCall runs when the task arrives.
+type hungWorker struct{ onCall func() }
+
+func (h hungWorker) RoundTrip(req *http.Request) (*http.Response, error) {
+	req.Body.Close()
+	if h.onCall != nil {
+		h.onCall()
+	}
+	<-req.Context().Done()
+	return nil, req.Context().Err()
+}
+
+// TestPostTaskEnds checks the two ways a tracked task ends early: the pair
+// timeout and its peer declared dead.
+func TestPostTaskEnds(t *testing.T) {
+	task := probe.Task{Version: probe.Version, SweepID: "s", Src: "a", Dst: "b", Rails: []probe.RailPair{{Rail: 0}}}
+	c := &Coordinator{inflight: newInflight()}
+	c.client = &http.Client{Transport: hungWorker{}}
+	ctx, release := c.inflight.track(context.Background(), time.Millisecond, "a", "b")
+	_, perr := c.postTask(ctx, "a:1", time.Millisecond, task)
+	release()
+	if perr == nil || perr.Class != probe.ClassTimeout {
+		t.Fatalf("hung worker: %+v, want a timeout", perr)
+	}
+
+	c.client = &http.Client{Transport: hungWorker{onCall: func() { c.inflight.nodeDead("b") }}}
+	ctx, release = c.inflight.track(context.Background(), time.Hour, "a", "b")
+	_, perr = c.postTask(ctx, "a:1", time.Hour, task)
+	release()
+	if perr == nil || perr.Class != probe.ClassPeerLost || !strings.Contains(perr.Cause, "worker b dead") {
+		t.Fatalf("dead peer: %+v, want peer-lost", perr)
+	}
+	if n := c.inflight.running("a") + c.inflight.running("b"); n != 0 {
+		t.Fatalf("%d tasks still tracked", n)
+	}
+}
+
+// TestTaskBodyCloseDuringRead closes a body while another goroutine reads
+// it, as a transport may after RoundTrip returns (run with -race): the
+// reader gets the bytes or EOF, never a buffer back in the pool.
+func TestTaskBodyCloseDuringRead(t *testing.T) {
+	for range 100 {
+		buf := taskBufs.Get().(*taskBuf)
+		buf.b = append(buf.b[:0], "0123456789"...)
+		body := &taskBody{buf: buf}
+		done := make(chan string)
+		go func() {
+			var got []byte
+			p := make([]byte, 3)
+			for {
+				n, err := body.Read(p)
+				got = append(got, p[:n]...)
+				if err != nil {
+					done <- string(got)
+					return
+				}
+			}
+		}()
+		body.Close()
+		body.Close()
+		if got := <-done; !strings.HasPrefix("0123456789", got) {
+			t.Fatalf("read %q", got)
+		}
+	}
+}
