@@ -140,16 +140,29 @@ func TestFSMSnapshotRestore(t *testing.T) {
 	}
 }
 
-func TestFSMVersionChangesWithTheRecord(t *testing.T) {
+// The version keys the coordinator's matrix cache: it must move with the
+// cells and stay put across header-only changes, or the leader's end-of-sweep
+// matrix is built twice.
+func TestFSMVersionFollowsTheAnalysisInputs(t *testing.T) {
 	f := newFSM(5)
 	f.Apply(entry(t, entrySweepStart, sweepStart{Info: api.SweepInfo{ID: "s1", State: api.SweepRunning}}))
 	v0, _ := f.version("s1")
 	f.Apply(entry(t, entryRound, roundResult{SweepID: "s1", Round: 0, Cells: []matrix.Cell{okCell("a", "b", 0)}}))
 	v1, _ := f.version("s1")
-	f.Apply(entry(t, entrySweepEnd, sweepEnd{SweepID: "s1", State: api.SweepDone}))
+	f.Apply(entry(t, entryRetestPlan, retestPlan{SweepID: "s1", Pass: 1, Rounds: []scheduler.Round{{Index: 1}}, Pairs: 1}))
 	v2, _ := f.version("s1")
-	if v0 == v1 || v1 == v2 {
-		t.Fatalf("versions %d %d %d: a changed record must get a new version", v0, v1, v2)
+	f.Apply(entry(t, entryRound, roundResult{SweepID: "s1", Round: 1, Cells: []matrix.Cell{okCell("a", "b", 0)}}))
+	v3, _ := f.version("s1")
+	f.Apply(entry(t, entrySweepEnd, sweepEnd{SweepID: "s1", State: api.SweepDone}))
+	v4, _ := f.version("s1")
+	if v0 == v1 || v2 == v3 {
+		t.Fatalf("versions %d %d %d %d: a round's cells must give a new version", v0, v1, v2, v3)
+	}
+	if v1 != v2 || v3 != v4 {
+		t.Fatalf("versions %d %d %d %d: a retest plan or the sweep's end changes no cell and must keep the version", v1, v2, v3, v4)
+	}
+	if info, _ := f.sweepInfo("s1"); info.State != api.SweepDone || info.RetestPass != 1 {
+		t.Fatalf("header %+v: the end and the plan must still land", info)
 	}
 	if _, ok := f.version("nope"); ok {
 		t.Fatal("version of an unknown sweep")

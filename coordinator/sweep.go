@@ -52,12 +52,14 @@ func (c *Coordinator) runSweep(ctx context.Context, id string) {
 	if !r.confirm() {
 		return
 	}
+	analysed := time.Now()
 	m, _ := c.Matrix(id)
 	healthy := m != nil && m.Healthy
+	analysis := time.Since(analysed)
 	c.endSweep(id, api.SweepDone, "", &healthy)
 	info, _ := c.fsm.sweepInfo(id)
 	c.log.Info("sweep done", "sweep", id, "nodes", len(names), "rounds", info.Rounds, "retested_pairs", info.Retested,
-		"healthy", healthy, "elapsed", time.Since(start).Round(time.Millisecond))
+		"healthy", healthy, "elapsed", time.Since(start).Round(time.Millisecond), "analysis", analysis.Round(time.Millisecond))
 }
 
 type runOutcome int

@@ -53,6 +53,7 @@ type Result struct {
 	LatencyIters                int
 	Control                     bool          // tasks answered without running (Config.Control)
 	Setup                       time.Duration // workers up and registered
+	Settle                      time.Duration // then until the join gossip has died down
 	Sweep                       time.Duration // POST sweep → state done
 	SweepCPU                    time.Duration // process CPU (user+sys) during the sweep, workers included
 	Dispatch, Commit, Overhead  Dist          // per round
@@ -126,6 +127,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		rt    = newInproc()
 		names = make([]string, cfg.Nodes)
 		trans = make([]*memberlist.MockTransport, cfg.Nodes)
+		meter gossipMeter
 	)
 	// MockNetwork's maps are not locked: every transport exists before any
 	// node starts.
@@ -156,7 +158,11 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	defer stopCo()
 	var workers []*worker.Agent
 	pprof.Do(workerCtx, pprof.Labels(), func(context.Context) {
-		workers, err = startWorkers(ctx, fab, names, trans, co.GossipAddr(), rt, workerCtx, obs, log)
+		wtrans := make([]memberlist.Transport, len(trans))
+		for i, t := range trans {
+			wtrans[i] = meter.wrap(t)
+		}
+		workers, err = startWorkers(ctx, fab, names, wtrans, co.GossipAddr(), rt, workerCtx, obs, log)
 	})
 	// A closure, not stopWorkers(workers): the deferred call must not keep
 	// the agents (and the sim's per-node state) alive once they are stopped
@@ -170,6 +176,12 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 	res.Setup = time.Since(start)
 	log.Info("workers registered", "nodes", cfg.Nodes, "setup", res.Setup.Round(time.Millisecond))
+	var settled bool
+	res.Settle, settled = meter.settle(ctx, cfg.Nodes, 5*time.Minute)
+	if !settled {
+		log.Warn("workers' gossip still busy; the sweep's figures include it", "waited", res.Settle.Round(time.Millisecond))
+	}
+	log.Info("gossip settled", "took", res.Settle.Round(time.Millisecond))
 
 	runtime.GC()
 	resetPeakRSS()
@@ -246,7 +258,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	return res, err
 }
 
-func startWorkers(ctx context.Context, fab *sim.Fabric, names []string, trans []*memberlist.MockTransport, seed string,
+func startWorkers(ctx context.Context, fab *sim.Fabric, names []string, trans []memberlist.Transport, seed string,
 	rt *inproc, labels context.Context, obs *observer, log *slog.Logger) ([]*worker.Agent, error) {
 	out := make([]*worker.Agent, 0, len(names))
 	for i, name := range names {
@@ -264,18 +276,6 @@ func startWorkers(ctx context.Context, fab *sim.Fabric, names []string, trans []
 		}
 	}
 	return out, nil
-}
-
-// relaxedGossip slows the simulated workers' gossip. On real hosts each
-// worker's gossip costs that host a constant trickle whatever N is; here
-// 1,024 of them share two cores, and LAN timers with compression cost about
-// 0.7 ms of CPU per worker-second, 45 CPU-seconds a minute at 1,024. The
-// coordinator keeps its own (LAN) timers: its share is measured as is.
-func relaxedGossip(c *memberlist.Config) {
-	c.ProbeInterval = 5 * time.Second
-	c.GossipInterval = time.Second
-	c.PushPullInterval = time.Minute
-	c.EnableCompression = false
 }
 
 // settle waits until the stopped workers' goroutines (gossip probes

@@ -31,6 +31,7 @@ func Median(runs []Result) Result {
 		return int64(md(func(r Result) time.Duration { return time.Duration(get(r)) }))
 	}
 	m.Setup = md(func(r Result) time.Duration { return r.Setup })
+	m.Settle = md(func(r Result) time.Duration { return r.Settle })
 	m.Sweep = md(func(r Result) time.Duration { return r.Sweep })
 	m.SweepCPU = md(func(r Result) time.Duration { return r.SweepCPU })
 	m.Overhead.Median = md(func(r Result) time.Duration { return r.Overhead.Median })
@@ -64,6 +65,7 @@ var columns = []struct {
 	{"rails", func(r Result) string { return fmt.Sprint(r.Rails) }},
 	{"cells", func(r Result) string { return fmt.Sprint(r.Cells) }},
 	{"rounds", func(r Result) string { return fmt.Sprint(r.Rounds) }},
+	{"gossip settle", func(r Result) string { return secs(r.Settle) }},
 	{"sweep wall", func(r Result) string { return secs(r.Sweep) }},
 	{"sweep CPU", func(r Result) string { return secs(r.SweepCPU) }},
 	{"overhead/round p50", func(r Result) string { return ms(r.Overhead.Median) }},
@@ -74,7 +76,7 @@ var columns = []struct {
 	{"peak heap (all)", func(r Result) string { return mb(int64(r.PeakHeap)) }},
 	{"coord RSS holding", func(r Result) string { return mb(int64(r.HoldRSS)) }},
 	{"coord heap holding", func(r Result) string { return mb(int64(r.HoldHeap)) }},
-	{"matrix build", func(r Result) string { return secs(r.MatrixBuild) }},
+	{"matrix read after", func(r Result) string { return secs(r.MatrixBuild) }},
 	{"matrix peak RSS", func(r Result) string { return mb(int64(r.MatrixPeakRSS)) }},
 	{"raft log", func(r Result) string { return mb(r.RaftLogBytes) }},
 	{"raft.db", func(r Result) string { return mb(r.RaftDBBytes) }},
