@@ -32,11 +32,11 @@ func (c *Coordinator) Matrix(id string) (*matrix.Matrix, bool) {
 	} else if m, ok := c.matrices[id]; ok && m.version == v {
 		return m.m, true
 	}
-	sv, ok := c.fsm.sweepData(id)
+	sv, grid, ok := c.fsm.sweepGrid(id)
 	if !ok {
 		return nil, false
 	}
-	m := matrix.Build(sv.Nodes, sv.Cells, c.thresholds(sv.Spec))
+	m := matrix.BuildFrom(sv.Nodes, grid, grid.extraCells(), c.thresholds(sv.Spec))
 	if len(c.matrices) >= 4 { // a few sweeps are looked at; drop the rest
 		clear(c.matrices)
 	}

@@ -411,6 +411,7 @@ func (s *cellStore) get(k cellKey) (matrix.Cell, bool) {
 type storeView struct {
 	nodes   []matrix.Node
 	n       int
+	rails   int
 	blocks  []*cellBlock
 	count   int
 	classes []probe.Class
@@ -421,7 +422,7 @@ type storeView struct {
 
 // view reads the live store; valid only while the caller holds the lock.
 func (s *cellStore) view() storeView {
-	return storeView{nodes: s.nodes, n: s.n, blocks: s.blocks, count: s.count, classes: s.classes, errs: s.errs,
+	return storeView{nodes: s.nodes, n: s.n, rails: s.rails, blocks: s.blocks, count: s.count, classes: s.classes, errs: s.errs,
 		retests: s.retests, extra: s.extra}
 }
 

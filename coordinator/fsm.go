@@ -406,6 +406,18 @@ func (f *fsm) sweepData(id string) (sweepView, bool) {
 	return sv, true
 }
 
+// sweepGrid is sweepData with the cells left in a frozen store for
+// matrix.BuildFrom to read one at a time.
+func (f *fsm) sweepGrid(id string) (sweepView, *gridSource, bool) {
+	f.mu.Lock() // freeze bumps the store's epoch
+	defer f.mu.Unlock()
+	rec, ok := f.sweeps[id]
+	if !ok {
+		return sweepView{}, nil, false
+	}
+	return f.meta(rec), newGridSource(rec.Cells.freeze()), true
+}
+
 // sweepMeta is sweepData without the cells.
 func (f *fsm) sweepMeta(id string) (sweepView, bool) {
 	f.mu.RLock()

@@ -41,11 +41,23 @@ func (s *railSpan) end() int { return s.start + len(s.members)*(len(s.members)-1
 // Cost is linear in the cells: at 1,024 nodes x 8 rails (8.4 M cells) the
 // Result slice itself is most of the memory; README.md has the figures.
 func Build(nodes []Node, cells []Cell, th Thresholds) *Matrix {
+	return BuildFrom(nodes, nil, cells, th)
+}
+
+// BuildFrom is Build over the cells of src (nil: none) and cells together;
+// src's indices are positions in nodes. A cell in cells wins over src's for
+// the same (src, dst, rail). The result is what Build gives for src's cells
+// appended to cells.
+func BuildFrom(nodes []Node, src Source, cells []Cell, th Thresholds) *Matrix {
 	th = th.orDefaults()
-	ns := sortedNodes(nodes)
+	ns, orig := sortedNodes(nodes)
 	cells, cross := splitCross(cells)
 	idx := indexCells(ns, cells)
-	spans := railMembers(ns, idx)
+	g := &cellGrid{idx: idx, cells: cells, src: src, orig: orig, rails: idx.rails}
+	if src != nil {
+		g.rails = max(g.rails, min(src.Rails(), maxRails))
+	}
+	spans := railMembers(ns, g)
 	total := 0
 	for _, sp := range spans {
 		m := len(sp.members)
@@ -62,7 +74,7 @@ func Build(nodes []Node, cells []Cell, th Thresholds) *Matrix {
 		for _, s := range sp.members {
 			for _, d := range sp.members {
 				if s != d {
-					if note := fillResult(&out[k], ns, cells, idx.find(s, d, sp.rail), s, d, sp.rail); note != "" {
+					if note := fillResult(&out[k], ns, g, s, d, sp.rail); note != "" {
 						notes[k] = note
 					}
 					k++
@@ -83,7 +95,7 @@ func Build(nodes []Node, cells []Cell, th Thresholds) *Matrix {
 	m := &Matrix{
 		SchemaVersion: SchemaVersion,
 		Nodes:         ns,
-		Rails:         idx.rails,
+		Rails:         g.rails,
 		Thresholds:    stored,
 		Cells:         out,
 		Counts:        countVerdicts(out),
@@ -107,7 +119,7 @@ func Build(nodes []Node, cells []Cell, th Thresholds) *Matrix {
 		}
 	}
 	m.NodeRollups = nodeRollups(ns, spans, out)
-	m.RailRollups = railRollups(idx.rails, spans, out)
+	m.RailRollups = railRollups(g.rails, spans, out)
 	groups := findGroups(ns, th.GroupLabel)
 	m.GroupLabel = groups.label
 	m.Suspects = localize(m, spans, groups)
@@ -119,13 +131,15 @@ func Build(nodes []Node, cells []Cell, th Thresholds) *Matrix {
 
 // sortedNodes copies the nodes in name order, the order every output uses,
 // so two coordinators with different membership orders agree byte for byte.
-// A name listed twice keeps its last entry, like cells.
-func sortedNodes(nodes []Node) []Node {
+// A name listed twice keeps its last entry, like cells. orig[i] is where
+// the i-th sorted node sits in nodes.
+func sortedNodes(nodes []Node) (ns []Node, orig []int) {
 	last := make(map[string]int, len(nodes))
 	for i, n := range nodes {
 		last[n.Name] = i
 	}
-	ns := make([]Node, 0, len(last))
+	ns = make([]Node, 0, len(last))
+	orig = make([]int, 0, len(last))
 	for i, n := range nodes {
 		if last[n.Name] != i {
 			continue
@@ -134,9 +148,23 @@ func sortedNodes(nodes []Node) []Node {
 			n.Labels = nil // an empty map would not survive a JSON round trip
 		}
 		ns = append(ns, n)
+		orig = append(orig, i)
 	}
-	sort.SliceStable(ns, func(a, b int) bool { return ns[a].Name < ns[b].Name })
-	return ns
+	sort.Stable(byName{ns, orig})
+	return ns, orig
+}
+
+// byName sorts nodes and their original positions together.
+type byName struct {
+	ns   []Node
+	orig []int
+}
+
+func (b byName) Len() int           { return len(b.ns) }
+func (b byName) Less(i, j int) bool { return b.ns[i].Name < b.ns[j].Name }
+func (b byName) Swap(i, j int) {
+	b.ns[i], b.ns[j] = b.ns[j], b.ns[i]
+	b.orig[i], b.orig[j] = b.orig[j], b.orig[i]
 }
 
 // cellIndex finds the input cell for (src, dst, rail). A flat array when it
@@ -227,13 +255,12 @@ func (x *cellIndex) find(s, d, rail int) int {
 	return -1
 }
 
-func railMembers(ns []Node, idx *cellIndex) []railSpan {
-	rails := idx.rails
-	spans := make([]railSpan, rails)
+func railMembers(ns []Node, g *cellGrid) []railSpan {
+	spans := make([]railSpan, g.rails)
 	for r := range spans {
 		spans[r].rail = r
 		for i, n := range ns {
-			if len(n.Ports) == 0 || r < len(n.Ports) || idx.has[i*rails+r] {
+			if len(n.Ports) == 0 || r < len(n.Ports) || g.has(i, r) {
 				spans[r].members = append(spans[r].members, i)
 			}
 		}
@@ -241,13 +268,12 @@ func railMembers(ns []Node, idx *cellIndex) []railSpan {
 	return spans
 }
 
-// fillResult sets a zero Result r to the cell (s, d, rail), input index i
-// (-1: none), and returns what its retests showed ("" without any).
-func fillResult(r *Result, ns []Node, cells []Cell, i, s, d, rail int) string {
-	measured := i >= 0
+// fillResult sets a zero Result r to the cell (s, d, rail) and returns what
+// its retests showed ("" without any).
+func fillResult(r *Result, ns []Node, g *cellGrid, s, d, rail int) string {
+	measured := g.fill(&r.Cell, s, d, rail)
 	note := ""
 	if measured {
-		r.Cell = cells[i]
 		note = resolveAttempts(&r.Cell)
 	}
 	// An unmeasured cell still names its ends and, from the inventory, their

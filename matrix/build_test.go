@@ -225,7 +225,8 @@ func TestBuildSparseIndexMatchesDense(t *testing.T) {
 	denseOK = func(uint64, uint64) bool { return false }
 	defer func() { denseOK = saved }()
 	sparse := f.build()
-	if idx := indexCells(sortedNodes(f.nodes), f.cells); idx.sparse == nil {
+	ns, _ := sortedNodes(f.nodes)
+	if idx := indexCells(ns, f.cells); idx.sparse == nil {
 		t.Fatal("the map index was not used")
 	}
 	if !reflect.DeepEqual(dense, sparse) {

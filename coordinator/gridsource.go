@@ -1,0 +1,98 @@
+package coordinator
+
+import (
+	"github.com/rdmamesh/rdmamesh/internal/probe"
+	"github.com/rdmamesh/rdmamesh/matrix"
+)
+
+// gridSource lets matrix.BuildFrom read a frozen store cell by cell, so the
+// analysis never holds a []matrix.Cell of the whole sweep beside the
+// []matrix.Result it builds (1.3 GB more at 1,024 x 8). Node indices are
+// the store's, which are the sweep record's node order.
+type gridSource struct {
+	v   storeView
+	has []bool // node*rails + rail, filled on first use
+	// Figures are handed out of chunks rather than one allocation per
+	// cell; the matrix keeps pointers into them.
+	lats []probe.Latency
+	bws  []probe.Bandwidth
+}
+
+const figureChunk = 4096
+
+func newGridSource(v storeView) *gridSource { return &gridSource{v: v} }
+
+func (g *gridSource) Rails() int {
+	if g.v.blocks == nil {
+		return 0
+	}
+	return g.v.rails
+}
+
+func (g *gridSource) Has(node, rail int) bool {
+	if rail >= g.v.rails || g.v.blocks == nil {
+		return false
+	}
+	if g.has == nil {
+		g.has = g.scanHas()
+	}
+	return g.has[node*g.v.rails+rail]
+}
+
+// scanHas marks each (node, rail) some cell puts the node on, in one pass
+// over the class bytes.
+func (g *gridSource) scanHas() []bool {
+	n, rails := g.v.n, g.v.rails
+	has := make([]bool, n*rails)
+	for bi, b := range g.v.blocks {
+		if b == nil {
+			continue
+		}
+		for j, cls := range b.class {
+			if cls == 0 {
+				continue
+			}
+			sl := bi<<blockBits | j
+			d, sl := sl%n, sl/n
+			src, rail := sl%n, sl/n
+			has[src*rails+rail], has[d*rails+rail] = true, true
+		}
+	}
+	return has
+}
+
+func (g *gridSource) Fill(c *matrix.Cell, src, dst, rail int) bool {
+	if rail >= g.v.rails || src == dst {
+		return false
+	}
+	slot := int32((rail*g.v.n+src)*g.v.n + dst)
+	bi := int(slot) >> blockBits
+	if bi >= len(g.v.blocks) || g.v.blocks[bi] == nil {
+		return false
+	}
+	b, j := g.v.blocks[bi], int(slot)&(blockLen-1)
+	cls := b.class[j]
+	if cls == 0 {
+		return false
+	}
+	var lat *probe.Latency
+	var bw *probe.Bandwidth
+	if cls&flagLat != 0 {
+		if len(g.lats) == 0 {
+			g.lats = make([]probe.Latency, figureChunk)
+		}
+		lat, g.lats = &g.lats[0], g.lats[1:]
+	}
+	if cls&flagBW != 0 {
+		if len(g.bws) == 0 {
+			g.bws = make([]probe.Bandwidth, figureChunk)
+		}
+		bw, g.bws = &g.bws[0], g.bws[1:]
+	}
+	*c = g.v.cell(slot, b, j, lat, bw)
+	return true
+}
+
+// extraCells are the cells kept whole (cross-rail ones, cells outside the
+// grid): BuildFrom takes them as a slice.
+func (g *gridSource) extraCells() []matrix.Cell { return sortedCells(g.v.extra) }
