@@ -36,13 +36,31 @@ func (c *Coordinator) Matrix(id string) (*matrix.Matrix, bool) {
 	if !ok {
 		return nil, false
 	}
+	delete(c.matrices, id) // a stale analysis must not add to the rebuild's peak
 	m := matrix.BuildFrom(sv.Nodes, grid, grid.extraCells(), c.thresholds(sv.Spec))
-	if len(c.matrices) >= 4 { // a few sweeps are looked at; drop the rest
-		clear(c.matrices)
-	}
+	evictMatrices(c.matrices, analysedCells(m), matrixCacheCells)
 	c.matrices[id] = cachedMatrix{version: sv.Version, m: m}
 	return m, true
 }
+
+// matrixCacheCells bounds the analysed cells the cache keeps beside a new
+// one: an analysed 1,024 x 8 sweep is 8.4 M cells and 2.5 GB, so past this
+// only the newest analysis stays.
+const matrixCacheCells = 10_000_000
+
+// evictMatrices makes room for an analysis of n cells: a few sweeps are
+// looked at, so up to three others stay while all of them fit budget.
+func evictMatrices(cache map[string]cachedMatrix, n, budget int) {
+	total := n
+	for _, m := range cache {
+		total += analysedCells(m.m)
+	}
+	if len(cache) >= 4 || total > budget {
+		clear(cache)
+	}
+}
+
+func analysedCells(m *matrix.Matrix) int { return len(m.Cells) + len(m.Cross) }
 
 type cachedMatrix struct {
 	version uint64
