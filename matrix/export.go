@@ -1,6 +1,8 @@
 package matrix
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
@@ -11,11 +13,74 @@ import (
 // WriteJSON writes the whole matrix, indented. Field order is the struct's
 // and map keys are sorted by encoding/json, so equal matrices give equal
 // bytes and diffs between sweeps stay readable.
+//
+// It streams: the cells go out one at a time, byte for byte what encoding
+// the whole Matrix at once gives. json.Encoder builds a value's complete
+// encoding, and then its indented copy, before writing; at 1,024 x 8 that
+// is a 4.6 GB document and took over 20 GB.
 func (m *Matrix) WriteJSON(w io.Writer) error {
+	head := *m
+	head.Cells, head.Cross = nil, nil
+	var hb bytes.Buffer
+	if err := newJSONEncoder(&hb, "").Encode(&head); err != nil {
+		return err
+	}
+	// Depth-1 keys are the only ones after a newline and two spaces; with
+	// Cells nil the key is followed by null, and Cross (omitempty) is gone.
+	before, after, ok := bytes.Cut(hb.Bytes(), []byte("\n  \"cells\": null"))
+	if !ok {
+		return fmt.Errorf("matrix JSON: no cells key in %.80q", hb.String())
+	}
+	bw := bufio.NewWriterSize(w, 256<<10)
+	bw.Write(before)
+	bw.WriteString("\n  \"cells\": ")
+	if err := writeResults(bw, m.Cells); err != nil {
+		return err
+	}
+	if len(m.Cross) > 0 {
+		bw.WriteString(",\n  \"cross\": ")
+		if err := writeResults(bw, m.Cross); err != nil {
+			return err
+		}
+	}
+	bw.Write(after)
+	return bw.Flush()
+}
+
+func newJSONEncoder(w io.Writer, prefix string) *json.Encoder {
 	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
+	enc.SetIndent(prefix, "  ")
 	enc.SetEscapeHTML(false) // reasons contain "->"; \u003e helps nobody
-	return enc.Encode(m)
+	return enc
+}
+
+// writeResults writes rs as the value of a depth-1 key, as encoding/json
+// indents it.
+func writeResults(bw *bufio.Writer, rs []Result) error {
+	switch {
+	case rs == nil:
+		_, err := bw.WriteString("null")
+		return err
+	case len(rs) == 0:
+		_, err := bw.WriteString("[]")
+		return err
+	}
+	var buf bytes.Buffer
+	enc := newJSONEncoder(&buf, "    ")
+	bw.WriteString("[\n")
+	for i := range rs {
+		buf.Reset()
+		if err := enc.Encode(&rs[i]); err != nil {
+			return fmt.Errorf("cell %s -> %s rail %d: %w", rs[i].Src, rs[i].Dst, rs[i].Rail, err)
+		}
+		bw.WriteString("    ")
+		bw.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+		if i < len(rs)-1 {
+			bw.WriteString(",\n")
+		}
+	}
+	_, err := bw.WriteString("\n  ]")
+	return err
 }
 
 // The JUnit shapes follow the de-facto schema Jenkins, GitLab and GitHub

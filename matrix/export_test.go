@@ -147,3 +147,45 @@ func TestWriteJSONEmpty(t *testing.T) {
 		}
 	}
 }
+
+// WriteJSON streams the cells; its bytes must be exactly what encoding the
+// whole Matrix at once gives, for every shape the cells and cross-rail
+// cells can take (nil, empty, some).
+func TestWriteJSONStreamsTheWholeValue(t *testing.T) {
+	whole := func(m *Matrix) string {
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(m); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	f := newFixture(4, 2)
+	f.touching("node-02", 1, fail(probe.ClassRetryExceeded, "retry exceeded -> lost", "check <the> cable & port"))
+	f.nodes[0].Labels = map[string]string{"rack": "r1"}
+	dstRail := 0
+	f.cells = append(f.cells, Cell{Src: "node-01", Dst: "node-03", Rail: 1, DstRail: &dstRail, Class: probe.ClassOK,
+		Latency: &probe.Latency{Samples: 10, P50Ns: 1500}})
+	full := f.build()
+	noCross := *full
+	noCross.Cross = nil
+	empty := Build(nil, nil, DefaultThresholds())
+	nilCells := *empty
+	nilCells.Cells = nil
+	for name, m := range map[string]*Matrix{"cells and cross": full, "no cross": &noCross, "empty": empty, "nil cells": &nilCells} {
+		t.Run(name, func(t *testing.T) {
+			var got bytes.Buffer
+			if err := m.WriteJSON(&got); err != nil {
+				t.Fatal(err)
+			}
+			if want := whole(m); got.String() != want {
+				t.Fatalf("streamed JSON differs:\n got %q\nwant %q", got.String()[:min(400, got.Len())], want[:min(400, len(want))])
+			}
+		})
+	}
+	if len(full.Cross) != 1 || len(empty.Cells) != 0 || empty.Cells == nil {
+		t.Fatalf("cross %d, empty cells %v: the fixture lost its shapes", len(full.Cross), empty.Cells)
+	}
+}

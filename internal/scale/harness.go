@@ -67,6 +67,8 @@ type Result struct {
 	SnapshotBytes               int64
 	SnapshotTime                time.Duration
 	MatrixJSON, MatrixGzip      int64 // 0 when not measured
+	PayloadTime                 time.Duration
+	PayloadPeakRSS              uint64 // process peak while streaming the matrix JSON
 	UIFirstPaint                int64 // web's compact grid + status layer, gzipped
 	Healthy                     bool
 }
@@ -240,10 +242,13 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		return res, err
 	}
 	if cfg.Payload {
+		resetPeakRSS()
+		t3 := time.Now()
 		res.MatrixJSON, res.MatrixGzip, err = payload(m)
 		if err != nil {
 			return res, err
 		}
+		res.PayloadTime, res.PayloadPeakRSS = time.Since(t3), procStatus("VmHWM")
 	}
 	runtime.KeepAlive(m)
 

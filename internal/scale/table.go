@@ -52,6 +52,8 @@ func Median(runs []Result) Result {
 	m.SnapshotBytes = mi(func(r Result) int64 { return r.SnapshotBytes })
 	m.MatrixJSON = mi(func(r Result) int64 { return r.MatrixJSON })
 	m.MatrixGzip = mi(func(r Result) int64 { return r.MatrixGzip })
+	m.PayloadTime = md(func(r Result) time.Duration { return r.PayloadTime })
+	m.PayloadPeakRSS = mu(func(r Result) uint64 { return r.PayloadPeakRSS })
 	m.UIFirstPaint = mi(func(r Result) int64 { return r.UIFirstPaint })
 	return m
 }
@@ -83,6 +85,8 @@ var columns = []struct {
 	{"snapshot", func(r Result) string { return mb(r.SnapshotBytes) }},
 	{"matrix JSON", func(r Result) string { return mbOrDash(r.MatrixJSON) }},
 	{"matrix JSON gz", func(r Result) string { return mbOrDash(r.MatrixGzip) }},
+	{"matrix JSON time", func(r Result) string { return secsOrDash(r.PayloadTime) }},
+	{"matrix JSON peak RSS", func(r Result) string { return mbOrDash(int64(r.PayloadPeakRSS)) }},
 	{"UI first paint gz", func(r Result) string { return kb(r.UIFirstPaint) }},
 }
 
@@ -113,4 +117,11 @@ func mbOrDash(b int64) string {
 		return "–"
 	}
 	return mb(b)
+}
+
+func secsOrDash(d time.Duration) string {
+	if d == 0 {
+		return "–"
+	}
+	return secs(d)
 }
