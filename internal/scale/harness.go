@@ -69,7 +69,7 @@ type Result struct {
 	MatrixJSON, MatrixGzip      int64 // 0 when not measured
 	PayloadTime                 time.Duration
 	PayloadPeakRSS              uint64 // process peak while streaming the matrix JSON
-	UIFirstPaint                int64 // web's compact grid + status layer, gzipped
+	UIFirstPaint                int64  // web's compact grid + status layer, gzipped
 	Healthy                     bool
 }
 
