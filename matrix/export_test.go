@@ -189,3 +189,45 @@ func TestWriteJSONStreamsTheWholeValue(t *testing.T) {
 		t.Fatalf("cross %d, empty cells %v: the fixture lost its shapes", len(full.Cross), empty.Cells)
 	}
 }
+
+// ReadJSON decodes the cells one at a time; it must give what
+// json.Unmarshal gives, and refuse what it refuses.
+func TestReadJSONMatchesUnmarshal(t *testing.T) {
+	f := newFixture(4, 2)
+	f.touching("node-02", 1, fail(probe.ClassRetryExceeded, "retry exceeded", "check the cable"))
+	f.nodes[0].Labels = map[string]string{"rack": "r1"}
+	dstRail := 0
+	f.cells = append(f.cells, Cell{Src: "node-01", Dst: "node-03", Rail: 1, DstRail: &dstRail, Class: probe.ClassOK,
+		Latency: &probe.Latency{Samples: 10, P50Ns: 1500}})
+	var doc bytes.Buffer
+	if err := f.build().WriteJSON(&doc); err != nil {
+		t.Fatal(err)
+	}
+	inputs := map[string]string{
+		"written":          doc.String(),
+		"keys reordered":   `{"healthy": true, "cells": [{"src": "a", "dst": "b", "rail": 0, "verdict": "ok"}], "rails": 1, "future_field": {"x": [1, 2]}}`,
+		"null cells":       `{"cells": null, "rails": 2}`,
+		"empty cells":      `{"cells": [], "cross": []}`,
+		"capitalised keys": `{"Cells": [{"src": "a"}], "Rails": 3}`,
+	}
+	for name, in := range inputs {
+		t.Run(name, func(t *testing.T) {
+			var want, got Matrix
+			if err := json.Unmarshal([]byte(in), &want); err != nil {
+				t.Fatal(err)
+			}
+			if err := got.ReadJSON(strings.NewReader(in)); err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(want, got) {
+				t.Fatalf("ReadJSON differs from json.Unmarshal:\n%+v\n%+v", want, got)
+			}
+		})
+	}
+	for _, bad := range []string{``, `[]`, `{"cells": {}}`, `{"cells": [1]}`, `{"cells": [`, `{"rails": "x"}`, `{"rails": 1`} {
+		var m Matrix
+		if err := m.ReadJSON(strings.NewReader(bad)); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -95,35 +94,32 @@ func (s *Server) getMatrix(c *gin.Context) {
 		return
 	}
 
-	// Encode into a buffer first: a failing exporter must still get a JSON
-	// error, not a truncated 200.
-	var buf bytes.Buffer
-	var err error
-	switch format {
-	case "junit":
-		w, ok := any(m).(junitWriter)
-		if !ok {
-			abortError(c, http.StatusNotImplemented, "this build has no JUnit export", "format")
-			return
-		}
-		err = w.WriteJUnit(&buf)
-	case "csv":
-		err = m.WriteCSV(&buf)
-	default:
-		err = writeMatrixJSON(&buf, m)
-	}
-	if err != nil {
-		s.log.Error("matrix export failed", "sweep", info.ID, "format", format, "err", err)
-		abortError(c, http.StatusInternalServerError, "matrix export failed: "+err.Error(), "")
-		return
-	}
 	// ?download=1 asks the browser to save the answer; the UI fetches with
 	// the bearer token and saves the blob itself, so this is for links and
 	// curl -OJ.
 	if c.Query("download") != "" {
 		c.Header("Content-Disposition", `attachment; filename="`+downloadName(info.ID, format)+`"`)
 	}
-	sendBody(c, export.ctype, buf.Bytes())
+	var write func(io.Writer) error
+	switch format {
+	case "junit":
+		w, ok := any(m).(junitWriter)
+		if !ok {
+			c.Writer.Header().Del("Content-Disposition")
+			abortError(c, http.StatusNotImplemented, "this build has no JUnit export", "format")
+			return
+		}
+		write = w.WriteJUnit
+	case "csv":
+		write = m.WriteCSV
+	default:
+		write = func(w io.Writer) error { return writeMatrixJSON(w, m) }
+	}
+	if err := sendStream(c, export.ctype, write); err != nil {
+		c.Writer.Header().Del("Content-Disposition")
+		s.log.Error("matrix export failed", "sweep", info.ID, "format", format, "err", err)
+		abortError(c, http.StatusInternalServerError, "matrix export failed: "+err.Error(), "")
+	}
 }
 
 func writeMatrixJSON(w io.Writer, m *matrix.Matrix) error {

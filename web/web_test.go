@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -15,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/rdmamesh/rdmamesh/internal/api"
+	"github.com/rdmamesh/rdmamesh/internal/probe"
 	"github.com/rdmamesh/rdmamesh/matrix"
 )
 
@@ -483,5 +485,25 @@ func TestListsRevalidate(t *testing.T) {
 		if again := do(t, h, "GET", p, "", "If-None-Match", etag); again.Code != http.StatusNotModified {
 			t.Fatalf("%s: revalidation gave %d", p, again.Code)
 		}
+	}
+}
+
+// The export streams, so an encoding error must surface before the first
+// byte: a 500 with a JSON error, not a 200 cut short. A NaN cannot be JSON.
+func TestMatrixExportErrorIsNotATruncated200(t *testing.T) {
+	f := newFake()
+	m := testMatrix()
+	m.Cells[len(m.Cells)-1].Latency = &probe.Latency{P50Ns: math.NaN()}
+	f.matrices["s1"] = m
+	rec := do(t, serve(t, f), "GET", "/api/v1/sweeps/s1/matrix?download=1", "", "Accept-Encoding", "gzip")
+	if rec.Code != http.StatusInternalServerError || !strings.Contains(rec.Body.String(), "matrix export failed") {
+		t.Fatalf("status %d, body %.200s: want a 500 naming the failed export", rec.Code, rec.Body)
+	}
+	var body map[string]any
+	if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
+		t.Fatalf("error body is not JSON: %v", err)
+	}
+	if h := rec.Header(); h.Get("Content-Disposition") != "" || h.Get("Content-Encoding") != "" || h.Get("ETag") != "" {
+		t.Fatalf("headers of the failed export leaked into the error: %v", h)
 	}
 }

@@ -63,10 +63,17 @@ func (c client) do(ctx context.Context, method, path string, body []byte, v any)
 		raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 		return statusError(method, path, resp.Status, resp.StatusCode, raw)
 	}
-	// Decode as the body streams in: a 1,024-node, 8-rail matrix is about
-	// 4.6 GB of JSON, and holding the bytes and the decoded matrix at once
-	// would double the gate's memory.
-	if err := json.NewDecoder(io.LimitReader(resp.Body, maxAnswer)).Decode(v); err != nil {
+	// A 1,024-node, 8-rail matrix is about 4.6 GB of JSON. json.Decoder
+	// holds a value's whole text before decoding it, so a matrix decodes
+	// itself cell by cell (matrix.ReadJSON) and only the decoded form is
+	// held.
+	answer := io.LimitReader(resp.Body, maxAnswer)
+	if jr, ok := v.(interface{ ReadJSON(io.Reader) error }); ok {
+		err = jr.ReadJSON(answer)
+	} else {
+		err = json.NewDecoder(answer).Decode(v)
+	}
+	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {
 			return infra(fmt.Errorf("time budget exceeded reading %s %s: %w", method, path, err))
 		}

@@ -2,7 +2,6 @@ package gate
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -98,12 +97,13 @@ func writeFile(path string, write func(io.Writer) error) error {
 
 // readMatrix loads an earlier matrix JSON for --diff-against.
 func readMatrix(path string) (*matrix.Matrix, error) {
-	raw, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("--diff-against: %w", err)
 	}
+	defer f.Close()
 	var m matrix.Matrix
-	if err := json.Unmarshal(raw, &m); err != nil {
+	if err := m.ReadJSON(f); err != nil {
 		return nil, fmt.Errorf("--diff-against %s: not a matrix JSON: %w", path, err)
 	}
 	if m.Nodes == nil && m.Cells == nil {

@@ -1,0 +1,62 @@
+package web
+
+import (
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"hash"
+	"io"
+	"net/http"
+	"strconv"
+
+	"github.com/gin-gonic/gin"
+)
+
+// sendStream is sendBody for an answer too big to hold: the matrix export
+// of a 1,024-node, 8-rail sweep is 4.6 GB of JSON, which a buffer, its
+// gzipped copy and the encoder's own buffers had multiplied several times.
+// write runs twice and must give the same bytes both times: the first pass
+// only hashes them, for the ETag, and meets any encoding error before a
+// byte is sent, so a failing exporter still gets a JSON error rather than a
+// truncated 200; the second streams them, gzipped when the client takes it.
+// It returns the first pass's error; a failure in the second (the client
+// went away) is only logged by the caller's server.
+func sendStream(c *gin.Context, ctype string, write func(io.Writer) error) error {
+	sum := &countingHash{h: sha256.New()}
+	if err := write(sum); err != nil {
+		return err
+	}
+	etag := `"` + hex.EncodeToString(sum.h.Sum(nil)[:12]) + `"`
+	h := c.Writer.Header()
+	h.Set("ETag", etag)
+	h.Add("Vary", "Accept-Encoding")
+	if etagMatches(c.GetHeader("If-None-Match"), etag) {
+		c.Status(http.StatusNotModified)
+		return nil
+	}
+	h.Set("Content-Type", ctype)
+	if sum.n < minGzip || !acceptsGzip(c.GetHeader("Accept-Encoding")) {
+		h.Set("Content-Length", strconv.FormatInt(sum.n, 10))
+		c.Status(http.StatusOK)
+		_ = write(c.Writer)
+		return nil
+	}
+	h.Set("Content-Encoding", "gzip")
+	c.Status(http.StatusOK)
+	zw, _ := gzip.NewWriterLevel(c.Writer, gzip.BestSpeed) // level is valid
+	if write(zw) == nil {
+		_ = zw.Close()
+	}
+	return nil
+}
+
+// countingHash hashes what is written and counts it.
+type countingHash struct {
+	h hash.Hash
+	n int64
+}
+
+func (w *countingHash) Write(p []byte) (int, error) {
+	w.n += int64(len(p))
+	return w.h.Write(p)
+}
