@@ -89,9 +89,17 @@ func (s *Server) getMatrix(c *gin.Context) {
 		abortError(c, http.StatusBadRequest, fmt.Sprintf("format %q is not one of csv, json, junit", format), "format")
 		return
 	}
+	cells := c.DefaultQuery("cells", "all")
+	if cells != "all" && cells != "bad" {
+		abortError(c, http.StatusBadRequest, fmt.Sprintf("cells %q is not one of all, bad (only the cells whose verdict is not ok)", cells), "cells")
+		return
+	}
 	info, m, ok := s.sweepMatrix(c)
 	if !ok {
 		return
+	}
+	if cells == "bad" {
+		m = m.BadOnly()
 	}
 
 	// ?download=1 asks the browser to save the answer; the UI fetches with

@@ -507,3 +507,33 @@ func TestMatrixExportErrorIsNotATruncated200(t *testing.T) {
 		t.Fatalf("headers of the failed export leaked into the error: %v", h)
 	}
 }
+
+func TestMatrixBadCellsOnly(t *testing.T) {
+	h := serve(t, newFake())
+	var all, bad matrix.Matrix
+	for path, m := range map[string]*matrix.Matrix{"/api/v1/sweeps/s1/matrix": &all, "/api/v1/sweeps/s1/matrix?cells=bad": &bad} {
+		rec := do(t, h, "GET", path, "")
+		if rec.Code != 200 {
+			t.Fatalf("%s: status %d", path, rec.Code)
+		}
+		if err := m.ReadJSON(rec.Body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ok := 0
+	for _, r := range all.Cells {
+		if r.Verdict == matrix.VerdictOK {
+			ok++
+		}
+	}
+	if ok == 0 || ok == len(all.Cells) || len(bad.Cells) != len(all.Cells)-ok || bad.CellsOmitted != ok || all.CellsOmitted != 0 {
+		t.Fatalf("all %d cells (%d ok), bad-only %d cells with %d omitted", len(all.Cells), ok, len(bad.Cells), bad.CellsOmitted)
+	}
+	if !reflect.DeepEqual(all.Suspects, bad.Suspects) || !reflect.DeepEqual(all.Counts, bad.Counts) {
+		t.Fatal("suspects and counts must be the whole sweep's")
+	}
+	rec := do(t, h, "GET", "/api/v1/sweeps/s1/matrix?cells=some", "")
+	if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), `"field":"cells"`) {
+		t.Fatalf("cells=some: status %d, body %s", rec.Code, rec.Body)
+	}
+}

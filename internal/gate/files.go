@@ -16,6 +16,14 @@ type output struct {
 	write      func(io.Writer) error
 }
 
+// needsAllCells reports whether an output lists every cell; the summary,
+// the exit code, exclude lists, host files and NCCL settings read only the
+// bad cells, the counts and the suspects. A coordinator too old to know
+// ?cells=bad sends every cell, which is still right.
+func (o Options) needsAllCells() bool {
+	return o.JSONFile != "" || o.JUnitFile != "" || o.CSVFile != "" || o.BaselineFile != "" || o.DiffAgainst != ""
+}
+
 // outputs lists the files a run writes; write is nil until there is a matrix.
 func (o Options) outputs() []output {
 	return o.outputsFor(nil, nil)

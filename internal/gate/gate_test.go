@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -72,6 +73,7 @@ type coordinator struct {
 	endError    string
 	neverEnds   bool
 	badMatrix   bool
+	matrixQuery string // the last matrix request's query
 }
 
 func (c *coordinator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -107,8 +109,13 @@ func (c *coordinator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		json.NewEncoder(w).Encode(info())
 	case r.URL.Path == "/api/v1/sweeps/s1/matrix":
+		c.matrixQuery = r.URL.RawQuery
 		if c.badMatrix {
 			w.Write([]byte("{not json"))
+			return
+		}
+		if r.URL.Query().Get("cells") == "bad" {
+			c.m.BadOnly().WriteJSON(w)
 			return
 		}
 		c.m.WriteJSON(w)
@@ -363,5 +370,45 @@ func TestLoadSpec(t *testing.T) {
 	merged := Merge(req, api.SweepRequest{Hosts: "gpu[1-4]", Retests: &two, Mode: "quick"})
 	if merged.Hosts != "gpu[1-4]" || merged.Mode != "quick" || merged.Budget != "5m" {
 		t.Fatalf("flags must override the file and keep the rest: %+v", merged)
+	}
+}
+
+// Without an output that lists every cell the gate fetches only the bad
+// ones, and everything it prints and writes must be what the whole matrix
+// gives.
+func TestBadCellsOnlyWhenEnough(t *testing.T) {
+	files := []string{"exclude", "hosts", "nccl.env"}
+	runWith := func(full bool) (string, map[string]string, string) {
+		dir := t.TempDir()
+		p := func(name string) string { return filepath.Join(dir, name) }
+		co := &coordinator{m: fabric("node-03")}
+		o := Options{Coordinator: serve(t, co).URL, ExcludeFile: p("exclude"), HostFile: p("hosts"), NCCLEnvFile: p("nccl.env")}
+		if full {
+			o.JSONFile = p("m.json")
+		}
+		code, out, errOut := run(t, o)
+		if code != ExitUnhealthy {
+			t.Fatalf("exit %d: %s %s", code, out, errOut)
+		}
+		got := map[string]string{}
+		for _, f := range files {
+			b, err := os.ReadFile(p(f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got[f] = string(b)
+		}
+		return out, got, co.matrixQuery
+	}
+	outAll, filesAll, qAll := runWith(true)
+	outBad, filesBad, qBad := runWith(false)
+	if qAll != "" || qBad != "cells=bad" {
+		t.Fatalf("matrix queries %q (with --json) and %q (without): want all cells only for --json", qAll, qBad)
+	}
+	if outAll != outBad {
+		t.Fatalf("summary differs:\n%s\n%s", outAll, outBad)
+	}
+	if !reflect.DeepEqual(filesAll, filesBad) || filesAll["exclude"] == "" {
+		t.Fatalf("files differ or are empty:\n%v\n%v", filesAll, filesBad)
 	}
 }
