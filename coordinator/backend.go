@@ -24,24 +24,47 @@ func (c *Coordinator) Sweep(id string) (api.SweepInfo, bool) { return c.fsm.swee
 // Matrix analyses a sweep as it stands, finished or not. The UI polls every
 // second and metrics scrape too, so the analysis is kept until the sweep's
 // record changes; callers must not mutate the result (web's contract).
-func (c *Coordinator) Matrix(id string) (*matrix.Matrix, bool) {
+//
+// A running sweep's record changes every round, and its analysis takes
+// seconds at 1,024 x 8 (7.5 s here): rebuilt for every poll of a live
+// heatmap it would take a core from the sweep itself. So while a sweep runs,
+// readers get its last analysis until that is older than liveMatrixAge of
+// what it took to build; the leader's own decisions use freshMatrix.
+func (c *Coordinator) Matrix(id string) (*matrix.Matrix, bool) { return c.matrix(id, true) }
+
+// freshMatrix analyses the committed record as it is: the leader decides
+// `healthy` and the retest pairs from it.
+func (c *Coordinator) freshMatrix(id string) (*matrix.Matrix, bool) { return c.matrix(id, false) }
+
+func (c *Coordinator) matrix(id string, live bool) (*matrix.Matrix, bool) {
 	c.matrixMu.Lock()
 	defer c.matrixMu.Unlock()
-	if v, ok := c.fsm.version(id); !ok {
+	v, ok := c.fsm.version(id)
+	if !ok {
 		return nil, false
-	} else if m, ok := c.matrices[id]; ok && m.version == v {
-		return m.m, true
+	}
+	if m, ok := c.matrices[id]; ok {
+		if m.version == v || live && !c.fsm.ended(id) && time.Since(m.built) < liveMatrixAge(m.took) {
+			return m.m, true
+		}
 	}
 	sv, grid, ok := c.fsm.sweepGrid(id)
 	if !ok {
 		return nil, false
 	}
 	delete(c.matrices, id) // a stale analysis must not add to the rebuild's peak
+	start := time.Now()
 	m := matrix.BuildFrom(sv.Nodes, grid, grid.extraCells(), c.thresholds(sv.Spec))
 	evictMatrices(c.matrices, analysedCells(m), matrixCacheCells)
-	c.matrices[id] = cachedMatrix{version: sv.Version, m: m}
+	c.matrices[id] = cachedMatrix{version: sv.Version, m: m, built: time.Now(), took: time.Since(start)}
 	return m, true
 }
+
+// liveMatrixAge is how long a running sweep's analysis is served after a
+// build that took took: four times as long, so live readers cost the
+// coordinator at most a fifth of a core whatever the fabric's size. Small
+// sweeps build in milliseconds and stay live to the round.
+func liveMatrixAge(took time.Duration) time.Duration { return 4 * took }
 
 // matrixCacheCells bounds the analysed cells the cache keeps beside a new
 // one: an analysed 1,024 x 8 sweep is 8.4 M cells and 2.5 GB, so past this
@@ -65,6 +88,8 @@ func analysedCells(m *matrix.Matrix) int { return len(m.Cells) + len(m.Cross) }
 type cachedMatrix struct {
 	version uint64
 	m       *matrix.Matrix
+	built   time.Time     // when the analysis finished
+	took    time.Duration // what it took
 }
 
 // StartSweep commits a new sweep and hands it to the leader loop.

@@ -3,7 +3,9 @@ package coordinator
 import (
 	"fmt"
 	"testing"
+	"time"
 
+	"github.com/rdmamesh/rdmamesh/internal/api"
 	"github.com/rdmamesh/rdmamesh/matrix"
 )
 
@@ -33,5 +35,46 @@ func TestEvictMatrices(t *testing.T) {
 				t.Fatalf("%d analyses kept, want %d", len(cache), tc.keep)
 			}
 		})
+	}
+}
+
+// Readers of a running sweep get its last analysis while that is younger
+// than liveMatrixAge of its build time; the leader always gets the record
+// as committed, and an ended sweep is never served stale.
+func TestMatrixLiveReuse(t *testing.T) {
+	c := &Coordinator{fsm: newFSM(5), matrices: map[string]cachedMatrix{}}
+	nodes := []matrix.Node{{Name: "a"}, {Name: "b"}, {Name: "c"}}
+	c.fsm.Apply(entry(t, entrySweepStart, sweepStart{Info: api.SweepInfo{ID: "s", State: api.SweepRunning}, Nodes: nodes}))
+	round := func(r int, src, dst string) {
+		c.fsm.Apply(entry(t, entryRound, roundResult{SweepID: "s", Round: r, Cells: []matrix.Cell{okCell(src, dst, 0)}}))
+	}
+	tookLast := func(d time.Duration) { // as if the last build had taken d
+		m := c.matrices["s"]
+		m.took = d
+		c.matrices["s"] = m
+	}
+	measured := func(m *matrix.Matrix) int { return len(m.Cells) - m.Counts[matrix.VerdictUntested] }
+
+	round(0, "a", "b")
+	m1, _ := c.Matrix("s")
+	round(1, "b", "a")
+	tookLast(time.Hour)
+	if m, _ := c.Matrix("s"); m != m1 {
+		t.Fatal("a reader got a rebuild of a running sweep whose last analysis is still young")
+	}
+	fresh, _ := c.freshMatrix("s")
+	if fresh == m1 || measured(fresh) != 2 {
+		t.Fatalf("the leader got a stale analysis (%d cells measured, want 2)", measured(fresh))
+	}
+	round(2, "a", "c")
+	tookLast(0)
+	if m, _ := c.Matrix("s"); m == fresh || measured(m) != 3 {
+		t.Fatal("a reader got an analysis older than its age allows")
+	}
+	round(3, "c", "a")
+	tookLast(time.Hour)
+	c.fsm.Apply(entry(t, entrySweepEnd, sweepEnd{SweepID: "s", State: api.SweepDone}))
+	if m, _ := c.Matrix("s"); measured(m) != 4 {
+		t.Fatalf("an ended sweep was served a stale analysis (%d cells measured, want 4)", measured(m))
 	}
 }

@@ -53,7 +53,7 @@ func (c *Coordinator) runSweep(ctx context.Context, id string) {
 		return
 	}
 	analysed := time.Now()
-	m, _ := c.Matrix(id)
+	m, _ := c.freshMatrix(id)
 	healthy := m != nil && m.Healthy
 	analysis := time.Since(analysed)
 	c.endSweep(id, api.SweepDone, "", &healthy)
@@ -123,7 +123,7 @@ func (r *roundRunner) confirm() bool {
 	for pass := 1; pass <= r.sv.Spec.Retests; pass++ {
 		plan, ok := r.sv.Retests[pass]
 		if !ok {
-			m, _ := r.c.Matrix(r.id)
+			m, _ := r.c.freshMatrix(r.id)
 			if m == nil {
 				return true
 			}
