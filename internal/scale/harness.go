@@ -45,6 +45,9 @@ type Config struct {
 	// Control answers tasks without running them (null.go): the
 	// coordinator, its raft log and FSM alone.
 	Control bool
+	// Reader > 0 asks for the running sweep's matrix this often, as an
+	// open UI does (reader.go).
+	Reader time.Duration
 }
 
 // Result is what one run measured. Durations are wall time.
@@ -70,6 +73,7 @@ type Result struct {
 	PayloadTime                 time.Duration
 	PayloadPeakRSS              uint64 // process peak while streaming the matrix JSON
 	UIFirstPaint                int64  // web's compact grid + status layer, gzipped
+	ReaderPolls, ReaderMatrices int    // a live reader's matrix requests, and the distinct analyses it got
 	Healthy                     bool
 }
 
@@ -194,8 +198,10 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		heap.Stop()
 		return res, err
 	}
+	stopReader := startReader(co, info.ID, cfg.Reader)
 	info, err = waitDone(ctx, co, info.ID)
 	res.Sweep, res.SweepCPU = time.Since(t0), processCPU()-cpu0
+	res.ReaderPolls, res.ReaderMatrices = stopReader()
 	res.PeakHeap = heap.Stop()
 	res.PeakRSS = procStatus("VmHWM")
 	if err != nil {

@@ -12,7 +12,7 @@ import (
 func TestRunSmall(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	r, err := Run(ctx, Config{Nodes: 6, LatencyIters: 20, Payload: true, DataDir: t.TempDir()})
+	r, err := Run(ctx, Config{Nodes: 6, LatencyIters: 20, Payload: true, DataDir: t.TempDir(), Reader: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,6 +22,9 @@ func TestRunSmall(t *testing.T) {
 	}
 	if want := 6 * 5 * 8; r.Cells != want || r.Rounds != 5 || r.Rails != 8 || !r.Healthy {
 		t.Fatalf("cells %d (want %d), rounds %d, rails %d, healthy %v", r.Cells, want, r.Rounds, r.Rails, r.Healthy)
+	}
+	if r.ReaderPolls == 0 || r.ReaderMatrices == 0 || r.ReaderMatrices > r.ReaderPolls {
+		t.Fatalf("live reader: %d polls, %d analyses", r.ReaderPolls, r.ReaderMatrices)
 	}
 	if r.RaftLogBytes <= 0 || r.SnapshotBytes <= 0 || r.MatrixJSON <= 0 || r.UIFirstPaint <= 0 || r.Overhead.Median <= 0 {
 		t.Fatalf("missing figures: %+v", r)

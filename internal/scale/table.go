@@ -87,6 +87,12 @@ var columns = []struct {
 	{"matrix JSON gz", func(r Result) string { return mbOrDash(r.MatrixGzip) }},
 	{"matrix JSON time", func(r Result) string { return secsOrDash(r.PayloadTime) }},
 	{"matrix JSON peak RSS", func(r Result) string { return mbOrDash(int64(r.PayloadPeakRSS)) }},
+	{"live reader polls / analyses", func(r Result) string {
+		if r.ReaderPolls == 0 {
+			return "–"
+		}
+		return fmt.Sprintf("%d / %d", r.ReaderPolls, r.ReaderMatrices)
+	}},
 	{"UI first paint gz", func(r Result) string { return kb(r.UIFirstPaint) }},
 }
 

@@ -12,6 +12,8 @@
 //	BENCH_FULL_MAX=256        largest node count run in full mode (a full
 //	                          1,024-node run takes tens of minutes here)
 //	BENCH_PPROF=dir           write CPU and heap profiles of each run there
+//	BENCH_READER=0            > 0 (e.g. 1s): a reader asks for the running
+//	                          sweep's matrix this often, as an open UI does
 package main
 
 import (
@@ -28,6 +30,7 @@ import (
 	"runtime/pprof"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/rdmamesh/rdmamesh/internal/scale"
 )
@@ -42,6 +45,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	iters := fs.Int("iters", envInt("BENCH_ITERS", 0), "latency iterations per cell; 0 = the default")
 	payload := fs.Bool("payload", envInt("BENCH_PAYLOAD", 1) != 0, "measure the matrix JSON payload")
 	prof := fs.String("pprof", env("BENCH_PPROF", ""), "directory for CPU and heap profiles")
+	reader := fs.Duration("reader", envDuration("BENCH_READER", 0), "poll the running sweep's matrix this often (0 = no reader)")
 	mode := fs.String("mode", env("BENCH_MODE", "both"), "full, control or both")
 	fullMax := fs.Int("full-max", envInt("BENCH_FULL_MAX", 256), "largest node count run in full mode")
 	child := fs.Int("child", 0, "internal: run once with this many nodes and print JSON")
@@ -53,7 +57,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	if *child > 0 {
-		return runChild(ctx, *child, *control, *iters, *payload, *prof, *verbose, stdout, stderr)
+		return runChild(ctx, *child, *control, *iters, *payload, *prof, *verbose, *reader, stdout, stderr)
 	}
 	self, err := os.Executable()
 	if err != nil {
@@ -88,7 +92,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			for i := 0; i < max(*runs, 1); i++ {
 				fmt.Fprintf(stderr, "bench: %d nodes, control=%v, run %d/%d\n", n, ctl, i+1, max(*runs, 1))
 				cmd := exec.CommandContext(ctx, self, "-child", strconv.Itoa(n), "-control="+strconv.FormatBool(ctl), "-iters", strconv.Itoa(*iters),
-					"-payload="+strconv.FormatBool(*payload), "-pprof", *prof, "-v="+strconv.FormatBool(*verbose))
+					"-payload="+strconv.FormatBool(*payload), "-pprof", *prof, "-v="+strconv.FormatBool(*verbose), "-reader", reader.String())
 				cmd.Stderr = stderr
 				out, err := cmd.Output()
 				if err != nil {
@@ -117,7 +121,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-func runChild(ctx context.Context, n int, control bool, iters int, payload bool, prof string, verbose bool, stdout, stderr io.Writer) int {
+func runChild(ctx context.Context, n int, control bool, iters int, payload bool, prof string, verbose bool, reader time.Duration, stdout, stderr io.Writer) int {
 	log := slog.New(slog.DiscardHandler)
 	if verbose {
 		log = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
@@ -140,7 +144,7 @@ func runChild(ctx context.Context, n int, control bool, iters int, payload bool,
 		defer pprof.StopCPUProfile()
 	}
 	r, err := scale.Run(ctx, scale.Config{Nodes: n, Control: control, LatencyIters: iters, Payload: payload, Logger: log,
-		HeapProfile: heapPath(prof, n, control)})
+		HeapProfile: heapPath(prof, n, control), Reader: reader})
 	if err != nil {
 		fmt.Fprintf(stderr, "bench: %d nodes: %v\n", n, err)
 		return 1
@@ -176,4 +180,17 @@ func envInt(k string, def int) int {
 		return def
 	}
 	return v
+}
+
+func envDuration(k string, def time.Duration) time.Duration {
+	v := os.Getenv(k)
+	if v == "" {
+		return def
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		fmt.Fprintf(os.Stderr, "bench: %s=%q is not a duration (e.g. 1s, 500ms)\n", k, v)
+		os.Exit(2)
+	}
+	return d
 }
