@@ -33,7 +33,11 @@ type roundWork struct {
 	nodes   map[string]matrix.Node
 	rd      scheduler.Round
 	perPair [][]matrix.Cell // each pair fills its own slot
-	wg      sync.WaitGroup
+	// slab holds every pair's room for its same-rail cells, one allocation
+	// a round; a pair that needs more (cross-rail modes) grows its own.
+	slab []matrix.Cell
+	at   []int // pair i's room starts at slab[at[i]]
+	wg   sync.WaitGroup
 }
 
 func newPairPool(limit int) *pairPool {
@@ -51,20 +55,46 @@ func (p *pairPool) run(w *roundWork) []matrix.Cell {
 		go p.loop()
 	}
 	w.perPair = make([][]matrix.Cell, len(w.rd.Pairs))
+	w.at = make([]int, len(w.rd.Pairs)+1)
+	for i, pr := range w.rd.Pairs {
+		w.at[i+1] = w.at[i] + pairRoom(w.nodes[pr.A], w.nodes[pr.B])
+	}
+	w.slab = make([]matrix.Cell, w.at[len(w.rd.Pairs)])
 	w.wg.Add(len(w.rd.Pairs))
 	for i := range w.rd.Pairs {
 		p.jobs <- pairJob{w, i}
 	}
 	w.wg.Wait()
-	n := 0
-	for _, cs := range w.perPair {
+	return w.gather()
+}
+
+// pairRoom is the cells a pair usually yields: both directions of the
+// rails its ends share.
+func pairRoom(a, b matrix.Node) int { return 2 * min(len(a.Ports), len(b.Ports)) }
+
+// gather returns the round's cells in pair order. Pairs that stayed in
+// their room are moved down within the slab (never past the next pair's
+// room, which starts no earlier than where its cells land), so a round
+// whose pairs all fit costs no second copy of its cells.
+func (w *roundWork) gather() []matrix.Cell {
+	n, inPlace := 0, true
+	for i, cs := range w.perPair {
 		n += len(cs)
+		inPlace = inPlace && (len(cs) == 0 || cap(cs) > 0 && &cs[:1][0] == &w.slab[w.at[i]])
 	}
-	out := make([]matrix.Cell, 0, n)
+	if !inPlace {
+		out := make([]matrix.Cell, 0, n)
+		for _, cs := range w.perPair {
+			out = append(out, cs...)
+		}
+		return out
+	}
+	k := 0
 	for _, cs := range w.perPair {
-		out = append(out, cs...)
+		k += copy(w.slab[k:], cs)
 	}
-	return out
+	clear(w.slab[k:]) // no stale pointers past the end
+	return w.slab[:k:k]
 }
 
 func (p *pairPool) loop() {
@@ -86,8 +116,9 @@ func (w *roundWork) pair(i int) {
 	defer w.wg.Done()
 	p := w.rd.Pairs[i]
 	a, b := w.nodes[p.A], w.nodes[p.B]
-	// Room for both directions' same-rail cells; cross-rail modes grow it.
-	cells := make([]matrix.Cell, 0, 2*min(len(a.Ports), len(b.Ports)))
+	// Room for both directions' same-rail cells, in the round's slab;
+	// cross-rail modes outgrow it and append into their own.
+	cells := w.slab[w.at[i]:w.at[i]:w.at[i+1]]
 	cells = w.c.direction(w.ctx, cells, w.id, w.rd.Index, w.spec, a, b)
 	w.perPair[i] = w.c.direction(w.ctx, cells, w.id, w.rd.Index, w.spec, b, a)
 }
