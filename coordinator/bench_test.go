@@ -108,7 +108,8 @@ func BenchmarkApplyRound(b *testing.B) {
 
 // BenchmarkSweepState1024 fills the FSM with a whole 1,024 x 8 sweep and
 // reports what the compact store holds, then times the matrix the API
-// serves from it (decode + matrix.Build). Benchmark only: it needs GBs.
+// serves from it (matrix.BuildFrom over the frozen grid). Benchmark only:
+// it needs GBs.
 func BenchmarkSweepState1024(b *testing.B) {
 	nodes, rounds := benchSweep(b, 1024)
 	x := newNodeIndex(nodes)
@@ -131,8 +132,8 @@ func BenchmarkSweepState1024(b *testing.B) {
 	b.ResetTimer()
 	var m *matrix.Matrix
 	for b.Loop() {
-		sv, _ := f.sweepData("s")
-		m = matrix.Build(sv.Nodes, sv.Cells, matrix.DefaultThresholds())
+		sv, grid, _ := f.sweepGrid("s") // as Coordinator.Matrix does
+		m = matrix.BuildFrom(sv.Nodes, grid, grid.extraCells(), matrix.DefaultThresholds())
 	}
 	b.StopTimer()
 	if len(m.Cells) != 1024*1023*8 {

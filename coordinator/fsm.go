@@ -389,25 +389,9 @@ func (f *fsm) sweepInfo(id string) (api.SweepInfo, bool) {
 	return rec.Info, true
 }
 
-// sweepData copies one sweep's nodes and cells for analysis outside the
-// lock. The cells are frozen under the lock and decoded after it, so a
-// reader of a big sweep does not hold up Apply while it decodes.
-func (f *fsm) sweepData(id string) (sweepView, bool) {
-	f.mu.Lock() // freeze bumps the store's epoch
-	rec, ok := f.sweeps[id]
-	if !ok {
-		f.mu.Unlock()
-		return sweepView{}, false
-	}
-	frozen := rec.Cells.freeze()
-	sv := f.meta(rec)
-	f.mu.Unlock()
-	sv.Cells = frozen.cells()
-	return sv, true
-}
-
-// sweepGrid is sweepData with the cells left in a frozen store for
-// matrix.BuildFrom to read one at a time.
+// sweepGrid copies one sweep's header, spec and nodes, and freezes its
+// cells for matrix.BuildFrom to read one at a time outside the lock, so a
+// reader of a big sweep does not hold up Apply while it analyses.
 func (f *fsm) sweepGrid(id string) (sweepView, *gridSource, bool) {
 	f.mu.Lock() // freeze bumps the store's epoch
 	defer f.mu.Unlock()
@@ -418,7 +402,7 @@ func (f *fsm) sweepGrid(id string) (sweepView, *gridSource, bool) {
 	return f.meta(rec), newGridSource(rec.Cells.freeze()), true
 }
 
-// sweepMeta is sweepData without the cells.
+// sweepMeta is sweepGrid without the cells.
 func (f *fsm) sweepMeta(id string) (sweepView, bool) {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
@@ -448,7 +432,7 @@ type sweepView struct {
 	Info    api.SweepInfo
 	Spec    sweepSpec
 	Nodes   []matrix.Node
-	Cells   []matrix.Cell
+	Cells   []matrix.Cell // decoded by the tests' sweepData; the analysis reads the grid
 	Rounds  map[int]bool
 	Retests map[int]retestPlan
 }

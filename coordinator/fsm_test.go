@@ -212,3 +212,19 @@ func TestFSMRetestRoundsAddAttempts(t *testing.T) {
 		t.Fatalf("after restore: %d plans, %d cells", len(sv2.Retests), len(sv2.Cells))
 	}
 }
+
+// sweepData is sweepGrid with every cell decoded, for tests that look at
+// the cells themselves.
+func (f *fsm) sweepData(id string) (sweepView, bool) {
+	f.mu.Lock() // freeze bumps the store's epoch
+	rec, ok := f.sweeps[id]
+	if !ok {
+		f.mu.Unlock()
+		return sweepView{}, false
+	}
+	frozen := rec.Cells.freeze()
+	sv := f.meta(rec)
+	f.mu.Unlock()
+	sv.Cells = frozen.cells()
+	return sv, true
+}

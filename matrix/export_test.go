@@ -162,13 +162,7 @@ func TestWriteJSONStreamsTheWholeValue(t *testing.T) {
 		}
 		return b.String()
 	}
-	f := newFixture(4, 2)
-	f.touching("node-02", 1, fail(probe.ClassRetryExceeded, "retry exceeded -> lost", "check <the> cable & port"))
-	f.nodes[0].Labels = map[string]string{"rack": "r1"}
-	dstRail := 0
-	f.cells = append(f.cells, Cell{Src: "node-01", Dst: "node-03", Rail: 1, DstRail: &dstRail, Class: probe.ClassOK,
-		Latency: &probe.Latency{Samples: 10, P50Ns: 1500}})
-	full := f.build()
+	full := jsonShapes()
 	noCross := *full
 	noCross.Cross = nil
 	empty := Build(nil, nil, DefaultThresholds())
@@ -193,14 +187,8 @@ func TestWriteJSONStreamsTheWholeValue(t *testing.T) {
 // ReadJSON decodes the cells one at a time; it must give what
 // json.Unmarshal gives, and refuse what it refuses.
 func TestReadJSONMatchesUnmarshal(t *testing.T) {
-	f := newFixture(4, 2)
-	f.touching("node-02", 1, fail(probe.ClassRetryExceeded, "retry exceeded", "check the cable"))
-	f.nodes[0].Labels = map[string]string{"rack": "r1"}
-	dstRail := 0
-	f.cells = append(f.cells, Cell{Src: "node-01", Dst: "node-03", Rail: 1, DstRail: &dstRail, Class: probe.ClassOK,
-		Latency: &probe.Latency{Samples: 10, P50Ns: 1500}})
 	var doc bytes.Buffer
-	if err := f.build().WriteJSON(&doc); err != nil {
+	if err := jsonShapes().WriteJSON(&doc); err != nil {
 		t.Fatal(err)
 	}
 	inputs := map[string]string{
@@ -230,4 +218,16 @@ func TestReadJSONMatchesUnmarshal(t *testing.T) {
 			t.Errorf("%q: no error", bad)
 		}
 	}
+}
+
+// jsonShapes is a small matrix with every shape the JSON code treats on its
+// own: a failure whose text has HTML characters, a label, a cross-rail cell.
+func jsonShapes() *Matrix {
+	f := newFixture(4, 2)
+	f.touching("node-02", 1, fail(probe.ClassRetryExceeded, "retry exceeded -> lost", "check <the> cable & port"))
+	f.nodes[0].Labels = map[string]string{"rack": "r1"}
+	dstRail := 0
+	f.cells = append(f.cells, Cell{Src: "node-01", Dst: "node-03", Rail: 1, DstRail: &dstRail, Class: probe.ClassOK,
+		Latency: &probe.Latency{Samples: 10, P50Ns: 1500}})
+	return f.build()
 }

@@ -23,14 +23,10 @@ const minGzip = 1400
 // hold, go through sendStream.
 func sendBody(c *gin.Context, ctype string, body []byte) {
 	sum := sha256.Sum256(body)
-	etag := `"` + hex.EncodeToString(sum[:12]) + `"`
-	h := c.Writer.Header()
-	h.Set("ETag", etag)
-	h.Add("Vary", "Accept-Encoding")
-	if etagMatches(c.GetHeader("If-None-Match"), etag) {
-		c.Status(http.StatusNotModified)
+	if notModified(c, sum[:]) {
 		return
 	}
+	h := c.Writer.Header()
 	if len(body) >= minGzip && acceptsGzip(c.GetHeader("Accept-Encoding")) {
 		var buf bytes.Buffer
 		zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed) // level is valid
@@ -45,6 +41,20 @@ func sendBody(c *gin.Context, ctype string, body []byte) {
 	}
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	c.Data(http.StatusOK, ctype, body)
+}
+
+// notModified sets the ETag (from the body's SHA-256) and Vary headers, and
+// answers 304 when the client already holds that body.
+func notModified(c *gin.Context, sha []byte) bool {
+	etag := `"` + hex.EncodeToString(sha[:12]) + `"`
+	h := c.Writer.Header()
+	h.Set("ETag", etag)
+	h.Add("Vary", "Accept-Encoding")
+	if etagMatches(c.GetHeader("If-None-Match"), etag) {
+		c.Status(http.StatusNotModified)
+		return true
+	}
+	return false
 }
 
 func etagMatches(header, etag string) bool {

@@ -102,18 +102,11 @@ func (s *Server) getMatrix(c *gin.Context) {
 		m = m.BadOnly()
 	}
 
-	// ?download=1 asks the browser to save the answer; the UI fetches with
-	// the bearer token and saves the blob itself, so this is for links and
-	// curl -OJ.
-	if c.Query("download") != "" {
-		c.Header("Content-Disposition", `attachment; filename="`+downloadName(info.ID, format)+`"`)
-	}
 	var write func(io.Writer) error
 	switch format {
 	case "junit":
 		w, ok := any(m).(junitWriter)
 		if !ok {
-			c.Writer.Header().Del("Content-Disposition")
 			abortError(c, http.StatusNotImplemented, "this build has no JUnit export", "format")
 			return
 		}
@@ -123,8 +116,14 @@ func (s *Server) getMatrix(c *gin.Context) {
 	default:
 		write = func(w io.Writer) error { return writeMatrixJSON(w, m) }
 	}
+	// ?download=1 asks the browser to save the answer; the UI fetches with
+	// the bearer token and saves the blob itself, so this is for links and
+	// curl -OJ.
+	if c.Query("download") != "" {
+		c.Header("Content-Disposition", `attachment; filename="`+downloadName(info.ID, format)+`"`)
+	}
 	if err := sendStream(c, export.ctype, write); err != nil {
-		c.Writer.Header().Del("Content-Disposition")
+		c.Writer.Header().Del("Content-Disposition") // the error is no file to save
 		s.log.Error("matrix export failed", "sweep", info.ID, "format", format, "err", err)
 		abortError(c, http.StatusInternalServerError, "matrix export failed: "+err.Error(), "")
 	}

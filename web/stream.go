@@ -3,7 +3,6 @@ package web
 import (
 	"compress/gzip"
 	"crypto/sha256"
-	"encoding/hex"
 	"hash"
 	"io"
 	"net/http"
@@ -26,14 +25,10 @@ func sendStream(c *gin.Context, ctype string, write func(io.Writer) error) error
 	if err := write(sum); err != nil {
 		return err
 	}
-	etag := `"` + hex.EncodeToString(sum.h.Sum(nil)[:12]) + `"`
-	h := c.Writer.Header()
-	h.Set("ETag", etag)
-	h.Add("Vary", "Accept-Encoding")
-	if etagMatches(c.GetHeader("If-None-Match"), etag) {
-		c.Status(http.StatusNotModified)
+	if notModified(c, sum.h.Sum(nil)) {
 		return nil
 	}
+	h := c.Writer.Header()
 	h.Set("Content-Type", ctype)
 	if sum.n < minGzip || !acceptsGzip(c.GetHeader("Accept-Encoding")) {
 		h.Set("Content-Length", strconv.FormatInt(sum.n, 10))
