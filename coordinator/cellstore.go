@@ -150,13 +150,21 @@ func (*idxMemo) lookup(idx map[string]int32, e *memoEntry, name string) (int32, 
 	return e.i, e.ok
 }
 
-func (s *nodeIndex) slot(src, dst, rail int) int32 { return int32((rail*s.n+src)*s.n + dst) }
+func (s *nodeIndex) slot(src, dst, rail int) int32 { return gridSlot(s.n, src, dst, rail) }
+
+// gridSlot and gridCoords are the grid's layout, for n nodes: rail-major,
+// then source, then destination.
+func gridSlot(n, src, dst, rail int) int32 { return int32((rail*n+src)*n + dst) }
+
+func gridCoords(n int, slot int32) (src, dst, rail int) {
+	sl := int(slot)
+	dst, sl = sl%n, sl/n
+	return sl % n, dst, sl / n
+}
 
 // key is the cellKey of a grid slot.
 func (s *nodeIndex) key(slot int32) cellKey {
-	sl := int(slot)
-	d, sl := sl%s.n, sl/s.n
-	src, rail := sl%s.n, sl/s.n
+	src, d, rail := gridCoords(s.n, slot)
 	return cellKey{Src: s.nodes[src].Name, Dst: s.nodes[d].Name, Rail: rail, DstRail: rail}
 }
 
@@ -441,9 +449,7 @@ func (s *cellStore) freeze() storeView {
 // where the figures go, so a caller decoding millions of cells can hand out
 // slices of one allocation.
 func (v *storeView) cell(slot int32, b *cellBlock, j int, lat *probe.Latency, bw *probe.Bandwidth) matrix.Cell {
-	sl := int(slot)
-	d, sl := sl%v.n, sl/v.n
-	src, rail := sl%v.n, sl/v.n
+	src, d, rail := gridCoords(v.n, slot)
 	cls := b.class[j]
 	c := matrix.Cell{Src: v.nodes[src].Name, Dst: v.nodes[d].Name, Rail: rail,
 		SrcDevice: portDevice(v.nodes[src], rail), DstDevice: portDevice(v.nodes[d], rail),
@@ -469,46 +475,4 @@ func (v *storeView) cell(slot int32, b *cellBlock, j int, lat *probe.Latency, bw
 		c.Bandwidth = bw
 	}
 	return c
-}
-
-// cells materialises every cell: the grid in slot order, then the kept-whole
-// cells sorted. Figures come from two slabs, not one allocation per cell.
-func (v *storeView) cells() []matrix.Cell {
-	out := make([]matrix.Cell, 0, v.count)
-	nLat, nBW := 0, 0
-	for _, b := range v.blocks {
-		if b == nil {
-			continue
-		}
-		for _, cls := range b.class {
-			if cls&flagLat != 0 {
-				nLat++
-			}
-			if cls&flagBW != 0 {
-				nBW++
-			}
-		}
-	}
-	lats := make([]probe.Latency, nLat)
-	bws := make([]probe.Bandwidth, nBW)
-	for bi, b := range v.blocks {
-		if b == nil {
-			continue
-		}
-		for j, cls := range b.class {
-			if cls == 0 {
-				continue
-			}
-			var lat *probe.Latency
-			var bw *probe.Bandwidth
-			if cls&flagLat != 0 {
-				lat, lats = &lats[0], lats[1:]
-			}
-			if cls&flagBW != 0 {
-				bw, bws = &bws[0], bws[1:]
-			}
-			out = append(out, v.cell(int32(bi<<blockBits|j), b, j, lat, bw))
-		}
-	}
-	return append(out, sortedCells(v.extra)...)
 }

@@ -227,16 +227,21 @@ func decodeRoundBin(b []byte) (*binRound, error) {
 	}
 	buf := inflated.Get().(*bytes.Buffer)
 	buf.Reset()
+	r := &binRound{buf: buf}
+	ok := false
+	defer func() {
+		if !ok {
+			r.release()
+		}
+	}()
 	if _, err := buf.ReadFrom(zr); err != nil {
-		inflated.Put(buf)
 		return nil, fmt.Errorf("binary round entry: %w", err)
 	}
 	if src.Len() != 0 {
-		inflated.Put(buf)
 		return nil, errCorrupt
 	}
 	rd := reader{b: buf.Bytes()}
-	r := &binRound{SweepID: rd.str(), Round: int(rd.uv()), Cells: int(rd.uv()), buf: buf}
+	r.SweepID, r.Round, r.Cells = rd.str(), int(rd.uv()), int(rd.uv())
 	for n := rd.uv(); n > 0 && !rd.bad; n-- {
 		r.classes = append(r.classes, probe.Class(rd.str()))
 	}
@@ -250,9 +255,9 @@ func decodeRoundBin(b []byte) (*binRound, error) {
 		r.cols[i] = reader{b: rd.bytes(int(n))}
 	}
 	if rd.bad || len(rd.b) != 0 || r.Cells < 0 {
-		r.release()
 		return nil, errCorrupt
 	}
+	ok = true
 	return r, nil
 }
 

@@ -228,3 +228,45 @@ func (f *fsm) sweepData(id string) (sweepView, bool) {
 	sv.Cells = frozen.cells()
 	return sv, true
 }
+
+// cells materialises every cell, the grid in slot order and then the
+// kept-whole cells sorted: the tests' reference for what the store holds.
+func (v *storeView) cells() []matrix.Cell {
+	out := make([]matrix.Cell, 0, v.count)
+	nLat, nBW := 0, 0
+	for _, b := range v.blocks {
+		if b == nil {
+			continue
+		}
+		for _, cls := range b.class {
+			if cls&flagLat != 0 {
+				nLat++
+			}
+			if cls&flagBW != 0 {
+				nBW++
+			}
+		}
+	}
+	lats := make([]probe.Latency, nLat)
+	bws := make([]probe.Bandwidth, nBW)
+	for bi, b := range v.blocks {
+		if b == nil {
+			continue
+		}
+		for j, cls := range b.class {
+			if cls == 0 {
+				continue
+			}
+			var lat *probe.Latency
+			var bw *probe.Bandwidth
+			if cls&flagLat != 0 {
+				lat, lats = &lats[0], lats[1:]
+			}
+			if cls&flagBW != 0 {
+				bw, bws = &bws[0], bws[1:]
+			}
+			out = append(out, v.cell(int32(bi<<blockBits|j), b, j, lat, bw))
+		}
+	}
+	return append(out, sortedCells(v.extra)...)
+}

@@ -52,9 +52,7 @@ func (g *gridSource) scanHas() []bool {
 			if cls == 0 {
 				continue
 			}
-			sl := bi<<blockBits | j
-			d, sl := sl%n, sl/n
-			src, rail := sl%n, sl/n
+			src, d, rail := gridCoords(n, int32(bi<<blockBits|j))
 			has[src*rails+rail], has[d*rails+rail] = true, true
 		}
 	}
@@ -65,7 +63,7 @@ func (g *gridSource) Fill(c *matrix.Cell, src, dst, rail int) bool {
 	if rail >= g.v.rails || src == dst {
 		return false
 	}
-	slot := int32((rail*g.v.n+src)*g.v.n + dst)
+	slot := gridSlot(g.v.n, src, dst, rail)
 	bi := int(slot) >> blockBits
 	if bi >= len(g.v.blocks) || g.v.blocks[bi] == nil {
 		return false

@@ -80,7 +80,7 @@ func (w *roundWork) gather() []matrix.Cell {
 	n, inPlace := 0, true
 	for i, cs := range w.perPair {
 		n += len(cs)
-		inPlace = inPlace && (len(cs) == 0 || cap(cs) > 0 && &cs[:1][0] == &w.slab[w.at[i]])
+		inPlace = inPlace && (len(cs) == 0 || w.at[i] < len(w.slab) && &cs[0] == &w.slab[w.at[i]])
 	}
 	if !inPlace {
 		out := make([]matrix.Cell, 0, n)

@@ -1,6 +1,7 @@
 package coordinator
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -104,25 +105,17 @@ func (a *answer) put() { putBuf(&answerBufs, a, a.b) }
 // the caller puts back.
 func readAnswer(resp *http.Response) (*answer, error) {
 	a := answerBufs.Get().(*answer)
-	a.b = a.b[:0]
-	if n := resp.ContentLength; n > int64(cap(a.b)) && n <= maxAnswer {
-		a.b = make([]byte, 0, n)
+	buf := bytes.NewBuffer(a.b[:0])
+	if n := resp.ContentLength; n > 0 && n <= maxAnswer {
+		buf.Grow(int(n))
 	}
-	r := io.LimitReader(resp.Body, maxAnswer)
-	for {
-		if len(a.b) == cap(a.b) {
-			a.b = append(a.b, 0)[:len(a.b)]
-		}
-		n, err := r.Read(a.b[len(a.b):cap(a.b)])
-		a.b = a.b[:len(a.b)+n]
-		if err == io.EOF {
-			return a, nil
-		}
-		if err != nil {
-			a.put()
-			return nil, err
-		}
+	_, err := buf.ReadFrom(io.LimitReader(resp.Body, maxAnswer))
+	a.b = buf.Bytes()
+	if err != nil {
+		a.put()
+		return nil, err
 	}
+	return a, nil
 }
 
 const maxAnswer = 16 << 20

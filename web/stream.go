@@ -12,14 +12,15 @@ import (
 )
 
 // sendStream is sendBody for an answer too big to hold: the matrix export
-// of a 1,024-node, 8-rail sweep is 4.6 GB of JSON, which a buffer, its
+// of a 1,024-node, 8-rail sweep is 4.3 GB of JSON, which a buffer, its
 // gzipped copy and the encoder's own buffers had multiplied several times.
 // write runs twice and must give the same bytes both times: the first pass
 // only hashes them, for the ETag, and meets any encoding error before a
 // byte is sent, so a failing exporter still gets a JSON error rather than a
 // truncated 200; the second streams them, gzipped when the client takes it.
-// It returns the first pass's error; a failure in the second (the client
-// went away) is only logged by the caller's server.
+// It returns the first pass's error. A failure in the second can only be
+// the client going away; it is dropped, and the client sees a cut body
+// (short of Content-Length, or a gzip stream without its end).
 func sendStream(c *gin.Context, ctype string, write func(io.Writer) error) error {
 	sum := &countingHash{h: sha256.New()}
 	if err := write(sum); err != nil {
