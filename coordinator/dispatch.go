@@ -11,6 +11,7 @@ import (
 
 	"github.com/rdmamesh/rdmamesh/internal/member"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
+	"github.com/rdmamesh/rdmamesh/internal/selffault"
 	"github.com/rdmamesh/rdmamesh/matrix"
 )
 
@@ -130,6 +131,11 @@ func resultCells(out []matrix.Cell, t probe.Task, round int, res probe.TaskResul
 		}
 		c := cellFor(t.Src, t.Dst, round, rp)
 		c.Class, c.Error, c.Latency, c.Bandwidth = rr.Class, rr.Error, rr.Latency, rr.Bandwidth
+		if res.Tester != nil {
+			// The worker ran short of its own resources during the task:
+			// even a measured rail is not evidence (roundRunner stops).
+			c.Class, c.Error, c.Latency, c.Bandwidth = probe.ClassTester, res.Tester, nil, nil
+		}
 		out = append(out, c)
 	}
 	return out
@@ -146,6 +152,10 @@ func (c *Coordinator) postTask(ctx context.Context, apiAddr string, timeout time
 	}
 	resp, err := c.roundTrip(req)
 	if err != nil {
+		if selffault.Note("connecting to worker "+t.Src, err) {
+			ev, _ := selffault.Last()
+			return res, &probe.Error{Class: probe.ClassTester, Cause: ev.Cause("the coordinator"), Fix: ev.Fix()}
+		}
 		if dead, ok := deadCause(ctx); ok {
 			return res, &probe.Error{Class: probe.ClassPeerLost, Cause: dead.Error(),
 				Fix: fmt.Sprintf("check the host %s and its rdmamesh worker service", dead.node)}

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/rdmamesh/rdmamesh/coordinator/scheduler"
@@ -43,6 +44,9 @@ func (c *Coordinator) runSweep(ctx context.Context, id string) {
 	switch r.run(rounds) {
 	case runStopped:
 		return
+	case runTesterFault:
+		c.endSweep(id, api.SweepFailed, r.testerFault(), nil)
+		return
 	case runOverBudget:
 		done, _ := c.fsm.sweepInfo(id)
 		c.endSweep(id, api.SweepFailed, fmt.Sprintf("time budget %s exceeded after %d of %d rounds: raise the budget, "+
@@ -68,6 +72,7 @@ const (
 	runDone runOutcome = iota
 	runStopped
 	runOverBudget
+	runTesterFault // a worker or this coordinator ran out of its own resources
 )
 
 // roundRunner runs and commits rounds of one sweep on this leader.
@@ -79,6 +84,7 @@ type roundRunner struct {
 	nodes    map[string]matrix.Node
 	index    nodeIndex // encodes rounds compactly (codec.go)
 	deadline time.Time // zero: no budget
+	tester   *probe.Error
 }
 
 // run runs rounds and commits each as one raft entry; commits overlap the
@@ -110,8 +116,30 @@ func (r *roundRunner) run(rounds []scheduler.Round) (out runOutcome) {
 			return runStopped
 		}
 		com.submit(roundResult{SweepID: r.id, Round: rd.Index, Cells: cells}, time.Since(t0))
+		if r.tester = testerCell(cells); r.tester != nil {
+			// Nothing measured from here on could be told from our own
+			// fault, and more rounds would only add to the shortage.
+			return runTesterFault
+		}
 	}
 	return runDone
+}
+
+// testerCell is the first tester-fault error among cells, if any.
+func testerCell(cells []matrix.Cell) *probe.Error {
+	for i := range cells {
+		if cells[i].Class == probe.ClassTester && cells[i].Error != nil {
+			return cells[i].Error
+		}
+	}
+	return nil
+}
+
+// testerFault is the sweep's end message after a tester fault: the round
+// it struck, what ran out and the fix. It starts with "tester fault" so
+// scripts can tell it from a fabric verdict.
+func (r *roundRunner) testerFault() string {
+	return fmt.Sprintf("tester fault, the fabric was not judged: %s. Fix: %s", strings.TrimPrefix(r.tester.Cause, "tester fault, not the fabric: "), r.tester.Fix)
 }
 
 // confirm runs the confirmation passes (ClusterKit style): retest the pairs
@@ -149,6 +177,9 @@ func (r *roundRunner) confirm() bool {
 		}
 		switch r.run(plan.Rounds) {
 		case runStopped:
+			return false
+		case runTesterFault:
+			r.c.endSweep(r.id, api.SweepFailed, r.testerFault(), nil)
 			return false
 		case runOverBudget:
 			r.c.log.Warn("time budget reached during retests; judging on the retests done", "sweep", r.id, "pass", pass)

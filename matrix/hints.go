@@ -42,6 +42,8 @@ func classFix(c probe.Class) string {
 		return "the endpoint was marked unusable: see the node's port inventory (unusable_why)"
 	case probe.ClassInternal:
 		return "report this as a bug with the worker log"
+	case probe.ClassTester:
+		return "the rdmamesh process ran out of its own resources: raise its open-file limit (LimitNOFILE) or free memory, then sweep again"
 	}
 	return "check both HCAs and the path between them"
 }

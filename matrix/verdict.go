@@ -31,6 +31,11 @@ func judgeClass(r *Result, measured bool) {
 	case !measured || r.Class == "":
 		r.Verdict = VerdictUntested
 		r.Reason = "no measurement recorded"
+	case r.Class == probe.ClassTester:
+		// The tool's own fault: no evidence about the link either way, so
+		// it must feed no suspect and no exclude list.
+		r.Verdict = VerdictUntested
+		r.Reason = "not judged: " + failureCause(r.Class, r.Error)
 	case r.Class.Failed():
 		r.Verdict = VerdictFailed
 		r.Reason = failureCause(r.Class, r.Error)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/rdmamesh/rdmamesh/internal/member"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
+	"github.com/rdmamesh/rdmamesh/internal/selffault"
 )
 
 // Options configure an Agent.
@@ -103,12 +104,13 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 	if err != nil {
 		return nil, fmt.Errorf("worker API listen %s: %w", o.APIListen, err)
 	}
+	ln = selffault.Listener(ln, "accepting a worker API connection")
 	a.ln = ln
 	a.apiAddr = member.Advertise(o.APIAdvertise, ln.Addr())
 	a.inv.APIAddr = a.apiAddr
 	// A refused TLS handshake is someone without the cluster's certificate:
 	// the operator's log, not the process's stderr.
-	a.srv = &http.Server{Handler: a.routes(), ReadHeaderTimeout: 10 * time.Second, TLSConfig: o.TLS,
+	a.srv = &http.Server{Handler: a.routes(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: apiIdleTimeout, TLSConfig: o.TLS,
 		ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)}
 	go func() { a.serveErr <- member.Serve(a.srv, ln) }()
 

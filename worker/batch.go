@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rdmamesh/rdmamesh/internal/probe"
+	"github.com/rdmamesh/rdmamesh/internal/selffault"
 )
 
 // Batched responder sessions: an initiator opens the remote halves of all
@@ -139,6 +140,9 @@ func (a *Agent) peerCall(ctx context.Context, t probe.Task, method, path, ctype 
 	a.authorize(req)
 	resp, err := a.client.Do(req)
 	if err != nil {
+		if selffault.Note("connecting to worker "+t.Dst, err) {
+			return nil, "", 0, a.testerError()
+		}
 		if ctx.Err() != nil {
 			return nil, "", 0, &probe.Error{Class: probe.ClassTimeout, Cause: fmt.Sprintf("worker %s did not answer the session request in time", t.Dst),
 				Fix: "check that the rdmamesh worker on " + t.Dst + " is running and not overloaded"}

@@ -23,6 +23,9 @@ type handlers struct {
 	h       map[string]http.Handler
 	hide404 string
 	calls   map[string]int
+	// before, when set, runs first and may fail the request the way the
+	// transport would.
+	before func() error
 }
 
 func (p *handlers) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -30,7 +33,13 @@ func (p *handlers) RoundTrip(req *http.Request) (*http.Response, error) {
 	h := p.h[req.URL.Host]
 	p.calls[req.Method+" "+req.URL.Path]++
 	hide := p.hide404 != "" && req.URL.Path == p.hide404
+	before := p.before
 	p.mu.Unlock()
+	if before != nil {
+		if err := before(); err != nil {
+			return nil, err
+		}
+	}
 	rec := httptest.NewRecorder()
 	if hide {
 		http.NotFound(rec, req)

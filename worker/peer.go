@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rdmamesh/rdmamesh/internal/probe"
+	"github.com/rdmamesh/rdmamesh/internal/selffault"
 )
 
 // openPeer asks the target worker to open the responder half of a test.
@@ -25,6 +26,9 @@ func (a *Agent) openPeer(ctx context.Context, t probe.Task, rp probe.RailPair, l
 	a.authorize(req)
 	resp, err := a.client.Do(req)
 	if err != nil {
+		if selffault.Note("connecting to worker "+t.Dst, err) {
+			return reply, a.testerError()
+		}
 		if ctx.Err() != nil {
 			return reply, &probe.Error{Class: probe.ClassTimeout, Cause: fmt.Sprintf("worker %s did not answer the session request in time", t.Dst),
 				Fix: "check that the rdmamesh worker on " + t.Dst + " is running and not overloaded"}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rdmamesh/rdmamesh/internal/probe"
+	"github.com/rdmamesh/rdmamesh/internal/selffault"
 )
 
 // RunTask measures Src → Dst on every rail of t at once (rail i ↔ rail i use
@@ -18,7 +19,7 @@ import (
 // request, connect and measure (in parallel), then close the remote halves
 // in one request and the local ones.
 func (a *Agent) RunTask(ctx context.Context, t probe.Task) probe.TaskResult {
-	start := time.Now()
+	start, faults := time.Now(), selffault.Count()
 	if !t.Deadline.IsZero() {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithDeadline(ctx, t.Deadline)
@@ -46,7 +47,29 @@ func (a *Agent) RunTask(ctx context.Context, t probe.Task) probe.TaskResult {
 		res.Rails[i] = rails[i].rr
 	}
 	res.Elapsed = time.Since(start)
+	if selffault.Count() != faults {
+		a.markTester(&res)
+	}
 	return res
+}
+
+// markTester flags a task during which this process ran out of a resource:
+// a failure then may be ours (an accept that never happened looks like a
+// hung peer), so every failed rail becomes a tester fault and the whole
+// result says so.
+func (a *Agent) markTester(res *probe.TaskResult) {
+	res.Tester = a.testerError()
+	for i := range res.Rails {
+		if rr := &res.Rails[i]; rr.Class.Failed() {
+			rr.Class, rr.Error = probe.ClassTester, res.Tester
+		}
+	}
+}
+
+// testerError describes this process's newest resource failure.
+func (a *Agent) testerError() *probe.Error {
+	ev, _ := selffault.Last()
+	return &probe.Error{Class: probe.ClassTester, Cause: ev.Cause("worker " + a.opts.Name), Fix: ev.Fix()}
 }
 
 // railRun is one rail of a task as it goes through the phases; once failed

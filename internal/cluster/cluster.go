@@ -12,10 +12,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hashicorp/memberlist"
 	"github.com/hashicorp/raft"
 
 	"github.com/rdmamesh/rdmamesh/coordinator"
 	"github.com/rdmamesh/rdmamesh/internal/fabric/sim"
+	"github.com/rdmamesh/rdmamesh/internal/member"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
 	"github.com/rdmamesh/rdmamesh/worker"
 )
@@ -125,7 +127,7 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 		}
 		a, err := worker.Start(ctx, worker.Options{Name: name, Fabric: node, GossipBind: "127.0.0.1:0",
 			Join: seeds, APIListen: "127.0.0.1:0", Devices: devices, Logger: log, Token: o.Token, GossipKey: o.GossipKey,
-			TLS: o.TLS, ClientTLS: o.ClientTLS,
+			TLS: o.TLS, ClientTLS: o.ClientTLS, GossipTune: gossipTune(o.Nodes),
 			Labels: map[string]string{"group": fmt.Sprintf("leaf-%02d", len(c.workers)/8+1)}})
 		if err != nil {
 			c.Stop()
@@ -218,4 +220,14 @@ func (c *Cluster) Stop() {
 			c.stopReplica(r)
 		}
 	})
+}
+
+// gossipTune relaxes the in-process workers' gossip once there are enough
+// of them to crowd this host's cores (member.SharedHost); a small demo
+// keeps the fast local timers, so it converges in a blink.
+func gossipTune(nodes int) func(*memberlist.Config) {
+	if nodes <= 64 {
+		return nil
+	}
+	return member.SharedHost
 }

@@ -142,3 +142,23 @@ func resolveAdvertise(host string) (string, error) {
 	}
 	return ips[0].String(), nil
 }
+
+// SharedHost slows the gossip of many simulated workers that share one
+// host (the demo past a few dozen nodes, the scale harness). On real hosts
+// each worker's gossip costs that host a constant trickle whatever N is;
+// here hundreds share two cores, and local timers (push/pull every 2 s)
+// with compression cost about 0.7 ms of CPU per worker-second: a 512-node
+// demo never finished joining.
+//
+// Packets may be large: loopback and MockTransport have no 1,400-byte MTU,
+// and with small packets the join storm (every worker queues every other's
+// alive message and sends it 4 x log10(N) times, 16 M decodes at 1,024)
+// trickles out for minutes, right through the sweep. Big packets send the
+// same messages in seconds.
+func SharedHost(c *memberlist.Config) {
+	c.ProbeInterval = 5 * time.Second
+	c.GossipInterval = time.Second
+	c.PushPullInterval = time.Minute
+	c.EnableCompression = false
+	c.UDPBufferSize = 60_000
+}

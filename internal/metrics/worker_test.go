@@ -41,8 +41,8 @@ func TestWorkerCounters(t *testing.T) {
 	if _, ok := fams["rdmamesh_worker_gossip_members"]; ok {
 		t.Error("gossip members exported before SetSource")
 	}
-	if n := series(fams, "rdmamesh_worker_tests_total"); n != 11 {
-		t.Errorf("tests_total has %d pre-set classes, want 11", n)
+	if n := series(fams, "rdmamesh_worker_tests_total"); n != 12 {
+		t.Errorf("tests_total has %d pre-set classes, want 12", n)
 	}
 
 	w.ObserveTask(probe.TaskResult{Elapsed: 20 * time.Millisecond, Rails: []probe.RailResult{

@@ -29,6 +29,10 @@ const (
 	ClassResource      Class = "resource"       // ibv_reg_mr ENOMEM (memlock) and friends
 	ClassSkipped       Class = "skipped"        // not tested, e.g. endpoint marked unusable
 	ClassInternal      Class = "internal"       // a bug or an unexpected local error
+	// ClassTester: the tool's own host resources failed (this process out
+	// of file descriptors or memory). Never the fabric's fault: the sweep
+	// is not judged and the gate exits 3.
+	ClassTester Class = "tester"
 )
 
 // Failed reports whether the class means the cell did not measure.

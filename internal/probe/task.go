@@ -49,6 +49,9 @@ type TaskResult struct {
 	Dst     string        `json:"dst"`
 	Rails   []RailResult  `json:"rails"`
 	Elapsed time.Duration `json:"elapsed_ns"`
+	// Tester is set when the worker's own resources failed while the task
+	// ran (selffault): its figures, and its peers', cannot be trusted.
+	Tester *Error `json:"tester,omitempty"`
 }
 
 // SessionRequest opens the responder half of a test on the target worker.

@@ -350,6 +350,7 @@ func AppendTaskResult(b []byte, res TaskResult) []byte {
 		w.latency(rr.ReadLatency)
 	}
 	w.dur(res.Elapsed)
+	w.error(res.Tester)
 	return w
 }
 
@@ -388,6 +389,7 @@ func DecodeTaskResult(b []byte) (TaskResult, error) {
 		}
 	}
 	res.Elapsed = r.dur()
+	res.Tester = r.error()
 	return res, r.done()
 }
 

@@ -44,6 +44,9 @@ func TestWireRoundTrip(t *testing.T) {
 		task := Task{Version: Version, SweepID: randStr(rng), Round: rng.IntN(2000), Src: randStr(rng), Dst: randStr(rng),
 			DstAPI: "10.0.0.1:7947", Params: randParams(rng), Deadline: deadline, Ticket: randStr(rng)}
 		res := TaskResult{Version: Version, SweepID: task.SweepID, Round: 3, Src: "a", Dst: "b", Elapsed: time.Duration(rng.Int64N(1e9))}
+		if rng.IntN(3) == 0 {
+			res.Tester = &Error{Class: ClassTester, Cause: randStr(rng), Fix: randStr(rng)}
+		}
 		req := SessionBatchRequest{Version: Version, SweepID: randStr(rng), Src: "a", Dst: "b", Deadline: deadline, Ticket: "t", Params: randParams(rng)}
 		rep := SessionBatchReply{Version: Version}
 		for r := range rng.IntN(9) {

@@ -8,27 +8,6 @@ import (
 	"github.com/hashicorp/memberlist"
 )
 
-// relaxedGossip slows the simulated workers' gossip. On real hosts each
-// worker's gossip costs that host a constant trickle whatever N is; here
-// 1,024 of them share two cores, and LAN timers with compression cost about
-// 0.7 ms of CPU per worker-second, 45 CPU-seconds a minute at 1,024. The
-// coordinator keeps its own (LAN) timers: its share is measured as is.
-//
-// Packets may be large: MockTransport has no MTU, and with 1,400-byte
-// packets the join storm (every worker queues every other's alive message
-// and sends it 4 x log10(N) times, 16 M decodes at 1,024) trickles out at a
-// handful of messages a tick for ten minutes, right through the sweep. Big
-// packets send the same messages, and cost the same decoding, in seconds,
-// so the harness can wait for it to pass (gossipMeter.settle) before it
-// starts timing the coordinator.
-func relaxedGossip(c *memberlist.Config) {
-	c.ProbeInterval = 5 * time.Second
-	c.GossipInterval = time.Second
-	c.PushPullInterval = time.Minute
-	c.EnableCompression = false
-	c.UDPBufferSize = 60_000
-}
-
 // gossipMeter counts the packets the simulated workers send.
 type gossipMeter struct{ packets atomic.Int64 }
 
