@@ -27,7 +27,7 @@ fi
 mapfile -t local_problems < <(problems)
 if ((${#local_problems[@]} > 0)); then
 	why=$(printf '%s; ' "${local_problems[@]}")
-	log "epilog re-check skipped: ${why%; } (rdmamesh-slurm.sh check)"
+	log "epilog re-check skipped: ${why%; } (see rdmamesh-slurm.sh check)"
 	exit 0
 fi
 run_gate "$EPILOG_MODE" epilog

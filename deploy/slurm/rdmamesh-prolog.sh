@@ -51,7 +51,7 @@ fi
 mapfile -t local_problems < <(problems)
 if ((${#local_problems[@]} > 0)); then
 	why=$(printf '%s; ' "${local_problems[@]}")
-	could_not_judge "${why%; } (rdmamesh-slurm.sh check)"
+	could_not_judge "${why%; } (see rdmamesh-slurm.sh check)"
 fi
 
 run_gate "$MODE" prolog
