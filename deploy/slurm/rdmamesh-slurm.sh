@@ -86,7 +86,7 @@ problems() {
 	command -v scontrol >/dev/null 2>&1 || echo "scontrol is not in PATH"
 	command -v jq >/dev/null 2>&1 || echo "jq is not installed (it reads the report's suspects)"
 	if [[ ! -d $REPORT_DIR ]]; then
-		echo "report dir $REPORT_DIR is missing (create it owned by $me)"
+		echo "report dir $REPORT_DIR is missing"
 	elif probe=$(mktemp "$REPORT_DIR/.probe.XXXXXX" 2>/dev/null); then
 		rm -f "$probe"
 	else
@@ -196,6 +196,9 @@ check() {
 	slurm_user=$(scontrol show config 2>/dev/null | sed -n 's/^SlurmUser *= *\([^( ]*\).*/\1/p')
 	if [[ -n $slurm_user && $slurm_user != "$me" ]]; then
 		echo "WARN  slurmctld runs the scripts as $slurm_user, not $me: runuser -u $slurm_user -- $0 check"
+	fi
+	if [[ -n $slurm_user ]] && ! scontrol show config 2>/dev/null | grep -q '^PrologSlurmctld *= *.*rdmamesh-prolog.sh'; then
+		echo "WARN  slurm.conf has no PrologSlurmctld=.../rdmamesh-prolog.sh: jobs are not gated"
 	fi
 	while read -r p; do
 		[[ -n $p ]] || continue
