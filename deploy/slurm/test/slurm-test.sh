@@ -93,8 +93,8 @@ cleanup() {
 	rm -f /etc/slurm/rdmamesh-prolog.sh /etc/slurm/rdmamesh-epilog.sh /etc/slurm/rdmamesh-slurm.sh \
 		/etc/rdmamesh/slurm.conf /etc/rdmamesh/slurm-token "$DECISIONS"
 	rm -rf /var/log/rdmamesh/slurm
-	rmdir /var/log/rdmamesh /etc/rdmamesh 2>/dev/null # only when nothing else is in them
 	[[ -n $made_token ]] && rm -f /etc/rdmamesh/token
+	rmdir /var/log/rdmamesh /etc/rdmamesh 2>/dev/null # only when nothing else is in them
 	if [[ -e $STATE.rdmamesh.saved ]]; then
 		mv -f "$STATE.rdmamesh.saved" /usr/local/bin/rdmamesh
 	else
