@@ -386,6 +386,12 @@ sinfo -R | sed 's/^/    /'
 say "job $j: $(scontrol show job "$j" | grep -o 'JobState=.* Reason=[^ ]*')"
 expect_comment "$j" "rdmamesh: requeued: drained node-03 mlx5_1 port-down; report /var/log/rdmamesh/slurm/$j.prolog.txt"
 expect_comment "$pinned" "rdmamesh: requested node node-03 is drained (mlx5_1 port-down, found in job $j)"
+# A job pinned to node-03 after the drain: Slurm's own reason.
+late=$(submit -N1 -w node-03) || fail "sbatch"
+pending_reason() { [[ $(squeue -h -j "$1" -o '%r') == *"$2"* ]]; }
+wait_for 30 "job $late to pend on ReqNodeNotAvail" pending_reason "$late" ReqNodeNotAvail
+say "job $late pinned to node-03 after the drain: $(squeue -h -j "$late" -o '%T %r')"
+scancel "$late"
 release "$j"
 wait_for 60 "requeued job $j to complete" is_state "$j" COMPLETED
 [[ $(field "$j" NodeList) == "node-[01-02,04]" ]] || fail "requeued job $j ran on $(field "$j" NodeList)"
