@@ -20,8 +20,18 @@ failed)
 	fi
 	;;
 esac
+nodes=$(job_nodes 2>/dev/null) || exit 0
+if (($(grep -c . <<<"$nodes") < 2)); then
+	exit 0
+fi
+mapfile -t local_problems < <(problems)
+if ((${#local_problems[@]} > 0)); then
+	why=$(printf '%s; ' "${local_problems[@]}")
+	log "epilog re-check skipped: ${why%; } (see rdmamesh-slurm.sh check)"
+	exit 0
+fi
 run_gate "$EPILOG_MODE" epilog
 if [[ $? -eq 1 ]]; then
-	drain_blamed
+	drain_blamed "after job $job" >/dev/null
 fi
 exit 0

@@ -27,6 +27,11 @@ if [[ $1 == show && $2 == hostnames ]]; then
 fi
 `
 
+// squeue lists no pending job.
+const fakeSqueue = `#!/bin/bash
+echo "squeue $*" >> "$FAKE_LOG"
+`
+
 const fakeRdmamesh = `#!/bin/bash
 echo "rdmamesh $*" >> "$FAKE_LOG"
 json=
@@ -45,13 +50,17 @@ func newSlurmEnv(t *testing.T, conf string) *slurmEnv {
 	}
 	dir := t.TempDir()
 	e := &slurmEnv{dir: dir, log: filepath.Join(dir, "calls.log")}
-	for name, body := range map[string]string{"scontrol": fakeScontrol, "rdmamesh": fakeRdmamesh} {
+	for name, body := range map[string]string{"scontrol": fakeScontrol, "squeue": fakeSqueue, "rdmamesh": fakeRdmamesh} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
+	// The report dir exists, as the docs' install steps create it.
+	if err := os.Mkdir(filepath.Join(dir, "reports"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	conf = "RDMAMESH=" + filepath.Join(dir, "rdmamesh") + "\nREPORT_DIR=" + filepath.Join(dir, "reports") +
-		"\nCOORDINATOR=http://coord:8080\n" + conf
+		"\nLOG_FILE=" + filepath.Join(dir, "decisions.log") + "\nCOORDINATOR=http://coord:8080\n" + conf
 	if err := os.WriteFile(filepath.Join(dir, "slurm.conf"), []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -95,13 +104,15 @@ func calls(lines []string, prefix string) []string {
 
 // A matrix JSON as rdmamesh gate --json writes it, reduced to suspects.
 const unhealthyJSON = `{"healthy": false, "suspects": [
- {"kind": "hca", "node": "n2", "device": "mlx5_1", "rail": 1, "bad": 4},
+ {"kind": "hca", "node": "n2", "device": "mlx5_1", "rail": 1, "class": "port-down", "bad": 4},
  {"kind": "node", "node": "n3", "rail": -1, "bad": 8},
  {"kind": "pair", "node": "n1", "peer": "n3", "rail": 0, "bad": 2},
  {"kind": "rail", "rail": 3, "bad": 12}]}`
 
 func TestSlurmProlog(t *testing.T) {
 	e := newSlurmEnv(t, "")
+	drains := func(log []string) []string { return calls(log, "scontrol update NodeName=") }
+	comments := func(log []string) []string { return calls(log, "scontrol update JobId=42 AdminComment=") }
 
 	code, log := e.run(t, "rdmamesh-prolog.sh", "FAKE_RC=0")
 	gates := calls(log, "rdmamesh gate")
@@ -118,21 +129,25 @@ func TestSlurmProlog(t *testing.T) {
 	}
 
 	code, log = e.run(t, "rdmamesh-prolog.sh", "FAKE_RC=1", "FAKE_JSON="+unhealthyJSON)
-	drains := calls(log, "scontrol update")
 	if code == 0 {
 		t.Error("unhealthy fabric: the prolog must exit non-zero so Slurm requeues the job")
 	}
-	// hca and node suspects are drained; pair and rail suspects blame no
+	// hca and node suspects are drained, each with its HCA first in the
+	// reason (sinfo -R shows 20 columns); pair and rail suspects blame no
 	// single node.
-	if len(drains) != 1 || !strings.Contains(drains[0], "NodeName=n2,n3 State=DRAIN") ||
-		!strings.Contains(drains[0], "job 42") {
-		t.Errorf("drain calls %v, want one draining n2,n3 with the job id", drains)
+	d := drains(log)
+	if len(d) != 2 || !strings.Contains(d[0], "NodeName=n2 State=DRAIN Reason=mlx5_1 port-down; rdmamesh job 42") ||
+		!strings.Contains(d[1], "NodeName=n3 State=DRAIN Reason=node bad; rdmamesh job 42") {
+		t.Errorf("drain calls %v, want n2 (mlx5_1) and n3 (node) with the job id", d)
+	}
+	if c := comments(log); len(c) != 1 || !strings.Contains(c[0], "requeued: drained n2 mlx5_1 port-down; n3 node bad") {
+		t.Errorf("the requeued job's comment: %v", c)
 	}
 
 	for _, rc := range []string{"2", "3"} {
 		code, log = e.run(t, "rdmamesh-prolog.sh", "FAKE_RC="+rc)
-		if code != 0 || len(calls(log, "scontrol update")) != 0 {
-			t.Errorf("gate exit %s, ON_ERROR=pass: exit %d, calls %v; want 0 and no drain", rc, code, log)
+		if code != 0 || len(drains(log)) != 0 || len(comments(log)) != 1 || !strings.Contains(comments(log)[0], "ran unchecked: gate exit "+rc) {
+			t.Errorf("gate exit %s, ON_ERROR=pass: exit %d, calls %v; want 0, no drain, a comment", rc, code, log)
 		}
 	}
 
@@ -141,13 +156,41 @@ func TestSlurmProlog(t *testing.T) {
 		t.Errorf("one-node job: exit %d, calls %v; want 0 without a sweep", code, log)
 	}
 
-	strict := newSlurmEnv(t, "ON_ERROR=fail\nDRAIN=no\n")
-	if code, _ := strict.run(t, "rdmamesh-prolog.sh", "FAKE_RC=3"); code == 0 {
-		t.Error("ON_ERROR=fail: rdmamesh down must requeue the job")
+	strict := newSlurmEnv(t, "ON_ERROR=fail\nON_ERROR_REQUEUES=2\nDRAIN=no\n")
+	code, log = strict.run(t, "rdmamesh-prolog.sh", "FAKE_RC=3", "SLURM_JOB_RESTART_COUNT=1")
+	if code == 0 || len(calls(log, "scontrol hold")) != 0 || !strings.Contains(strings.Join(comments(log), ""), "requeued 2/2") {
+		t.Errorf("ON_ERROR=fail: rdmamesh down must requeue the job: exit %d, calls %v", code, log)
+	}
+	code, log = strict.run(t, "rdmamesh-prolog.sh", "FAKE_RC=3", "SLURM_JOB_RESTART_COUNT=2")
+	if code == 0 || len(calls(log, "scontrol hold 42")) != 1 || !strings.Contains(strings.Join(comments(log), ""), "held after 2 requeues") {
+		t.Errorf("ON_ERROR=fail past ON_ERROR_REQUEUES: exit %d, calls %v; want a hold", code, log)
 	}
 	code, log = strict.run(t, "rdmamesh-prolog.sh", "FAKE_RC=1", "FAKE_JSON="+unhealthyJSON)
-	if code == 0 || len(calls(log, "scontrol update")) != 0 {
+	if code == 0 || len(drains(log)) != 0 {
 		t.Errorf("DRAIN=no: exit %d, calls %v; want non-zero and no drain", code, log)
+	}
+}
+
+// A local failure (the report dir, the token file, the binary, the config)
+// is an infrastructure failure: ON_ERROR decides, nothing is drained, and
+// the job's comment says what is wrong.
+func TestSlurmPrologLocalFailures(t *testing.T) {
+	for name, tc := range map[string]struct {
+		conf, want string
+		env        []string
+	}{
+		"report dir": {conf: "REPORT_DIR=/nonexistent/reports\n", want: "report dir /nonexistent/reports is missing"},
+		"token":      {conf: "TOKEN_FILE=/nonexistent/token\n", want: "TOKEN_FILE /nonexistent/token is not readable"},
+		"binary":     {conf: "RDMAMESH=/nonexistent/rdmamesh\n", want: "rdmamesh binary /nonexistent/rdmamesh is missing"},
+		"config":     {env: []string{"RDMAMESH_SLURM_CONF=/nonexistent/slurm.conf"}, want: "config /nonexistent/slurm.conf is missing"},
+	} {
+		e := newSlurmEnv(t, tc.conf)
+		code, log := e.run(t, "rdmamesh-prolog.sh", append([]string{"FAKE_RC=1", "FAKE_JSON=" + unhealthyJSON}, tc.env...)...)
+		c := calls(log, "scontrol update JobId=42 AdminComment=")
+		if code != 0 || len(calls(log, "rdmamesh gate")) != 0 || len(calls(log, "scontrol update NodeName=")) != 0 ||
+			len(c) != 1 || !strings.Contains(c[0], "ran unchecked: "+tc.want) {
+			t.Errorf("%s: exit %d, calls %v; want 0, no gate, no drain, a comment with %q", name, code, log, tc.want)
+		}
 	}
 }
 
@@ -165,7 +208,7 @@ func TestSlurmEpilog(t *testing.T) {
 	if len(gates) != 1 || argValues(strings.Fields(gates[0])[1:])["mode"] != "quick" {
 		t.Errorf("failed job: gate calls %v, want one quick sweep", gates)
 	}
-	if d := calls(log, "scontrol update"); len(d) != 1 || !strings.Contains(d[0], "NodeName=n2,n3") {
+	if d := calls(log, "scontrol update NodeName="); len(d) != 2 || !strings.Contains(d[0], "NodeName=n2") || !strings.Contains(d[1], "NodeName=n3") {
 		t.Errorf("failed job on a bad fabric: drains %v", d)
 	}
 	always := newSlurmEnv(t, "EPILOG_CHECK=always\n")
