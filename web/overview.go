@@ -104,7 +104,7 @@ func (v *view) railsWhy(o overview) string {
 	rails := max(v.m.Rails, 0)
 	var parts []string
 	for _, r := range o.BadRails {
-		s := fmt.Sprintf("rail %d is bad for %s of its pairs", r, pct(o.RailBad[r]))
+		s := fmt.Sprintf("rail %d is %s bad", r, pct(o.RailBad[r]))
 		// Nodes whose HCA on r is bad for at least half its cells, and the
 		// device name they share, if they do.
 		devs := map[string]int{}
@@ -123,13 +123,13 @@ func (v *view) railsWhy(o overview) string {
 		if len(devs) == 1 {
 			for d := range devs {
 				if d != "" {
-					s += fmt.Sprintf(" (%s bad on %s of %s nodes)", d, thousands(nodes), thousands(tested))
+					s += fmt.Sprintf(" (%s on %s of %s nodes)", d, thousands(nodes), thousands(tested))
 				}
 			}
 		}
 		parts = append(parts, s)
 	}
-	return fmt.Sprintf("%s, so the worst of all rails is bad for %s of pairs: one solid block that hides the healthy rails",
+	return fmt.Sprintf("%s, so all rails at once would be %s bad: a solid block over the healthy rails",
 		strings.Join(parts, "; "), pct(o.AllBad))
 }
 

@@ -26,9 +26,9 @@ func TestOverviewPicksTheView(t *testing.T) {
 	}{
 		// Every node's mlx5_2 down: the worst of all rails is all failed.
 		{"rail-wide", synth.Faults{RailDown: 2}, rails, "rails", []int{2},
-			[]string{"rail 2 is bad for 100% of its pairs", "mlx5_2 bad on 32 of 32 nodes", "worst of all rails is bad for 100% of pairs"}},
+			[]string{"rail 2 is 100% bad", "mlx5_2 on 32 of 32 nodes", "all rails at once would be 100% bad"}},
 		// A rail-wide fault beside the standard ones: still one bad rail.
-		{"rail-wide among others", synth.Faults{Standard: true, RailDown: 3}, rails, "rails", []int{3}, []string{"rail 3 is bad"}},
+		{"rail-wide among others", synth.Faults{Standard: true, RailDown: 3}, rails, "rails", []int{3}, []string{"rail 3 is 100% bad"}},
 		// One dead HCA, a slow node, a slow group: crosses and bands.
 		{"components", synth.StandardFaults, rails, "pairs", nil, []string{"node pairs", "are bad on some rail", "no rail is bad across the fabric"}},
 		{"healthy", synth.NoFaults, rails, "pairs", nil, []string{"no pair is bad on any rail"}},
