@@ -212,6 +212,21 @@ func TestUIHeatmapShowsFaults(t *testing.T) {
 		if !strings.Contains(why, "rail 2") {
 			t.Errorf("the view does not say why it shows each rail: %q", why)
 		}
+
+		// Pointing into rail 2's heatmap names a failed pair of rail 2;
+		// clicking opens rail 2's pairs, zoomed there.
+		at := within(t, ctx, 5*time.Second, "rail 2's heatmap", chromedp.Evaluate[struct{ X, Y float64 }](`(() => {
+			const c = document.getElementById("heatmap"), r = c.getBoundingClientRect();
+			const p = JSON.parse(c.dataset.panels).find((p) => p[0] === 2);
+			return {X: r.left + p[1] + 0.3 * p[3], Y: r.top + p[2] + 0.7 * p[4]}; })()`))
+		do(t, ctx, "hover rail 2", chromedp.MouseEvent(chromedp.MouseMoved, at.X, at.Y))
+		tip := poll[string](t, ctx, "the tooltip", `(() => { const e = document.getElementById("tooltip"); return !e.hidden && e.textContent; })()`)
+		if !strings.Contains(tip, "rail 2: failed") {
+			t.Errorf("tooltip over rail 2's heatmap: %q", tip)
+		}
+		do(t, ctx, "click rail 2", chromedp.MouseClickXY(at.X, at.Y))
+		poll[bool](t, ctx, "rail 2's pairs, zoomed", `(() => { const d = document.getElementById("heatmap").dataset;
+			return d.mode === "pairs" && d.layer === "status:2" && Number(d.rows) < 100; })()`)
 	})
 	runtime.GC()
 
@@ -234,6 +249,21 @@ func TestUIHeatmapShowsFaults(t *testing.T) {
 		if wrap := within(t, ctx, 5*time.Second, "panel width", chromedp.Evaluate[float64](
 			`document.getElementById("heatmap-wrap").clientWidth`)); cv.W < wrap-1 {
 			t.Errorf("the canvas is %.0f px wide in a %.0f px panel", cv.W, wrap)
+		}
+
+		// A smaller window: the canvas follows its panel and still fills it.
+		t.Cleanup(func() { chromedp.Do(ctx, chromedp.EmulateViewport(1600, 1000)) })
+		do(t, ctx, "a smaller window", chromedp.EmulateViewport(1100, 760))
+		poll[bool](t, ctx, "the canvas to follow its panel", fmt.Sprintf(`(() => {
+			const c = document.getElementById("heatmap").getBoundingClientRect();
+			return c.width < %g && c.width === document.getElementById("heatmap-wrap").clientWidth && c.bottom <= innerHeight; })()`, cv.W))
+		cv = canvasRect(t, ctx)
+		shot = screenshot(t, ctx, "17b-heatmap-healthy-1100x760")
+		ok = colourMask(t, shot, cv, okRGB)
+		x0, y0, x1, y1, _ = ok.box()
+		t.Logf("canvas %.0fx%.0f at 1100x760: ok-colour box %dx%d", cv.W, cv.H, x1-x0, y1-y0)
+		if float64(x1-x0) < 0.8*cv.W || float64(y1-y0) < 0.7*cv.H {
+			t.Errorf("at 1100x760 the matrix (%dx%d) does not fill the %.0fx%.0f canvas", x1-x0, y1-y0, cv.W, cv.H)
 		}
 	})
 }

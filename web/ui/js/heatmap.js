@@ -37,14 +37,12 @@ export class Heatmap {
 
   set(grid, layer) {
     const sameNodes = this.grid && grid && this.grid.nodes.length === grid.nodes.length;
+    if (!this.grid || !grid || this.grid.sweep !== grid.sweep) this.rails = []; // another sweep's
     if (layer !== this.layer) this.blocks = null;
     if (layer) prep(layer);
     this.grid = grid;
     this.layer = layer;
-    if (!sameNodes) {
-      this.view = null; // a different matrix: fit again
-      this.rails = [];
-    }
+    if (!sameNodes) this.view = null; // a different matrix: fit again
     this.draw();
   }
 

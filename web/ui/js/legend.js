@@ -67,7 +67,9 @@ export function renderLegend(box, layer, mode, pool, grid, rails) {
   if ((mode === "pairs" || mode === "rails") && pool) {
     parts.push(el("span", "legend-note", `zoomed out: each pixel shows the worst of ${pool} pairs; rows and columns at least half bad stay ${MIN_LINE_PX} px wide`));
   }
-  if (mode === "pairs") parts.push(el("span", "legend-note", "bars beside the axes: each row's and column's share of bad pairs"));
+  if (mode === "pairs" && layer.stats && layer.stats.bad > 0) {
+    parts.push(el("span", "legend-note", "bars beside the axes: each row's and column's share of bad pairs"));
+  }
   if (mode === "pairs" && h.rail < 0 && grid && grid.rails > 1) {
     parts.push(el("span", "legend-note", "all rails: the worst rail of each pair"));
   }

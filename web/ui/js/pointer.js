@@ -61,7 +61,8 @@ export function pointer(state, hm) {
     const rail = t.rail >= 0 ? String(t.rail) : state.rail;
     const show = (detail) => {
       if (state.hover !== t) return;
-      showPair(state.hoverEv, { src, dst, rail, header: layer.header, code, detail });
+      const hint = t.rail >= 0 ? `click to open rail ${t.rail} zoomed here` : undefined;
+      showPair(state.hoverEv, { src, dst, rail, header: layer.header, code, detail, hint });
     };
     const key = `${src}\n${dst}`;
     const cached = state.pairs.get(key);

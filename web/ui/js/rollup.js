@@ -3,7 +3,7 @@
 // and label a cell with its share of bad pairs (fmtShare: 0% is clean) when
 // it has room.
 
-import { hcaColor, STATUS, V_FAILED } from "./palette.js";
+import { hcaColor, HCA_STEPS, V_FAILED } from "./palette.js";
 import { FONT, css, groupName } from "./axes.js";
 import { MIN_LINE_PX } from "./pairs.js";
 import { fmtShare } from "./util.js";
@@ -119,12 +119,15 @@ export function drawHCAs(hm, L) {
       ctx.fillStyle = hcaColor(nodes[w].bad[r], nodes[w].tested[r]);
       ctx.fillRect(x, L.top + i * rh, cw - 2, Math.max(1, k * rh - (rh >= 6 ? 1 : 0)));
     }
-    // A bad HCA stays at least MIN_LINE_PX tall, drawn over its neighbours.
+    // An HCA worse than the lightest step stays at least MIN_LINE_PX tall,
+    // drawn over its neighbours, the worst last so it stays on top.
     if (rh < MIN_LINE_PX) {
-      for (let i = 0; i < n; i++) {
-        if (!nodes[i].bad[r]) continue;
+      const bad = [];
+      for (let i = 0; i < n; i++) if (shareOf(i, r) > HCA_STEPS[1].upTo) bad.push(i);
+      bad.sort((a, b) => shareOf(a, r) - shareOf(b, r));
+      for (const i of bad) {
         ctx.fillStyle = hcaColor(nodes[i].bad[r], nodes[i].tested[r]);
-        ctx.fillRect(x, L.top + (i + 0.5) * rh - MIN_LINE_PX / 2, cw - 2, MIN_LINE_PX);
+        ctx.fillRect(x, Math.round(L.top + (i + 0.5) * rh - MIN_LINE_PX / 2), cw - 2, MIN_LINE_PX);
       }
     } else {
       for (let i = 0; i < n; i++) {
