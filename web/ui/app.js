@@ -3,12 +3,13 @@
 // the compact API (grid + one-byte-per-pair layers), never the full matrix
 // JSON, which is hundreds of MB at 1,024 nodes x 8 rails.
 
-import { request, readJSON, getJSON, getLayer, events, sweepPath, APIError } from "./js/api.js";
+import { request, readJSON, getJSON, getLayer, events, sweepPath } from "./js/api.js";
 import { Heatmap } from "./js/heatmap.js";
 import { renderLegend } from "./js/legend.js";
 import { renderNodes, bindNodes } from "./js/nodes.js";
 import { renderHistory, bindSweeps, showProgress, renderSweepSelect } from "./js/sweeps.js";
 import { pointer } from "./js/pointer.js";
+import { scriptingAPI } from "./js/scripting.js";
 import { hideTooltip, place } from "./js/tooltip.js";
 import { renderPanels } from "./js/panels.js";
 import { $ } from "./js/util.js";
@@ -43,6 +44,7 @@ const state = {
   timer: 0,
   firstPaintMs: 0,
 };
+let lastSize = ""; // canvasSpace() of the last draw
 
 // ---- heatmap ------------------------------------------------------------------
 
@@ -53,7 +55,9 @@ const heatmap = new Heatmap($("heatmap"), $("heatmap-wrap"), {
   onPaint() {
     const h = state.layer && state.layer.header;
     if (h) $("heatmap").dataset.layer = `${h.metric}:${h.rail < 0 ? "all" : h.rail}`;
+    lastSize = canvasSpace(); // what this draw was laid out in
     renderLegend($("legend"), state.layer, heatmap.mode, heatmap.pool, state.grid, heatmap.complete && heatmap.rails);
+    refit(); // a legend of another height moves the canvas
     if (!state.firstPaintMs && heatmap.complete) {
       // The frame after the draw is when pixels reach the screen.
       requestAnimationFrame(() => {
@@ -123,6 +127,7 @@ function renderWhy() {
   const text = whyText(state.grid, state.mode, state.rail, state.auto);
   $("view-why").textContent = text;
   $("view-why").hidden = !text;
+  refit();
 }
 
 // ---- loading -------------------------------------------------------------------
@@ -379,15 +384,19 @@ window.addEventListener("hashchange", showTab);
 window.addEventListener("scroll", () => place(state.hoverEv), { passive: true });
 // The canvas fills its panel: redraw when the panel's width or the
 // window's height changes (the canvas's own height is set by the draw).
-let lastSize = "";
-const refit = () => {
-  const size = `${$("heatmap-wrap").clientWidth}x${window.innerHeight}`;
-  if (size !== lastSize && $("heatmap-wrap").clientWidth > 0) {
-    lastSize = size;
-    heatmap.draw();
-  }
-};
+// canvasSpace is what the canvas's size depends on: the panel's width, the
+// window's height and how far down the page the canvas starts (the legend
+// and the line above it can change height). refit redraws when it changed
+// since the last draw.
+function canvasSpace() {
+  const wrap = $("heatmap-wrap");
+  return `${wrap.clientWidth}x${window.innerHeight}@${Math.round(wrap.getBoundingClientRect().top + window.scrollY)}`;
+}
+function refit() {
+  if ($("heatmap-wrap").clientWidth > 0 && canvasSpace() !== lastSize) heatmap.draw();
+}
 new ResizeObserver(refit).observe($("heatmap-wrap"));
+new ResizeObserver(refit).observe($("summary"));
 window.addEventListener("resize", refit);
 
 bindNodes();
@@ -411,35 +420,7 @@ bindSweeps({
 
 // For scripts and the browser tests: where things are, and when the first
 // complete heatmap reached the screen (ms since navigation started).
-window.rdmamesh = {
-  get firstPaintMs() {
-    return state.firstPaintMs;
-  },
-  get progress() {
-    return state.progress;
-  },
-  get loads() {
-    return state.loads;
-  },
-  get grid() {
-    return state.grid;
-  },
-  // cellCenter is the client position of pair (i, j) in the pairs view.
-  cellCenter(i, j) {
-    const d = $("heatmap").dataset;
-    const r = $("heatmap").getBoundingClientRect();
-    return { x: r.left + Number(d.left) + (j - Number(d.ox) + 0.5) * Number(d.sx), y: r.top + Number(d.top) + (i - Number(d.oy) + 0.5) * Number(d.sy) };
-  },
-  // findCode returns the first pair whose layer byte is code.
-  findCode(code) {
-    const l = state.layer;
-    if (!l) return null;
-    const n = l.header.n;
-    const k = l.body.indexOf(code);
-    return k < 0 ? null : { i: Math.floor(k / n), j: k % n, src: nodeName(Math.floor(k / n)), dst: nodeName(k % n) };
-  },
-  APIError,
-};
+window.rdmamesh = scriptingAPI(state);
 
 state.metric = $("metric").value;
 state.mode = $("mode").value;
