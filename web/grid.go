@@ -31,6 +31,9 @@ type gridInfo struct {
 	RailRollups []matrix.Rollup   `json:"rail_rollups"`
 	Thresholds  matrix.Thresholds `json:"thresholds"`
 	Metrics     []metricInfo      `json:"metrics"`
+	// Overview is which view shows this sweep's faults at a glance, and
+	// why; the page opens on it.
+	Overview overview `json:"overview"`
 }
 
 type gridNode struct {
@@ -56,7 +59,7 @@ func (v *view) grid(sweep string) gridInfo {
 	g := gridInfo{Sweep: sweep, Rails: rails, GroupLabel: v.m.GroupLabel, Groups: v.groups,
 		Cells: len(v.m.Cells), Cross: len(v.m.Cross), Counts: map[string]int{}, Healthy: v.m.Healthy,
 		Suspects: v.m.Suspects, RailRollups: v.m.RailRollups, Thresholds: v.m.Thresholds,
-		Metrics: []metricInfo{{Name: "status", Label: "status"}}}
+		Metrics: []metricInfo{{Name: "status", Label: "status"}}, Overview: v.overview()}
 	for k, n := range v.m.Counts {
 		g.Counts[string(k)] = n
 	}

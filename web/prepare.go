@@ -13,8 +13,8 @@ import (
 // DefaultPrepareEvery is how often Prepare looks for a newly finished sweep.
 const DefaultPrepareEvery = time.Second
 
-// Prepare readies the first-paint answers (the grid and the all-rails
-// status layer) of the newest sweep once it has finished, so the first
+// Prepare readies the first-paint answers (the grid and the status layers
+// its first view draws) of the newest sweep once it has finished, so the first
 // browser to open it is not the one that waits while the server walks
 // millions of cells (1.4 s of a 1,024-node first load). It polls the
 // backend every interval until ctx ends; the caller owns it: run it in a
@@ -66,9 +66,11 @@ func (s *Server) prepareNewest(last string) (key string) {
 		s.log.Error("preparing the grid failed", "sweep", info.ID, "err", err)
 		return key // the request path would fail the same way; do not spin
 	}
-	if _, err := s.layerBlob(m, "status", allRails); err != nil {
-		s.log.Error("preparing the status layer failed", "sweep", info.ID, "err", err)
-		return key
+	for _, rail := range firstPaintRails(s.views.entry(m).view()) {
+		if _, err := s.layerBlob(m, "status", rail); err != nil {
+			s.log.Error("preparing the status layer failed", "sweep", info.ID, "rail", rail, "err", err)
+			return key
+		}
 	}
 	s.log.Debug("first-paint views prepared", "sweep", info.ID, "cells", len(m.Cells), "took", time.Since(start))
 	return key
@@ -99,7 +101,26 @@ func (s *Server) Prepared(id string) bool {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	_, grid := e.blobs["grid:"+id]
-	_, layer := e.blobs[fmt.Sprintf("layer:%s:%d", "status", allRails)]
-	return grid && layer
+	if _, ok := e.blobs["grid:"+id]; !ok {
+		return false
+	}
+	for _, rail := range firstPaintRails(e.view()) { // built: the grid needed it
+		if _, ok := e.blobs[fmt.Sprintf("layer:%s:%d", "status", rail)]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// firstPaintRails are the rails of the status layers the page's first view
+// draws: all rails folded, and each rail when the overview shows rails one
+// by one.
+func firstPaintRails(v *view) []int {
+	rails := []int{allRails}
+	if v != nil && v.overview().View == "rails" {
+		for r := range max(v.m.Rails, 0) {
+			rails = append(rails, r)
+		}
+	}
+	return rails
 }

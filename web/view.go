@@ -26,6 +26,9 @@ type view struct {
 	rates  []float64 // m.Nodes index*rails + rail → port Gb/s, 0 unknown
 	hca    []hcaTally
 
+	overviewOnce sync.Once
+	ov           overview // see overview
+
 	scalesOnce sync.Once
 	scales     map[string]scale // see scale
 

@@ -137,7 +137,8 @@ func poll[T any](tb testing.TB, ctx context.Context, what, expr string) T {
 		chromedp.Poll[T](expr, chromedp.WithPollingInterval(20*time.Millisecond), chromedp.WithPollingTimeout(35*time.Second)))
 }
 
-func screenshot(tb testing.TB, ctx context.Context, name string) {
+// screenshot saves the viewport as bin/e2e/name.png and returns the PNG.
+func screenshot(tb testing.TB, ctx context.Context, name string) []byte {
 	tb.Helper()
 	png := within(tb, ctx, 30*time.Second, "screenshot "+name, chromedp.CaptureScreenshot())
 	path := filepath.Join(outDir(tb), name+".png")
@@ -145,4 +146,5 @@ func screenshot(tb testing.TB, ctx context.Context, name string) {
 		tb.Fatal(err)
 	}
 	tb.Logf("screenshot %s (%d KB)", path, len(png)/1024)
+	return png
 }

@@ -3,15 +3,17 @@
 // the compact API (grid + one-byte-per-pair layers), never the full matrix
 // JSON, which is hundreds of MB at 1,024 nodes x 8 rails.
 
-import { request, readJSON, getJSON, getLayer, events, sweepPath, APIError } from "./js/api.js";
+import { request, readJSON, getJSON, getLayer, events, sweepPath } from "./js/api.js";
 import { Heatmap } from "./js/heatmap.js";
 import { renderLegend } from "./js/legend.js";
-import { renderDrill } from "./js/drill.js";
 import { renderNodes, bindNodes } from "./js/nodes.js";
-import { renderHistory, bindSweeps } from "./js/sweeps.js";
-import { showPair, showText, hideTooltip, place, codeText } from "./js/tooltip.js";
+import { renderHistory, bindSweeps, showProgress, renderSweepSelect } from "./js/sweeps.js";
+import { pointer } from "./js/pointer.js";
+import { scriptingAPI } from "./js/scripting.js";
+import { hideTooltip, place } from "./js/tooltip.js";
 import { renderPanels } from "./js/panels.js";
-import { $, el } from "./js/util.js";
+import { $ } from "./js/util.js";
+import { overviewPlan, suspectPlan, nodePlan, whyText, ZOOM_SPAN, HINTS } from "./js/views.js";
 
 const LIST_POLL_MS = 5000;
 const RELOAD_MIN_MS = 700; // at most this often while results stream in
@@ -26,6 +28,10 @@ const state = {
   metric: "status",
   rail: "all",
   mode: "pairs",
+  // auto: the page shows the view the sweep's evidence picks (the grid's
+  // overview) until the operator picks a view or a suspect.
+  auto: true,
+  railLayers: [], // the rails view's layers, by rail
   loading: false,
   reloadAgain: false,
   lastLoad: 0,
@@ -38,17 +44,21 @@ const state = {
   timer: 0,
   firstPaintMs: 0,
 };
+let lastSize = ""; // canvasSpace() of the last draw
 
 // ---- heatmap ------------------------------------------------------------------
 
+const { onHover, openDrill } = pointer(state, () => heatmap);
 const heatmap = new Heatmap($("heatmap"), $("heatmap-wrap"), {
   onHover,
   onClick,
   onPaint() {
     const h = state.layer && state.layer.header;
     if (h) $("heatmap").dataset.layer = `${h.metric}:${h.rail < 0 ? "all" : h.rail}`;
-    renderLegend($("legend"), state.layer, heatmap.mode, Number($("heatmap").dataset.pool || 1), state.grid);
-    if (!state.firstPaintMs && state.layer) {
+    lastSize = canvasSpace(); // what this draw was laid out in
+    renderLegend($("legend"), state.layer, heatmap.mode, heatmap.pool, state.grid, heatmap.complete && heatmap.rails);
+    refit(); // a legend of another height moves the canvas
+    if (!state.firstPaintMs && heatmap.complete) {
       // The frame after the draw is when pixels reach the screen.
       requestAnimationFrame(() => {
         if (state.firstPaintMs) return;
@@ -60,69 +70,17 @@ const heatmap = new Heatmap($("heatmap"), $("heatmap-wrap"), {
   },
 });
 
-function nodeName(i) {
-  return state.grid.nodes[i].name;
-}
-
-async function pairDetail(src, dst) {
-  const key = `${src}\n${dst}`;
-  if (!state.pairs.has(key)) {
-    const grid = state.grid;
-    const p = getJSON(sweepPath(grid.sweep, `/pair?src=${encodeURIComponent(src)}&dst=${encodeURIComponent(dst)}`));
-    state.pairs.set(key, p);
-    p.catch(() => state.pairs.delete(key));
-  }
-  return state.pairs.get(key);
-}
-
-let hoverTimer = 0;
-function onHover(t, ev) {
-  state.hover = t;
-  state.hoverEv = ev;
-  clearTimeout(hoverTimer);
-  if (!t || !state.layer) {
-    hideTooltip();
-    return;
-  }
-  const g = state.grid;
-  if (t.kind === "block") {
-    const a = g.groups[t.a];
-    const b = g.groups[t.b];
-    const s = heatmap.blockStats();
-    const k = t.a * s.G + t.b;
-    showText(ev, `${a.name || "(no group)"} → ${b.name || "(no group)"}`, [
-      `${a.count} × ${b.count} nodes, ${s.tested[k]} pair(s) tested, ${s.bad[k]} bad`,
-      `worst: ${codeText(state.layer.header, s.worst[k])}`,
-      "click to zoom into these two groups",
-    ]);
-    return;
-  }
-  if (t.kind === "hca") {
-    const n = g.nodes[t.i];
-    showText(ev, `${n.name} rail ${t.rail}`, [
-      `${n.bad[t.rail]} of ${n.tested[t.rail]} tested cells bad (${n.total[t.rail]} cells as initiator or target)`,
-      `group ${n.group || "–"}, ${n.state || "?"}`,
-      "click to show this HCA's row and column",
-    ]);
-    return;
-  }
-  const src = nodeName(t.i);
-  const dst = nodeName(t.j);
-  const code = state.layer.body[t.i * g.nodes.length + t.j];
-  const show = (detail) => {
-    if (state.hover !== t) return;
-    showPair(state.hoverEv, { src, dst, rail: state.rail, header: state.layer.header, code, detail });
-  };
-  const key = `${src}\n${dst}`;
-  const cached = state.pairs.get(key);
-  show(null);
-  if (cached) cached.then(show, () => {});
-  else hoverTimer = setTimeout(() => pairDetail(src, dst).then(show, () => {}), 80);
-}
+const nodeName = (i) => state.grid.nodes[i].name;
 
 function onClick(t) {
   const g = state.grid;
-  if (t.kind === "pair") {
+  state.auto = false;
+  if (t.kind === "pair" && t.rail >= 0) {
+    // A small multiple's pixel is several pairs: zoom into that rail there.
+    const span = ZOOM_SPAN / 2;
+    show({ mode: "pairs", rail: String(t.rail), focus: { r0: t.i, r1: t.i + 1, c0: t.j, c1: t.j + 1 },
+      zoom: [t.i - span, t.i + span, t.j - span, t.j + span], focusRail: -1 });
+  } else if (t.kind === "pair") {
     openDrill(nodeName(t.i), nodeName(t.j));
   } else if (t.kind === "block") {
     const a = g.groups[t.a];
@@ -130,44 +88,46 @@ function onClick(t) {
     setMode("pairs");
     heatmap.zoomTo(a.start, a.start + a.count, b.start, b.start + b.count);
   } else if (t.kind === "hca") {
-    heatmap.focus = t.i;
-    setMode("pairs");
-    setRail(String(t.rail));
+    show(nodePlan(g, t.i, String(t.rail)));
   }
 }
 
-async function openDrill(src, dst) {
-  hideTooltip();
-  const dlg = $("drill");
-  $("drill-title").textContent = `${src} ⇄ ${dst}`;
-  $("drill-body").replaceChildren(el("p", "sub", "loading…"));
-  if (!dlg.open) dlg.showModal();
-  try {
-    renderDrill(await pairDetail(src, dst), state.rail);
-  } catch (e) {
-    $("drill-body").replaceChildren(el("p", "port-bad", `Could not load the pair: ${e.message}`));
-  }
+// show applies a plan (js/views.js): the view, rail, highlight and zoom.
+function show(plan) {
+  hideTooltip(); // it described what was under the pointer before the move
+  heatmap.hover = null;
+  heatmap.focus = plan.focus;
+  heatmap.focusRail = plan.focusRail;
+  heatmap.view = null;
+  setMode(plan.mode);
+  if (plan.zoom) heatmap.zoomTo(...plan.zoom);
+  if (plan.rail !== state.rail) setRail(plan.rail);
+  renderWhy();
 }
-
-const HINTS = {
-  pairs: "Row = initiator (src), column = target (dst). Hover a cell for its figures, click it for the drill-down. " +
-    "Wheel zooms, drag pans, “fit” shows everything; Esc clears the highlight.",
-  groups: "Row = initiator group, column = target group. Hover a block for its counts, click it to see its node pairs.",
-  hcas: "One row per node, one column per rail: each HCA's share of bad cells. Click an HCA to show its row and column.",
-};
 
 function setMode(mode) {
   state.mode = mode;
   $("mode").value = mode;
+  $("rail").disabled = mode === "rails"; // that view shows every rail
   $("hint").textContent = HINTS[mode];
   heatmap.setMode(mode);
+  renderWhy();
+  if (mode === "rails") loadRails();
 }
 
 function setRail(rail) {
   state.rail = rail;
   $("rail").value = rail;
   if (state.grid) renderMatrixInfo(); // the selected chip
+  renderWhy();
   loadLayer();
+}
+
+function renderWhy() {
+  const text = whyText(state.grid, state.mode, state.rail, state.auto);
+  $("view-why").textContent = text;
+  $("view-why").hidden = !text;
+  refit();
 }
 
 // ---- loading -------------------------------------------------------------------
@@ -203,11 +163,17 @@ async function loadMatrix() {
       renderMatrixInfo();
       return;
     }
-    if (!state.grid || state.grid.sweep !== grid.sweep) heatmap.focus = -1;
+    if (!state.grid || state.grid.sweep !== grid.sweep) heatmap.focus = null;
     if (JSON.stringify(grid) !== JSON.stringify(state.grid)) state.pairs.clear();
     state.grid = grid;
     if (state.rail !== "all" && Number(state.rail) >= grid.rails) state.rail = "all";
+    if (state.auto) {
+      const plan = overviewPlan(grid);
+      if (plan.mode !== state.mode) setMode(plan.mode);
+      if (plan.rail !== state.rail) state.rail = plan.rail;
+    }
     renderMatrixInfo();
+    renderWhy();
     await loadLayer(early);
   } catch (e) {
     setConn(`connection problem: ${e.message}`);
@@ -244,8 +210,33 @@ async function loadLayer(pending) {
     }
     heatmap.set(grid, state.layer);
     setConn("");
+    if (state.mode === "rails") loadRails();
   } catch (e) {
     if (seq === layerSeq) setConn(`could not load the heatmap: ${e.message}`);
+  }
+}
+
+// loadRails fetches the current metric on every rail for the rails view,
+// drawing each as it arrives.
+let railsSeq = 0;
+async function loadRails() {
+  const grid = state.grid;
+  if (!grid || state.mode !== "rails") return;
+  const seq = ++railsSeq;
+  const key = `${grid.sweep}|${state.metric}`;
+  if (state.railsKey !== key) {
+    state.railsKey = key;
+    state.railLayers = new Array(grid.rails).fill(null);
+  }
+  const layers = state.railLayers;
+  try {
+    await Promise.all(layers.map((_, r) => getLayer(grid.sweep, state.metric, r).then((l) => {
+      if (seq !== railsSeq) return;
+      if (!layers[r] || layers[r].etag !== l.etag) layers[r] = l;
+      heatmap.setRails(layers.slice());
+    })));
+  } catch (e) {
+    if (seq === railsSeq) setConn(`could not load the rails: ${e.message}`);
   }
 }
 
@@ -261,7 +252,7 @@ async function refreshList() {
     if (state.follow || !state.sweeps.some((s) => s.id === state.sweepID)) {
       state.sweepID = state.sweeps.length ? state.sweeps[0].id : "";
     }
-    renderSweepSelect();
+    renderSweepSelect(state.sweeps, state.sweepID);
     const cur = currentSweep();
     if (state.sweepID !== before || !state.grid) loadMatrix();
     if (cur && cur.state === "running") watch(cur);
@@ -320,42 +311,6 @@ function showError(msg) {
   e.hidden = !msg;
 }
 
-function showProgress(p) {
-  const box = $("progress");
-  if (!p) {
-    box.hidden = true;
-    return;
-  }
-  box.hidden = false;
-  const bar = $("progress-bar");
-  bar.max = Math.max(1, p.cells);
-  bar.value = p.cells_done;
-  const pct = p.cells ? Math.floor((100 * p.cells_done) / p.cells) : 0;
-  const retest = p.retest_pass ? ` · retest pass ${p.retest_pass} (${p.retested} pairs)` : "";
-  const head = p.state === "running" ? "running" : p.state;
-  $("progress-text").textContent = `${head}: round ${p.rounds_done} of ${p.rounds} · cells ${p.cells_done}/${p.cells} (${pct}%)${retest}`;
-}
-
-function renderSweepSelect() {
-  const sel = $("sweep");
-  const opts = state.sweeps.map((s) => {
-    const o = el("option", "", `${s.id} · ${s.state} · ${s.mode} · ${(s.nodes || []).length} nodes`);
-    o.value = s.id;
-    return o;
-  });
-  if (!opts.length) {
-    const o = el("option", "", "no sweeps yet");
-    o.value = "";
-    opts.push(o);
-  }
-  const key = opts.map((o) => o.value + o.textContent).join("|");
-  if (sel.dataset.key !== key) {
-    sel.replaceChildren(...opts);
-    sel.dataset.key = key;
-  }
-  sel.value = state.sweepID;
-}
-
 function renderMatrixInfo() {
   const sw = currentSweep();
   renderPanels(state.grid, {
@@ -367,27 +322,10 @@ function renderMatrixInfo() {
   });
 }
 
-// showSuspect points the heatmap at what a suspect blames.
+// showSuspect zooms the heatmap to what a suspect blames and highlights it.
 function showSuspect(s) {
-  const g = state.grid;
-  const pos = (name) => g.nodes.findIndex((n) => n.name === name);
-  location.hash = "#heatmap";
-  if (s.kind === "pair") {
-    openDrill(s.node, s.peer);
-    return;
-  }
-  if (s.kind === "switch-group") {
-    const value = (s.group || "").split("=").slice(1).join("=");
-    const grp = g.groups.find((x) => x.name === value);
-    setMode("groups");
-    if (s.rail >= 0) setRail(String(s.rail));
-    if (grp) heatmap.setHover({ kind: "block", a: g.groups.indexOf(grp), b: g.groups.indexOf(grp) });
-    return;
-  }
-  heatmap.focus = s.node ? pos(s.node) : -1;
-  setMode("pairs");
-  heatmap.fit();
-  setRail(s.rail >= 0 ? String(s.rail) : "all");
+  state.auto = false;
+  show(suspectPlan(state.grid, s));
 }
 
 // ---- tabs and wiring -------------------------------------------------------------
@@ -410,23 +348,30 @@ $("sweep").addEventListener("change", (ev) => {
   state.follow = ev.target.selectedIndex === 0;
   state.grid = null;
   state.layer = null;
-  heatmap.focus = -1;
+  heatmap.focus = null;
   loadMatrix();
   refreshList();
 });
 $("metric").addEventListener("change", (ev) => {
   state.metric = ev.target.value;
-  loadLayer();
+  loadLayer(); // and the rails' layers after it, in the rails view
 });
-$("rail").addEventListener("change", (ev) => setRail(ev.target.value));
-$("mode").addEventListener("change", (ev) => setMode(ev.target.value));
+$("rail").addEventListener("change", (ev) => {
+  state.auto = false;
+  setRail(ev.target.value);
+});
+$("mode").addEventListener("change", (ev) => {
+  state.auto = false;
+  setMode(ev.target.value);
+});
 $("zoom-in").addEventListener("click", () => heatmap.zoomBy(1.5));
 $("zoom-out").addEventListener("click", () => heatmap.zoomBy(1 / 1.5));
 $("zoom-fit").addEventListener("click", () => heatmap.fit());
 $("drill-close").addEventListener("click", () => $("drill").close());
 document.addEventListener("keydown", (ev) => {
   if (ev.key === "Escape" && !$("drill").open) {
-    heatmap.focus = -1;
+    heatmap.focus = null;
+    heatmap.focusRail = -1;
     heatmap.setHover(null);
     heatmap.draw();
     hideTooltip();
@@ -437,14 +382,22 @@ document.addEventListener("visibilitychange", () => {
 });
 window.addEventListener("hashchange", showTab);
 window.addEventListener("scroll", () => place(state.hoverEv), { passive: true });
-let lastWidth = 0;
-new ResizeObserver(() => {
-  const w = $("heatmap-wrap").clientWidth;
-  if (w !== lastWidth && w > 0) {
-    lastWidth = w;
-    heatmap.draw();
-  }
-}).observe($("heatmap-wrap"));
+// The canvas fills its panel: redraw when the panel's width or the
+// window's height changes (the canvas's own height is set by the draw).
+// canvasSpace is what the canvas's size depends on: the panel's width, the
+// window's height and how far down the page the canvas starts (the legend
+// and the line above it can change height). refit redraws when it changed
+// since the last draw.
+function canvasSpace() {
+  const wrap = $("heatmap-wrap");
+  return `${wrap.clientWidth}x${window.innerHeight}@${Math.round(wrap.getBoundingClientRect().top + window.scrollY)}`;
+}
+function refit() {
+  if ($("heatmap-wrap").clientWidth > 0 && canvasSpace() !== lastSize) heatmap.draw();
+}
+new ResizeObserver(refit).observe($("heatmap-wrap"));
+new ResizeObserver(refit).observe($("summary"));
+window.addEventListener("resize", refit);
 
 bindNodes();
 bindSweeps({
@@ -467,36 +420,7 @@ bindSweeps({
 
 // For scripts and the browser tests: where things are, and when the first
 // complete heatmap reached the screen (ms since navigation started).
-window.rdmamesh = {
-  get firstPaintMs() {
-    return state.firstPaintMs;
-  },
-  get progress() {
-    return state.progress;
-  },
-  get loads() {
-    return state.loads;
-  },
-  get grid() {
-    return state.grid;
-  },
-  // cellCenter is the client position of pair (i, j) in the pairs view.
-  cellCenter(i, j) {
-    const d = $("heatmap").dataset;
-    const r = $("heatmap").getBoundingClientRect();
-    const s = Number(d.s);
-    return { x: r.left + Number(d.left) + (j - Number(d.ox) + 0.5) * s, y: r.top + Number(d.top) + (i - Number(d.oy) + 0.5) * s };
-  },
-  // findCode returns the first pair whose layer byte is code.
-  findCode(code) {
-    const l = state.layer;
-    if (!l) return null;
-    const n = l.header.n;
-    const k = l.body.indexOf(code);
-    return k < 0 ? null : { i: Math.floor(k / n), j: k % n, src: nodeName(Math.floor(k / n)), dst: nodeName(k % n) };
-  },
-  APIError,
-};
+window.rdmamesh = scriptingAPI(state);
 
 state.metric = $("metric").value;
 state.mode = $("mode").value;

@@ -27,10 +27,34 @@ const (
 // Name is node i's name: node-0001 …, sorting in numeric order.
 func Name(i int) string { return fmt.Sprintf("node-%04d", i+1) }
 
-// Fabric returns nodes and cells for n nodes on rails rails, every cell
-// measured. Latency and bandwidth figures live in two big slices so 8 M
-// cells do not cost 16 M small allocations.
-func Fabric(n, rails int) ([]matrix.Node, []matrix.Cell) {
+// Faults picks what a fabric carries.
+type Faults struct {
+	// Standard: the dead HCA, slow node, half-bandwidth group and flaky
+	// pair of the constants above.
+	Standard bool
+	// RailDown ≥ 0 takes every node's HCA on that rail down: the
+	// rail-wide fault that turns an "all rails (worst)" view solid.
+	RailDown int
+}
+
+var (
+	// StandardFaults is what Fabric and Matrix inject.
+	StandardFaults = Faults{Standard: true, RailDown: -1}
+	// NoFaults is a healthy fabric.
+	NoFaults = Faults{RailDown: -1}
+)
+
+// Fabric returns nodes and cells for n nodes on rails rails with the
+// standard faults, every cell measured.
+func Fabric(n, rails int) ([]matrix.Node, []matrix.Cell) { return FabricWith(n, rails, StandardFaults) }
+
+// FabricWith is Fabric with the faults f. Latency and bandwidth figures
+// live in two big slices so 8 M cells do not cost 16 M small allocations.
+func FabricWith(n, rails int, f Faults) ([]matrix.Node, []matrix.Cell) {
+	deadRail := -1 // the standard dead HCA's rail
+	if f.Standard {
+		deadRail = DeadHCARail % rails
+	}
 	nodes := make([]matrix.Node, n)
 	devs := make([]string, rails)
 	for r := range devs {
@@ -42,7 +66,7 @@ func Fabric(n, rails int) ([]matrix.Node, []matrix.Cell) {
 		for r := 0; r < rails; r++ {
 			p := probe.Port{Device: devs[r], Port: 1, Rail: r, LinkLayer: "InfiniBand", State: "ACTIVE",
 				RateGbps: LineRateGbps, MTU: 4096, Usable: true}
-			if i == DeadHCANode && r == DeadHCARail%rails {
+			if (i == DeadHCANode && r == deadRail) || r == f.RailDown {
 				p.State, p.Usable, p.UnusableWhy = "DOWN", false, "port DOWN (phys_state Disabled)"
 			}
 			nodes[i].Ports = append(nodes[i].Ports, p)
@@ -52,9 +76,21 @@ func Fabric(n, rails int) ([]matrix.Node, []matrix.Cell) {
 	cells := make([]matrix.Cell, 0, total)
 	lats := make([]probe.Latency, total)
 	bws := make([]probe.Bandwidth, total)
-	down := &probe.Error{Class: probe.ClassPortDown, Verb: "ibv_open_device",
-		Cause: fmt.Sprintf("%s port 1 on %s is DOWN", devs[DeadHCARail%rails], Name(DeadHCANode)),
-		Fix:   "check the cable and the switch port; ibstat should show State: Active"}
+	portDown := func(dev, node string) *probe.Error {
+		return &probe.Error{Class: probe.ClassPortDown, Verb: "ibv_open_device",
+			Cause: fmt.Sprintf("%s port 1 on %s is DOWN", dev, node),
+			Fix:   "check the cable and the switch port; ibstat should show State: Active"}
+	}
+	down := portDown(devs[DeadHCARail%rails], Name(DeadHCANode))
+	// With a whole rail down, each cell blames its initiator's port: one
+	// error per node, not per cell.
+	var railDown []*probe.Error
+	if f.RailDown >= 0 && f.RailDown < rails {
+		railDown = make([]*probe.Error, n)
+		for i := range railDown {
+			railDown[i] = portDown(devs[f.RailDown], Name(i))
+		}
+	}
 	lost := &probe.Error{Class: probe.ClassRetryExceeded, Verb: "ibv_poll_cq", WCStatus: 12,
 		Cause: "packets to the peer were lost (transport retry counter exceeded)",
 		Fix:   "check the cable, optics and switch port counters on the path"}
@@ -73,7 +109,10 @@ func Fabric(n, rails int) ([]matrix.Node, []matrix.Cell) {
 				c := matrix.Cell{Src: Name(s), Dst: Name(d), Rail: r, SrcDevice: devs[r], DstDevice: devs[r],
 					Round: 1 + (s+d)%max(n-1, 1), Class: probe.ClassOK, Latency: &lats[k], Bandwidth: &bws[k]}
 				switch {
-				case r == DeadHCARail%rails && (s == DeadHCANode || d == DeadHCANode):
+				case r == f.RailDown:
+					c.Class, c.Error, c.Latency, c.Bandwidth = probe.ClassPortDown, railDown[s], nil, nil
+				case !f.Standard:
+				case r == deadRail && (s == DeadHCANode || d == DeadHCANode):
 					c.Class, c.Error, c.Latency, c.Bandwidth = probe.ClassPortDown, down, nil, nil
 				case s == SlowNode || d == SlowNode:
 					for _, p := range []*float64{&lats[k].P50Ns, &lats[k].P90Ns, &lats[k].P99Ns, &lats[k].P999Ns, &lats[k].MaxNs} {
@@ -104,7 +143,10 @@ func noise(s, d, r int) float64 {
 }
 
 // Matrix builds Fabric(n, rails) with the default thresholds.
-func Matrix(n, rails int) *matrix.Matrix {
-	nodes, cells := Fabric(n, rails)
+func Matrix(n, rails int) *matrix.Matrix { return MatrixWith(n, rails, StandardFaults) }
+
+// MatrixWith builds FabricWith(n, rails, f) with the default thresholds.
+func MatrixWith(n, rails int, f Faults) *matrix.Matrix {
+	nodes, cells := FabricWith(n, rails, f)
 	return matrix.Build(nodes, cells, matrix.DefaultThresholds())
 }

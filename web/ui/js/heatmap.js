@@ -1,18 +1,20 @@
-// The heatmap canvas: node × node pairs (zoom, pan, hover), switch group ×
-// switch group blocks, and node × rail HCA tallies. The pairs view draws an
-// n×n image made from the layer's code bytes through a colour table, so a
-// 1,024-node layer is one putImageData and one drawImage, not a million
-// fillRects.
+// The heatmap canvas: node × node pairs (zoom, pan, hover, a highlighted
+// suspect), one small pairs heatmap per rail, switch group × switch group
+// blocks, and node × rail HCA tallies. The canvas fills its panel: the
+// width of the panel and the height of the window below it, so cells are
+// as wide as the panel allows rather than square.
 
-import { lut, rankTable } from "./palette.js";
+import { FONT, NAMES_AT, margins, drawMargins, groupName } from "./axes.js";
+import { paintLayer, prep, lineStats, MIN_LINE_PX } from "./pairs.js";
 import { blockStats, drawGroups, drawHCAs } from "./rollup.js";
+import { drawRails, railTarget } from "./multiples.js";
 
-const FONT = (px, bold) => `${bold ? "bold " : ""}${px}px system-ui, sans-serif`;
-const MAX_CELL_PX = 48;
+const MAX_CELL_PX = 64;
+const BELOW_PX = 40; // kept under the canvas for the hint line
 
 export class Heatmap {
   // cb: onHover(target | null, ev), onClick(target, ev), onPaint()
-  // A target is {kind: "pair", i, j} | {kind: "block", a, b} | {kind: "hca", i, rail}.
+  // A target is {kind: "pair", i, j, rail?} | {kind: "block", a, b} | {kind: "hca", i, rail}.
   constructor(canvas, wrap, cb) {
     this.canvas = canvas;
     this.wrap = wrap;
@@ -20,26 +22,32 @@ export class Heatmap {
     this.cb = cb;
     this.grid = null;
     this.layer = null;
+    this.rails = []; // per rail, the layer the rails view draws (null while loading)
     this.mode = "pairs";
-    this.view = null; // {s, ox, oy}: px per cell, top-left cell
+    this.view = null; // {z, ox, oy}: zoom over the fit, top-left pair
     this.hover = null;
-    this.focus = -1; // a node whose row and column stay outlined
-    this.images = new Map(); // pooling factor → canvas, for this layer
+    // The highlighted suspect: rows r0..r1 and columns c0..c1 (display
+    // positions, end excluded) in the pairs view, focusRail in the rails view.
+    this.focus = null;
+    this.focusRail = -1;
     this.blocks = null;
+    this.pool = "";
     this.bindEvents();
   }
 
   set(grid, layer) {
     const sameNodes = this.grid && grid && this.grid.nodes.length === grid.nodes.length;
-    if (layer !== this.layer) {
-      this.images.clear();
-      this.blocks = null;
-      this.lut = layer ? lut(layer.header) : null;
-      this.rank = layer ? rankTable(layer.header) : null;
-    }
+    if (!this.grid || !grid || this.grid.sweep !== grid.sweep) this.rails = []; // another sweep's
+    if (layer !== this.layer) this.blocks = null;
+    if (layer) prep(layer);
     this.grid = grid;
     this.layer = layer;
     if (!sameNodes) this.view = null; // a different matrix: fit again
+    this.draw();
+  }
+
+  setRails(layers) {
+    this.rails = layers;
     this.draw();
   }
 
@@ -53,40 +61,71 @@ export class Heatmap {
     return this.grid ? this.grid.nodes.length : 0;
   }
 
+  // complete: everything the current view draws has arrived.
+  get complete() {
+    if (!this.grid || !this.layer) return false;
+    if (this.mode !== "rails") return true;
+    const m = this.layer.header.metric;
+    return this.rails.length === this.grid.rails && this.rails.every((l) => l && l.header.metric === m);
+  }
+
   // ---- geometry -----------------------------------------------------------
 
   layout() {
-    const W = Math.max(320, this.wrap.clientWidth);
-    const H = Math.round(Math.min(Math.max(360, W * 0.9), Math.max(360, window.innerHeight * 0.78)));
+    const W = Math.max(320, Math.floor(this.wrap.clientWidth));
+    const docTop = this.wrap.getBoundingClientRect().top + window.scrollY;
+    const H = Math.max(360, Math.floor(window.innerHeight - docTop - BELOW_PX));
+    const L = { W, H, left: 8, top: 8, nw: 0, gw: 0 };
     const ctx = this.ctx;
-    ctx.font = FONT(11, true);
-    let label = 40;
-    if (this.grid) {
-      // Node names are drawn once cells are 9 px, which needs no more than
-      // 1/9 of the nodes on screen at fit; otherwise only group names.
-      const names = this.grid.nodes;
-      const step = Math.max(1, Math.floor(names.length / 64));
-      const fitPx = Math.min(W, H) / Math.max(1, names.length);
-      if (fitPx >= 9 || this.mode === "hcas") {
-        for (let k = 0; k < names.length; k += step) label = Math.max(label, ctx.measureText(names[k].name).width);
+    if (this.grid && this.n) {
+      if (this.mode === "pairs") {
+        const m = margins(ctx, this.grid);
+        const nw = this.wantNames(W, H, m.size - m.nw) ? m.nw : 0;
+        const size = m.size - m.nw + nw;
+        Object.assign(L, { left: size, top: size, nw, gw: m.gw });
+      } else if (this.mode === "groups") {
+        ctx.font = FONT(12, true);
+        const w = Math.max(30, ...this.grid.groups.map((g) => ctx.measureText(groupName(g)).width));
+        L.left = L.top = Math.min(150, Math.ceil(w) + 12);
+      } else if (this.mode === "hcas") {
+        const m = margins(ctx, this.grid);
+        L.left = Math.max(m.nw, m.gw) + 12;
+        L.top = 24;
       }
-      for (const g of this.grid.groups) label = Math.max(label, ctx.measureText(g.name || "(no group)").width);
     }
-    label = Math.min(150, Math.ceil(label) + 12);
-    return { W, H, left: label, top: this.mode === "hcas" ? 24 : label, pw: W - label - 8, ph: H - (this.mode === "hcas" ? 24 : label) - 8 };
+    L.pw = W - L.left - 8;
+    L.ph = H - L.top - 8;
+    return L;
   }
 
-  fitView(L) {
-    const s = Math.min(L.pw, L.ph) / Math.max(1, this.n);
-    return { s: Math.min(s, MAX_CELL_PX), ox: 0, oy: 0 };
+  // wantNames: whether the pairs view keeps room for node names, given
+  // the margin without them. Names are drawn for fault lines and the
+  // highlighted suspect, and for every node once cells are NAMES_AT px;
+  // otherwise the room would stay empty.
+  wantNames(W, H, base) {
+    if (this.focus) return true;
+    if (this.layer) {
+      const s = lineStats(this.layer);
+      if (s.rows.length || s.cols.length) return true;
+    }
+    const z = this.view ? this.view.z : 1;
+    return (z * (Math.max(W, H) - base - 8)) / Math.max(1, this.n) >= NAMES_AT;
+  }
+
+  // scales: screen px per pair across and down. The fit (z = 1) fills the
+  // plot; zooming keeps its aspect until a cell reaches MAX_CELL_PX.
+  scales(L, v) {
+    const n = Math.max(1, this.n);
+    return { sx: Math.min(MAX_CELL_PX, (v.z * L.pw) / n), sy: Math.min(MAX_CELL_PX, (v.z * L.ph) / n) };
   }
 
   clampView(L, v) {
-    const fit = this.fitView(L).s;
-    v.s = Math.min(MAX_CELL_PX, Math.max(fit, v.s));
     const n = this.n;
-    v.ox = Math.min(Math.max(0, v.ox), Math.max(0, n - L.pw / v.s));
-    v.oy = Math.min(Math.max(0, v.oy), Math.max(0, n - L.ph / v.s));
+    const zmax = Math.max(1, (MAX_CELL_PX * n) / Math.max(1, Math.min(L.pw, L.ph)));
+    v.z = Math.min(zmax, Math.max(1, v.z));
+    const { sx, sy } = this.scales(L, v);
+    v.ox = Math.min(Math.max(0, v.ox), Math.max(0, n - L.pw / sx));
+    v.oy = Math.min(Math.max(0, v.oy), Math.max(0, n - L.ph / sy));
     return v;
   }
 
@@ -97,28 +136,35 @@ export class Heatmap {
 
   zoomBy(f, px, py) {
     const L = this.L;
-    if (!L || this.mode !== "pairs" || !this.n) return;
+    if (!L || this.mode !== "pairs" || !this.n || !this.view) return;
     const v = this.view;
+    let { sx, sy } = this.scales(L, v);
     if (px === undefined) {
-      px = L.left + Math.min(L.pw, this.n * v.s) / 2;
-      py = L.top + Math.min(L.ph, this.n * v.s) / 2;
+      px = L.left + Math.min(L.pw, this.n * sx) / 2;
+      py = L.top + Math.min(L.ph, this.n * sy) / 2;
     }
-    const cx = v.ox + (px - L.left) / v.s;
-    const cy = v.oy + (py - L.top) / v.s;
-    v.s *= f;
+    const cx = v.ox + (px - L.left) / sx;
+    const cy = v.oy + (py - L.top) / sy;
+    v.z *= f;
     this.clampView(L, v);
-    v.ox = cx - (px - L.left) / v.s;
-    v.oy = cy - (py - L.top) / v.s;
+    ({ sx, sy } = this.scales(L, v));
+    v.ox = cx - (px - L.left) / sx;
+    v.oy = cy - (py - L.top) / sy;
     this.clampView(L, v);
     this.draw();
   }
 
-  // zoomTo shows rows r0..r1 and columns c0..c1 (display positions).
+  // zoomTo centres rows r0..r1 and columns c0..c1 (display positions) in
+  // the pairs view, zoomed so the longer of the two spans fills it.
   zoomTo(r0, r1, c0, c1) {
     this.mode = "pairs";
     const L = this.layout();
-    const span = Math.max(r1 - r0, c1 - c0, 1);
-    const v = { s: Math.min(L.pw, L.ph) / span, ox: c0, oy: r0 };
+    const n = this.n;
+    const v = { z: n / Math.max(r1 - r0, c1 - c0, 1), ox: 0, oy: 0 };
+    this.clampView(L, v);
+    const { sx, sy } = this.scales(L, v);
+    v.ox = (c0 + c1) / 2 - L.pw / sx / 2;
+    v.oy = (r0 + r1) / 2 - L.ph / sy / 2;
     this.view = this.clampView(L, v);
     this.draw();
   }
@@ -136,6 +182,7 @@ export class Heatmap {
     const ctx = this.ctx;
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     ctx.clearRect(0, 0, L.W, L.H);
+    this.pool = "";
     if (!this.grid || !this.layer || !this.n) {
       ctx.fillStyle = "#5a5a5a";
       ctx.font = FONT(13);
@@ -145,204 +192,75 @@ export class Heatmap {
     }
     if (this.mode === "groups") drawGroups(this, L);
     else if (this.mode === "hcas") drawHCAs(this, L);
+    else if (this.mode === "rails") drawRails(this, L);
     else this.drawPairs(L);
     this.cb.onPaint && this.cb.onPaint();
   }
 
   // publish exposes the geometry to scripts and browser tests: the centre
-  // of pair (i, j) is at left + (j - ox + 0.5) * s, top + (i - oy + 0.5) * s.
+  // of pair (i, j) is at left + (j - ox + 0.5) * sx, top + (i - oy + 0.5) * sy;
+  // rows and cols are how many pairs the plot shows down and across.
   publish(L, v) {
     const d = this.canvas.dataset;
-    Object.assign(d, { mode: this.mode, n: this.n, left: L.left, top: L.top, s: v ? v.s : 0, ox: v ? v.ox : 0, oy: v ? v.oy : 0 });
-  }
-
-  // image returns the pairs layer as a canvas, pooled by k (each pixel the
-  // worst of k×k pairs) when the zoom puts several pairs on one pixel, so a
-  // single failed pair never vanishes in the overview.
-  image(k) {
-    let img = this.images.get(k);
-    if (img) return img;
-    const n = this.n;
-    const m = Math.ceil(n / k);
-    img = document.createElement("canvas");
-    img.width = m;
-    img.height = m;
-    const ictx = img.getContext("2d");
-    const data = ictx.createImageData(m, m);
-    const px = new Uint32Array(data.data.buffer);
-    const body = this.layer.body;
-    const { lut: table, rank } = this;
-    if (k === 1) {
-      for (let i = 0; i < body.length; i++) px[i] = table[body[i]];
-    } else {
-      const worst = new Uint8Array(m * m);
-      for (let i = 0; i < n; i++) {
-        const row = i * n;
-        const prow = Math.floor(i / k) * m;
-        for (let j = 0; j < n; j++) {
-          const code = body[row + j];
-          const p = prow + Math.floor(j / k);
-          if (rank[code] > rank[worst[p]]) worst[p] = code;
-        }
-      }
-      for (let p = 0; p < worst.length; p++) px[p] = table[worst[p]];
-    }
-    ictx.putImageData(data, 0, 0);
-    this.images.set(k, img);
-    return img;
+    const g = v || { s: 0, sx: 0, sy: 0, ox: 0, oy: 0, rows: 0, cols: 0 };
+    Object.assign(d, { mode: this.mode, n: this.n, left: L.left, top: L.top, s: g.s, sx: g.sx, sy: g.sy, ox: g.ox, oy: g.oy, rows: g.rows, cols: g.cols });
+    d.focus = this.focus && this.focus.r1 - this.focus.r0 === 1 ? this.focus.r0 : "";
   }
 
   drawPairs(L) {
     const ctx = this.ctx;
-    const n = this.n;
-    if (!this.view) this.view = this.fitView(L);
+    if (!this.view) this.view = { z: 1, ox: 0, oy: 0 };
     const v = this.clampView(L, this.view);
-    const k = v.s >= 1 ? 1 : Math.ceil(1 / v.s);
-    const img = this.image(k);
-    const visW = Math.min(L.pw, n * v.s);
-    const visH = Math.min(L.ph, n * v.s);
+    const { sx, sy } = this.scales(L, v);
+    const P = { x: L.left, y: L.top, w: L.pw, h: L.ph, sx, sy, ox: v.ox, oy: v.oy };
+    const r = paintLayer(ctx, this.layer, P, this.grid.groups);
+    P.visW = r.visW;
+    P.visH = r.visH;
+    const X = (j) => P.x + (j - v.ox) * sx;
+    const Y = (i) => P.y + (i - v.oy) * sy;
     ctx.save();
     ctx.beginPath();
-    ctx.rect(L.left, L.top, visW, visH);
+    ctx.rect(P.x, P.y, P.visW, P.visH);
     ctx.clip();
-    ctx.imageSmoothingEnabled = false;
-    // Only the visible part of the image: zoomed in on 1,024 nodes the
-    // whole image would be tens of thousands of pixels wide.
-    const ps = k * v.s; // screen px per image px
-    const sx = Math.floor(v.ox / k);
-    const sy = Math.floor(v.oy / k);
-    const sw = Math.min(img.width - sx, Math.ceil(visW / ps) + 2);
-    const sh = Math.min(img.height - sy, Math.ceil(visH / ps) + 2);
-    ctx.drawImage(img, sx, sy, sw, sh, L.left + (sx * k - v.ox) * v.s, L.top + (sy * k - v.oy) * v.s, sw * ps, sh * ps);
-    const j0 = Math.floor(v.ox);
-    const i0 = Math.floor(v.oy);
-    const j1 = Math.min(n, Math.ceil(v.ox + visW / v.s));
-    const i1 = Math.min(n, Math.ceil(v.oy + visH / v.s));
-    const X = (j) => L.left + (j - v.ox) * v.s;
-    const Y = (i) => L.top + (i - v.oy) * v.s;
-    if (v.s >= 6) {
-      // Cell borders once cells are big enough to tell apart.
-      ctx.strokeStyle = "rgba(255,255,255,0.9)";
-      ctx.lineWidth = 1;
-      ctx.beginPath();
-      for (let j = j0; j <= j1; j++) {
-        ctx.moveTo(X(j), L.top);
-        ctx.lineTo(X(j), L.top + visH);
-      }
-      for (let i = i0; i <= i1; i++) {
-        ctx.moveTo(L.left, Y(i));
-        ctx.lineTo(L.left + visW, Y(i));
-      }
-      ctx.stroke();
-    }
-    this.drawGroupLines(L, X, Y, visW, visH);
     const h = this.hover && this.hover.kind === "pair" ? this.hover : null;
     if (h) {
       ctx.fillStyle = "rgba(0,0,0,0.07)";
-      ctx.fillRect(L.left, Y(h.i), visW, v.s);
-      ctx.fillRect(X(h.j), L.top, v.s, visH);
+      ctx.fillRect(P.x, Y(h.i), P.visW, sy);
+      ctx.fillRect(X(h.j), P.y, sx, P.visH);
     }
-    if (this.focus >= 0) {
-      ctx.strokeStyle = "#0072B2";
-      ctx.lineWidth = 2;
-      ctx.strokeRect(L.left, Y(this.focus), visW, Math.max(v.s, 2));
-      ctx.strokeRect(X(this.focus), L.top, Math.max(v.s, 2), visH);
-    }
+    if (this.focus) this.drawFocus(P, X, Y);
     if (h) {
       ctx.strokeStyle = "#000";
       ctx.lineWidth = 2;
-      const sz = Math.max(v.s, 4);
-      ctx.strokeRect(X(h.j) + v.s / 2 - sz / 2, Y(h.i) + v.s / 2 - sz / 2, sz, sz);
+      const w = Math.max(sx, MIN_LINE_PX);
+      const hh = Math.max(sy, MIN_LINE_PX);
+      ctx.strokeRect(X(h.j) + sx / 2 - w / 2, Y(h.i) + sy / 2 - hh / 2, w, hh);
     }
     ctx.restore();
-    this.drawAxes(L, v, i0, i1, j0, j1, X, Y);
-    this.publish(L, v);
-    this.canvas.dataset.pool = k;
+    drawMargins(ctx, L, P, { grid: this.grid, stats: r.stats, lut: this.layer.lut, hover: h, focus: this.focus });
+    this.pool = r.kx > 1 || r.ky > 1 ? `${r.kx}×${r.ky}` : "";
+    this.canvas.dataset.pool = this.pool || "1";
+    this.publish(L, { s: Math.min(sx, sy), sx, sy, ox: v.ox, oy: v.oy, rows: L.ph / sy, cols: L.pw / sx });
   }
 
-  drawGroupLines(L, X, Y, visW, visH) {
-    const groups = this.grid.groups;
-    if (groups.length < 2) return;
-    // Lines closer than a few pixels would hide the cells they separate.
-    const minSpan = Math.min(...groups.map((g) => g.count)) * this.view.s;
-    if (minSpan < 6) return;
+  // drawFocus highlights the focused rows and columns: the rest of the
+  // plot is veiled and the two bands outlined, at least MIN_LINE_PX wide.
+  drawFocus(P, X, Y) {
     const ctx = this.ctx;
-    ctx.strokeStyle = "rgba(40,40,40,0.55)";
-    ctx.lineWidth = 1;
-    ctx.beginPath();
-    for (const g of groups.slice(1)) {
-      const x = Math.round(X(g.start)) + 0.5;
-      const y = Math.round(Y(g.start)) + 0.5;
-      if (x > L.left && x < L.left + visW) {
-        ctx.moveTo(x, L.top);
-        ctx.lineTo(x, L.top + visH);
-      }
-      if (y > L.top && y < L.top + visH) {
-        ctx.moveTo(L.left, y);
-        ctx.lineTo(L.left + visW, y);
-      }
+    const f = this.focus;
+    const band = (a, b) => (b - a >= MIN_LINE_PX ? [a, b] : [(a + b) / 2 - MIN_LINE_PX / 2, (a + b) / 2 + MIN_LINE_PX / 2]);
+    const [ya, yb] = band(Y(f.r0), Y(f.r1));
+    const [xa, xb] = band(X(f.c0), X(f.c1));
+    const x1 = P.x + P.visW;
+    const y1 = P.y + P.visH;
+    ctx.fillStyle = "rgba(255,255,255,0.6)";
+    for (const [a, b] of [[P.x, xa], [xb, x1]]) {
+      for (const [c, d] of [[P.y, ya], [yb, y1]]) if (b > a && d > c) ctx.fillRect(a, c, b - a, d - c);
     }
-    ctx.stroke();
-  }
-
-  // drawAxes labels nodes when they fit, else switch groups.
-  drawAxes(L, v, i0, i1, j0, j1, X, Y) {
-    const ctx = this.ctx;
-    const nodes = this.grid.nodes;
-    const h = this.hover && this.hover.kind === "pair" ? this.hover : null;
-    ctx.fillStyle = "#1b1b1b";
-    ctx.textBaseline = "middle";
-    const label = (text, x, y, bold, px) => {
-      ctx.font = FONT(px, bold);
-      ctx.textAlign = "right";
-      ctx.fillText(text, L.left - 4, y);
-      ctx.save();
-      ctx.translate(x, L.top - 4);
-      ctx.rotate(-Math.PI / 2);
-      ctx.textAlign = "left";
-      ctx.fillText(text, 0, 0);
-      ctx.restore();
-    };
-    if (v.s >= 9) {
-      const px = Math.min(12, Math.floor(v.s) - 1);
-      for (let k = Math.max(i0, j0); k < Math.max(i1, j1); k++) {
-        const bold = h && (h.i === k || h.j === k);
-        ctx.font = FONT(px, bold);
-        if (k >= i0 && k < i1) {
-          ctx.textAlign = "right";
-          ctx.fillText(nodes[k].name, L.left - 4, Y(k) + v.s / 2);
-        }
-        if (k >= j0 && k < j1) {
-          ctx.save();
-          ctx.translate(X(k) + v.s / 2, L.top - 4);
-          ctx.rotate(-Math.PI / 2);
-          ctx.textAlign = "left";
-          ctx.fillText(nodes[k].name, 0, 0);
-          ctx.restore();
-        }
-      }
-    } else {
-      // Group names, every k-th one when groups are thinner than a line of text.
-      const groups = this.grid.groups;
-      const avg = (this.n / Math.max(1, groups.length)) * v.s;
-      const every = Math.max(1, Math.ceil(14 / Math.max(avg, 0.1)));
-      groups.forEach((g, k) => {
-        if (k % every !== 0 || g.count * v.s * every < 12) return;
-        const mid = g.start + g.count / 2;
-        const x = X(mid);
-        const y = Y(mid);
-        const inX = x > L.left && x < L.left + L.pw;
-        const inY = y > L.top && y < L.top + L.ph;
-        if (inX || inY) label(g.name || "(no group)", inX ? x : -999, inY ? y : -999, false, 11);
-      });
-    }
-    if (h) {
-      // Always name the hovered pair on the axes, whatever the zoom.
-      ctx.fillStyle = "#000";
-      label(nodes[h.i].name, -999, Y(h.i) + v.s / 2, true, 11);
-      label(nodes[h.j].name, X(h.j) + v.s / 2, -999, true, 11);
-    }
-    ctx.textAlign = "start";
+    ctx.strokeStyle = "#000";
+    ctx.lineWidth = 2;
+    ctx.strokeRect(P.x - 1, ya - 1, P.visW + 2, yb - ya + 2);
+    ctx.strokeRect(xa - 1, P.y - 1, xb - xa + 2, P.visH + 2);
   }
 
   blockStats() {
@@ -355,25 +273,28 @@ export class Heatmap {
     const L = this.L;
     if (!L || !this.layer || !this.n) return null;
     const rect = this.canvas.getBoundingClientRect();
-    const x = ev.clientX - rect.left - L.left;
-    const y = ev.clientY - rect.top - L.top;
+    const cx = ev.clientX - rect.left;
+    const cy = ev.clientY - rect.top;
+    if (this.mode === "rails") return railTarget(this, cx, cy);
+    const x = cx - L.left;
+    const y = cy - L.top;
     if (x < 0 || y < 0 || x > L.pw || y > L.ph) return null;
+    const d = this.canvas.dataset;
     if (this.mode === "groups") {
       const G = this.grid.groups.length;
-      const cs = Math.min(L.pw, L.ph) / G;
-      const a = Math.floor(y / cs);
-      const b = Math.floor(x / cs);
+      const a = Math.floor(y / Number(d.ch));
+      const b = Math.floor(x / Number(d.cw));
       return a < G && b < G ? { kind: "block", a, b } : null;
     }
     if (this.mode === "hcas") {
-      const cw = Number(this.canvas.dataset.cw);
-      const rail = Math.floor(x / cw);
+      const rail = Math.floor(x / Number(d.cw));
       const i = Math.floor(y / (L.ph / this.n));
       return rail < this.grid.rails && i < this.n ? { kind: "hca", i, rail } : null;
     }
     const v = this.view;
-    const i = Math.floor(v.oy + y / v.s);
-    const j = Math.floor(v.ox + x / v.s);
+    const { sx, sy } = this.scales(L, v);
+    const i = Math.floor(v.oy + y / sy);
+    const j = Math.floor(v.ox + x / sx);
     if (i >= this.n || j >= this.n || i === j) return null;
     return { kind: "pair", i, j };
   }
@@ -401,8 +322,9 @@ export class Heatmap {
         if (Math.abs(dx) + Math.abs(dy) > 3) drag.moved = true;
         if (drag.moved) {
           c.classList.add("dragging");
-          this.view.ox = drag.ox - dx / this.view.s;
-          this.view.oy = drag.oy - dy / this.view.s;
+          const { sx, sy } = this.scales(this.L, this.view);
+          this.view.ox = drag.ox - dx / sx;
+          this.view.oy = drag.oy - dy / sy;
           this.hover = null;
           this.draw();
           this.cb.onHover(null, ev);

@@ -3,6 +3,7 @@
 
 import { STATUS, HCA_STEPS, viridis, shadeT, rgbCSS } from "./palette.js";
 import { el, fmtValue } from "./util.js";
+import { MIN_LINE_PX } from "./pairs.js";
 
 function swatch(color, label, count) {
   const s = el("span", "swatch");
@@ -30,14 +31,22 @@ function ramp(header) {
   return wrap;
 }
 
-export function renderLegend(box, layer, mode, pool, grid) {
+// pool: "kx×ky" when each pixel stands for several pairs, else "".
+// rails: in the rails view, every rail's layer once all have arrived; the
+// counts are then of every rail's cells.
+export function renderLegend(box, layer, mode, pool, grid, rails) {
   const parts = [];
   if (!layer) {
     box.replaceChildren();
     return;
   }
   const h = layer.header;
-  const counts = h.counts || [];
+  let counts = h.counts || [];
+  const perRail = mode === "rails" && rails && rails.length > 0;
+  if (perRail) {
+    counts = [];
+    for (const r of rails) (r.header.counts || []).forEach((c, k) => (counts[k] = (counts[k] || 0) + c));
+  }
   const cnt = (code) => counts[code] || 0;
   if (mode === "hcas") {
     parts.push(el("span", "legend-note", "Share of each HCA's cells (as initiator or target) that are bad:"));
@@ -45,7 +54,7 @@ export function renderLegend(box, layer, mode, pool, grid) {
     parts.push(swatch(STATUS[2].color, "nothing tested"));
   } else if (h.metric === "status") {
     for (let c = 1; c < STATUS.length; c++) parts.push(swatch(STATUS[c].color, STATUS[c].label, cnt(c)));
-    parts.push(el("span", "legend-note", "(node pairs)"));
+    parts.push(el("span", "legend-note", perRail ? "(cells of every rail)" : "(node pairs)"));
   } else {
     parts.push(ramp(h));
     parts.push(el("span", "legend-note", h.better === "lower" ? "dark = slower" : "dark = less"));
@@ -54,10 +63,14 @@ export function renderLegend(box, layer, mode, pool, grid) {
   }
   if (mode === "groups") {
     parts.push(el("span", "legend-note", `each block: the worst pair between two ${grid && grid.group_label ? `“${grid.group_label}”` : "switch"} groups; % = share of its pairs that are bad`));
-  } else if (mode === "pairs" && pool > 1) {
-    parts.push(el("span", "legend-note", `zoomed out: each pixel shows the worst of ${pool}×${pool} pairs`));
   }
-  if (mode !== "hcas" && h.rail < 0 && grid && grid.rails > 1) {
+  if ((mode === "pairs" || mode === "rails") && pool) {
+    parts.push(el("span", "legend-note", `zoomed out: each pixel shows the worst of ${pool} pairs; rows and columns at least half bad stay ${MIN_LINE_PX} px wide`));
+  }
+  if (mode === "pairs" && layer.stats && layer.stats.bad > 0) {
+    parts.push(el("span", "legend-note", "bars beside the axes: each row's and column's share of bad pairs"));
+  }
+  if (mode === "pairs" && h.rail < 0 && grid && grid.rails > 1) {
     parts.push(el("span", "legend-note", "all rails: the worst rail of each pair"));
   }
   box.replaceChildren(...parts);

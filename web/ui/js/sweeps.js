@@ -195,3 +195,41 @@ export function bindSweeps(callbacks) {
   $("f-pattern").addEventListener("change", pattern);
   pattern();
 }
+
+// showProgress shows sweep progress p in the header (null: hide it).
+export function showProgress(p) {
+  const box = $("progress");
+  if (!p) {
+    box.hidden = true;
+    return;
+  }
+  box.hidden = false;
+  const bar = $("progress-bar");
+  bar.max = Math.max(1, p.cells);
+  bar.value = p.cells_done;
+  const pct = p.cells ? Math.floor((100 * p.cells_done) / p.cells) : 0;
+  const retest = p.retest_pass ? ` · retest pass ${p.retest_pass} (${p.retested} pairs)` : "";
+  const head = p.state === "running" ? "running" : p.state;
+  $("progress-text").textContent = `${head}: round ${p.rounds_done} of ${p.rounds} · cells ${p.cells_done}/${p.cells} (${pct}%)${retest}`;
+}
+
+// renderSweepSelect lists the sweeps in the header, current selected.
+export function renderSweepSelect(sweeps, current) {
+  const sel = $("sweep");
+  const opts = sweeps.map((s) => {
+    const o = el("option", "", `${s.id} · ${s.state} · ${s.mode} · ${(s.nodes || []).length} nodes`);
+    o.value = s.id;
+    return o;
+  });
+  if (!opts.length) {
+    const o = el("option", "", "no sweeps yet");
+    o.value = "";
+    opts.push(o);
+  }
+  const key = opts.map((o) => o.value + o.textContent).join("|");
+  if (sel.dataset.key !== key) {
+    sel.replaceChildren(...opts);
+    sel.dataset.key = key;
+  }
+  sel.value = current;
+}

@@ -61,8 +61,9 @@ function cellBlock(c, brief) {
   return b;
 }
 
-// showPair renders a pair; detail is the pair answer or null while loading.
-export function showPair(ev, { src, dst, rail, header, code, detail }) {
+// showPair renders a pair; detail is the pair answer or null while loading,
+// hint what a click does.
+export function showPair(ev, { src, dst, rail, header, code, detail, hint = "click for the drill-down" }) {
   const head = el("div", "tt-head", `${src} → ${dst}`);
   const parts = [head];
   const what = el("div");
@@ -76,7 +77,7 @@ export function showPair(ev, { src, dst, rail, header, code, detail }) {
   } else {
     parts.push(el("div", "sub", "loading figures…"));
   }
-  parts.push(el("div", "sub", "click for the drill-down"));
+  parts.push(el("div", "sub", hint));
   show(parts, ev);
 }
 

@@ -31,6 +31,15 @@ export function fmtValue(v, unit) {
   return fmtNum(v);
 }
 
+// fmtShare formats a share of bad cells, the one convention of every
+// rollup: 0% is clean, and a bad share never rounds to 0% or 100%.
+export function fmtShare(x) {
+  if (!(x > 0)) return "0%";
+  if (x < 0.01) return "<1%";
+  if (x < 0.995) return `${Math.round(100 * x)}%`;
+  return x < 1 ? ">99%" : "100%";
+}
+
 export function fmtDuration(ms) {
   if (!(ms >= 0)) return "–";
   const s = ms / 1000;

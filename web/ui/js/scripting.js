@@ -1,0 +1,39 @@
+// window.rdmamesh: what scripts and the browser tests read from the page
+// (web/e2e): the first paint, progress events, layers shown, the grid, and
+// where a pair is drawn.
+
+import { APIError } from "./api.js";
+import { $ } from "./util.js";
+
+export function scriptingAPI(state) {
+  const name = (i) => state.grid.nodes[i].name;
+  return {
+    get firstPaintMs() {
+      return state.firstPaintMs;
+    },
+    get progress() {
+      return state.progress;
+    },
+    get loads() {
+      return state.loads;
+    },
+    get grid() {
+      return state.grid;
+    },
+    // cellCenter is the client position of pair (i, j) in the pairs view.
+    cellCenter(i, j) {
+      const d = $("heatmap").dataset;
+      const r = $("heatmap").getBoundingClientRect();
+      return { x: r.left + Number(d.left) + (j - Number(d.ox) + 0.5) * Number(d.sx), y: r.top + Number(d.top) + (i - Number(d.oy) + 0.5) * Number(d.sy) };
+    },
+    // findCode returns the first pair whose layer byte is code.
+    findCode(code) {
+      const l = state.layer;
+      if (!l) return null;
+      const n = l.header.n;
+      const k = l.body.indexOf(code);
+      return k < 0 ? null : { i: Math.floor(k / n), j: k % n, src: name(Math.floor(k / n)), dst: name(k % n) };
+    },
+    APIError,
+  };
+}
