@@ -19,6 +19,11 @@ type NCCLOptions struct {
 	SocketIfname string
 	// UseRailNetdev writes the suggested rail netdev as an active setting.
 	UseRailNetdev bool
+	// EnvFile writes bare KEY=value lines for docker --env-file, systemd's
+	// EnvironmentFile= and Kubernetes; otherwise every line is an export,
+	// so that `source FILE` in a job script reaches the job's processes
+	// (a bare assignment stays a shell variable, and NCCL never sees it).
+	EnvFile bool
 }
 
 // NCCLEnv is what WriteNCCLEnv writes, for callers that want the values.
@@ -181,17 +186,22 @@ func joinInts(xs []int) string {
 	return strings.Join(parts, ",")
 }
 
-// WriteNCCLEnv writes KEY=value lines and # comments: a file that
-// `set -a; . FILE`, systemd's EnvironmentFile= and `docker --env-file` all
-// read. Values are never quoted, as docker would keep the quotes.
+// WriteNCCLEnv writes `export KEY=value` lines and # comments for a shell
+// to source, or with o.EnvFile bare KEY=value lines for env-file readers.
+// Values are never quoted, as docker would keep the quotes; safeName keeps
+// them free of anything a shell would read differently.
 func (m *Matrix) WriteNCCLEnv(w io.Writer, o NCCLOptions) error {
 	env := m.NCCL(o)
 	var b strings.Builder
 	for _, c := range env.Comments {
 		b.WriteString("# " + c + "\n")
 	}
+	prefix := "export "
+	if o.EnvFile {
+		prefix = ""
+	}
 	for _, v := range env.Vars {
-		b.WriteString(v[0] + "=" + v[1] + "\n")
+		b.WriteString(prefix + v[0] + "=" + v[1] + "\n")
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

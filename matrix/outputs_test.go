@@ -3,6 +3,9 @@ package matrix
 import (
 	"bytes"
 	"encoding/csv"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -197,9 +200,19 @@ func TestNCCLEnv(t *testing.T) {
 			f := newFixture(6, 2)
 			c.setup(f)
 			m := f.build()
-			var buf bytes.Buffer
-			if err := m.WriteNCCLEnv(&buf, c.o); err != nil {
+			var buf, shell bytes.Buffer
+			envFile := c.o
+			envFile.EnvFile = true
+			if err := m.WriteNCCLEnv(&buf, envFile); err != nil {
 				t.Fatal(err)
+			}
+			// The default form is the same file with every assignment
+			// exported, for a job script to source.
+			if err := m.WriteNCCLEnv(&shell, c.o); err != nil {
+				t.Fatal(err)
+			}
+			if want := exportLines(buf.String()); shell.String() != want {
+				t.Fatalf("shell form:\n%s\nwant:\n%s", shell.String(), want)
 			}
 			var vars, comments []string
 			for _, line := range strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n") {
@@ -238,5 +251,43 @@ func TestNCCLConflictingNames(t *testing.T) {
 	joined := strings.Join(env.Comments, "\n")
 	if !strings.Contains(joined, "mlx5_0:1, mlx5_1:1 left out") || !strings.Contains(joined, "no healthy HCA port") {
 		t.Fatalf("comments:\n%s", joined)
+	}
+}
+
+func exportLines(envFile string) string {
+	var b strings.Builder
+	for _, line := range strings.SplitAfter(envFile, "\n") {
+		if line != "" && !strings.HasPrefix(line, "#") {
+			b.WriteString("export ")
+		}
+		b.WriteString(line)
+	}
+	return b.String()
+}
+
+// TestNCCLEnvReachesTheJob sources the file in a real bash, as a job script
+// does, and reads the settings back from a child process: a bare KEY=value
+// line would stay a shell variable that NCCL never sees.
+func TestNCCLEnvReachesTheJob(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash")
+	}
+	m := newFixture(6, 2).build()
+	path := filepath.Join(t.TempDir(), "nccl.env")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.WriteNCCLEnv(f, NCCLOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	out, err := exec.Command(bash, "-c", `. "$1" && env`, "bash", path).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), "\nNCCL_IB_HCA==mlx5_0:1,mlx5_1:1\n") {
+		t.Fatalf("a child of the shell that sourced the file does not see NCCL_IB_HCA:\n%s", out)
 	}
 }

@@ -58,7 +58,9 @@ func newCoordinatorCmd() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		return runCoordinator(cmd.Context(), c, newLogger(c, cmd.ErrOrStderr()))
+		log := newLogger(c, cmd.ErrOrStderr())
+		descriptorBudget(log, "coordinator", 0)
+		return runCoordinator(cmd.Context(), c, log)
 	}
 	return cmd
 }

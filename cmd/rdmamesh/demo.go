@@ -56,6 +56,7 @@ func newDemoCmd() *cobra.Command {
 		if once && c.Log.Level == "info" {
 			log = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
 		}
+		descriptorBudget(log, "demo", demoDescriptors(c.Demo.Nodes))
 		return runDemo(cmd.Context(), c, preset, demoOut{once: once, json: jsonFile, junit: junitFile},
 			cmd.OutOrStdout(), cmd.ErrOrStderr(), log)
 	}
@@ -76,7 +77,8 @@ func runDemo(ctx context.Context, c *config.Config, preset string, o demoOut, st
 	startCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	cl, err := cluster.Start(startCtx, cluster.Options{Nodes: c.Demo.Nodes, Rails: c.Demo.Rails, Preset: preset,
 		Seed: c.Sim.Seed, Faults: c.Sim.Faults, TimeScale: c.Sim.TimeScale, Listen: c.Demo.Listen,
-		Mode: c.Sweep.Mode, Params: testParams(c), PairTimeout: c.Coordinator.PairTimeout, Logger: log, Sweep: defaults})
+		Mode: c.Sweep.Mode, Params: testParams(c), PairTimeout: c.Coordinator.PairTimeout, Logger: log, Sweep: defaults,
+		Version: version, Commit: commit})
 	cancel()
 	if err != nil {
 		return err

@@ -83,6 +83,8 @@ func newGateCmd() *cobra.Command {
 	f.IntVar(&o.HostSlots, "host-slots", 0, "with --hostfile: write 'node slots=N' lines")
 	f.StringVar(&o.NCCLEnvFile, "nccl-env", "", "write NCCL settings (NCCL_IB_HCA, NCCL_IB_GID_INDEX, ...) for the healthy nodes")
 	f.StringVar(&o.NCCL.SocketIfname, "nccl-socket-ifname", "", "NCCL_SOCKET_IFNAME to put in the env file")
+	f.BoolVar(&o.NCCL.EnvFile, "nccl-env-file-format", false,
+		"write the NCCL settings as bare KEY=value lines (docker --env-file, systemd EnvironmentFile=) instead of export lines to source")
 	f.StringVar(&o.DiffAgainst, "diff-against", "", "an earlier --json file: say what got worse or better")
 	f.StringVar(&o.DiffJSONFile, "diff-json", "", "with --diff-against: write the full diff as JSON")
 	return cmd

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/rdmamesh/rdmamesh/internal/config"
+	"github.com/rdmamesh/rdmamesh/internal/selffault"
 )
 
 // exitCoder lets a command choose the process exit code.
@@ -64,7 +65,10 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		Short: "Validate an RDMA fabric: all-pairs RDMA WRITE latency and bandwidth, with verdicts",
 		Long: "rdmamesh runs a worker on every node and a coordinator that tests every pair of HCAs\n" +
 			"on every rail, then says which HCA, node or rail is to blame.\n\n" +
-			"Exit codes: 0 healthy, 1 unhealthy fabric (or failing check), 2 usage/config/infrastructure error.",
+			"Exit codes: 0 healthy; 1 unhealthy fabric (or a failing check); 2 usage or configuration error,\n" +
+			"or a daemon that cannot start; 3 the fabric could not be judged (gate, demo --once): coordinator\n" +
+			"unreachable, sweep failed or over its budget, or a tester fault such as rdmamesh itself running\n" +
+			"out of file descriptors. Only exit 1 blames the fabric.",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -111,3 +115,26 @@ func newLogger(c *config.Config, w io.Writer) *slog.Logger {
 }
 
 func errorf(format string, a ...any) error { return fmt.Errorf(format, a...) }
+
+// Descriptor needs, from measurement (internal/cluster TestDescriptorsStayFlat
+// and the 128 x 8 demo): a worker holds its listeners, the device files of
+// its HCAs and a handful of pooled connections; an in-process demo holds
+// about 13 a simulated node after a sweep and peaks near 7 a node more.
+const workerDescriptors = 256
+
+func demoDescriptors(nodes int) int { return 24*nodes + 128 }
+
+// descriptorBudget lifts the open-file limit to its hard maximum and logs
+// it, warning when it is below what the role needs (need 0: unknown until
+// workers join). Running out is caught and reported as a tester fault
+// (gate exit 3) anyway; the warning says so before a sweep is spent on it.
+func descriptorBudget(log *slog.Logger, role string, need int) {
+	b := selffault.RaiseLimit()
+	args := []any{"role", role, "soft_limit", b.Soft, "hard_limit", b.Hard, "open", b.Open}
+	if need > 0 && b.Soft < uint64(need) {
+		log.Warn("open-file limit is below what this run needs; a sweep that runs out stops as a tester fault (exit 3)",
+			append(args, "need_about", need, "fix", fmt.Sprintf("ulimit -n %d (systemd: LimitNOFILE=%d)", 2*need, 2*need))...)
+		return
+	}
+	log.Info("open-file budget", args...)
+}

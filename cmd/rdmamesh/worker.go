@@ -54,6 +54,7 @@ func newWorkerCmd() *cobra.Command {
 			return err
 		}
 		log := newLogger(c, cmd.ErrOrStderr())
+		descriptorBudget(log, "worker", workerDescriptors)
 		return runWorker(cmd.Context(), c, log)
 	}
 	return cmd

@@ -50,6 +50,9 @@ type Options struct {
 	ClientTLS *tls.Config
 	// Sweep holds the coordinators' sweep defaults, profiles and baseline.
 	Sweep coordinator.SweepDefaults
+	// Version and Commit label rdmamesh_build_info on /metrics, as the
+	// coordinator command's do.
+	Version, Commit string
 }
 
 // Cluster is a running in-process deployment.
@@ -213,9 +216,14 @@ func (c *Cluster) Worker(name string) *worker.Agent { return c.workers[name] }
 // Stop tears everything down: workers, web server, coordinator.
 func (c *Cluster) Stop() {
 	c.stop.Do(func() {
+		// Together: each goodbye waits for its gossip broadcast (up to a
+		// second with relaxed timers), so one after another a 128-node
+		// demo took three minutes to exit.
+		var wg sync.WaitGroup
 		for _, a := range c.workers {
-			a.Stop()
+			wg.Go(a.Stop)
 		}
+		wg.Wait()
 		for _, r := range c.Coords {
 			c.stopReplica(r)
 		}

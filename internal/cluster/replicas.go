@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -58,7 +59,8 @@ func (c *Cluster) startCoordinators(o Options) error {
 		}
 		r.Coordinator = co
 		reg := metrics.NewRegistry()
-		reg.MustRegister(metrics.NewCoordinator(co, metrics.CoordinatorOptions{}))
+		reg.MustRegister(metrics.NewCoordinator(co, metrics.CoordinatorOptions{}),
+			metrics.BuildInfo("coordinator", o.Version, o.Commit, runtime.Version()))
 		ws := web.New(co, web.Options{Logger: c.log, Title: "rdmamesh demo", Token: o.Token, Metrics: metrics.Handler(reg)})
 		r.srv = &http.Server{Handler: ws.Handler(), ReadHeaderTimeout: 10 * time.Second, TLSConfig: o.TLS,
 			ErrorLog: slog.NewLogLogger(c.log.Handler(), slog.LevelWarn)}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -222,7 +223,7 @@ func Load(file string, flags map[string]*pflag.Flag) (*Config, error) {
 		stringToLabels,
 	))
 	if err := v.Unmarshal(&c, dec, func(dc *mapstructure.DecoderConfig) { dc.ErrorUnused = true }); err != nil {
-		return nil, fmt.Errorf("config: %s", flatten(err))
+		return nil, fmt.Errorf("config: %s", explainDecode(v, err, file, flags))
 	}
 	if err := c.Validate(); err != nil {
 		return nil, err
@@ -277,6 +278,55 @@ func checkUnknown(v *viper.Viper, file string) error {
 
 // flatten puts mapstructure's multi-line report on one line, so a log or a
 // terminal shows the key and the value together.
+// explainDecode names, for every key that failed to decode, the value and
+// where it came from: "'coordinator.pair_timeout' time: invalid duration"
+// alone does not say that an environment variable set it, nor which.
+func explainDecode(v *viper.Viper, err error, file string, flags map[string]*pflag.Flag) string {
+	parts := strings.Split(flatten(err), "; ")
+	for i, p := range parts {
+		m := quotedKey.FindStringSubmatch(p)
+		if m == nil {
+			continue
+		}
+		key := m[1]
+		what := strings.TrimSpace(strings.TrimPrefix(p, m[0]))
+		parts[i] = fmt.Sprintf("key %s = %q from %s: %s%s", key, fmt.Sprint(v.Get(key)), source(key, file, flags), what, wantHint(what))
+	}
+	return strings.Join(parts, "; ")
+}
+
+var quotedKey = regexp.MustCompile(`^'([a-z0-9_.]+)'`)
+
+// source says where viper took key's value from, in its order of
+// precedence: flag, environment, file.
+func source(key, file string, flags map[string]*pflag.Flag) string {
+	if f, ok := flags[key]; ok && f.Changed {
+		return "flag --" + f.Name
+	}
+	env := "RDMAMESH_" + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
+	if _, ok := os.LookupEnv(env); ok {
+		return "environment variable " + env
+	}
+	if file != "" {
+		return "config file " + file
+	}
+	return "the defaults"
+}
+
+func wantHint(what string) string {
+	switch {
+	case strings.Contains(what, "duration"):
+		return " (want a duration such as 500ms, 10s or 2m)"
+	case strings.Contains(what, "ParseInt"), strings.Contains(what, "ParseUint"):
+		return " (want a whole number)"
+	case strings.Contains(what, "ParseBool"):
+		return " (want true or false)"
+	case strings.Contains(what, "ParseFloat"):
+		return " (want a number)"
+	}
+	return ""
+}
+
 func flatten(err error) string {
 	msg := strings.Replace(err.Error(), "decoding failed due to the following error(s):", "", 1)
 	var parts []string

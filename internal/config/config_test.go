@@ -121,3 +121,28 @@ func TestLabelsFromEnv(t *testing.T) {
 		t.Fatalf("a label without = must be refused naming the key and the form, got %v", err)
 	}
 }
+
+// A value that does not decode names the key, the value and the variable
+// (or file) it came from, and what would be accepted.
+func TestBadEnvValueNamesTheVariable(t *testing.T) {
+	for _, tc := range []struct {
+		env, val string
+		want     []string
+	}{
+		{"RDMAMESH_COORDINATOR_PAIR_TIMEOUT", "banana", []string{"coordinator.pair_timeout", `"banana"`, "RDMAMESH_COORDINATOR_PAIR_TIMEOUT", "10s"}},
+		{"RDMAMESH_DEMO_NODES", "many", []string{"demo.nodes", `"many"`, "RDMAMESH_DEMO_NODES", "whole number"}},
+	} {
+		t.Run(tc.env, func(t *testing.T) {
+			t.Setenv(tc.env, tc.val)
+			_, err := Load("", nil)
+			if err == nil {
+				t.Fatalf("%s=%s loaded", tc.env, tc.val)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+		})
+	}
+}

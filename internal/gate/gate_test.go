@@ -256,7 +256,7 @@ func TestWritesEveryFile(t *testing.T) {
 		t.Fatalf("hostfile %q", got)
 	}
 	env := read("nccl.env")
-	if !strings.Contains(env, "\nNCCL_IB_HCA==mlx5_0:1,mlx5_1:1\n") || strings.Contains(env, "NCCL_IB_GID_INDEX=") ||
+	if !strings.Contains(env, "\nexport NCCL_IB_HCA==mlx5_0:1,mlx5_1:1\n") || strings.Contains(env, "NCCL_IB_GID_INDEX=") ||
 		!strings.Contains(env, "# rdmamesh NCCL settings for 5 usable node(s) of 6") {
 		t.Fatalf("nccl env:\n%s", env)
 	}
