@@ -14,6 +14,8 @@
 //	BENCH_PPROF=dir           write CPU and heap profiles of each run there
 //	BENCH_READER=0            > 0 (e.g. 1s): a reader asks for the running
 //	                          sweep's matrix this often, as an open UI does
+//	BENCH_RSS_LIMIT_MB=15360  a run whose RSS passes this stops itself
+//	                          (exit 4) before it can take the machine down
 package main
 
 import (
@@ -122,6 +124,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 func runChild(ctx context.Context, n int, control bool, iters int, payload bool, prof string, verbose bool, reader time.Duration, stdout, stderr io.Writer) int {
+	guardCtx, stopGuard := context.WithCancel(ctx)
+	defer stopGuard()
+	go scale.GuardRSS(guardCtx, uint64(envInt("BENCH_RSS_LIMIT_MB", scale.DefaultRSSLimit>>20))<<20, 250*time.Millisecond, stderr, os.Exit)
 	log := slog.New(slog.DiscardHandler)
 	if verbose {
 		log = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))

@@ -1,0 +1,35 @@
+package scale
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestGuardRSSStopsARunPastItsLimit(t *testing.T) {
+	if procStatus("VmRSS") == 0 {
+		t.Skip("no /proc/self/status")
+	}
+	var out bytes.Buffer
+	code := make(chan int, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	// Any Go test process is past 1 MiB: the guard must fire at once.
+	GuardRSS(ctx, 1<<20, time.Millisecond, &out, func(c int) { code <- c })
+	select {
+	case c := <-code:
+		if c != ExitRSSGuard || !strings.Contains(out.String(), "BENCH_RSS_LIMIT_MB") {
+			t.Fatalf("exit %d, message %q", c, out.String())
+		}
+	default:
+		t.Fatal("the guard returned without stopping a run over its limit")
+	}
+}
+
+func TestGuardRSSLetsARunUnderItsLimitGo(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	GuardRSS(ctx, DefaultRSSLimit, time.Millisecond, &bytes.Buffer{}, func(c int) { t.Fatalf("stopped with %d under the limit", c) })
+}
