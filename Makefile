@@ -22,7 +22,7 @@ build-noverbs:
 # The test command the README and CI use.
 test:
 	$(GO) test -count=1 ./...
-	@if [ -n "$(HAVE_VERBS)" ]; then $(GO) vet -tags verbs ./internal/verbs/ ./cmd/rdmamesh/ && $(GO) test -count=1 -tags verbs ./internal/verbs/; fi
+	@if [ -n "$(HAVE_VERBS)" ]; then $(GO) vet -tags verbs ./internal/fabric/verbs/ ./cmd/rdmamesh/ && $(GO) test -count=1 -tags verbs ./internal/fabric/verbs/; fi
 
 testrace:
 	$(GO) test -count=1 -race ./...

@@ -17,6 +17,7 @@ import (
 
 	"github.com/hashicorp/memberlist"
 
+	"github.com/rdmamesh/rdmamesh/internal/fabric"
 	"github.com/rdmamesh/rdmamesh/internal/member"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
 	"github.com/rdmamesh/rdmamesh/internal/selffault"
@@ -25,7 +26,7 @@ import (
 // Options configure an Agent.
 type Options struct {
 	Name            string
-	Fabric          Fabric
+	Fabric          fabric.Fabric
 	GossipBind      string // host:port, port 0 = any
 	GossipAdvertise string
 	Join            []string

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hashicorp/memberlist"
 
+	"github.com/rdmamesh/rdmamesh/internal/fabric"
 	"github.com/rdmamesh/rdmamesh/internal/fabric/sim"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
 )
@@ -76,7 +77,7 @@ func twoAgents(t *testing.T, faults ...string) (*Agent, *Agent, *handlers) {
 	tr := []*memberlist.MockTransport{mnet.NewTransport("a"), mnet.NewTransport("b")}
 	var out []*Agent
 	for i, name := range []string{"a", "b"} {
-		ag, err := Start(context.Background(), Options{Name: name, Fabric: Adapt(fab.Node(name)), Transport: tr[i],
+		ag, err := Start(context.Background(), Options{Name: name, Fabric: fabric.Adapt(fab.Node(name)), Transport: tr[i],
 			APIListen: "127.0.0.1:0", HTTPTransport: rt, Logger: slog.New(slog.DiscardHandler)})
 		if err != nil {
 			t.Fatal(err)

@@ -3,27 +3,14 @@ package worker
 import (
 	"context"
 
+	"github.com/rdmamesh/rdmamesh/internal/fabric"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
 )
 
-// CMSession is a Session that can connect through RDMA CM (TestParams
-// Connect = "rdmacm"). The initiator needs nothing extra: its Connect sees
-// the mode in the session's parameters and uses the responder's CMAddr.
-// The responder splits in two: Listen before the reply (the address goes
-// back in it), Accept after, in the responder goroutine.
-type CMSession interface {
-	Session
-	// Listen starts listening for the initiator's connect request and
-	// returns the local QP info with CMAddr set.
-	Listen(ctx context.Context) (probe.QPInfo, error)
-	// Accept waits for the request, checks it, and completes the connection.
-	Accept(ctx context.Context, remote probe.QPInfo) error
-}
-
 // listenCM is the responder's RDMA CM half before the reply: the reply's
 // QP info and the accept step the responder goroutine runs.
-func listenCM(ctx context.Context, sess Session, req probe.SessionRequest) (probe.QPInfo, func(context.Context) error, error) {
-	cs, ok := sess.(CMSession)
+func listenCM(ctx context.Context, sess fabric.Session, req probe.SessionRequest) (probe.QPInfo, func(context.Context) error, error) {
+	cs, ok := sess.(fabric.CMSession)
 	if !ok {
 		return probe.QPInfo{}, nil, &probe.Error{Class: probe.ClassInternal,
 			Cause: "this worker's fabric cannot connect through RDMA CM",

@@ -9,17 +9,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmamesh/rdmamesh/internal/fabric"
 	"github.com/rdmamesh/rdmamesh/internal/fabric/sim"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
 	"github.com/rdmamesh/rdmamesh/worker"
 )
 
 // noCM hides a fabric's RDMA CM support, like a provider without it.
-type noCM struct{ worker.Fabric }
+type noCM struct{ fabric.Fabric }
 
-type plainSession struct{ worker.Session }
+type plainSession struct{ fabric.Session }
 
-func (f noCM) Open(ctx context.Context, ep probe.Endpoint, p probe.TestParams) (worker.Session, error) {
+func (f noCM) Open(ctx context.Context, ep probe.Endpoint, p probe.TestParams) (fabric.Session, error) {
 	s, err := f.Fabric.Open(ctx, ep, p)
 	if err != nil {
 		return nil, err
@@ -27,14 +28,14 @@ func (f noCM) Open(ctx context.Context, ep probe.Endpoint, p probe.TestParams) (
 	return plainSession{s}, nil
 }
 
-func simPair(t *testing.T, wrapDst func(worker.Fabric) worker.Fabric) (*worker.Agent, string) {
+func simPair(t *testing.T, wrapDst func(fabric.Fabric) fabric.Fabric) (*worker.Agent, string) {
 	t.Helper()
 	fab, err := sim.New(sim.Config{Preset: "roce-2x100", Seed: 7})
 	if err != nil {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.DiscardHandler)
-	dstFab := worker.Adapt(fab.Node("node-02"))
+	dstFab := fabric.Adapt(fab.Node("node-02"))
 	if wrapDst != nil {
 		dstFab = wrapDst(dstFab)
 	}
@@ -44,7 +45,7 @@ func simPair(t *testing.T, wrapDst func(worker.Fabric) worker.Fabric) (*worker.A
 		t.Fatal(err)
 	}
 	t.Cleanup(dst.Stop)
-	src, err := worker.Start(context.Background(), worker.Options{Name: "node-01", Fabric: worker.Adapt(fab.Node("node-01")),
+	src, err := worker.Start(context.Background(), worker.Options{Name: "node-01", Fabric: fabric.Adapt(fab.Node("node-01")),
 		GossipBind: "127.0.0.1:0", APIListen: "127.0.0.1:0", Logger: log})
 	if err != nil {
 		t.Fatal(err)
@@ -93,7 +94,7 @@ func getJSON(t *testing.T, url string, v any) {
 
 // A responder whose fabric has no RDMA CM says so, with the way out.
 func TestTaskOverRDMACMUnsupported(t *testing.T) {
-	src, dstAPI := simPair(t, func(f worker.Fabric) worker.Fabric { return noCM{f} })
+	src, dstAPI := simPair(t, func(f fabric.Fabric) fabric.Fabric { return noCM{f} })
 	res := src.RunTask(context.Background(), cmTask(dstAPI))
 	e := res.Rails[0].Error
 	if res.Rails[0].Class != probe.ClassInternal || e == nil || !strings.Contains(e.Cause, "RDMA CM") || !strings.Contains(e.Fix, "connect=exchange") {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmamesh/rdmamesh/internal/fabric"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
 )
 
@@ -38,7 +39,7 @@ func (f *refusingFabric) Name() string { return "fuzz" }
 
 func (f *refusingFabric) Ports(context.Context) ([]probe.Port, error) { return fuzzPorts(), nil }
 
-func (f *refusingFabric) Open(_ context.Context, ep probe.Endpoint, p probe.TestParams) (Session, error) {
+func (f *refusingFabric) Open(_ context.Context, ep probe.Endpoint, p probe.TestParams) (fabric.Session, error) {
 	if err := p.Validate(); err != nil {
 		f.mu.Lock()
 		f.bad = append(f.bad, err.Error())

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmamesh/rdmamesh/internal/fabric"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
 	"github.com/rdmamesh/rdmamesh/worker"
 )
@@ -31,7 +32,7 @@ func (f *watchedFabric) Ports(context.Context) ([]probe.Port, error) {
 	return []probe.Port{p}, nil
 }
 
-func (f *watchedFabric) Open(context.Context, probe.Endpoint, probe.TestParams) (worker.Session, error) {
+func (f *watchedFabric) Open(context.Context, probe.Endpoint, probe.TestParams) (fabric.Session, error) {
 	return nil, &probe.Error{Class: probe.ClassPortDown, Cause: "not in this test"}
 }
 

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rdmamesh/rdmamesh/internal/fabric"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
 	"github.com/rdmamesh/rdmamesh/internal/selffault"
 )
@@ -78,7 +79,7 @@ type railRun struct {
 	agent  *Agent
 	rp     probe.RailPair
 	rr     probe.RailResult
-	sess   Session
+	sess   fabric.Session
 	local  probe.QPInfo
 	peer   probe.QPInfo
 	peerID string // the remote half's session, when opened one by one

@@ -18,9 +18,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rdmamesh/rdmamesh/internal/fabric"
+	"github.com/rdmamesh/rdmamesh/internal/fabric/verbs"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
-	"github.com/rdmamesh/rdmamesh/internal/verbs"
-	"github.com/rdmamesh/rdmamesh/worker"
 )
 
 // perftest listens on 18515; one above lets both run side by side.
@@ -328,7 +328,7 @@ func probeInitiator(ctx context.Context, fab *verbs.Fabric, o probeOpts, out io.
 		}
 	}
 	if rep.Error == nil && p.ReadIters > 0 {
-		if rl, err := sess.(worker.ReadSession).ReadLatency(ctx, p); err != nil {
+		if rl, err := sess.(fabric.ReadSession).ReadLatency(ctx, p); err != nil {
 			rep.Error = probe.Classify(err)
 		} else {
 			rep.ReadLat = &rl
@@ -410,7 +410,7 @@ func serveProbe(ctx context.Context, fab *verbs.Fabric, o probeOpts, c net.Conn,
 		defer sess.Close()
 		if p.Connect == probe.ConnectRDMACM {
 			// Listen now, accept once the initiator has our address.
-			info, err = sess.(worker.CMSession).Listen(ctx)
+			info, err = sess.(fabric.CMSession).Listen(ctx)
 		} else {
 			err = sess.Connect(ctx, *m.QP)
 			info = sess.Info()
@@ -428,7 +428,7 @@ func serveProbe(ctx context.Context, fab *verbs.Fabric, o probeOpts, c net.Conn,
 	responded := make(chan error, 1)
 	go func() {
 		if p.Connect == probe.ConnectRDMACM {
-			if err := sess.(worker.CMSession).Accept(rctx, *m.QP); err != nil {
+			if err := sess.(fabric.CMSession).Accept(rctx, *m.QP); err != nil {
 				responded <- err
 				return
 			}

@@ -11,11 +11,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rdmamesh/rdmamesh/internal/config"
+	"github.com/rdmamesh/rdmamesh/internal/fabric"
 	"github.com/rdmamesh/rdmamesh/internal/fabric/sim"
+	"github.com/rdmamesh/rdmamesh/internal/fabric/verbs"
 	"github.com/rdmamesh/rdmamesh/internal/inventory"
 	"github.com/rdmamesh/rdmamesh/internal/metrics"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
-	"github.com/rdmamesh/rdmamesh/internal/verbs"
 	"github.com/rdmamesh/rdmamesh/worker"
 )
 
@@ -140,7 +141,7 @@ func keepJoining(ctx context.Context, a joiner, seeds []string, log *slog.Logger
 	}
 }
 
-func openFabric(c *config.Config, name string, pol inventory.GIDPolicy) (worker.Fabric, error) {
+func openFabric(c *config.Config, name string, pol inventory.GIDPolicy) (fabric.Fabric, error) {
 	if c.Worker.Fabric == "sim" {
 		faults, err := sim.ParseFaults(c.Sim.Faults)
 		if err != nil {
@@ -150,7 +151,7 @@ func openFabric(c *config.Config, name string, pol inventory.GIDPolicy) (worker.
 		if err != nil {
 			return nil, &config.FieldError{Key: "sim.preset", Msg: err.Error()}
 		}
-		return worker.Adapt(f.Node(name)), nil
+		return fabric.Adapt(f.Node(name)), nil
 	}
 	// Discovery applies the full GID policy and the coordinator passes its
 	// choice per test; the engine's own fallback only knows auto and index.

@@ -1,5 +1,5 @@
 // Package archtest keeps the dependency direction of docs/architecture.md
-// true: worker → coordinator → matrix → web, cgo in internal/verbs only.
+// true: worker → coordinator → matrix → web, cgo in internal/fabric/verbs only.
 package archtest
 
 import (
@@ -48,16 +48,17 @@ var rules = map[string][]string{
 	"internal/api":          {"internal/probe"},
 	"matrix":                {"internal/probe", "internal/hostlist"},
 	"internal/hostlist":     nil,
+	"internal/fabric":       {"internal/probe"},
 	"internal/fabric/sim":   {"internal/probe"},
 	"internal/member":       nil,
 	"internal/config":       nil,
 	"internal/selffault":    nil,
-	"worker":                {"internal/probe", "internal/member", "internal/selffault"},
+	"worker":                {"internal/probe", "internal/member", "internal/selffault", "internal/fabric"},
 	"coordinator":           {"internal/probe", "internal/member", "internal/api", "matrix", "coordinator/scheduler", "internal/hostlist", "internal/selffault"},
 	"web":                   {"internal/api", "internal/probe", "matrix"},
 	"internal/gate":         {"internal/api", "matrix", "internal/probe"},
 	"internal/inventory":    {"internal/probe"},
-	"internal/verbs":        {"internal/probe", "worker", "internal/member"},
+	"internal/fabric/verbs": {"internal/probe", "internal/fabric", "internal/member"},
 	"internal/metrics":      {"internal/api", "internal/probe", "matrix"},
 	"internal/deploytest":   {"internal/config/docgen/keyflags"},
 
@@ -94,8 +95,8 @@ func TestImportDirection(t *testing.T) {
 
 func TestCgoOnlyInVerbs(t *testing.T) {
 	for _, p := range list(t, "verbs") {
-		if len(p.CgoFiles) > 0 && p.ImportPath != mod+"internal/verbs" {
-			t.Errorf("%s has cgo files %v: cgo lives in internal/verbs only", p.ImportPath, p.CgoFiles)
+		if len(p.CgoFiles) > 0 && p.ImportPath != mod+"internal/fabric/verbs" {
+			t.Errorf("%s has cgo files %v: cgo lives in internal/fabric/verbs only", p.ImportPath, p.CgoFiles)
 		}
 	}
 }

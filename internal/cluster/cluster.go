@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/rdmamesh/rdmamesh/coordinator"
+	"github.com/rdmamesh/rdmamesh/internal/fabric"
 	"github.com/rdmamesh/rdmamesh/internal/fabric/sim"
 	"github.com/rdmamesh/rdmamesh/internal/member"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
@@ -122,7 +123,7 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 		seeds = append(seeds, r.GossipAddr())
 	}
 	for _, name := range c.names {
-		node := worker.Adapt(fab.Node(name))
+		node := fabric.Adapt(fab.Node(name))
 		devices, err := firstDevices(ctx, node, o.Rails)
 		if err != nil {
 			c.Stop()
@@ -153,7 +154,7 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 	return c, nil
 }
 
-func firstDevices(ctx context.Context, f worker.Fabric, rails int) ([]string, error) {
+func firstDevices(ctx context.Context, f fabric.Fabric, rails int) ([]string, error) {
 	ports, err := f.Ports(ctx)
 	if err != nil {
 		return nil, err

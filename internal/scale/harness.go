@@ -24,6 +24,7 @@ import (
 
 	"github.com/rdmamesh/rdmamesh/coordinator"
 	"github.com/rdmamesh/rdmamesh/internal/api"
+	"github.com/rdmamesh/rdmamesh/internal/fabric"
 	"github.com/rdmamesh/rdmamesh/internal/fabric/sim"
 	"github.com/rdmamesh/rdmamesh/internal/member"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
@@ -274,7 +275,7 @@ func startWorkers(ctx context.Context, fab *sim.Fabric, names []string, trans []
 	rt *inproc, labels context.Context, obs *observer, log *slog.Logger) ([]*worker.Agent, error) {
 	out := make([]*worker.Agent, 0, len(names))
 	for i, name := range names {
-		a, err := worker.Start(ctx, worker.Options{Name: name, Fabric: worker.Adapt(fab.Node(name)),
+		a, err := worker.Start(ctx, worker.Options{Name: name, Fabric: fabric.Adapt(fab.Node(name)),
 			Transport: trans[i], LAN: true, GossipTune: member.SharedHost, APIListen: "127.0.0.1:0", HTTPTransport: rt.from(labels), OnTask: obs.task, Logger: log,
 			Labels: map[string]string{"group": fmt.Sprintf("leaf-%02d", i/32+1)}})
 		if err != nil {

@@ -148,7 +148,7 @@ func (f *Fabric) Node(name string) *Node {
 	return n
 }
 
-// Node is the fabric as one worker sees it: the worker.Fabric provider.
+// Node is the fabric as one worker sees it: the fabric.Fabric provider.
 type Node struct {
 	fab  *Fabric
 	name string

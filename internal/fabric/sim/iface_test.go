@@ -5,19 +5,19 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/rdmamesh/rdmamesh/internal/fabric"
 	"github.com/rdmamesh/rdmamesh/internal/fabric/sim"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
-	"github.com/rdmamesh/rdmamesh/worker"
 )
 
-// *sim.Node cannot be a worker.Fabric by itself: its Open cannot name
-// worker.Session without importing worker. It is a worker.Provider, which
-// worker.Adapt turns into one.
+// *sim.Node cannot be a fabric.Fabric by itself: its Open cannot name
+// fabric.Session without importing worker. It is a fabric.Provider, which
+// fabric.Adapt turns into one.
 var (
-	_ worker.Session                = (*sim.Session)(nil)
-	_ worker.CMSession              = (*sim.Session)(nil) // RDMA CM mode sweeps run on the simulator too
-	_ worker.Provider[*sim.Session] = (*sim.Node)(nil)
-	_ worker.Fabric                 = worker.Adapt((*sim.Node)(nil))
+	_ fabric.Session                = (*sim.Session)(nil)
+	_ fabric.CMSession              = (*sim.Session)(nil) // RDMA CM mode sweeps run on the simulator too
+	_ fabric.Provider[*sim.Session] = (*sim.Node)(nil)
+	_ fabric.Fabric                 = fabric.Adapt((*sim.Node)(nil))
 )
 
 // TestThroughWorkerInterfaces drives a pair only through the worker's
@@ -31,7 +31,7 @@ func TestThroughWorkerInterfaces(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var src, dst worker.Fabric = worker.Adapt(fab.Node("node-01")), worker.Adapt(fab.Node("node-02"))
+	var src, dst fabric.Fabric = fabric.Adapt(fab.Node("node-01")), fabric.Adapt(fab.Node("node-02"))
 	if src.Name() != "sim" {
 		t.Fatalf("Name = %q", src.Name())
 	}

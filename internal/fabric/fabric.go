@@ -1,4 +1,8 @@
-package worker
+// Package fabric is the seam between the worker and RDMA: the interfaces a
+// provider implements. internal/fabric/verbs implements them on real HCAs
+// through libibverbs, internal/fabric/sim in pure Go; neither imports the
+// worker, and the worker imports neither.
+package fabric
 
 import (
 	"context"
@@ -6,9 +10,8 @@ import (
 	"github.com/rdmamesh/rdmamesh/internal/probe"
 )
 
-// Fabric is the seam between the worker and RDMA. internal/verbs implements it
-// on real HCAs through libibverbs; internal/fabric/sim implements it in pure
-// Go. Errors returned by every method are *probe.Error, classified where they
+// Fabric is one node's RDMA: its ports and the tests it can open on them.
+// Errors returned by every method are *probe.Error, classified where they
 // happen.
 type Fabric interface {
 	// Name is "verbs" or "sim"; it is published in the inventory.
@@ -37,7 +40,7 @@ type Session interface {
 }
 
 // Provider is a Fabric whose Open returns its own concrete session type, so
-// a provider package need not import worker; Adapt turns it into a Fabric.
+// a provider package need not import this one; Adapt turns it into a Fabric.
 type Provider[S Session] interface {
 	Name() string
 	Ports(ctx context.Context) ([]probe.Port, error)
@@ -60,4 +63,26 @@ func (a adapted[S]) Open(ctx context.Context, ep probe.Endpoint, p probe.TestPar
 		return nil, err
 	}
 	return s, nil
+}
+
+// CMSession is a Session that can connect through RDMA CM (TestParams
+// Connect = "rdmacm"). The initiator needs nothing extra: its Connect sees
+// the mode in the session's parameters and uses the responder's CMAddr.
+// The responder splits in two: Listen before the reply (the address goes
+// back in it), Accept after, in the responder goroutine.
+type CMSession interface {
+	Session
+	// Listen starts listening for the initiator's connect request and
+	// returns the local QP info with CMAddr set.
+	Listen(ctx context.Context) (probe.QPInfo, error)
+	// Accept waits for the request, checks it, and completes the connection.
+	Accept(ctx context.Context, remote probe.QPInfo) error
+}
+
+// ReadSession is a Session that can also measure RDMA READ latency (like
+// ib_read_lat). It is optional: a fabric without it leaves a cell's
+// read_latency empty when the test asks for one.
+type ReadSession interface {
+	Session
+	ReadLatency(ctx context.Context, p probe.TestParams) (probe.Latency, error)
 }

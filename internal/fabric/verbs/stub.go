@@ -6,15 +6,15 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/rdmamesh/rdmamesh/internal/fabric"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
-	"github.com/rdmamesh/rdmamesh/worker"
 )
 
 // Fabric is a placeholder in builds without the engine; New never returns
 // one, so its methods only exist to keep callers compiling.
 type Fabric struct{}
 
-var _ worker.Fabric = (*Fabric)(nil)
+var _ fabric.Fabric = (*Fabric)(nil)
 
 // New validates opts and then reports that the engine is not compiled in.
 func New(opts Options) (*Fabric, error) {
@@ -28,7 +28,7 @@ func (*Fabric) Name() string { return "verbs" }
 
 func (*Fabric) Ports(context.Context) ([]probe.Port, error) { return nil, errStub() }
 
-func (*Fabric) Open(context.Context, probe.Endpoint, probe.TestParams) (worker.Session, error) {
+func (*Fabric) Open(context.Context, probe.Endpoint, probe.TestParams) (fabric.Session, error) {
 	return nil, errStub()
 }
 

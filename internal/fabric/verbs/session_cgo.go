@@ -18,8 +18,8 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/rdmamesh/rdmamesh/internal/fabric"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
-	"github.com/rdmamesh/rdmamesh/worker"
 )
 
 // Session is one RC QP, its buffer and its CQ.
@@ -44,11 +44,11 @@ type Session struct {
 }
 
 var (
-	_ worker.CMSession   = (*Session)(nil)
-	_ worker.ReadSession = (*Session)(nil)
+	_ fabric.CMSession   = (*Session)(nil)
+	_ fabric.ReadSession = (*Session)(nil)
 )
 
-// Info implements worker.Session.
+// Info implements fabric.Session.
 func (s *Session) Info() probe.QPInfo { return s.info }
 
 func (s *Session) where(phase string, size int) where {
@@ -88,7 +88,7 @@ func (s *Session) fail(f failure, w where) *probe.Error {
 	return e
 }
 
-// Connect implements worker.Session: INIT → RTR → RTS against the peer,
+// Connect implements fabric.Session: INIT → RTR → RTS against the peer,
 // from the exchanged QP info or, in RDMA CM mode, through the CM.
 func (s *Session) Connect(ctx context.Context, remote probe.QPInfo) error {
 	if err := ctx.Err(); err != nil {
@@ -202,7 +202,7 @@ func (s *Session) checkParams(p probe.TestParams) *probe.Error {
 	return nil
 }
 
-// Latency implements worker.Session: the initiator half of the WRITE
+// Latency implements fabric.Session: the initiator half of the WRITE
 // ping-pong; one-way latency is half of each round trip.
 func (s *Session) Latency(ctx context.Context, p probe.TestParams) (probe.Latency, error) {
 	if e := s.checkParams(p); e != nil {
@@ -224,7 +224,7 @@ func (s *Session) Latency(ctx context.Context, p probe.TestParams) (probe.Latenc
 	return probe.Summarize(samples), nil
 }
 
-// ReadLatency implements worker.ReadSession: RDMA READ round trips of
+// ReadLatency implements fabric.ReadSession: RDMA READ round trips of
 // p.LatencySize bytes, like ib_read_lat (not halved). The responder takes
 // no part beyond keeping its QP, so it runs between the ping-pong and the
 // bandwidth stream.
@@ -251,7 +251,7 @@ func (s *Session) ReadLatency(ctx context.Context, p probe.TestParams) (probe.La
 	return probe.Summarize(samples), nil
 }
 
-// Bandwidth implements worker.Session: a unidirectional RDMA WRITE stream
+// Bandwidth implements fabric.Session: a unidirectional RDMA WRITE stream
 // with p.TxDepth writes in flight, timed from the first post to the last
 // completion, as ib_write_bw reports its average.
 func (s *Session) Bandwidth(ctx context.Context, p probe.TestParams) (probe.Bandwidth, error) {
@@ -278,7 +278,7 @@ func (s *Session) Bandwidth(ctx context.Context, p probe.TestParams) (probe.Band
 	return bw, nil
 }
 
-// Respond implements worker.Session: answer every ping, then, when the test
+// Respond implements fabric.Session: answer every ping, then, when the test
 // has a bandwidth phase, wait for the initiator's end-of-stream marker.
 // Each phase gets p.Timeout (bounded by ctx).
 func (s *Session) Respond(ctx context.Context, p probe.TestParams) error {
@@ -298,7 +298,7 @@ func (s *Session) Respond(ctx context.Context, p probe.TestParams) error {
 	return nil
 }
 
-// Close implements worker.Session. It first cancels any loop in flight (so
+// Close implements fabric.Session. It first cancels any loop in flight (so
 // a concurrent Close never waits out a deadline), then frees QP, MR, CQ
 // and buffer, and drops the session's hold on the device.
 func (s *Session) Close() error {

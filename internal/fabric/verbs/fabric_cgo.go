@@ -24,8 +24,8 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/rdmamesh/rdmamesh/internal/fabric"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
-	"github.com/rdmamesh/rdmamesh/worker"
 )
 
 // The op numbers are part of the C/Go contract; a mismatch fails the build
@@ -86,7 +86,7 @@ type device struct {
 	refs int // the cache's own reference plus one per open session
 }
 
-var _ worker.Fabric = (*Fabric)(nil)
+var _ fabric.Fabric = (*Fabric)(nil)
 
 // New loads libibverbs and validates opts. It does not touch any device:
 // a host with the library but no HCA gets a Fabric whose Ports is empty.
@@ -106,7 +106,7 @@ func New(opts Options) (*Fabric, error) {
 		devs: map[string]*device{}, watchers: map[string]*watcher{}, sessions: map[*Session]struct{}{}}, nil
 }
 
-// Name implements worker.Fabric.
+// Name implements fabric.Fabric.
 func (f *Fabric) Name() string { return "verbs" }
 
 // Close stops the device watchers and releases the cached device
@@ -241,7 +241,7 @@ func (f *Fabric) gids(d *device, port int, rp C.rm_port) ([]gidEntry, *probe.Err
 	return out, nil
 }
 
-// Ports implements worker.Fabric: every port of every enabled device, in
+// Ports implements fabric.Fabric: every port of every enabled device, in
 // rail order, with the GID a test would use and why.
 func (f *Fabric) Ports(ctx context.Context) ([]probe.Port, error) {
 	names, perr := f.deviceNames()
@@ -328,9 +328,9 @@ func (f *Fabric) describePort(d *device, port int) probe.Port {
 	return p
 }
 
-// Open implements worker.Fabric: the local half of a test (buffer, MR, CQ,
+// Open implements fabric.Fabric: the local half of a test (buffer, MR, CQ,
 // QP in INIT) on ep, with the GID chosen and the port checked ACTIVE.
-func (f *Fabric) Open(ctx context.Context, ep probe.Endpoint, p probe.TestParams) (worker.Session, error) {
+func (f *Fabric) Open(ctx context.Context, ep probe.Endpoint, p probe.TestParams) (fabric.Session, error) {
 	if err := p.Validate(); err != nil {
 		return nil, &probe.Error{Class: probe.ClassInternal, Cause: err.Error(), Fix: "fix the test parameters"}
 	}
