@@ -112,9 +112,28 @@ var kindRank = map[string]int{KindRail: 0, KindSwitchGroup: 1, KindNode: 2, Kind
 
 // sortSuspects puts the most implicated first: most bad cells, then the
 // wider component, then a fixed order so equal sweeps give equal lists.
+// suspectTier orders suspects before their size does. A component whose
+// tests failed outright (retry exceeded, port down, a dead worker) comes
+// before one whose tests merely measured worse than their population,
+// however many cells the slower one touches: dropped writes kill a job, a
+// slow link slows it. Weak evidence (one transient pair) comes after
+// anything confirmed, whatever its class.
+func suspectTier(s *Suspect) int {
+	switch {
+	case s.Confidence < LowConfidence:
+		return 2
+	case s.Verdict == VerdictFailed:
+		return 0
+	}
+	return 1
+}
+
 func sortSuspects(s []Suspect) {
 	sort.SliceStable(s, func(a, b int) bool {
 		x, y := &s[a], &s[b]
+		if rx, ry := suspectTier(x), suspectTier(y); rx != ry {
+			return rx < ry
+		}
 		if x.Bad != y.Bad {
 			return x.Bad > y.Bad
 		}

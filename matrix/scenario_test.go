@@ -168,10 +168,11 @@ func TestScenarios(t *testing.T) {
 				f.touching("node-03", 0, portDown)
 				f.touching("node-10", AllRails, slow(5))
 			},
-			top: topWant{kind: KindNode, node: "node-10", rail: AllRails, verdict: VerdictSlowLatency,
+			// The dead HCA first: its writes fail, the node's only slow.
+			top: topWant{kind: KindHCA, node: "node-03", rail: 0, verdict: VerdictFailed, class: probe.ClassPortDown,
 				minConf: 0.9},
 			suspects: 2,
-			second:   "hca node-03/mlx5_0 (rail 0)",
+			second:   "node node-10",
 		},
 		{
 			name: "two overlapping faults: a leaf and an HCA on the same rail",

@@ -44,7 +44,8 @@ func TestLocalizationScenarios(t *testing.T) {
 		// the rail is its own reference); a rail that drops everything is not.
 		{name: "rail-wide problem", faults: []string{"node-01~node-16/mlx5_1:loss=100%"}, kind: "rail", rail: 1, verdict: matrix.VerdictFailed},
 		{name: "switch group down", faults: []string{"node-09~node-16:loss=100%"}, kind: "switch-group", group: "group=leaf-02", rail: matrix.AllRails, verdict: matrix.VerdictFailed},
-		{name: "two overlapping faults", faults: []string{"node-07/mlx5_0:down", "node-12:lat=5x"}, kind: "node", node: "node-12", rail: matrix.AllRails, verdict: matrix.VerdictSlowLatency},
+		// The dead HCA first (its writes fail), the slow node after it.
+		{name: "two overlapping faults", faults: []string{"node-07/mlx5_0:down", "node-12:lat=5x"}, kind: "hca", node: "node-07", rail: 0, verdict: matrix.VerdictFailed},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -61,8 +62,8 @@ func TestLocalizationScenarios(t *testing.T) {
 			if s.Reason == "" || (s.Verdict == matrix.VerdictFailed && s.Fix == "") {
 				t.Fatalf("suspect without reason or fix: %+v", s)
 			}
-			if tc.name == "two overlapping faults" && !hasSuspect(m, "hca", "node-07") {
-				t.Fatalf("the dead HCA under the slow node is not named:\n%s", m.Summary())
+			if tc.name == "two overlapping faults" && !hasSuspect(m, "node", "node-12") {
+				t.Fatalf("the slow node beside the dead HCA is not named:\n%s", m.Summary())
 			}
 		})
 	}
