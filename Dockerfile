@@ -28,6 +28,9 @@ COPY --from=build /out/rdmamesh /usr/local/bin/rdmamesh
 # volume mounted there (compose) inherits that owner and the coordinator can
 # write its raft state without root.
 RUN mkdir -p /var/lib/rdmamesh && chown 65532:65532 /var/lib/rdmamesh
+# The same for the secrets `rdmamesh keygen` writes (compose's shared
+# volume), kept private to that user.
+RUN mkdir -p /etc/rdmamesh && chown 65532:65532 /etc/rdmamesh && chmod 0700 /etc/rdmamesh
 # Non-root by default: the coordinator and gate need nothing more. The worker
 # on real HCAs runs as root with only CAP_IPC_LOCK (deploy/kubernetes explains
 # why); on the simulated fabric it needs nothing either.

@@ -16,7 +16,7 @@ churn_run() {
 	(cd "$REPO_DIR" && go build -o "$LAB_RUN/labcheck" ./lab/labcheck) || die "building labcheck"
 	worker_stop vm1
 	vm_start vm1 "echo \$\$ > /tmp/worker.pid; exec rdmamesh worker --name vm1 --gossip-bind $(vm_ip 1):7946 \
-		--api-listen $api --fabric verbs --gid auto" > "$LAB_RUN/worker-vm1.job"
+		--api-listen $api --fabric verbs --gid auto --insecure" > "$LAB_RUN/worker-vm1.job"
 	local i=0
 	until nsx curl -sf "http://$api/v1/health" >/dev/null; do
 		i=$((i + 1))

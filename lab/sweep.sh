@@ -22,9 +22,10 @@ coord_start() {
 	rm -rf "$LAB_RUN/coord"
 	mkdir -p "$LAB_RUN/coord"
 	# WAN gossip timers everywhere: a VM's single emulated CPU busy-polling
-	# a test misses LAN probes for seconds (gossip.profile).
+	# a test misses LAN probes for seconds (gossip.profile). --insecure:
+	# the lab's bridge lives in its own namespace and nothing leaves it.
 	RDMAMESH_SWEEP_TEST_TIMEOUT=$1 RDMAMESH_COORDINATOR_PARALLELISM=${3:-0} RDMAMESH_GOSSIP_PROFILE=${LAB_GOSSIP:-wan} \
-		ip netns exec "$LAB_NS" "$LAB_RUN/rdmamesh" coordinator --name coord --gossip-bind "$c:7946" \
+		ip netns exec "$LAB_NS" "$LAB_RUN/rdmamesh" coordinator --name coord --gossip-bind "$c:7946" --insecure \
 		--api-listen "$c:8080" --data-dir "$LAB_RUN/coord/data" --pair-timeout "$2" \
 		>> "$LAB_RUN/logs/coordinator.log" 2>&1 &
 	# ip netns exec execs the coordinator, so $! is the coordinator itself.
@@ -40,7 +41,7 @@ worker_start() {
 	shift
 	vm_start "$vm" "${WORKER_PREFIX:-} echo \$\$ > /tmp/worker.pid; export RDMAMESH_GOSSIP_PROFILE=${LAB_GOSSIP:-wan}; exec ${WORKER_WRAP:-} rdmamesh worker --name $vm \
 		--gossip-bind $(vm_ip "$i"):7946 --api-listen $(vm_ip "$i"):7947 --join $LAB_NET.1:7946 \
-		--fabric verbs --gid auto $*" > "$LAB_RUN/worker-$vm.job"
+		--fabric verbs --gid auto --insecure $*" > "$LAB_RUN/worker-$vm.job"
 }
 
 # worker_stop VM [SIGNAL]: stop VM's worker and wait until it is gone.

@@ -47,9 +47,10 @@ func newCoordinatorCmd() *cobra.Command {
 	f.Int("bootstrap-expect", d["coordinator.bootstrap_expect"].(int), "bootstrap once this many coordinators are seen in gossip (1, 3 or 5)")
 	f.String("token-file", "", "file holding the API bearer token (auth.token_file)")
 	f.String("gossip-key-file", "", "file holding the base64 gossip encryption key (gossip.key_file)")
+	addInsecureFlag(f)
 	addTLSFlags(f)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		c, err := loadConfig(cmd, withTLS(map[string]string{"name": "coordinator.name", "gossip-bind": "gossip.bind",
+		c, err := loadConfig(cmd, withTLS(map[string]string{"name": "coordinator.name", "insecure": "auth.insecure", "gossip-bind": "gossip.bind",
 			"gossip-advertise": "gossip.advertise", "join": "gossip.join", "api-listen": "coordinator.api_listen", "api-advertise": "coordinator.api_advertise",
 			"data-dir": "coordinator.data_dir", "pair-timeout": "coordinator.pair_timeout", "mode": "sweep.mode",
 			"raft-bind": "coordinator.raft_bind", "raft-advertise": "coordinator.raft_advertise", "peer": "coordinator.peers",
@@ -109,10 +110,11 @@ func runCoordinator(ctx context.Context, c *config.Config, log *slog.Logger) err
 	if err := testParams(c).Validate(); err != nil {
 		return &config.FieldError{Key: "sweep", Msg: err.Error()}
 	}
-	token, key, err := c.Secrets()
+	g, err := guard(c, "coordinator", log)
 	if err != nil {
 		return err
 	}
+	token, key := g.Token, g.Key
 	srvTLS, cliTLS, err := c.TLS.Configs()
 	if err != nil {
 		return err
@@ -120,9 +122,6 @@ func runCoordinator(ctx context.Context, c *config.Config, log *slog.Logger) err
 	defaults, err := sweepDefaults(c)
 	if err != nil {
 		return err
-	}
-	if token == "" {
-		log.Warn("no auth.token: anyone who reaches the API can start sweeps and the worker API is open; set auth.token_file")
 	}
 	var peers []coordinator.Peer
 	for _, p := range c.Coordinator.Peers {
@@ -149,6 +148,10 @@ func runCoordinator(ctx context.Context, c *config.Config, log *slog.Logger) err
 	defer co.Stop()
 	joinCtx, stopJoining := context.WithCancel(ctx)
 	joined := make(chan struct{})
+	if len(c.Gossip.Join) == 0 {
+		log.Info("no gossip seeds (--join): this coordinator waits for workers and other coordinators to join it (their --join names this host)",
+			"gossip", co.GossipAddr())
+	}
 	go func() { defer close(joined); keepJoining(joinCtx, co, c.Gossip.Join, log) }()
 	defer func() { stopJoining(); <-joined }()
 	reg := metrics.NewRegistry()

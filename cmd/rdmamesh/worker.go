@@ -43,9 +43,10 @@ func newWorkerCmd() *cobra.Command {
 	f.Float64("sim-time-scale", d["sim.time_scale"].(float64), "sim: 1 = tests take modelled time, 0 = instant")
 	f.String("token-file", "", "file holding the API bearer token (auth.token_file)")
 	f.String("gossip-key-file", "", "file holding the base64 gossip encryption key (gossip.key_file)")
+	addInsecureFlag(f)
 	addTLSFlags(f)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		c, err := loadConfig(cmd, withTLS(map[string]string{"name": "worker.name", "gossip-bind": "gossip.bind",
+		c, err := loadConfig(cmd, withTLS(map[string]string{"name": "worker.name", "insecure": "auth.insecure", "gossip-bind": "gossip.bind",
 			"gossip-advertise": "gossip.advertise", "join": "gossip.join", "api-listen": "worker.api_listen",
 			"api-advertise": "worker.api_advertise", "fabric": "worker.fabric", "gid": "worker.gid",
 			"device": "worker.devices", "sim-preset": "sim.preset", "sim-seed": "sim.seed",
@@ -66,16 +67,14 @@ func runWorker(ctx context.Context, c *config.Config, log *slog.Logger) error {
 	if name == "" {
 		name = config.Hostname()
 	}
-	token, key, err := c.Secrets()
+	g, err := guard(c, "worker", log)
 	if err != nil {
 		return err
 	}
+	token, key := g.Token, g.Key
 	srvTLS, cliTLS, err := c.TLS.Configs()
 	if err != nil {
 		return err
-	}
-	if token == "" {
-		log.Warn("no auth.token: the worker API accepts tasks and probe sessions from anyone; set auth.token_file")
 	}
 	pol, err := inventory.ParseGIDPolicy(c.Worker.GID)
 	if err != nil {
@@ -108,6 +107,9 @@ func runWorker(ctx context.Context, c *config.Config, log *slog.Logger) error {
 	}
 	wm.SetSource(a)
 	defer a.Stop()
+	if len(c.Gossip.Join) == 0 {
+		log.Warn("no gossip seeds (--join): this worker waits for a coordinator to join it")
+	}
 	keepJoining(ctx, a, c.Gossip.Join, log)
 	<-ctx.Done()
 	log.Info("worker stopping")
@@ -121,10 +123,10 @@ type joiner interface {
 }
 
 // keepJoining retries the seeds until we see another member: in Kubernetes
-// or Slurm the coordinator may start after the workers.
+// or Slurm the coordinator may start after the workers. Without seeds each
+// role says what it waits for itself.
 func keepJoining(ctx context.Context, a joiner, seeds []string, log *slog.Logger) {
 	if len(seeds) == 0 {
-		log.Warn("no gossip seeds (--join): this worker waits for a coordinator to join it")
 		return
 	}
 	tick := time.NewTicker(2 * time.Second)

@@ -37,6 +37,7 @@ type Auth struct {
 	Token     string `mapstructure:"token"`
 	TokenFile string `mapstructure:"token_file"`
 	OpenReads bool   `mapstructure:"open_reads"` // GET /api/v1 without the token
+	Insecure  bool   `mapstructure:"insecure"`   // listen beyond loopback without the secrets
 }
 
 type Log struct {
@@ -128,6 +129,7 @@ func Defaults() map[string]any {
 		"auth.token":                   "",
 		"auth.token_file":              "",
 		"auth.open_reads":              false,
+		"auth.insecure":                false,
 		"tls.cert_file":                "",
 		"tls.key_file":                 "",
 		"tls.ca_file":                  "",
@@ -342,9 +344,11 @@ func flatten(err error) string {
 type FieldError struct {
 	Key string
 	Msg string
+	Err error // the cause, when there is one (a missing file)
 }
 
 func (e *FieldError) Error() string { return fmt.Sprintf("config key %s: %s", e.Key, e.Msg) }
+func (e *FieldError) Unwrap() error { return e.Err }
 
 // Validate checks values that decode fine but make no sense.
 func (c *Config) Validate() error {

@@ -72,6 +72,7 @@ func TestCompose(t *testing.T) {
 	}
 	var coords, workers []string
 	cfgs := map[string]*config.Config{}
+	secrets := composeSecrets(t, p)
 	for name, s := range p.Services {
 		if s.Image != "rdmamesh:dev" || s.Build == nil || s.Build.Context != repo(t) {
 			t.Errorf("%s: image %q, build %+v: every service runs the repository's image", name, s.Image, s.Build)
@@ -80,7 +81,7 @@ func TestCompose(t *testing.T) {
 			t.Errorf("%s: no command", name)
 			continue
 		}
-		got := check(t, process{where: "compose " + name, args: s.Command, env: envOf(s)})
+		got := check(t, process{where: "compose " + name, args: s.Command, env: envOf(s), files: secrets.files(t, s)})
 		if got.cfg == nil {
 			continue
 		}
@@ -204,5 +205,9 @@ func TestComposeGate(t *testing.T) {
 	}
 	if _, ok := p.Services[u.Hostname()]; !ok || u.Port() != "8080" {
 		t.Errorf("gate --coordinator %s: not a coordinator service's API", u)
+	}
+	// The coordinators take no sweep without the token.
+	if tf := argValues(s.Command)["token-file"]; composeSecrets(t, p).files(t, s)[tf] == "" {
+		t.Errorf("gate --token-file %q: not keygen's token mounted in the gate", tf)
 	}
 }

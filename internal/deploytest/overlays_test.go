@@ -232,6 +232,22 @@ func TestGateJob(t *testing.T) {
 			t.Errorf("--%s %q is not on a mounted volume (the root filesystem is read-only)", f, path)
 		}
 	}
+	// The coordinators take no sweep without the token: the gate reads it
+	// from the base's Secret.
+	tokenOK := false
+	for _, m := range c.VolumeMounts {
+		for _, v := range spec.Volumes {
+			if v.Name != m.Name || v.Secret == nil || v.Secret.SecretName != "rdmamesh-secrets" {
+				continue
+			}
+			for _, it := range v.Secret.Items {
+				tokenOK = tokenOK || (it.Key == "api.token" && flags["token-file"] == strings.TrimRight(m.MountPath, "/")+"/"+it.Path)
+			}
+		}
+	}
+	if !tokenOK {
+		t.Errorf("--token-file %q is not the api.token of Secret rdmamesh-secrets mounted in the pod", flags["token-file"])
+	}
 	if spec.RestartPolicy != corev1.RestartPolicyNever {
 		t.Error("restartPolicy must be Never: podFailurePolicy needs it, and a verdict must not be retried in place")
 	}

@@ -152,5 +152,11 @@ func check(t *testing.T, p process) checked {
 		}
 	}
 	_, _, serr := c.Secrets()
+	if serr == nil && (cmd == "worker" || cmd == "coordinator") {
+		// The check the command runs before it listens.
+		if _, err := c.Guard(cmd); err != nil {
+			t.Errorf("%s: the binary would refuse to start: %v", p.where, err)
+		}
+	}
 	return checked{cfg: c, secretsErr: serr}
 }

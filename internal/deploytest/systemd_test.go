@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rdmamesh/rdmamesh/internal/config"
 	"github.com/rdmamesh/rdmamesh/internal/tlstest"
 )
 
@@ -72,7 +73,6 @@ const credDir = "/run/credentials/rdmamesh.service"
 
 func TestSystemdUnits(t *testing.T) {
 	key := base64.StdEncoding.EncodeToString([]byte("0123456789abcdef0123456789abcdef"))
-	secrets := parseUnit(t, read(t, "deploy", "systemd", "secrets.conf"))
 	tlsUnit := parseUnit(t, read(t, "deploy", "systemd", "tls.conf"))
 	files := map[string]string{credDir + "/gossip.key": key, credDir + "/token": "s3cret-token"}
 	ca := tlstest.NewCA(t, "rdmamesh")
@@ -93,6 +93,14 @@ func TestSystemdUnits(t *testing.T) {
 	} {
 		t.Run(tc.role, func(t *testing.T) {
 			u := parseUnit(t, read(t, "deploy", "systemd", "rdmamesh-"+tc.role+".service"))
+			// Secure without any drop-in: the unit itself loads the files
+			// `rdmamesh keygen` writes by default.
+			for _, want := range []string{"token:" + filepath.Join(config.SecretsDir, config.TokenFileName),
+				"gossip.key:" + filepath.Join(config.SecretsDir, config.KeyFileName)} {
+				if !slices.Contains(u["Service"]["LoadCredential"], want) {
+					t.Errorf("no LoadCredential=%s: the unit must read keygen's files itself", want)
+				}
+			}
 			if u.get("Service", "Restart") != "on-failure" {
 				t.Error("Restart=on-failure: a crashed agent must come back")
 			}
@@ -127,7 +135,7 @@ func TestSystemdUnits(t *testing.T) {
 			}
 			data := read(t, "deploy", "systemd", tc.env)
 			for _, commented := range []bool{false, true} {
-				for _, dropins := range [][]unit{{secrets}, {secrets, tlsUnit}} {
+				for _, dropins := range [][]unit{{u}, {u, tlsUnit}} {
 					env := parseEnvFile(data, commented)
 					for _, d := range dropins {
 						for _, e := range d["Service"]["Environment"] {
@@ -141,7 +149,7 @@ func TestSystemdUnits(t *testing.T) {
 					}
 				}
 			}
-			for _, d := range []unit{secrets, tlsUnit} {
+			for _, d := range []unit{u, tlsUnit} {
 				for _, lc := range d["Service"]["LoadCredential"] {
 					id, _, _ := strings.Cut(lc, ":")
 					if !slices.ContainsFunc(d["Service"]["Environment"], func(e string) bool {

@@ -8,7 +8,7 @@ var sectionIntro = map[string]string{
 	"coordinator": "The coordinator (`rdmamesh coordinator`): raft, sweeps, the API and UI.",
 	"sweep":       "What one sweep measures; the coordinator's defaults, which a sweep request may override.",
 	"demo":        "The one-process demo (`rdmamesh demo`).",
-	"auth":        "Shared secrets for the APIs. Prefer the `_file` keys: values in the environment show up in process listings.",
+	"auth":        "Shared secrets for the APIs. Prefer the `_file` keys: values in the environment show up in process listings. A worker or coordinator that listens beyond loopback needs both `auth.token` and `gossip.key` (or `auth.insecure`); `rdmamesh keygen` writes both files.",
 	"tls":         "Optional TLS for the control plane: the coordinator API and UI, the worker API, forwarded writes and raft. Off unless `tls.cert_file` is set; then every coordinator and worker must have it on. The files are read at start, so a bad certificate stops the process with the key named.",
 }
 
@@ -21,7 +21,7 @@ var descriptions = map[string]string{
 	"gossip.bind":      "host:port memberlist listens on, TCP and UDP.",
 	"gossip.advertise": "host:port peers dial (a name is resolved once at start, IPv4 first). Empty: the bind address, or the first private IP when bound to `0.0.0.0`; set it behind NAT or with several private interfaces.",
 	"gossip.join":      "Seeds to join (host:port), normally the coordinators. A worker keeps retrying until one answers.",
-	"gossip.key":       "Base64 AES key (16, 24 or 32 bytes) encrypting gossip; every member needs the same one. Empty: no encryption.",
+	"gossip.key":       "Base64 AES key (16, 24 or 32 bytes) encrypting gossip; every member needs the same one (`rdmamesh keygen` writes one). Empty: no encryption, allowed only on loopback or with `auth.insecure`.",
 	"gossip.key_file":  "File holding `gossip.key` (e.g. a mounted Secret). Set this or `gossip.key`, not both.",
 
 	"worker.name":          "Node name in the matrix and in gossip. Empty: the hostname. Use the scheduler's node name (Slurm NodeName, Kubernetes node).",
@@ -72,9 +72,10 @@ var descriptions = map[string]string{
 	"demo.rails":  "Rails (HCAs) per simulated node (1 to 8).",
 	"demo.listen": "host:port of the demo's web UI; port 0 picks a free one.",
 
-	"auth.token":      "Shared bearer token, the same in every process: required by the worker API and by coordinator API writes (and reads unless `auth.open_reads`). Empty: no authentication.",
+	"auth.token":      "Shared bearer token, the same in every process: required by the worker API and by coordinator API writes (and reads unless `auth.open_reads`). `rdmamesh keygen` writes one. Empty: no authentication, allowed only on loopback or with `auth.insecure`.",
 	"auth.token_file": "File holding `auth.token` (e.g. a mounted Secret). Set this or `auth.token`, not both.",
 	"auth.open_reads": "Serve coordinator reads (`GET /api/v1`, the UI) without the token; starting a sweep still needs it.",
+	"auth.insecure":   "Let a worker or coordinator listen beyond loopback (gossip, API or raft bound to `0.0.0.0`, `::`, an empty host, a routable address or a host name) without both `auth.token` and `gossip.key`. Off: such a process refuses to start and says how to make the secrets (`rdmamesh keygen`). On: it starts and warns at every start what is open. Loopback-only listeners need neither.",
 
 	"tls.cert_file":   "PEM certificate (with any intermediates) this process serves its APIs and raft with, and presents as a client certificate. Its SANs must cover the addresses peers dial (the advertised API and raft host, often an IP) or set `tls.server_name`. Set: all URLs are `https://`.",
 	"tls.key_file":    "PEM private key of `tls.cert_file`.",

@@ -48,6 +48,7 @@ var Flags = map[string][]Flag{
 	"coordinator.bootstrap_expect": {{"coordinator", "bootstrap-expect"}},
 	"auth.token_file":              {{"worker", "token-file"}, {"coordinator", "token-file"}},
 	"gossip.key_file":              {{"worker", "gossip-key-file"}, {"coordinator", "gossip-key-file"}},
+	"auth.insecure":                {{"worker", "insecure"}, {"coordinator", "insecure"}},
 	"coordinator.data_dir":         {{"coordinator", "data-dir"}},
 	"coordinator.pair_timeout":     {{"coordinator", "pair-timeout"}, {"demo", "pair-timeout"}},
 	"sweep.mode":                   {{"coordinator", "mode"}, {"demo", "mode"}},
