@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/rdmamesh/rdmamesh/coordinator/sweep"
 	"github.com/rdmamesh/rdmamesh/internal/api"
 	"github.com/rdmamesh/rdmamesh/matrix"
 )
@@ -125,11 +126,11 @@ func (c *Coordinator) StartSweep(ctx context.Context, req api.SweepRequest) (api
 }
 
 func (c *Coordinator) startSweep(req api.SweepRequest) (api.SweepInfo, error) {
-	spec, mode, resolved, err := c.resolveSpec(req)
+	spec, mode, resolved, err := sweep.Resolve(c.sweepDefaults(), req)
 	if err != nil {
 		return api.SweepInfo{}, err
 	}
-	nodes, err := c.plan(req)
+	nodes, err := sweep.SelectNodes(c.reg.list(), req)
 	if err != nil {
 		return api.SweepInfo{}, err
 	}
@@ -139,16 +140,16 @@ func (c *Coordinator) startSweep(req api.SweepRequest) (api.SweepInfo, error) {
 		names[i] = n.Name
 		rails = max(rails, len(n.Ports))
 	}
-	if spec.Pattern == patternOneToAll && !slices.Contains(names, spec.Root) {
+	if spec.Pattern == sweep.PatternOneToAll && !slices.Contains(names, spec.Root) {
 		return api.SweepInfo{}, &requestError{field: "root", msg: fmt.Sprintf("%q is not one of the %d selected workers", spec.Root, len(names))}
 	}
-	rounds, err := planRounds(spec, names)
+	rounds, err := sweep.PlanRounds(spec, names)
 	if err != nil {
 		return api.SweepInfo{}, &requestError{field: "nodes", msg: err.Error()}
 	}
 	now := time.Now().UTC()
 	info := api.SweepInfo{ID: newSweepID(now), State: api.SweepRunning, Mode: mode, Nodes: names, Rails: rails,
-		Rounds: len(rounds), Cells: countCells(spec, nodes, rounds), Started: now, Spec: &resolved}
+		Rounds: len(rounds), Cells: sweep.CountCells(spec, nodes, rounds), Started: now, Spec: &resolved}
 	if err := c.apply(entrySweepStart, sweepStart{Info: info, Spec: spec, Nodes: nodes}); err != nil {
 		return api.SweepInfo{}, &unavailableError{msg: "cannot commit the sweep: " + err.Error()}
 	}
@@ -171,3 +172,23 @@ type unavailableError struct{ msg string }
 
 func (e *unavailableError) Error() string     { return e.msg }
 func (e *unavailableError) Unavailable() bool { return true }
+
+func (c *Coordinator) sweepDefaults() sweep.Defaults {
+	o := &c.opts
+	return sweep.Defaults{Params: o.Params, PairTimeout: o.PairTimeout, Mode: o.Mode, Pattern: o.Pattern, BatchSize: o.BatchSize,
+		RailMode: o.RailMode, Budget: o.Budget, Retests: o.Retests, Profile: o.Profile, Profiles: o.Profiles}
+}
+
+// thresholds are the rules a sweep is judged by: its profile's, or the
+// coordinator's, with the configured baseline.
+func (c *Coordinator) thresholds(spec sweepSpec) matrix.Thresholds {
+	th := c.opts.Thresholds
+	if p, ok := c.opts.Profiles[spec.Profile]; ok {
+		th = p
+	}
+	th.TestedOnly = spec.TestedOnly()
+	if b := c.opts.Baseline; b != nil {
+		th.Baseline, th.BaselineName = b, b.Name
+	}
+	return th
+}

@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/rdmamesh/rdmamesh/coordinator/scheduler"
+	"github.com/rdmamesh/rdmamesh/coordinator/sweep"
 	"github.com/rdmamesh/rdmamesh/internal/api"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
 	"github.com/rdmamesh/rdmamesh/matrix"
@@ -23,9 +24,9 @@ func roundCells(nodes []matrix.Node, rd scheduler.Round, rng *rand.Rand) []matri
 	var out []matrix.Cell
 	for _, p := range rd.Pairs {
 		for _, dir := range [2][2]string{{p.A, p.B}, {p.B, p.A}} {
-			for _, ph := range railPhases(sweepSpec{}, byName[dir[0]], byName[dir[1]]) {
+			for _, ph := range sweep.RailPhases(sweepSpec{}, byName[dir[0]], byName[dir[1]]) {
 				for _, rp := range ph {
-					c := cellFor(dir[0], dir[1], rd.Index, rp)
+					c := sweep.CellFor(dir[0], dir[1], rd.Index, rp)
 					p50 := 1000 + 60*rng.Float64()
 					c.Class = probe.ClassOK
 					c.Latency = &probe.Latency{Samples: 1000, MinNs: p50 - 20, P50Ns: p50, P90Ns: p50 + 15, P99Ns: p50 + 80,

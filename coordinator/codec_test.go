@@ -12,6 +12,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
+	"github.com/rdmamesh/rdmamesh/coordinator/sweep"
 	"github.com/rdmamesh/rdmamesh/internal/api"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
 	"github.com/rdmamesh/rdmamesh/matrix"
@@ -40,7 +41,7 @@ func randomCells(rng *rand.Rand, nodes []matrix.Node, round int) []matrix.Cell {
 				continue
 			}
 			for r := range nodes[s].Ports {
-				c := cellFor(nodes[s].Name, nodes[d].Name, round, probe.RailPair{Rail: r,
+				c := sweep.CellFor(nodes[s].Name, nodes[d].Name, round, probe.RailPair{Rail: r,
 					Src: probe.Endpoint{Device: nodes[s].Ports[r].Device}, Dst: probe.Endpoint{Device: nodes[d].Ports[r].Device, Rail: r}})
 				switch x := rng.IntN(20); {
 				case x == 0:

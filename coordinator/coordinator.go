@@ -18,6 +18,7 @@ import (
 	"github.com/hashicorp/memberlist"
 	"github.com/hashicorp/raft"
 
+	"github.com/rdmamesh/rdmamesh/coordinator/sweep"
 	"github.com/rdmamesh/rdmamesh/internal/member"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
 	"github.com/rdmamesh/rdmamesh/matrix"
@@ -153,7 +154,7 @@ func Start(o Options) (*Coordinator, error) {
 		o.Thresholds = matrix.DefaultThresholds()
 	}
 	if _, ok := o.Profiles[o.Profile]; o.Profile != "" && !ok {
-		return nil, fmt.Errorf("coordinator.profile %q is not among the loaded profiles %v: fix the name or coordinator.profiles_file", o.Profile, profileNames(o.Profiles))
+		return nil, fmt.Errorf("coordinator.profile %q is not among the loaded profiles %v: fix the name or coordinator.profiles_file", o.Profile, sweep.ProfileNames(o.Profiles))
 	}
 	if o.APIAddr == nil {
 		o.APIAddr = func() string { return "" }

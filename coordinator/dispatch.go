@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/rdmamesh/rdmamesh/coordinator/sweep"
 	"github.com/rdmamesh/rdmamesh/internal/member"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
 	"github.com/rdmamesh/rdmamesh/internal/selffault"
@@ -20,7 +21,7 @@ import (
 // per link: an unreachable or hung worker becomes peer-lost or timeout
 // cells, never a stuck sweep.
 func (c *Coordinator) direction(ctx context.Context, out []matrix.Cell, id string, round int, spec sweepSpec, src, dst matrix.Node) []matrix.Cell {
-	for _, phase := range railPhases(spec, src, dst) {
+	for _, phase := range sweep.RailPhases(spec, src, dst) {
 		out = c.phase(ctx, out, id, round, spec, src, dst, phase)
 	}
 	return out
@@ -39,7 +40,7 @@ func (c *Coordinator) phase(ctx context.Context, out []matrix.Cell, id string, r
 		state string
 	}{{src.Name, okS, srcInfo.State}, {dst.Name, okD, dstInfo.State}} {
 		if !n.ok || n.state == "dead" || n.state == "left" {
-			return append(out, failCells(src.Name, dst.Name, round, rails, &probe.Error{Class: probe.ClassPeerLost,
+			return append(out, sweep.FailCells(src.Name, dst.Name, round, rails, &probe.Error{Class: probe.ClassPeerLost,
 				Cause: fmt.Sprintf("worker %s is %s in gossip", n.name, orUnknown(n.state)),
 				Fix:   fmt.Sprintf("check the host %s and its rdmamesh worker service (systemctl status rdmamesh-worker, or the pod)", n.name)})...)
 		}
@@ -56,7 +57,7 @@ func (c *Coordinator) phase(ctx context.Context, out []matrix.Cell, id string, r
 	defer release()
 	res, err := c.postTask(tctx, srcInfo.APIAddr, spec.PairTimeout, task)
 	if err != nil {
-		return append(out, failCells(src.Name, dst.Name, round, rails, err)...)
+		return append(out, sweep.FailCells(src.Name, dst.Name, round, rails, err)...)
 	}
 	return resultCells(out, task, round, res)
 }
@@ -79,7 +80,7 @@ func splitUsable(out []matrix.Cell, src, dst matrix.Node, round int, rails []pro
 			ok = append(ok, rp)
 			continue
 		}
-		out = append(out, failCells(src.Name, dst.Name, round, []probe.RailPair{rp}, e)...)
+		out = append(out, sweep.FailCells(src.Name, dst.Name, round, []probe.RailPair{rp}, e)...)
 	}
 	return ok, out
 }
@@ -126,10 +127,10 @@ func resultCells(out []matrix.Cell, t probe.Task, round int, res probe.TaskResul
 		if !ok || rr.Class == "" {
 			e := &probe.Error{Class: probe.ClassInternal, Cause: fmt.Sprintf("worker %s returned no result for rail %d", t.Src, rp.Rail),
 				Fix: "run the same rdmamesh version on every node"}
-			out = append(out, failCells(t.Src, t.Dst, round, []probe.RailPair{rp}, e)...)
+			out = append(out, sweep.FailCells(t.Src, t.Dst, round, []probe.RailPair{rp}, e)...)
 			continue
 		}
-		c := cellFor(t.Src, t.Dst, round, rp)
+		c := sweep.CellFor(t.Src, t.Dst, round, rp)
 		c.Class, c.Error, c.Latency, c.Bandwidth = rr.Class, rr.Error, rr.Latency, rr.Bandwidth
 		if res.Tester != nil {
 			// The worker ran short of its own resources during the task:

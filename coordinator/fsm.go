@@ -12,8 +12,8 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/rdmamesh/rdmamesh/coordinator/scheduler"
+	"github.com/rdmamesh/rdmamesh/coordinator/sweep"
 	"github.com/rdmamesh/rdmamesh/internal/api"
-	"github.com/rdmamesh/rdmamesh/internal/probe"
 	"github.com/rdmamesh/rdmamesh/matrix"
 )
 
@@ -34,21 +34,7 @@ type sweepStart struct {
 	Nodes []matrix.Node `json:"nodes"`
 }
 
-// sweepSpec is what a leader needs to (re)run a sweep's remaining rounds.
-// Rounds are re-planned from it and the node list on every leader, so the
-// planners must stay deterministic.
-type sweepSpec struct {
-	Params      probe.TestParams `json:"params"`
-	PairTimeout time.Duration    `json:"pair_timeout"`
-	Pattern     string           `json:"pattern,omitempty"` // all-pairs | k-batch | one-to-all
-	BatchSize   int              `json:"batch_size,omitempty"`
-	Root        string           `json:"root,omitempty"`
-	RailMode    string           `json:"rail_mode,omitempty"` // same | cross | all
-	Rails       []int            `json:"rails,omitempty"`     // nil = every rail
-	Budget      time.Duration    `json:"budget,omitempty"`    // 0 = none
-	Retests     int              `json:"retests,omitempty"`   // confirmation passes
-	Profile     string           `json:"profile,omitempty"`
-}
+type sweepSpec = sweep.Spec
 
 // retestPlan fixes one confirmation pass's rounds before any of them runs,
 // so a new leader resumes the same plan instead of re-deriving it from

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rdmamesh/rdmamesh/coordinator/scheduler"
+	"github.com/rdmamesh/rdmamesh/coordinator/sweep"
 	"github.com/rdmamesh/rdmamesh/internal/api"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
 	"github.com/rdmamesh/rdmamesh/matrix"
@@ -30,7 +31,7 @@ func (c *Coordinator) runSweep(ctx context.Context, id string) {
 		names[i] = n.Name
 		byName[n.Name] = n
 	}
-	rounds, err := planRounds(sv.Spec, names)
+	rounds, err := sweep.PlanRounds(sv.Spec, names)
 	if err != nil {
 		c.endSweep(id, api.SweepFailed, err.Error(), nil)
 		return
@@ -155,7 +156,7 @@ func (r *roundRunner) confirm() bool {
 			if m == nil {
 				return true
 			}
-			pairs := retestPairs(m, pass)
+			pairs := sweep.RetestPairs(m, pass)
 			if len(pairs) == 0 {
 				return true
 			}
@@ -214,40 +215,8 @@ func (c *Coordinator) runRound(ctx context.Context, pool *pairPool, id string, s
 	return pool.run(&roundWork{c: c, ctx: ctx, id: id, spec: spec, nodes: nodes, rd: rd})
 }
 
-// failCells gives every rail of a direction the same failure.
-func failCells(src, dst string, round int, rails []probe.RailPair, e *probe.Error) []matrix.Cell {
-	out := make([]matrix.Cell, len(rails))
-	for i, rp := range rails {
-		out[i] = cellFor(src, dst, round, rp)
-		out[i].Class, out[i].Error = e.Class, e
-	}
-	return out
-}
-
 func newSweepID(now time.Time) string {
 	var b [3]byte
 	_, _ = rand.Read(b[:])
 	return now.UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
-}
-
-// plan picks the sweep's nodes: the known workers the request selects that
-// have not left gracefully. Dead ones stay in: a node that vanished must
-// show up red.
-func (c *Coordinator) plan(req api.SweepRequest) ([]matrix.Node, error) {
-	known, err := selectNodes(c.reg.list(), req)
-	if err != nil {
-		return nil, err
-	}
-	nodes := make([]matrix.Node, 0, len(known))
-	for _, n := range known {
-		mn := matrix.Node{Name: n.Name, State: n.State}
-		if n.Inventory != nil {
-			mn.Labels, mn.Ports = n.Inventory.Labels, n.Inventory.Ports
-		}
-		nodes = append(nodes, mn)
-	}
-	if len(nodes) < 2 {
-		return nil, &unavailableError{msg: fmt.Sprintf("a sweep needs at least 2 workers; %d selected", len(nodes))}
-	}
-	return nodes, nil
 }

@@ -54,7 +54,13 @@ var rules = map[string][]string{
 	"internal/config":       nil,
 	"internal/selffault":    nil,
 	"worker":                {"internal/probe", "internal/member", "internal/selffault", "internal/fabric"},
-	"coordinator":           {"internal/probe", "internal/member", "internal/api", "matrix", "coordinator/scheduler", "internal/hostlist", "internal/selffault"},
+	"coordinator": {"internal/probe", "internal/member", "internal/api", "matrix", "coordinator/scheduler", "internal/hostlist", "internal/selffault",
+		"coordinator/sweep", "coordinator/store"},
+	// The sweep engine declares what it needs (Dispatcher, Committer, View);
+	// the coordinator adapts raft, the store and HTTP to them.
+	"coordinator/sweep": {"coordinator/scheduler", "internal/probe", "internal/api", "internal/hostlist", "matrix"},
+	// The store records the sweep's own types, so it sits above sweep.
+	"coordinator/store":     {"coordinator/sweep", "coordinator/scheduler", "internal/probe", "internal/api", "matrix"},
 	"web":                   {"internal/api", "internal/probe", "matrix"},
 	"internal/gate":         {"internal/api", "matrix", "internal/probe"},
 	"internal/inventory":    {"internal/probe"},

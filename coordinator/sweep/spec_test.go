@@ -1,4 +1,4 @@
-package coordinator
+package sweep
 
 import (
 	"errors"
@@ -12,9 +12,9 @@ import (
 	"github.com/rdmamesh/rdmamesh/matrix"
 )
 
-func specCoordinator() *Coordinator {
-	return &Coordinator{opts: Options{Params: probe.DefaultTestParams(), PairTimeout: 10 * time.Second, Mode: "full",
-		SweepDefaults: SweepDefaults{Retests: 2, Profiles: map[string]matrix.Thresholds{"ndr": matrix.DefaultThresholds()}}}}
+func testDefaults() Defaults {
+	return Defaults{Params: probe.DefaultTestParams(), PairTimeout: 10 * time.Second, Mode: "full",
+		Retests: 2, Profiles: map[string]matrix.Thresholds{"ndr": matrix.DefaultThresholds()}}
 }
 
 func intp(v int) *int { return &v }
@@ -24,21 +24,21 @@ func TestResolveSpec(t *testing.T) {
 		name      string
 		req       api.SweepRequest
 		wantField string // "" = valid
-		check     func(t *testing.T, s sweepSpec, mode string)
+		check     func(t *testing.T, s Spec, mode string)
 	}{
-		{name: "defaults", req: api.SweepRequest{}, check: func(t *testing.T, s sweepSpec, mode string) {
-			if mode != "full" || s.Pattern != patternAllPairs || s.RailMode != "same" || s.Retests != 2 || s.Params.BWSize == 0 {
+		{name: "defaults", req: api.SweepRequest{}, check: func(t *testing.T, s Spec, mode string) {
+			if mode != "full" || s.Pattern != PatternAllPairs || s.RailMode != "same" || s.Retests != 2 || s.Params.BWSize == 0 {
 				t.Fatalf("defaults not applied: mode %s spec %+v", mode, s)
 			}
 		}},
-		{name: "quick drops bandwidth", req: api.SweepRequest{Mode: "quick"}, check: func(t *testing.T, s sweepSpec, _ string) {
+		{name: "quick drops bandwidth", req: api.SweepRequest{Mode: "quick"}, check: func(t *testing.T, s Spec, _ string) {
 			if s.Params.BWSize != 0 {
 				t.Fatalf("quick sweep still streams %d-byte writes", s.Params.BWSize)
 			}
 		}},
 		{name: "every field", req: api.SweepRequest{Pattern: "k-batch", BatchSize: 8, RailMode: "cross", Rails: []int{3, 1, 3},
 			Budget: "90s", Retests: intp(0), Profile: "ndr", Connect: "rdmacm", PairTimeout: "4s"},
-			check: func(t *testing.T, s sweepSpec, _ string) {
+			check: func(t *testing.T, s Spec, _ string) {
 				if s.BatchSize != 8 || s.RailMode != "cross" || len(s.Rails) != 2 || s.Rails[0] != 1 || s.Budget != 90*time.Second ||
 					s.Retests != 0 || s.Profile != "ndr" || s.Params.Connect != "rdmacm" || s.PairTimeout != 4*time.Second {
 					t.Fatalf("spec %+v", s)
@@ -57,12 +57,12 @@ func TestResolveSpec(t *testing.T) {
 		{name: "bad pair timeout", req: api.SweepRequest{PairTimeout: "-1s"}, wantField: "pair_timeout"},
 		{name: "bad iterations", req: api.SweepRequest{LatencyIters: 5_000_000}, wantField: "latency_iters"},
 	}
-	c := specCoordinator()
+	d := testDefaults()
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			spec, mode, resolved, err := c.resolveSpec(tc.req)
+			spec, mode, resolved, err := Resolve(d, tc.req)
 			if tc.wantField != "" {
-				var re *requestError
+				var re *RequestError
 				if !errors.As(err, &re) || re.Field() != tc.wantField {
 					t.Fatalf("error %v; want a request error on %s", err, tc.wantField)
 				}
@@ -106,9 +106,9 @@ func TestSelectNodes(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := selectNodes(known, tc.req)
+			got, err := selectKnown(known, tc.req)
 			if tc.wantField != "" {
-				var re *requestError
+				var re *RequestError
 				if !errors.As(err, &re) || re.Field() != tc.wantField {
 					t.Fatalf("error %v; want a request error on %s", err, tc.wantField)
 				}
@@ -150,7 +150,7 @@ func TestRailPhases(t *testing.T) {
 		{"cross", []int{0, 2, 3}, 1, 2}, // rail 3 is not on b
 	}
 	for _, tc := range tests {
-		ph := railPhases(sweepSpec{RailMode: tc.mode, Rails: tc.rails}, a, b)
+		ph := RailPhases(Spec{RailMode: tc.mode, Rails: tc.rails}, a, b)
 		links := 0
 		for _, p := range ph {
 			seenA, seenB := map[int]bool{}, map[int]bool{}
@@ -189,7 +189,7 @@ func TestRetestPairs(t *testing.T) {
 	for i := 0; i < 10; i++ {
 		m.Cells = append(m.Cells, slowCell("x", string(rune('k'+i)), 0))
 	}
-	got := retestPairs(m, 1)
+	got := RetestPairs(m, 1)
 	want := []scheduler.Pair{{A: "a", B: "b"}, {A: "k", B: "x"}, {A: "l", B: "x"}, {A: "m", B: "x"}, {A: "n", B: "x"}}
 	if len(got) != len(want) {
 		t.Fatalf("pass 1 retests %v; want %v", got, want)
@@ -199,7 +199,7 @@ func TestRetestPairs(t *testing.T) {
 			t.Fatalf("pass 1 retests %v; want %v", got, want)
 		}
 	}
-	if got := retestPairs(m, 2); len(got) != 1 || got[0] != (scheduler.Pair{A: "c", B: "d"}) {
+	if got := RetestPairs(m, 2); len(got) != 1 || got[0] != (scheduler.Pair{A: "c", B: "d"}) {
 		t.Fatalf("pass 2 retests %v; want only c-d, the pair pass 1 retested and still found slow", got)
 	}
 }
@@ -214,7 +214,7 @@ func TestRetestSkipsSystemicFailures(t *testing.T) {
 		RailRollups: []matrix.Rollup{{Key: "rail-0", Cells: 30, Failed: 1}, {Key: "rail-1", Cells: 30, Failed: 20}, {Key: "rail-2", Cells: 30, Failed: 10}},
 		NodeRollups: []matrix.Rollup{{Key: "a", Cells: 20, Failed: 1}, {Key: "e", Cells: 20, Failed: 19}},
 	}
-	got := retestPairs(m, 1)
+	got := RetestPairs(m, 1)
 	if len(got) != 1 || got[0] != (scheduler.Pair{A: "a", B: "b"}) {
 		t.Fatalf("retests %v; want only the lone flake a-b", got)
 	}
