@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/rdmamesh/rdmamesh/coordinator/store"
 	"github.com/rdmamesh/rdmamesh/coordinator/sweep"
 	"github.com/rdmamesh/rdmamesh/internal/api"
 	"github.com/rdmamesh/rdmamesh/matrix"
@@ -17,10 +18,10 @@ import (
 func (c *Coordinator) Nodes() []api.NodeInfo { return c.reg.list() }
 
 // Sweeps lists the kept sweeps, newest first.
-func (c *Coordinator) Sweeps() []api.SweepInfo { return c.fsm.sweepInfos() }
+func (c *Coordinator) Sweeps() []api.SweepInfo { return c.fsm.Infos() }
 
 // Sweep returns one sweep's header.
-func (c *Coordinator) Sweep(id string) (api.SweepInfo, bool) { return c.fsm.sweepInfo(id) }
+func (c *Coordinator) Sweep(id string) (api.SweepInfo, bool) { return c.fsm.Info(id) }
 
 // Matrix analyses a sweep as it stands, finished or not. The UI polls every
 // second and metrics scrape too, so the analysis is kept until the sweep's
@@ -40,22 +41,22 @@ func (c *Coordinator) freshMatrix(id string) (*matrix.Matrix, bool) { return c.m
 func (c *Coordinator) matrix(id string, live bool) (*matrix.Matrix, bool) {
 	c.matrixMu.Lock()
 	defer c.matrixMu.Unlock()
-	v, ok := c.fsm.version(id)
+	v, ok := c.fsm.Version(id)
 	if !ok {
 		return nil, false
 	}
 	if m, ok := c.matrices[id]; ok {
-		if m.version == v || live && !c.fsm.ended(id) && time.Since(m.built) < liveMatrixAge(m.took) {
+		if m.version == v || live && !c.fsm.Ended(id) && time.Since(m.built) < liveMatrixAge(m.took) {
 			return m.m, true
 		}
 	}
-	sv, grid, ok := c.fsm.sweepGrid(id)
+	sv, grid, ok := c.fsm.Grid(id)
 	if !ok {
 		return nil, false
 	}
 	delete(c.matrices, id) // a stale analysis must not add to the rebuild's peak
 	start := time.Now()
-	m := matrix.BuildFrom(sv.Nodes, grid, grid.extraCells(), c.thresholds(sv.Spec))
+	m := matrix.BuildFrom(sv.Nodes, grid, grid.ExtraCells(), c.thresholds(sv.Spec))
 	evictMatrices(c.matrices, analysedCells(m), matrixCacheCells)
 	c.matrices[id] = cachedMatrix{version: sv.Version, m: m, built: time.Now(), took: time.Since(start)}
 	return m, true
@@ -103,7 +104,7 @@ func (c *Coordinator) StartSweep(ctx context.Context, req api.SweepRequest) (api
 	// A sweep whose end is committed no longer counts, even if its leader
 	// goroutine has not yet let go of it: a client that saw "done" may
 	// start the next one at once.
-	if c.active != "" && !c.fsm.ended(c.active) {
+	if c.active != "" && !c.fsm.Ended(c.active) {
 		id := c.active
 		c.mu.Unlock()
 		return api.SweepInfo{}, &conflictError{msg: "sweep " + id + " is still running; wait for it or watch GET /api/v1/sweeps/" + id}
@@ -150,7 +151,7 @@ func (c *Coordinator) startSweep(req api.SweepRequest) (api.SweepInfo, error) {
 	now := time.Now().UTC()
 	info := api.SweepInfo{ID: newSweepID(now), State: api.SweepRunning, Mode: mode, Nodes: names, Rails: rails,
 		Rounds: len(rounds), Cells: sweep.CountCells(spec, nodes, rounds), Started: now, Spec: &resolved}
-	if err := c.apply(entrySweepStart, sweepStart{Info: info, Spec: spec, Nodes: nodes}); err != nil {
+	if err := c.apply(store.EntrySweepStart, store.Start{Info: info, Spec: spec, Nodes: nodes}); err != nil {
 		return api.SweepInfo{}, &unavailableError{msg: "cannot commit the sweep: " + err.Error()}
 	}
 	return info, nil
@@ -181,7 +182,7 @@ func (c *Coordinator) sweepDefaults() sweep.Defaults {
 
 // thresholds are the rules a sweep is judged by: its profile's, or the
 // coordinator's, with the configured baseline.
-func (c *Coordinator) thresholds(spec sweepSpec) matrix.Thresholds {
+func (c *Coordinator) thresholds(spec sweep.Spec) matrix.Thresholds {
 	th := c.opts.Thresholds
 	if p, ok := c.opts.Profiles[spec.Profile]; ok {
 		th = p

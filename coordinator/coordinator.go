@@ -18,6 +18,7 @@ import (
 	"github.com/hashicorp/memberlist"
 	"github.com/hashicorp/raft"
 
+	"github.com/rdmamesh/rdmamesh/coordinator/store"
 	"github.com/rdmamesh/rdmamesh/coordinator/sweep"
 	"github.com/rdmamesh/rdmamesh/internal/member"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
@@ -101,7 +102,7 @@ type Peer struct {
 type Coordinator struct {
 	opts     Options
 	log      *slog.Logger
-	fsm      *fsm
+	fsm      *store.FSM
 	raft     *raft.Raft
 	closeR   func() error
 	ml       *memberlist.Memberlist
@@ -159,7 +160,7 @@ func Start(o Options) (*Coordinator, error) {
 	if o.APIAddr == nil {
 		o.APIAddr = func() string { return "" }
 	}
-	c := &Coordinator{opts: o, log: o.Logger.With("coordinator", o.Name), fsm: newFSM(o.KeepSweeps),
+	c := &Coordinator{opts: o, log: o.Logger.With("coordinator", o.Name), fsm: store.New(o.KeepSweeps, o.Logger),
 		events: &events{ch: make(chan gossipEvent, 1024)}, reg: newRegistry(), inflight: newInflight(), matrices: map[string]cachedMatrix{}, work: make(chan string, 1),
 		client:   &http.Client{Transport: workerTransport(o.HTTPTransport, o.ClientTLS)},
 		notifyCh: make(chan bool, 8)}
@@ -319,7 +320,7 @@ func (c *Coordinator) lead(ctx context.Context) {
 	defer wg.Wait()
 	wg.Add(1)
 	go func() { defer wg.Done(); c.reconcileVoters(ctx) }()
-	for _, id := range c.fsm.running() {
+	for _, id := range c.fsm.Running() {
 		c.runSweep(ctx, id)
 	}
 	for {
@@ -332,14 +333,14 @@ func (c *Coordinator) lead(ctx context.Context) {
 	}
 }
 
-func (c *Coordinator) apply(t entryType, v any) error {
+func (c *Coordinator) apply(t store.EntryType, v any) error {
 	_, err := c.applySized(t, v)
 	return err
 }
 
 // applySized is apply that also says how many bytes the entry took.
-func (c *Coordinator) applySized(t entryType, v any) (int, error) {
-	b, err := encodeEntry(t, v)
+func (c *Coordinator) applySized(t store.EntryType, v any) (int, error) {
+	b, err := store.EncodeEntry(t, v)
 	if err != nil {
 		return 0, err
 	}

@@ -20,14 +20,14 @@ import (
 // task per rail phase, appending its cells to out. It always adds one cell
 // per link: an unreachable or hung worker becomes peer-lost or timeout
 // cells, never a stuck sweep.
-func (c *Coordinator) direction(ctx context.Context, out []matrix.Cell, id string, round int, spec sweepSpec, src, dst matrix.Node) []matrix.Cell {
+func (c *Coordinator) direction(ctx context.Context, out []matrix.Cell, id string, round int, spec sweep.Spec, src, dst matrix.Node) []matrix.Cell {
 	for _, phase := range sweep.RailPhases(spec, src, dst) {
 		out = c.phase(ctx, out, id, round, spec, src, dst, phase)
 	}
 	return out
 }
 
-func (c *Coordinator) phase(ctx context.Context, out []matrix.Cell, id string, round int, spec sweepSpec, src, dst matrix.Node, phase []probe.RailPair) []matrix.Cell {
+func (c *Coordinator) phase(ctx context.Context, out []matrix.Cell, id string, round int, spec sweep.Spec, src, dst matrix.Node, phase []probe.RailPair) []matrix.Cell {
 	rails, out := splitUsable(out, src, dst, round, phase)
 	if len(rails) == 0 {
 		return out

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmamesh/rdmamesh/coordinator/sweep"
 	"github.com/rdmamesh/rdmamesh/internal/api"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
 	"github.com/rdmamesh/rdmamesh/matrix"
@@ -51,7 +52,7 @@ func BenchmarkDispatchRound(b *testing.B) {
 		byName[n.Name] = n
 	}
 	c := dispatchCoordinator(nodes)
-	spec := sweepSpec{PairTimeout: time.Minute}
+	spec := sweep.Spec{PairTimeout: time.Minute}
 	pool := newPairPool(0)
 	defer pool.stop()
 	b.ReportAllocs()

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/rdmamesh/rdmamesh/coordinator/scheduler"
+	"github.com/rdmamesh/rdmamesh/coordinator/sweep"
 	"github.com/rdmamesh/rdmamesh/matrix"
 )
 
@@ -29,7 +30,7 @@ type roundWork struct {
 	c       *Coordinator
 	ctx     context.Context
 	id      string
-	spec    sweepSpec
+	spec    sweep.Spec
 	nodes   map[string]matrix.Node
 	rd      scheduler.Round
 	perPair [][]matrix.Cell // each pair fills its own slot

@@ -3,6 +3,9 @@ package coordinator
 import (
 	"sync"
 	"time"
+
+	"github.com/rdmamesh/rdmamesh/coordinator/store"
+	"github.com/rdmamesh/rdmamesh/coordinator/sweep"
 )
 
 // committer commits a sweep's rounds on a goroutine of its own, so that
@@ -14,7 +17,7 @@ import (
 // commit fails is re-run by the next leader, like any uncommitted round.
 type committer struct {
 	c     *Coordinator
-	index *nodeIndex
+	index *store.NodeIndex
 	in    chan pendingRound
 	done  chan struct{}
 
@@ -23,12 +26,12 @@ type committer struct {
 }
 
 type pendingRound struct {
-	r          roundResult
+	r          sweep.RoundResult
 	dispatch   time.Duration
 	dispatched time.Time // when dispatch ended
 }
 
-func (c *Coordinator) startCommitter(index *nodeIndex) *committer {
+func (c *Coordinator) startCommitter(index *store.NodeIndex) *committer {
 	k := &committer{c: c, index: index, in: make(chan pendingRound), done: make(chan struct{})}
 	go k.loop()
 	return k
@@ -69,7 +72,7 @@ func (k *committer) failed() error {
 
 // submit hands a dispatched round over, waiting while the previous one is
 // still being committed.
-func (k *committer) submit(r roundResult, dispatch time.Duration) {
+func (k *committer) submit(r sweep.RoundResult, dispatch time.Duration) {
 	k.in <- pendingRound{r: r, dispatch: dispatch, dispatched: time.Now()}
 }
 
@@ -78,4 +81,14 @@ func (k *committer) finish() error {
 	close(k.in)
 	<-k.done
 	return k.failed()
+}
+
+// commitRound commits a round's cells, compactly when they fit the grid,
+// and says how many bytes the entry took.
+func (c *Coordinator) commitRound(x *store.NodeIndex, r sweep.RoundResult) (int, error) {
+	b, err := store.EncodeRound(x, r)
+	if err != nil {
+		return 0, err
+	}
+	return len(b), c.raft.Apply(b, 10*time.Second).Error()
 }

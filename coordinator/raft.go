@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 
+	"github.com/rdmamesh/rdmamesh/coordinator/store"
 	"github.com/rdmamesh/rdmamesh/internal/member"
 )
 
@@ -33,7 +34,7 @@ type raftNet struct {
 // in memory; otherwise the log and stable store are bolt files and snapshots
 // are files, so a restarted coordinator keeps its history. It does not
 // bootstrap: see (*Coordinator).bootstrap.
-func newRaft(name, dataDir string, f *fsm, notify chan bool, n raftNet, log *slog.Logger) (*raft.Raft, raft.Transport, *raftStores, error) {
+func newRaft(name, dataDir string, f *store.FSM, notify chan bool, n raftNet, log *slog.Logger) (*raft.Raft, raft.Transport, *raftStores, error) {
 	conf := raft.DefaultConfig()
 	conf.LocalID = raft.ServerID(name)
 	conf.Logger = hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.Warn,

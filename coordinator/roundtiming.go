@@ -4,8 +4,6 @@ import (
 	"crypto/tls"
 	"net/http"
 	"time"
-
-	"github.com/rdmamesh/rdmamesh/internal/api"
 )
 
 // RoundTiming is what one committed round cost the leader. Dispatch is from
@@ -38,9 +36,3 @@ func workerTransport(rt http.RoundTripper, tc *tls.Config) http.RoundTripper {
 // SnapshotNow asks raft for a snapshot at once (the scale harness measures
 // its size and time); raft's own thresholds decide otherwise.
 func (c *Coordinator) SnapshotNow() error { return c.raft.Snapshot().Error() }
-
-// ended reports whether sweep id's end is committed.
-func (f *fsm) ended(id string) bool {
-	info, ok := f.sweepInfo(id)
-	return ok && info.State != api.SweepRunning
-}

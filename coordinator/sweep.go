@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rdmamesh/rdmamesh/coordinator/scheduler"
+	"github.com/rdmamesh/rdmamesh/coordinator/store"
 	"github.com/rdmamesh/rdmamesh/coordinator/sweep"
 	"github.com/rdmamesh/rdmamesh/internal/api"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
@@ -21,7 +22,7 @@ import (
 func (c *Coordinator) runSweep(ctx context.Context, id string) {
 	defer c.setActive(id, false)
 	c.setActive(id, true)
-	sv, ok := c.fsm.sweepMeta(id)
+	sv, ok := c.fsm.Meta(id)
 	if !ok {
 		return
 	}
@@ -37,7 +38,7 @@ func (c *Coordinator) runSweep(ctx context.Context, id string) {
 		return
 	}
 	start := time.Now()
-	r := roundRunner{c: c, ctx: ctx, id: id, sv: sv, nodes: byName, index: newNodeIndex(sv.Nodes)}
+	r := roundRunner{c: c, ctx: ctx, id: id, sv: sv, nodes: byName, index: store.NewNodeIndex(sv.Nodes)}
 	if sv.Spec.Budget > 0 {
 		// From the committed start, so a new leader keeps the same budget.
 		r.deadline = sv.Info.Started.Add(sv.Spec.Budget)
@@ -49,7 +50,7 @@ func (c *Coordinator) runSweep(ctx context.Context, id string) {
 		c.endSweep(id, api.SweepFailed, r.testerFault(), nil)
 		return
 	case runOverBudget:
-		done, _ := c.fsm.sweepInfo(id)
+		done, _ := c.fsm.Info(id)
 		c.endSweep(id, api.SweepFailed, fmt.Sprintf("time budget %s exceeded after %d of %d rounds: raise the budget, "+
 			"select fewer nodes (hosts, labels) or use pattern k-batch / mode quick", sv.Spec.Budget, done.RoundsDone, len(rounds)), nil)
 		return
@@ -62,7 +63,7 @@ func (c *Coordinator) runSweep(ctx context.Context, id string) {
 	healthy := m != nil && m.Healthy
 	analysis := time.Since(analysed)
 	c.endSweep(id, api.SweepDone, "", &healthy)
-	info, _ := c.fsm.sweepInfo(id)
+	info, _ := c.fsm.Info(id)
 	c.log.Info("sweep done", "sweep", id, "nodes", len(names), "rounds", info.Rounds, "retested_pairs", info.Retested,
 		"healthy", healthy, "elapsed", time.Since(start).Round(time.Millisecond), "analysis", analysis.Round(time.Millisecond))
 }
@@ -81,10 +82,10 @@ type roundRunner struct {
 	c        *Coordinator
 	ctx      context.Context
 	id       string
-	sv       sweepView
+	sv       store.View
 	nodes    map[string]matrix.Node
-	index    nodeIndex // encodes rounds compactly (codec.go)
-	deadline time.Time // zero: no budget
+	index    store.NodeIndex // encodes rounds compactly (codec.go)
+	deadline time.Time       // zero: no budget
 	tester   *probe.Error
 }
 
@@ -116,7 +117,7 @@ func (r *roundRunner) run(rounds []scheduler.Round) (out runOutcome) {
 			r.c.log.Info("sweep interrupted; the next leader resumes it", "sweep", r.id, "round", rd.Index)
 			return runStopped
 		}
-		com.submit(roundResult{SweepID: r.id, Round: rd.Index, Cells: cells}, time.Since(t0))
+		com.submit(sweep.RoundResult{SweepID: r.id, Round: rd.Index, Cells: cells}, time.Since(t0))
 		if r.tester = testerCell(cells); r.tester != nil {
 			// Nothing measured from here on could be told from our own
 			// fault, and more rounds would only add to the shortage.
@@ -165,12 +166,12 @@ func (r *roundRunner) confirm() bool {
 				r.c.log.Warn("cannot plan retests; judging without them", "sweep", r.id, "err", err)
 				return true
 			}
-			info, _ := r.c.fsm.sweepInfo(r.id)
+			info, _ := r.c.fsm.Info(r.id)
 			for i := range rounds {
 				rounds[i].Index = info.Rounds + i
 			}
-			plan = retestPlan{SweepID: r.id, Pass: pass, Rounds: rounds, Pairs: len(pairs)}
-			if err := r.c.apply(entryRetestPlan, plan); err != nil {
+			plan = sweep.RetestPlan{SweepID: r.id, Pass: pass, Rounds: rounds, Pairs: len(pairs)}
+			if err := r.c.apply(store.EntryRetestPlan, plan); err != nil {
 				r.c.log.Warn("cannot commit a retest plan; the next leader resumes it", "sweep", r.id, "err", err)
 				return false
 			}
@@ -191,7 +192,7 @@ func (r *roundRunner) confirm() bool {
 }
 
 func (c *Coordinator) endSweep(id, state, msg string, healthy *bool) {
-	if err := c.apply(entrySweepEnd, sweepEnd{SweepID: id, State: state, Error: msg, At: time.Now().UTC(), Healthy: healthy}); err != nil {
+	if err := c.apply(store.EntrySweepEnd, store.End{SweepID: id, State: state, Error: msg, At: time.Now().UTC(), Healthy: healthy}); err != nil {
 		c.log.Warn("cannot commit sweep end", "sweep", id, "err", err)
 	}
 }
@@ -211,7 +212,7 @@ func (c *Coordinator) setActive(id string, on bool) {
 // the size of pool): the pairs are disjoint, so no HCA is in two tests.
 // Within a pair the two directions run one after the other, so bandwidth is
 // never shared.
-func (c *Coordinator) runRound(ctx context.Context, pool *pairPool, id string, spec sweepSpec, nodes map[string]matrix.Node, rd scheduler.Round) []matrix.Cell {
+func (c *Coordinator) runRound(ctx context.Context, pool *pairPool, id string, spec sweep.Spec, nodes map[string]matrix.Node, rd scheduler.Round) []matrix.Cell {
 	return pool.run(&roundWork{c: c, ctx: ctx, id: id, spec: spec, nodes: nodes, rd: rd})
 }
 

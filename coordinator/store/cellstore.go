@@ -1,4 +1,4 @@
-package coordinator
+package store
 
 import (
 	"maps"
@@ -23,7 +23,7 @@ import (
 // to a block from an older epoch clones it first, so a snapshot can stream
 // the frozen blocks while Apply goes on.
 type cellStore struct {
-	nodeIndex
+	NodeIndex
 
 	epoch       uint64
 	blocksEpoch uint64
@@ -72,17 +72,17 @@ type cellBlock struct {
 	hasLat   int               // cells with latency, to know samples is set
 }
 
-// nodeIndex places a sweep's cells in its grid; the leader's round encoder
+// NodeIndex places a sweep's cells in its grid; the leader's round encoder
 // and the FSM's store share it, so both agree on which cells fit.
-type nodeIndex struct {
+type NodeIndex struct {
 	nodes []matrix.Node
 	idx   map[string]int32
 	n     int
 	rails int
 }
 
-func newNodeIndex(nodes []matrix.Node) nodeIndex {
-	x := nodeIndex{nodes: nodes, idx: make(map[string]int32, len(nodes)), n: len(nodes)}
+func NewNodeIndex(nodes []matrix.Node) NodeIndex {
+	x := NodeIndex{nodes: nodes, idx: make(map[string]int32, len(nodes)), n: len(nodes)}
 	for i, nd := range nodes {
 		x.idx[nd.Name] = int32(i)
 		x.rails = max(x.rails, len(nd.Ports))
@@ -91,7 +91,7 @@ func newNodeIndex(nodes []matrix.Node) nodeIndex {
 }
 
 func newCellStore(nodes []matrix.Node) *cellStore {
-	return &cellStore{nodeIndex: newNodeIndex(nodes), classCode: map[probe.Class]uint8{}, errCode: map[probe.Error]uint16{},
+	return &cellStore{NodeIndex: NewNodeIndex(nodes), classCode: map[probe.Class]uint8{}, errCode: map[probe.Error]uint16{},
 		retests: map[int32][]matrix.Attempt{}, extra: map[cellKey]matrix.Cell{}}
 }
 
@@ -105,7 +105,7 @@ func portDevice(n matrix.Node, rail int) string {
 }
 
 // slotOf says where c lives in the grid, or false when it must be kept whole.
-func (s *nodeIndex) slotOf(c *matrix.Cell) (int32, bool) {
+func (s *NodeIndex) slotOf(c *matrix.Cell) (int32, bool) {
 	si, di, ok := s.indices(c, nil)
 	if !ok {
 		return 0, false
@@ -116,7 +116,7 @@ func (s *nodeIndex) slotOf(c *matrix.Cell) (int32, bool) {
 // indices gives c's source and destination node indices, or false when c
 // does not fit the grid. A memo (may be nil) remembers the last names
 // looked up: a round's cells come a direction's rails at a time.
-func (s *nodeIndex) indices(c *matrix.Cell, m *idxMemo) (int32, int32, bool) {
+func (s *NodeIndex) indices(c *matrix.Cell, m *idxMemo) (int32, int32, bool) {
 	if c.DstRail != nil && *c.DstRail != c.Rail || c.Rail < 0 || c.Rail >= s.rails || c.Round < 0 || c.Round > 0xffff {
 		return 0, 0, false
 	}
@@ -150,7 +150,7 @@ func (*idxMemo) lookup(idx map[string]int32, e *memoEntry, name string) (int32, 
 	return e.i, e.ok
 }
 
-func (s *nodeIndex) slot(src, dst, rail int) int32 { return gridSlot(s.n, src, dst, rail) }
+func (s *NodeIndex) slot(src, dst, rail int) int32 { return gridSlot(s.n, src, dst, rail) }
 
 // gridSlot and gridCoords are the grid's layout, for n nodes: rail-major,
 // then source, then destination.
@@ -163,7 +163,7 @@ func gridCoords(n int, slot int32) (src, dst, rail int) {
 }
 
 // key is the cellKey of a grid slot.
-func (s *nodeIndex) key(slot int32) cellKey {
+func (s *NodeIndex) key(slot int32) cellKey {
 	src, d, rail := gridCoords(s.n, slot)
 	return cellKey{Src: s.nodes[src].Name, Dst: s.nodes[d].Name, Rail: rail, DstRail: rail}
 }
@@ -242,7 +242,7 @@ func quantized(c matrix.Cell) matrix.Cell {
 	return c
 }
 
-func (s *nodeIndex) slotOfKey(k cellKey) (int32, bool) {
+func (s *NodeIndex) slotOfKey(k cellKey) (int32, bool) {
 	si, ok1 := s.idx[k.Src]
 	di, ok2 := s.idx[k.Dst]
 	if !ok1 || !ok2 || si == di || k.Rail != k.DstRail || k.Rail < 0 || k.Rail >= s.rails {

@@ -1,15 +1,15 @@
-package coordinator
+package store
 
 import (
 	"github.com/rdmamesh/rdmamesh/internal/probe"
 	"github.com/rdmamesh/rdmamesh/matrix"
 )
 
-// gridSource lets matrix.BuildFrom read a frozen store cell by cell, so the
+// GridSource lets matrix.BuildFrom read a frozen store cell by cell, so the
 // analysis never holds a []matrix.Cell of the whole sweep beside the
 // []matrix.Result it builds (1.3 GB more at 1,024 x 8). Node indices are
 // the store's, which are the sweep record's node order.
-type gridSource struct {
+type GridSource struct {
 	v   storeView
 	has []bool // node*rails + rail, filled on first use
 	// Figures are handed out of chunks rather than one allocation per
@@ -20,16 +20,16 @@ type gridSource struct {
 
 const figureChunk = 4096
 
-func newGridSource(v storeView) *gridSource { return &gridSource{v: v} }
+func newGridSource(v storeView) *GridSource { return &GridSource{v: v} }
 
-func (g *gridSource) Rails() int {
+func (g *GridSource) Rails() int {
 	if g.v.blocks == nil {
 		return 0
 	}
 	return g.v.rails
 }
 
-func (g *gridSource) Has(node, rail int) bool {
+func (g *GridSource) Has(node, rail int) bool {
 	if rail >= g.v.rails || g.v.blocks == nil {
 		return false
 	}
@@ -41,7 +41,7 @@ func (g *gridSource) Has(node, rail int) bool {
 
 // scanHas marks each (node, rail) some cell puts the node on, in one pass
 // over the class bytes.
-func (g *gridSource) scanHas() []bool {
+func (g *GridSource) scanHas() []bool {
 	n, rails := g.v.n, g.v.rails
 	has := make([]bool, n*rails)
 	for bi, b := range g.v.blocks {
@@ -59,7 +59,7 @@ func (g *gridSource) scanHas() []bool {
 	return has
 }
 
-func (g *gridSource) Fill(c *matrix.Cell, src, dst, rail int) bool {
+func (g *GridSource) Fill(c *matrix.Cell, src, dst, rail int) bool {
 	if rail >= g.v.rails || src == dst {
 		return false
 	}
@@ -91,6 +91,6 @@ func (g *gridSource) Fill(c *matrix.Cell, src, dst, rail int) bool {
 	return true
 }
 
-// extraCells are the cells kept whole (cross-rail ones, cells outside the
+// ExtraCells are the cells kept whole (cross-rail ones, cells outside the
 // grid): BuildFrom takes them as a slice.
-func (g *gridSource) extraCells() []matrix.Cell { return sortedCells(g.v.extra) }
+func (g *GridSource) ExtraCells() []matrix.Cell { return sortedCells(g.v.extra) }

@@ -1,4 +1,4 @@
-package coordinator
+package store
 
 import (
 	"math/rand/v2"
@@ -24,7 +24,7 @@ func roundCells(nodes []matrix.Node, rd scheduler.Round, rng *rand.Rand) []matri
 	var out []matrix.Cell
 	for _, p := range rd.Pairs {
 		for _, dir := range [2][2]string{{p.A, p.B}, {p.B, p.A}} {
-			for _, ph := range sweep.RailPhases(sweepSpec{}, byName[dir[0]], byName[dir[1]]) {
+			for _, ph := range sweep.RailPhases(sweep.Spec{}, byName[dir[0]], byName[dir[1]]) {
 				for _, rp := range ph {
 					c := sweep.CellFor(dir[0], dir[1], rd.Index, rp)
 					p50 := 1000 + 60*rng.Float64()
@@ -56,12 +56,12 @@ func benchSweep(b *testing.B, n int) ([]matrix.Node, []scheduler.Round) {
 // binary raft entry; bytes/entry is the log growth per round.
 func BenchmarkCodecRound(b *testing.B) {
 	nodes, rounds := benchSweep(b, 1024)
-	x := newNodeIndex(nodes)
-	r := roundResult{SweepID: "s", Round: 0, Cells: roundCells(nodes, rounds[0], rand.New(rand.NewPCG(1, 2)))}
+	x := NewNodeIndex(nodes)
+	r := sweep.RoundResult{SweepID: "s", Round: 0, Cells: roundCells(nodes, rounds[0], rand.New(rand.NewPCG(1, 2)))}
 	var size int
 	b.ReportAllocs()
 	for b.Loop() {
-		e, err := encodeRound(&x, r)
+		e, err := EncodeRound(&x, r)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -76,19 +76,19 @@ func BenchmarkCodecRound(b *testing.B) {
 // does once per round.
 func BenchmarkApplyRound(b *testing.B) {
 	nodes, rounds := benchSweep(b, 1024)
-	x := newNodeIndex(nodes)
-	start, err := encodeEntry(entrySweepStart, sweepStart{Info: api.SweepInfo{ID: "s", State: api.SweepRunning}, Nodes: nodes})
+	x := NewNodeIndex(nodes)
+	start, err := EncodeEntry(EntrySweepStart, Start{Info: api.SweepInfo{ID: "s", State: api.SweepRunning}, Nodes: nodes})
 	if err != nil {
 		b.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(3, 4))
 	entries := make([][]byte, 16)
 	for i := range entries {
-		if entries[i], err = encodeRound(&x, roundResult{SweepID: "s", Round: i, Cells: roundCells(nodes, rounds[i], rng)}); err != nil {
+		if entries[i], err = EncodeRound(&x, sweep.RoundResult{SweepID: "s", Round: i, Cells: roundCells(nodes, rounds[i], rng)}); err != nil {
 			b.Fatal(err)
 		}
 	}
-	f := newFSM(1)
+	f := New(1, nil)
 	f.Apply(&raft.Log{Data: start})
 	b.ReportAllocs()
 	i := 0
@@ -96,7 +96,7 @@ func BenchmarkApplyRound(b *testing.B) {
 		// A fresh round index each time, so nothing is skipped as a replay.
 		b.StopTimer()
 		if i%len(entries) == 0 && i > 0 {
-			f = newFSM(1)
+			f = New(1, nil)
 			f.Apply(&raft.Log{Data: start})
 		}
 		e := entries[i%len(entries)]
@@ -113,15 +113,15 @@ func BenchmarkApplyRound(b *testing.B) {
 // it needs GBs.
 func BenchmarkSweepState1024(b *testing.B) {
 	nodes, rounds := benchSweep(b, 1024)
-	x := newNodeIndex(nodes)
-	f := newFSM(1)
-	start, _ := encodeEntry(entrySweepStart, sweepStart{Info: api.SweepInfo{ID: "s", State: api.SweepRunning}, Nodes: nodes})
+	x := NewNodeIndex(nodes)
+	f := New(1, nil)
+	start, _ := EncodeEntry(EntrySweepStart, Start{Info: api.SweepInfo{ID: "s", State: api.SweepRunning}, Nodes: nodes})
 	f.Apply(&raft.Log{Data: start})
 	rng := rand.New(rand.NewPCG(5, 6))
 	before := liveHeap()
 	var logBytes int
 	for _, rd := range rounds {
-		e, err := encodeRound(&x, roundResult{SweepID: "s", Round: rd.Index, Cells: roundCells(nodes, rd, rng)})
+		e, err := EncodeRound(&x, sweep.RoundResult{SweepID: "s", Round: rd.Index, Cells: roundCells(nodes, rd, rng)})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -133,8 +133,8 @@ func BenchmarkSweepState1024(b *testing.B) {
 	b.ResetTimer()
 	var m *matrix.Matrix
 	for b.Loop() {
-		sv, grid, _ := f.sweepGrid("s") // as Coordinator.Matrix does
-		m = matrix.BuildFrom(sv.Nodes, grid, grid.extraCells(), matrix.DefaultThresholds())
+		sv, grid, _ := f.Grid("s") // as Coordinator.Matrix does
+		m = matrix.BuildFrom(sv.Nodes, grid, grid.ExtraCells(), matrix.DefaultThresholds())
 	}
 	b.StopTimer()
 	if len(m.Cells) != 1024*1023*8 {

@@ -1,16 +1,17 @@
-package coordinator
+package store
 
 import (
 	"fmt"
 	"reflect"
 	"testing"
 
+	"github.com/rdmamesh/rdmamesh/coordinator/sweep"
 	"github.com/rdmamesh/rdmamesh/internal/api"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
 	"github.com/rdmamesh/rdmamesh/matrix"
 )
 
-// The analysis reads the store through gridSource; it must give exactly the
+// The analysis reads the store through GridSource; it must give exactly the
 // matrix that decoding every cell into a slice gives: grid cells with and
 // without figures, failures, retests, a gap, cross-rail and outside cells
 // kept whole, and nodes recorded out of name order.
@@ -23,7 +24,7 @@ func TestGridSourceMatchesDecodedCells(t *testing.T) {
 		}
 		nodes = append(nodes, n)
 	}
-	rec := newRecord(api.SweepInfo{ID: "s"}, sweepSpec{}, nodes)
+	rec := newRecord(api.SweepInfo{ID: "s"}, sweep.Spec{}, nodes)
 	round := 0
 	for _, a := range nodes {
 		for _, b := range nodes {
@@ -56,12 +57,12 @@ func TestGridSourceMatchesDecodedCells(t *testing.T) {
 
 	th := matrix.DefaultThresholds()
 	grid := newGridSource(rec.Cells.freeze())
-	if len(grid.extraCells()) != 2 {
-		t.Fatalf("%d cells kept whole, want the cross-rail and the outside one", len(grid.extraCells()))
+	if len(grid.ExtraCells()) != 2 {
+		t.Fatalf("%d cells kept whole, want the cross-rail and the outside one", len(grid.ExtraCells()))
 	}
 	view := rec.Cells.freeze()
 	want := matrix.Build(nodes, view.cells(), th)
-	got := matrix.BuildFrom(nodes, grid, grid.extraCells(), th)
+	got := matrix.BuildFrom(nodes, grid, grid.ExtraCells(), th)
 	if !reflect.DeepEqual(want, got) {
 		t.Fatalf("matrix from the grid differs:\n%s\n%s", want.Summary(), got.Summary())
 	}

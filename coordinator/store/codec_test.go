@@ -1,4 +1,4 @@
-package coordinator
+package store
 
 import (
 	"bytes"
@@ -82,31 +82,31 @@ func sortCells(cs []matrix.Cell) []matrix.Cell {
 func TestBinaryRoundsMatchJSON(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	nodes := gridNodes(9, 3)
-	x := newNodeIndex(nodes)
-	start := entry(t, entrySweepStart, sweepStart{Info: api.SweepInfo{ID: "s1", State: api.SweepRunning}, Nodes: nodes})
-	bin, js := newFSM(5), newFSM(5)
+	x := NewNodeIndex(nodes)
+	start := entry(t, EntrySweepStart, Start{Info: api.SweepInfo{ID: "s1", State: api.SweepRunning}, Nodes: nodes})
+	bin, js := New(5, nil), New(5, nil)
 	bin.Apply(start)
 	js.Apply(start)
 	var want []matrix.Cell
 	for round := range 2 {
 		cells := randomCells(rng, nodes, round)
-		r := roundResult{SweepID: "s1", Round: round, Cells: cells}
-		b, err := encodeRound(&x, r)
+		r := sweep.RoundResult{SweepID: "s1", Round: round, Cells: cells}
+		b, err := EncodeRound(&x, r)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if entryType(b[0]) != entryRoundBin {
+		if EntryType(b[0]) != EntryRoundBin {
 			t.Fatalf("round %d encoded as entry type %d, want binary", round, b[0])
 		}
 		bin.Apply(&raft.Log{Index: 2, Data: b})
 		bin.Apply(&raft.Log{Index: 3, Data: b}) // replayed: ignored
-		js.Apply(entry(t, entryRound, r))
+		js.Apply(entry(t, EntryRound, r))
 		for _, c := range cells {
 			want = append(want, quantized(c))
 		}
 	}
 	want = sortCells(want)
-	for name, f := range map[string]*fsm{"binary": bin, "json": js} {
+	for name, f := range map[string]*FSM{"binary": bin, "json": js} {
 		sv, _ := f.sweepData("s1")
 		got := sortCells(sv.Cells)
 		if len(got) != len(want) || sv.Info.CellsDone != len(want) {
@@ -122,15 +122,15 @@ func TestBinaryRoundsMatchJSON(t *testing.T) {
 
 // TestBinaryRoundFallsBackToJSON: cells the grid cannot hold travel as JSON.
 func TestBinaryRoundFallsBackToJSON(t *testing.T) {
-	x := newNodeIndex(gridNodes(3, 2))
+	x := NewNodeIndex(gridNodes(3, 2))
 	dr := 1
 	for _, c := range []matrix.Cell{
 		{Src: "n000", Dst: "n001", Rail: 0, DstRail: &dr, SrcDevice: "mlx5_0", DstDevice: "mlx5_1", Class: probe.ClassOK},
 		{Src: "n000", Dst: "stranger", Rail: 0, SrcDevice: "mlx5_0", Class: probe.ClassOK},
 		{Src: "n000", Dst: "n001", Rail: 0, SrcDevice: "mlx5_9", DstDevice: "mlx5_0", Class: probe.ClassOK},
 	} {
-		b, err := encodeRound(&x, roundResult{SweepID: "s", Cells: []matrix.Cell{c}})
-		if err != nil || entryType(b[0]) != entryRound {
+		b, err := EncodeRound(&x, sweep.RoundResult{SweepID: "s", Cells: []matrix.Cell{c}})
+		if err != nil || EntryType(b[0]) != EntryRound {
 			t.Errorf("%+v: entry type %d, err %v: want JSON", c, b[0], err)
 		}
 	}
@@ -138,14 +138,14 @@ func TestBinaryRoundFallsBackToJSON(t *testing.T) {
 
 func TestBinaryRoundCorrupt(t *testing.T) {
 	nodes := gridNodes(4, 2)
-	x := newNodeIndex(nodes)
-	b, err := encodeRound(&x, roundResult{SweepID: "s1", Cells: randomCells(rand.New(rand.NewPCG(3, 4)), nodes, 0)})
+	x := NewNodeIndex(nodes)
+	b, err := EncodeRound(&x, sweep.RoundResult{SweepID: "s1", Cells: randomCells(rand.New(rand.NewPCG(3, 4)), nodes, 0)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, bad := range [][]byte{b[1:2], {roundBinVersion + 1}, append(slices.Clone(b[1:]), 0), b[1 : len(b)-3]} {
-		f := newFSM(1)
-		f.Apply(entry(t, entrySweepStart, sweepStart{Info: api.SweepInfo{ID: "s1"}, Nodes: nodes}))
+		f := New(1, nil)
+		f.Apply(entry(t, EntrySweepStart, Start{Info: api.SweepInfo{ID: "s1"}, Nodes: nodes}))
 		if err := f.applyRoundBin(bad); err == nil {
 			t.Errorf("corrupt entry of %d bytes applied without error", len(bad))
 		}
@@ -158,18 +158,18 @@ func TestBinaryRoundCorrupt(t *testing.T) {
 func TestSnapshotStreamsFrozenState(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	nodes := gridNodes(6, 2)
-	x := newNodeIndex(nodes)
-	f := newFSM(5)
-	f.Apply(entry(t, entrySweepStart, sweepStart{Info: api.SweepInfo{ID: "s1", State: api.SweepRunning}, Nodes: nodes}))
+	x := NewNodeIndex(nodes)
+	f := New(5, nil)
+	f.Apply(entry(t, EntrySweepStart, Start{Info: api.SweepInfo{ID: "s1", State: api.SweepRunning}, Nodes: nodes}))
 	apply := func(round int) {
-		b, err := encodeRound(&x, roundResult{SweepID: "s1", Round: round, Cells: randomCells(rng, nodes, round)})
+		b, err := EncodeRound(&x, sweep.RoundResult{SweepID: "s1", Round: round, Cells: randomCells(rng, nodes, round)})
 		if err != nil {
 			t.Fatal(err)
 		}
 		f.Apply(&raft.Log{Data: b})
 	}
 	apply(0)
-	f.Apply(entry(t, entryRound, roundResult{SweepID: "s1", Round: 1, Cells: []matrix.Cell{okCell("x", "y", 0)}}))
+	f.Apply(entry(t, EntryRound, sweep.RoundResult{SweepID: "s1", Round: 1, Cells: []matrix.Cell{okCell("x", "y", 0)}}))
 	before, _ := f.sweepData("s1")
 	snap, err := f.Snapshot()
 	if err != nil {
@@ -180,7 +180,7 @@ func TestSnapshotStreamsFrozenState(t *testing.T) {
 	if err := snap.Persist(&sink); err != nil {
 		t.Fatal(err)
 	}
-	g := newFSM(5)
+	g := New(5, nil)
 	if err := g.Restore(io.NopCloser(bytes.NewReader(sink.Bytes()))); err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +192,7 @@ func TestSnapshotStreamsFrozenState(t *testing.T) {
 	// The JSON snapshot format of earlier versions.
 	legacy, _ := json.Marshal(snapshotState{Sweeps: []snapshotSweep{{Info: before.Info, Spec: before.Spec, Nodes: before.Nodes,
 		Cells: before.Cells, Rounds: []int{0, 1}}}})
-	h := newFSM(5)
+	h := New(5, nil)
 	if err := h.Restore(io.NopCloser(bytes.NewReader(legacy))); err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package coordinator
+package store
 
 import (
 	"bytes"
@@ -9,15 +9,15 @@ import (
 	"fmt"
 	"io"
 	"sync"
-	"time"
 
+	"github.com/rdmamesh/rdmamesh/coordinator/sweep"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
 	"github.com/rdmamesh/rdmamesh/matrix"
 )
 
-// entryRoundBin is a round's cells in the compact binary form below; rounds
-// whose cells do not all fit the sweep's grid (see nodeIndex.slotOf) stay
-// JSON (entryRound), and old JSON entries stay readable.
+// EntryRoundBin is a round's cells in the compact binary form below; rounds
+// whose cells do not all fit the sweep's grid (see NodeIndex.slotOf) stay
+// JSON (EntryRound), and old JSON entries stay readable.
 //
 // Layout: one version byte, then a flate stream of: sweep ID, round, cell
 // count, the entry's class and error tables, and one column per field
@@ -27,7 +27,7 @@ import (
 // against their neighbour so that flate finds repeats. A 1,024-node round
 // (8,184 cells) takes about 75 KB where JSON took 3.4 MB.
 const (
-	entryRoundBin   entryType = 5
+	EntryRoundBin   EntryType = 5
 	roundBinVersion           = 1
 )
 
@@ -52,8 +52,8 @@ var flaters = sync.Pool{New: func() any {
 
 var inflaters = sync.Pool{New: func() any { return flate.NewReader(nil) }}
 
-// encodeRound encodes a round entry, binary when every cell fits x's grid.
-func encodeRound(x *nodeIndex, r roundResult) ([]byte, error) {
+// EncodeRound encodes a round entry, binary when every cell fits x's grid.
+func EncodeRound(x *NodeIndex, r sweep.RoundResult) ([]byte, error) {
 	sc := roundScratch.Get().(*roundEncoder)
 	defer roundScratch.Put(sc)
 	cols := &sc.cols
@@ -71,12 +71,12 @@ func encodeRound(x *nodeIndex, r roundResult) ([]byte, error) {
 		c := &r.Cells[i]
 		si, di, ok := x.indices(c, &memo)
 		if !ok || len(c.Retests) > 0 {
-			return encodeEntry(entryRound, r)
+			return EncodeEntry(EntryRound, r)
 		}
 		ci, ok := classes[c.Class]
 		if !ok {
 			if len(classList) >= maxClasses {
-				return encodeEntry(entryRound, r)
+				return EncodeEntry(EntryRound, r)
 			}
 			ci = len(classList)
 			classes[c.Class] = ci
@@ -138,7 +138,7 @@ func encodeRound(x *nodeIndex, r roundResult) ([]byte, error) {
 	// The columns go to flate from where they are: no copy into one buffer.
 	out := &sc.out
 	out.Reset()
-	out.WriteByte(byte(entryRoundBin))
+	out.WriteByte(byte(EntryRoundBin))
 	out.WriteByte(roundBinVersion)
 	zw := flaters.Get().(*flate.Writer)
 	defer flaters.Put(zw)
@@ -161,7 +161,7 @@ func encodeRound(x *nodeIndex, r roundResult) ([]byte, error) {
 	return bytes.Clone(out.Bytes()), nil
 }
 
-// roundEncoder is encodeRound's scratch space, reused across rounds: the
+// roundEncoder is EncodeRound's scratch space, reused across rounds: the
 // columns of a 1,024-node round are about 300 KB, regrown from nothing for
 // every round before.
 type roundEncoder struct {
@@ -321,7 +321,7 @@ func (r *binRound) next(c *binCell) error {
 func u16(v int64) uint16 { return uint16(min(max(v, 0), 0xffff)) }
 
 // cell turns a decoded cell into a matrix.Cell against the sweep's nodes.
-func (r *binRound) cell(x *nodeIndex, c *binCell) (matrix.Cell, error) {
+func (r *binRound) cell(x *NodeIndex, c *binCell) (matrix.Cell, error) {
 	if c.src >= x.n || c.dst >= x.n || c.rail >= x.rails {
 		return matrix.Cell{}, errCorrupt
 	}
@@ -394,7 +394,7 @@ func (r *reader) str() string { return string(r.bytes(int(r.uv()))) }
 // applyRoundBin applies a binary round entry. Main-round cells go straight
 // into the sweep's grid as codes, without building a matrix.Cell each;
 // confirmation rounds, which merge attempts, take the general path.
-func (f *fsm) applyRoundBin(b []byte) error {
+func (f *FSM) applyRoundBin(b []byte) error {
 	r, err := decodeRoundBin(b)
 	if err != nil {
 		return err
@@ -428,7 +428,7 @@ func (f *fsm) applyRoundBin(b []byte) error {
 			return errCorrupt
 		}
 		if general {
-			mc, err := r.cell(&st.nodeIndex, &c)
+			mc, err := r.cell(&st.NodeIndex, &c)
 			if err != nil {
 				return err
 			}
@@ -449,14 +449,4 @@ func (f *fsm) applyRoundBin(b []byte) error {
 	}
 	f.roundDone(rec, r.Round, retest)
 	return nil
-}
-
-// commitRound commits a round's cells, compactly when they fit the grid,
-// and says how many bytes the entry took.
-func (c *Coordinator) commitRound(x *nodeIndex, r roundResult) (int, error) {
-	b, err := encodeRound(x, r)
-	if err != nil {
-		return 0, err
-	}
-	return len(b), c.raft.Apply(b, 10*time.Second).Error()
 }

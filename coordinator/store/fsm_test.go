@@ -1,4 +1,4 @@
-package coordinator
+package store
 
 import (
 	"bytes"
@@ -8,14 +8,15 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/rdmamesh/rdmamesh/coordinator/scheduler"
+	"github.com/rdmamesh/rdmamesh/coordinator/sweep"
 	"github.com/rdmamesh/rdmamesh/internal/api"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
 	"github.com/rdmamesh/rdmamesh/matrix"
 )
 
-func entry(t *testing.T, typ entryType, v any) *raft.Log {
+func entry(t *testing.T, typ EntryType, v any) *raft.Log {
 	t.Helper()
-	b, err := encodeEntry(typ, v)
+	b, err := EncodeEntry(typ, v)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,43 +36,43 @@ func TestFSMApply(t *testing.T) {
 		wantState  string
 	}{
 		{"start only", func(t *testing.T) []*raft.Log {
-			return []*raft.Log{entry(t, entrySweepStart, sweepStart{Info: api.SweepInfo{ID: "s1", State: api.SweepRunning}})}
+			return []*raft.Log{entry(t, EntrySweepStart, Start{Info: api.SweepInfo{ID: "s1", State: api.SweepRunning}})}
 		}, 0, 0, api.SweepRunning},
 		{"two rounds", func(t *testing.T) []*raft.Log {
 			return []*raft.Log{
-				entry(t, entrySweepStart, sweepStart{Info: api.SweepInfo{ID: "s1", State: api.SweepRunning}}),
-				entry(t, entryRound, roundResult{SweepID: "s1", Round: 0, Cells: []matrix.Cell{okCell("a", "b", 0), okCell("b", "a", 0)}}),
-				entry(t, entryRound, roundResult{SweepID: "s1", Round: 1, Cells: []matrix.Cell{okCell("a", "c", 0), okCell("c", "a", 0)}}),
+				entry(t, EntrySweepStart, Start{Info: api.SweepInfo{ID: "s1", State: api.SweepRunning}}),
+				entry(t, EntryRound, sweep.RoundResult{SweepID: "s1", Round: 0, Cells: []matrix.Cell{okCell("a", "b", 0), okCell("b", "a", 0)}}),
+				entry(t, EntryRound, sweep.RoundResult{SweepID: "s1", Round: 1, Cells: []matrix.Cell{okCell("a", "c", 0), okCell("c", "a", 0)}}),
 			}
 		}, 4, 2, api.SweepRunning},
 		{"round replayed by a new leader is not duplicated", func(t *testing.T) []*raft.Log {
-			r := roundResult{SweepID: "s1", Round: 0, Cells: []matrix.Cell{okCell("a", "b", 0), okCell("b", "a", 0)}}
+			r := sweep.RoundResult{SweepID: "s1", Round: 0, Cells: []matrix.Cell{okCell("a", "b", 0), okCell("b", "a", 0)}}
 			return []*raft.Log{
-				entry(t, entrySweepStart, sweepStart{Info: api.SweepInfo{ID: "s1", State: api.SweepRunning}}),
-				entry(t, entryRound, r), entry(t, entryRound, r),
-				entry(t, entrySweepStart, sweepStart{Info: api.SweepInfo{ID: "s1", State: api.SweepRunning}}),
+				entry(t, EntrySweepStart, Start{Info: api.SweepInfo{ID: "s1", State: api.SweepRunning}}),
+				entry(t, EntryRound, r), entry(t, EntryRound, r),
+				entry(t, EntrySweepStart, Start{Info: api.SweepInfo{ID: "s1", State: api.SweepRunning}}),
 			}
 		}, 2, 1, api.SweepRunning},
 		{"ended", func(t *testing.T) []*raft.Log {
 			return []*raft.Log{
-				entry(t, entrySweepStart, sweepStart{Info: api.SweepInfo{ID: "s1", State: api.SweepRunning}}),
-				entry(t, entrySweepEnd, sweepEnd{SweepID: "s1", State: api.SweepDone}),
+				entry(t, EntrySweepStart, Start{Info: api.SweepInfo{ID: "s1", State: api.SweepRunning}}),
+				entry(t, EntrySweepEnd, End{SweepID: "s1", State: api.SweepDone}),
 			}
 		}, 0, 0, api.SweepDone},
 		{"round for an unknown sweep is ignored", func(t *testing.T) []*raft.Log {
 			return []*raft.Log{
-				entry(t, entrySweepStart, sweepStart{Info: api.SweepInfo{ID: "s1", State: api.SweepRunning}}),
-				entry(t, entryRound, roundResult{SweepID: "gone", Round: 0, Cells: []matrix.Cell{okCell("a", "b", 0)}}),
+				entry(t, EntrySweepStart, Start{Info: api.SweepInfo{ID: "s1", State: api.SweepRunning}}),
+				entry(t, EntryRound, sweep.RoundResult{SweepID: "gone", Round: 0, Cells: []matrix.Cell{okCell("a", "b", 0)}}),
 			}
 		}, 0, 0, api.SweepRunning},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFSM(10)
+			f := New(10, nil)
 			for _, l := range tc.entries(t) {
 				f.Apply(l)
 			}
-			info, ok := f.sweepInfo("s1")
+			info, ok := f.Info("s1")
 			if !ok {
 				t.Fatal("sweep s1 missing")
 			}
@@ -83,25 +84,25 @@ func TestFSMApply(t *testing.T) {
 }
 
 func TestFSMKeepsLastN(t *testing.T) {
-	f := newFSM(2)
+	f := New(2, nil)
 	for _, id := range []string{"s1", "s2", "s3"} {
-		f.Apply(entry(t, entrySweepStart, sweepStart{Info: api.SweepInfo{ID: id}}))
+		f.Apply(entry(t, EntrySweepStart, Start{Info: api.SweepInfo{ID: id}}))
 	}
-	infos := f.sweepInfos()
+	infos := f.Infos()
 	if len(infos) != 2 || infos[0].ID != "s3" || infos[1].ID != "s2" {
 		t.Fatalf("got %+v", infos)
 	}
 }
 
 func TestFSMPanicsOnGarbage(t *testing.T) {
-	for name, data := range map[string][]byte{"empty": nil, "unknown type": {99, '{', '}'}, "bad json": {byte(entryRound), '{'}} {
+	for name, data := range map[string][]byte{"empty": nil, "unknown type": {99, '{', '}'}, "bad json": {byte(EntryRound), '{'}} {
 		t.Run(name, func(t *testing.T) {
 			defer func() {
 				if recover() == nil {
 					t.Fatal("no panic: replicas could diverge silently")
 				}
 			}()
-			newFSM(1).Apply(&raft.Log{Data: data})
+			New(1, nil).Apply(&raft.Log{Data: data})
 		})
 	}
 }
@@ -113,21 +114,21 @@ func (s *memSink) Cancel() error { return nil }
 func (s *memSink) Close() error  { return nil }
 
 func TestFSMSnapshotRestore(t *testing.T) {
-	f := newFSM(5)
-	f.Apply(entry(t, entrySweepStart, sweepStart{Info: api.SweepInfo{ID: "s1", State: api.SweepRunning},
-		Spec: sweepSpec{Params: probe.DefaultTestParams()}, Nodes: []matrix.Node{{Name: "a"}, {Name: "b"}}}))
-	f.Apply(entry(t, entryRound, roundResult{SweepID: "s1", Round: 0, Cells: []matrix.Cell{okCell("a", "b", 0), okCell("b", "a", 0)}}))
+	f := New(5, nil)
+	f.Apply(entry(t, EntrySweepStart, Start{Info: api.SweepInfo{ID: "s1", State: api.SweepRunning},
+		Spec: sweep.Spec{Params: probe.DefaultTestParams()}, Nodes: []matrix.Node{{Name: "a"}, {Name: "b"}}}))
+	f.Apply(entry(t, EntryRound, sweep.RoundResult{SweepID: "s1", Round: 0, Cells: []matrix.Cell{okCell("a", "b", 0), okCell("b", "a", 0)}}))
 	snap, err := f.Snapshot()
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Later applies must not leak into the captured snapshot.
-	f.Apply(entry(t, entryRound, roundResult{SweepID: "s1", Round: 1, Cells: []matrix.Cell{okCell("a", "c", 0)}}))
+	f.Apply(entry(t, EntryRound, sweep.RoundResult{SweepID: "s1", Round: 1, Cells: []matrix.Cell{okCell("a", "c", 0)}}))
 	var sink memSink
 	if err := snap.Persist(&sink); err != nil {
 		t.Fatal(err)
 	}
-	g := newFSM(5)
+	g := New(5, nil)
 	if err := g.Restore(io.NopCloser(&sink.Buffer)); err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +136,7 @@ func TestFSMSnapshotRestore(t *testing.T) {
 	if !ok || len(sv.Cells) != 2 || !sv.Rounds[0] || sv.Rounds[1] || len(sv.Nodes) != 2 || sv.Spec.Params.LatencyIters != 1000 {
 		t.Fatalf("restored %+v", sv)
 	}
-	if got := g.running(); len(got) != 1 || got[0] != "s1" {
+	if got := g.Running(); len(got) != 1 || got[0] != "s1" {
 		t.Fatalf("running after restore: %v", got)
 	}
 }
@@ -144,43 +145,43 @@ func TestFSMSnapshotRestore(t *testing.T) {
 // cells and stay put across header-only changes, or the leader's end-of-sweep
 // matrix is built twice.
 func TestFSMVersionFollowsTheAnalysisInputs(t *testing.T) {
-	f := newFSM(5)
-	f.Apply(entry(t, entrySweepStart, sweepStart{Info: api.SweepInfo{ID: "s1", State: api.SweepRunning}}))
-	v0, _ := f.version("s1")
-	f.Apply(entry(t, entryRound, roundResult{SweepID: "s1", Round: 0, Cells: []matrix.Cell{okCell("a", "b", 0)}}))
-	v1, _ := f.version("s1")
-	f.Apply(entry(t, entryRetestPlan, retestPlan{SweepID: "s1", Pass: 1, Rounds: []scheduler.Round{{Index: 1}}, Pairs: 1}))
-	v2, _ := f.version("s1")
-	f.Apply(entry(t, entryRound, roundResult{SweepID: "s1", Round: 1, Cells: []matrix.Cell{okCell("a", "b", 0)}}))
-	v3, _ := f.version("s1")
-	f.Apply(entry(t, entrySweepEnd, sweepEnd{SweepID: "s1", State: api.SweepDone}))
-	v4, _ := f.version("s1")
+	f := New(5, nil)
+	f.Apply(entry(t, EntrySweepStart, Start{Info: api.SweepInfo{ID: "s1", State: api.SweepRunning}}))
+	v0, _ := f.Version("s1")
+	f.Apply(entry(t, EntryRound, sweep.RoundResult{SweepID: "s1", Round: 0, Cells: []matrix.Cell{okCell("a", "b", 0)}}))
+	v1, _ := f.Version("s1")
+	f.Apply(entry(t, EntryRetestPlan, sweep.RetestPlan{SweepID: "s1", Pass: 1, Rounds: []scheduler.Round{{Index: 1}}, Pairs: 1}))
+	v2, _ := f.Version("s1")
+	f.Apply(entry(t, EntryRound, sweep.RoundResult{SweepID: "s1", Round: 1, Cells: []matrix.Cell{okCell("a", "b", 0)}}))
+	v3, _ := f.Version("s1")
+	f.Apply(entry(t, EntrySweepEnd, End{SweepID: "s1", State: api.SweepDone}))
+	v4, _ := f.Version("s1")
 	if v0 == v1 || v2 == v3 {
 		t.Fatalf("versions %d %d %d %d: a round's cells must give a new version", v0, v1, v2, v3)
 	}
 	if v1 != v2 || v3 != v4 {
 		t.Fatalf("versions %d %d %d %d: a retest plan or the sweep's end changes no cell and must keep the version", v1, v2, v3, v4)
 	}
-	if info, _ := f.sweepInfo("s1"); info.State != api.SweepDone || info.RetestPass != 1 {
+	if info, _ := f.Info("s1"); info.State != api.SweepDone || info.RetestPass != 1 {
 		t.Fatalf("header %+v: the end and the plan must still land", info)
 	}
-	if _, ok := f.version("nope"); ok {
+	if _, ok := f.Version("nope"); ok {
 		t.Fatal("version of an unknown sweep")
 	}
 }
 
 func TestFSMRetestRoundsAddAttempts(t *testing.T) {
-	f := newFSM(5)
-	plan := retestPlan{SweepID: "s1", Pass: 1, Pairs: 1, Rounds: []scheduler.Round{{Index: 2, Pairs: []scheduler.Pair{{A: "a", B: "b"}}}}}
+	f := New(5, nil)
+	plan := sweep.RetestPlan{SweepID: "s1", Pass: 1, Pairs: 1, Rounds: []scheduler.Round{{Index: 2, Pairs: []scheduler.Pair{{A: "a", B: "b"}}}}}
 	retested := okCell("a", "b", 0)
 	retested.Round, retested.Latency = 2, &probe.Latency{P50Ns: 900}
 	for _, l := range []*raft.Log{
-		entry(t, entrySweepStart, sweepStart{Info: api.SweepInfo{ID: "s1", State: api.SweepRunning, Rounds: 2}}),
-		entry(t, entryRound, roundResult{SweepID: "s1", Round: 0, Cells: []matrix.Cell{okCell("a", "b", 0), okCell("b", "a", 0)}}),
-		entry(t, entryRetestPlan, plan),
-		entry(t, entryRetestPlan, plan), // a new leader re-proposed it
-		entry(t, entryRound, roundResult{SweepID: "s1", Round: 2, Cells: []matrix.Cell{retested}}),
-		entry(t, entryRound, roundResult{SweepID: "s1", Round: 2, Cells: []matrix.Cell{retested}}), // and re-ran it
+		entry(t, EntrySweepStart, Start{Info: api.SweepInfo{ID: "s1", State: api.SweepRunning, Rounds: 2}}),
+		entry(t, EntryRound, sweep.RoundResult{SweepID: "s1", Round: 0, Cells: []matrix.Cell{okCell("a", "b", 0), okCell("b", "a", 0)}}),
+		entry(t, EntryRetestPlan, plan),
+		entry(t, EntryRetestPlan, plan), // a new leader re-proposed it
+		entry(t, EntryRound, sweep.RoundResult{SweepID: "s1", Round: 2, Cells: []matrix.Cell{retested}}),
+		entry(t, EntryRound, sweep.RoundResult{SweepID: "s1", Round: 2, Cells: []matrix.Cell{retested}}), // and re-ran it
 	} {
 		f.Apply(l)
 	}
@@ -203,7 +204,7 @@ func TestFSMRetestRoundsAddAttempts(t *testing.T) {
 	if err := snap.Persist(&sink); err != nil {
 		t.Fatal(err)
 	}
-	g := newFSM(5)
+	g := New(5, nil)
 	if err := g.Restore(io.NopCloser(&sink.Buffer)); err != nil {
 		t.Fatal(err)
 	}
@@ -213,14 +214,14 @@ func TestFSMRetestRoundsAddAttempts(t *testing.T) {
 	}
 }
 
-// sweepData is sweepGrid with every cell decoded, for tests that look at
+// sweepData is Grid with every cell decoded, for tests that look at
 // the cells themselves.
-func (f *fsm) sweepData(id string) (sweepView, bool) {
+func (f *FSM) sweepData(id string) (View, bool) {
 	f.mu.Lock() // freeze bumps the store's epoch
 	rec, ok := f.sweeps[id]
 	if !ok {
 		f.mu.Unlock()
-		return sweepView{}, false
+		return View{}, false
 	}
 	frozen := rec.Cells.freeze()
 	sv := f.meta(rec)

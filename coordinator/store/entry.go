@@ -1,0 +1,125 @@
+// Package store is the coordinator's replicated state: the raft FSM, the
+// log entries it applies, the compact cell store and its snapshots. It
+// knows nothing of raft's wiring: Apply takes a *raft.Log and is tested
+// as a plain function.
+package store
+
+import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/rdmamesh/rdmamesh/coordinator/sweep"
+	"github.com/rdmamesh/rdmamesh/internal/api"
+	"github.com/rdmamesh/rdmamesh/matrix"
+)
+
+// EntryType is the first byte of every raft log entry; the FSM dispatches
+// on it.
+//
+// An entry type this FSM does not know is one a newer coordinator wrote
+// during a rolling upgrade. With the Ignorable bit set its writer declared
+// that skipping it leaves the state every replica reads unchanged (a hint,
+// a statistic), so an older follower logs it and goes on. Without the bit
+// the entry changes the state, and applying everything else but it would
+// let this replica silently diverge from the others: Apply panics instead,
+// so the follower stops until it is upgraded (consul's FSM makes the same
+// split with its IgnoreUnknownTypeFlag). A new entry type must therefore be
+// ignorable unless every replica already reads it.
+type EntryType byte
+
+const (
+	EntrySweepStart EntryType = 1
+	EntryRound      EntryType = 2
+	EntrySweepEnd   EntryType = 3
+	EntryRetestPlan EntryType = 4
+	// EntryRoundBin (5) is in codec.go.
+
+	// Ignorable marks an entry type that an FSM which does not know it may
+	// skip.
+	Ignorable EntryType = 0x80
+)
+
+// handlers is the entry table, built once: Apply runs on every entry of a
+// 1,024-node sweep, and a map literal per call was garbage per entry.
+var handlers = map[EntryType]func(*FSM, []byte) error{
+	EntrySweepStart: (*FSM).applyStart,
+	EntryRound:      (*FSM).applyRound,
+	EntrySweepEnd:   (*FSM).applyEnd,
+	EntryRetestPlan: (*FSM).applyRetestPlan,
+	EntryRoundBin:   (*FSM).applyRoundBin,
+}
+
+// Start is a new sweep as committed: its header, spec and nodes.
+type Start struct {
+	Info  api.SweepInfo `json:"info"`
+	Spec  sweep.Spec    `json:"spec"`
+	Nodes []matrix.Node `json:"nodes"`
+}
+
+// End is a sweep's outcome.
+type End struct {
+	SweepID string    `json:"sweep_id"`
+	State   string    `json:"state"`
+	Error   string    `json:"error,omitempty"`
+	At      time.Time `json:"at"`
+	Healthy *bool     `json:"healthy,omitempty"`
+}
+
+// FSM is the replicated state: the last keep sweeps and their cells.
+type FSM struct {
+	keep int
+	log  *slog.Logger
+
+	mu     sync.RWMutex
+	seq    uint64 // bumped on every change; source of record versions
+	sweeps map[string]*sweepRecord
+	order  []string // oldest first
+}
+
+// New returns an empty FSM keeping the last keep sweeps; log (nil: the
+// default) hears of skipped entries.
+func New(keep int, log *slog.Logger) *FSM {
+	if keep < 1 {
+		keep = 1
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	return &FSM{keep: keep, log: log, sweeps: map[string]*sweepRecord{}}
+}
+
+// EncodeEntry is a JSON entry of type t.
+func EncodeEntry(t EntryType, v any) ([]byte, error) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return append([]byte{byte(t)}, body...), nil
+}
+
+// Apply implements raft.FSM. An entry that cannot be applied panics (see
+// EntryType): a replica must stop rather than diverge.
+func (f *FSM) Apply(l *raft.Log) any {
+	if len(l.Data) == 0 {
+		panic(fmt.Sprintf("fsm: empty log entry at index %d", l.Index))
+	}
+	t := EntryType(l.Data[0])
+	handler, ok := handlers[t]
+	switch {
+	case !ok && t&Ignorable != 0:
+		f.log.Warn("skipping a log entry of a type this coordinator does not know; it is marked ignorable (a newer coordinator wrote it)",
+			"type", byte(t), "index", l.Index)
+		return nil
+	case !ok:
+		panic(fmt.Sprintf("fsm: unknown entry type %d at index %d: upgrade this coordinator to the version the leader runs", l.Data[0], l.Index))
+	}
+	if err := handler(f, l.Data[1:]); err != nil {
+		panic(fmt.Sprintf("fsm: entry %d at index %d: %v", l.Data[0], l.Index, err))
+	}
+	return nil
+}
