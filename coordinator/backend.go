@@ -149,7 +149,7 @@ func (c *Coordinator) startSweep(req api.SweepRequest) (api.SweepInfo, error) {
 		return api.SweepInfo{}, &requestError{field: "nodes", msg: err.Error()}
 	}
 	now := time.Now().UTC()
-	info := api.SweepInfo{ID: newSweepID(now), State: api.SweepRunning, Mode: mode, Nodes: names, Rails: rails,
+	info := api.SweepInfo{ID: sweep.NewID(now), State: api.SweepRunning, Mode: mode, Nodes: names, Rails: rails,
 		Rounds: len(rounds), Cells: sweep.CountCells(spec, nodes, rounds), Started: now, Spec: &resolved}
 	if err := c.apply(store.EntrySweepStart, store.Start{Info: info, Spec: spec, Nodes: nodes}); err != nil {
 		return api.SweepInfo{}, &unavailableError{msg: "cannot commit the sweep: " + err.Error()}

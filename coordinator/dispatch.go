@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"time"
 
 	"github.com/rdmamesh/rdmamesh/coordinator/sweep"
@@ -16,22 +15,13 @@ import (
 	"github.com/rdmamesh/rdmamesh/matrix"
 )
 
-// direction measures src → dst on every rail link the spec asks for, one
-// task per rail phase, appending its cells to out. It always adds one cell
-// per link: an unreachable or hung worker becomes peer-lost or timeout
-// cells, never a stuck sweep.
-func (c *Coordinator) direction(ctx context.Context, out []matrix.Cell, id string, round int, spec sweep.Spec, src, dst matrix.Node) []matrix.Cell {
-	for _, phase := range sweep.RailPhases(spec, src, dst) {
-		out = c.phase(ctx, out, id, round, spec, src, dst, phase)
-	}
-	return out
-}
+// workerDispatch is the sweep engine's Dispatcher: a phase is a task
+// posted to the source worker's API. The worker runs it against the
+// destination; gossip says first whether either end is still there.
+type workerDispatch struct{ c *Coordinator }
 
-func (c *Coordinator) phase(ctx context.Context, out []matrix.Cell, id string, round int, spec sweep.Spec, src, dst matrix.Node, phase []probe.RailPair) []matrix.Cell {
-	rails, out := splitUsable(out, src, dst, round, phase)
-	if len(rails) == 0 {
-		return out
-	}
+func (w workerDispatch) Phase(ctx context.Context, out []matrix.Cell, t sweep.Task) []matrix.Cell {
+	c, id, round, spec, src, dst, rails := w.c, t.SweepID, t.Round, t.Spec, t.Src, t.Dst, t.Rails
 	srcInfo, okS := c.reg.get(src.Name)
 	dstInfo, okD := c.reg.get(dst.Name)
 	for _, n := range []struct {
@@ -60,55 +50,6 @@ func (c *Coordinator) phase(ctx context.Context, out []matrix.Cell, id string, r
 		return append(out, sweep.FailCells(src.Name, dst.Name, round, rails, err)...)
 	}
 	return resultCells(out, task, round, res)
-}
-
-// splitUsable keeps the rails both ends can test. A port the worker's
-// discovery marked unusable is not tested: its cells, appended to out, say
-// why instead of turning into an opaque RDMA failure.
-func splitUsable(out []matrix.Cell, src, dst matrix.Node, round int, rails []probe.RailPair) ([]probe.RailPair, []matrix.Cell) {
-	i := slices.IndexFunc(rails, func(rp probe.RailPair) bool { return !usable(src, dst, rp) })
-	if i < 0 {
-		return rails, out // the usual case: nothing to copy
-	}
-	ok := slices.Clone(rails[:i])
-	for _, rp := range rails[i:] {
-		e := unusable(src, rp.Rail)
-		if e == nil {
-			e = unusable(dst, rp.Dst.Rail)
-		}
-		if e == nil {
-			ok = append(ok, rp)
-			continue
-		}
-		out = append(out, sweep.FailCells(src.Name, dst.Name, round, []probe.RailPair{rp}, e)...)
-	}
-	return ok, out
-}
-
-func usable(src, dst matrix.Node, rp probe.RailPair) bool {
-	return src.Ports[rp.Rail].Usable && dst.Ports[rp.Dst.Rail].Usable
-}
-
-func unusable(n matrix.Node, rail int) *probe.Error {
-	p := n.Ports[rail]
-	if p.Usable {
-		return nil
-	}
-	class := probe.ClassSkipped
-	if p.State != "" && p.State != "ACTIVE" {
-		class = probe.ClassPortDown
-	}
-	e := &probe.Error{Class: class, Cause: fmt.Sprintf("not tested: %s %s port %d is unusable: %s", n.Name, p.Device, p.Port, p.UnusableWhy)}
-	for _, c := range p.FailedChecks {
-		if c.Status == "fail" && c.Fix != "" {
-			e.Fix = c.Fix
-			break
-		}
-	}
-	if e.Fix == "" {
-		e.Fix = fmt.Sprintf("run `rdmamesh doctor` on %s", n.Name)
-	}
-	return e
 }
 
 func orUnknown(s string) string {

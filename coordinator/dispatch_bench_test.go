@@ -53,12 +53,12 @@ func BenchmarkDispatchRound(b *testing.B) {
 	}
 	c := dispatchCoordinator(nodes)
 	spec := sweep.Spec{PairTimeout: time.Minute}
-	pool := newPairPool(0)
-	defer pool.stop()
+	pool := sweep.NewPool(0)
+	defer pool.Stop()
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if cells := c.runRound(context.Background(), pool, "s", spec, byName, rounds[i%len(rounds)]); len(cells) != 256*8 {
+		if cells := pool.Round(context.Background(), workerDispatch{c}, "s", &spec, byName, rounds[i%len(rounds)]); len(cells) != 256*8 {
 			b.Fatalf("%d cells", len(cells))
 		}
 	}

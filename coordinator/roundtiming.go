@@ -4,22 +4,13 @@ import (
 	"crypto/tls"
 	"net/http"
 	"time"
+
+	"github.com/rdmamesh/rdmamesh/coordinator/sweep"
 )
 
-// RoundTiming is what one committed round cost the leader. Dispatch is from
-// the first task sent to the last answer in; Commit is encoding the round's
-// raft entry plus raft.Apply until the FSM applied it, which overlaps the
-// next round's dispatch (pipeline.go); Stall is how long that next round
-// could not start because this commit was still running.
-type RoundTiming struct {
-	SweepID  string
-	Round    int
-	Cells    int
-	Dispatch time.Duration
-	Commit   time.Duration
-	Stall    time.Duration
-	Bytes    int // the raft entry's size
-}
+// RoundTiming is what one committed round cost the leader (see
+// sweep.RoundTiming); Options.OnRound sees one per round.
+type RoundTiming = sweep.RoundTiming
 
 // workerTransport is the transport for worker API calls. One leader talks to
 // every worker once per round, so an idle connection is kept per worker (a

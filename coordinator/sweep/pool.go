@@ -1,19 +1,18 @@
-package coordinator
+package sweep
 
 import (
 	"context"
 	"sync"
 
 	"github.com/rdmamesh/rdmamesh/coordinator/scheduler"
-	"github.com/rdmamesh/rdmamesh/coordinator/sweep"
 	"github.com/rdmamesh/rdmamesh/matrix"
 )
 
-// pairPool runs rounds' pairs on goroutines that live as long as the pool
+// Pool runs rounds' pairs on goroutines that live as long as the pool
 // (one sweep run on this leader), not one new goroutine per pair: each of
 // those grew its stack from 2 KB through the dispatch path, a sixth of the
 // leader's dispatch CPU. Whoever creates a pool stops it.
-type pairPool struct {
+type Pool struct {
 	limit int // most goroutines; 0 = as many as a round has pairs
 	jobs  chan pairJob
 	n     int // goroutines started
@@ -27,10 +26,10 @@ type pairJob struct {
 }
 
 type roundWork struct {
-	c       *Coordinator
+	d       Dispatcher
 	ctx     context.Context
 	id      string
-	spec    sweep.Spec
+	spec    *Spec
 	nodes   map[string]matrix.Node
 	rd      scheduler.Round
 	perPair [][]matrix.Cell // each pair fills its own slot
@@ -41,12 +40,21 @@ type roundWork struct {
 	wg   sync.WaitGroup
 }
 
-func newPairPool(limit int) *pairPool {
-	return &pairPool{limit: max(limit, 0), jobs: make(chan pairJob)}
+// NewPool is a pool of at most limit goroutines (0: as many as a round
+// has pairs).
+func NewPool(limit int) *Pool {
+	return &Pool{limit: max(limit, 0), jobs: make(chan pairJob)}
 }
 
-// run tests every pair of rd and returns their cells, pair by pair.
-func (p *pairPool) run(w *roundWork) []matrix.Cell {
+// Round tests every pair of one round at once (bounded by the pool's
+// limit): the pairs are disjoint, so no HCA is in two tests. Within a pair
+// the two directions run one after the other, so bandwidth is never
+// shared. It returns the round's cells, pair by pair.
+func (p *Pool) Round(ctx context.Context, d Dispatcher, id string, spec *Spec, nodes map[string]matrix.Node, rd scheduler.Round) []matrix.Cell {
+	return p.run(&roundWork{d: d, ctx: ctx, id: id, spec: spec, nodes: nodes, rd: rd})
+}
+
+func (p *Pool) run(w *roundWork) []matrix.Cell {
 	want := len(w.rd.Pairs)
 	if p.limit > 0 {
 		want = min(want, p.limit)
@@ -98,15 +106,15 @@ func (w *roundWork) gather() []matrix.Cell {
 	return w.slab[:k:k]
 }
 
-func (p *pairPool) loop() {
+func (p *Pool) loop() {
 	defer p.wg.Done()
 	for j := range p.jobs {
 		j.r.pair(j.i)
 	}
 }
 
-// stop ends the pool's goroutines; no run may be under way.
-func (p *pairPool) stop() {
+// Stop ends the pool's goroutines; no run may be under way.
+func (p *Pool) Stop() {
 	close(p.jobs)
 	p.wg.Wait()
 }
@@ -120,6 +128,6 @@ func (w *roundWork) pair(i int) {
 	// Room for both directions' same-rail cells, in the round's slab;
 	// cross-rail modes outgrow it and append into their own.
 	cells := w.slab[w.at[i]:w.at[i]:w.at[i+1]]
-	cells = w.c.direction(w.ctx, cells, w.id, w.rd.Index, w.spec, a, b)
-	w.perPair[i] = w.c.direction(w.ctx, cells, w.id, w.rd.Index, w.spec, b, a)
+	cells = direction(w.ctx, w.d, cells, w.id, w.rd.Index, w.spec, a, b)
+	w.perPair[i] = direction(w.ctx, w.d, cells, w.id, w.rd.Index, w.spec, b, a)
 }

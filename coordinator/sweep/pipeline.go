@@ -1,11 +1,8 @@
-package coordinator
+package sweep
 
 import (
 	"sync"
 	"time"
-
-	"github.com/rdmamesh/rdmamesh/coordinator/store"
-	"github.com/rdmamesh/rdmamesh/coordinator/sweep"
 )
 
 // committer commits a sweep's rounds on a goroutine of its own, so that
@@ -16,23 +13,22 @@ import (
 // a leader never runs more than one round ahead of its log. A round whose
 // commit fails is re-run by the next leader, like any uncommitted round.
 type committer struct {
-	c     *Coordinator
-	index *store.NodeIndex
-	in    chan pendingRound
-	done  chan struct{}
+	e    *Engine
+	in   chan pendingRound
+	done chan struct{}
 
 	mu  sync.Mutex
 	err error
 }
 
 type pendingRound struct {
-	r          sweep.RoundResult
+	r          RoundResult
 	dispatch   time.Duration
 	dispatched time.Time // when dispatch ended
 }
 
-func (c *Coordinator) startCommitter(index *store.NodeIndex) *committer {
-	k := &committer{c: c, index: index, in: make(chan pendingRound), done: make(chan struct{})}
+func (e *Engine) startCommitter() *committer {
+	k := &committer{e: e, in: make(chan pendingRound), done: make(chan struct{})}
 	go k.loop()
 	return k
 }
@@ -48,16 +44,16 @@ func (k *committer) loop() {
 		// The dispatcher waited for us if the previous commit ended after
 		// this round's dispatch did.
 		stall := max(0, prevDone.Sub(p.dispatched))
-		size, err := k.c.commitRound(k.index, p.r)
+		size, err := k.e.Commit.CommitRound(p.r)
 		if err != nil {
-			k.c.log.Warn("cannot commit round; the next leader resumes it", "sweep", p.r.SweepID, "round", p.r.Round, "err", err)
+			k.e.log().Warn("cannot commit round; the next leader resumes it", "sweep", p.r.SweepID, "round", p.r.Round, "err", err)
 			k.mu.Lock()
 			k.err = err
 			k.mu.Unlock()
 			continue
 		}
-		if k.c.opts.OnRound != nil {
-			k.c.opts.OnRound(RoundTiming{SweepID: p.r.SweepID, Round: p.r.Round, Cells: len(p.r.Cells), Dispatch: p.dispatch,
+		if k.e.OnRound != nil {
+			k.e.OnRound(RoundTiming{SweepID: p.r.SweepID, Round: p.r.Round, Cells: len(p.r.Cells), Dispatch: p.dispatch,
 				Stall: stall, Commit: time.Since(t), Bytes: size})
 		}
 		prevDone = time.Now()
@@ -72,7 +68,7 @@ func (k *committer) failed() error {
 
 // submit hands a dispatched round over, waiting while the previous one is
 // still being committed.
-func (k *committer) submit(r sweep.RoundResult, dispatch time.Duration) {
+func (k *committer) submit(r RoundResult, dispatch time.Duration) {
 	k.in <- pendingRound{r: r, dispatch: dispatch, dispatched: time.Now()}
 }
 
@@ -83,12 +79,18 @@ func (k *committer) finish() error {
 	return k.failed()
 }
 
-// commitRound commits a round's cells, compactly when they fit the grid,
-// and says how many bytes the entry took.
-func (c *Coordinator) commitRound(x *store.NodeIndex, r sweep.RoundResult) (int, error) {
-	b, err := store.EncodeRound(x, r)
-	if err != nil {
-		return 0, err
-	}
-	return len(b), c.raft.Apply(b, 10*time.Second).Error()
+// RoundTiming is what one committed round cost the leader. Dispatch is from
+// the first task sent to the last answer in; Commit is CommitRound (on the
+// coordinator: encoding the round's raft entry plus raft.Apply until the
+// FSM applied it), which overlaps the next round's dispatch; Stall is how
+// long that next round could not start because this commit was still
+// running.
+type RoundTiming struct {
+	SweepID  string
+	Round    int
+	Cells    int
+	Dispatch time.Duration
+	Commit   time.Duration
+	Stall    time.Duration
+	Bytes    int // the committed entry's size
 }

@@ -1,0 +1,74 @@
+package coordinator
+
+import (
+	"context"
+	"time"
+
+	"github.com/rdmamesh/rdmamesh/coordinator/store"
+	"github.com/rdmamesh/rdmamesh/coordinator/sweep"
+	"github.com/rdmamesh/rdmamesh/internal/api"
+	"github.com/rdmamesh/rdmamesh/matrix"
+)
+
+// runSweep runs (or, on a new leader, resumes) sweep id with the sweep
+// engine, over the store, raft and the workers' HTTP API.
+func (c *Coordinator) runSweep(ctx context.Context, id string) {
+	defer c.setActive(id, false)
+	c.setActive(id, true)
+	e := sweep.Engine{View: storeView{c}, Commit: &raftCommitter{c: c}, Dispatch: workerDispatch{c},
+		Parallelism: c.opts.Parallelism, Log: c.log, OnRound: c.opts.OnRound}
+	e.Run(ctx, id)
+}
+
+func (c *Coordinator) setActive(id string, on bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case on:
+		c.active = id
+	case c.active == id:
+		c.active = ""
+	}
+}
+
+// storeView is the engine's read-only View of the FSM; analyses go through
+// the coordinator's matrix cache.
+type storeView struct{ c *Coordinator }
+
+func (v storeView) Record(id string) (sweep.Record, bool) {
+	sv, ok := v.c.fsm.Meta(id)
+	return sv.Record, ok
+}
+
+func (v storeView) Info(id string) (api.SweepInfo, bool)    { return v.c.fsm.Info(id) }
+func (v storeView) Matrix(id string) (*matrix.Matrix, bool) { return v.c.freshMatrix(id) }
+
+// raftCommitter is the engine's Committer: each call is one raft entry,
+// applied by every replica's FSM before it returns.
+type raftCommitter struct {
+	c *Coordinator
+	// index encodes one sweep's rounds compactly (store.EncodeRound); the
+	// engine commits rounds from one goroutine, so it needs no lock.
+	id    string
+	index store.NodeIndex
+}
+
+func (k *raftCommitter) CommitRound(r sweep.RoundResult) (int, error) {
+	if k.id != r.SweepID {
+		sv, _ := k.c.fsm.Meta(r.SweepID)
+		k.id, k.index = r.SweepID, store.NewNodeIndex(sv.Nodes)
+	}
+	b, err := store.EncodeRound(&k.index, r)
+	if err != nil {
+		return 0, err
+	}
+	return len(b), k.c.raft.Apply(b, 10*time.Second).Error()
+}
+
+func (k *raftCommitter) CommitRetestPlan(p sweep.RetestPlan) error {
+	return k.c.apply(store.EntryRetestPlan, p)
+}
+
+func (k *raftCommitter) EndSweep(id, state, msg string, healthy *bool) error {
+	return k.c.apply(store.EntrySweepEnd, store.End{SweepID: id, State: state, Error: msg, At: time.Now().UTC(), Healthy: healthy})
+}

@@ -1,0 +1,146 @@
+package sweep
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/rdmamesh/rdmamesh/internal/api"
+	"github.com/rdmamesh/rdmamesh/internal/probe"
+	"github.com/rdmamesh/rdmamesh/matrix"
+)
+
+// Dispatcher runs one phase of one direction of a pair on the workers: the
+// coordinator's is an HTTP call to the source worker. It appends one cell
+// per rail of t to out, whatever happens: an unreachable or hung worker
+// becomes peer-lost or timeout cells, never a stuck sweep.
+type Dispatcher interface {
+	Phase(ctx context.Context, out []matrix.Cell, t Task) []matrix.Cell
+}
+
+// Task is one phase to dispatch: src → dst on rails that can all run at
+// once (no HCA twice) and that both ends can test.
+type Task struct {
+	SweepID  string
+	Round    int
+	Spec     *Spec
+	Src, Dst matrix.Node
+	Rails    []probe.RailPair
+}
+
+// Committer makes the engine's results durable (on the coordinator: raft
+// entries). A failed commit means this runner must stop; the next leader
+// re-runs whatever did not land.
+type Committer interface {
+	// CommitRound commits one round's cells as a unit and says how many
+	// bytes the entry took.
+	CommitRound(r RoundResult) (int, error)
+	CommitRetestPlan(p RetestPlan) error
+	EndSweep(id, state, msg string, healthy *bool) error
+}
+
+// View is what is committed, read-only. A round committed through
+// Committer shows in Record and Info once CommitRound has returned.
+type View interface {
+	Record(id string) (Record, bool)
+	Info(id string) (api.SweepInfo, bool)
+	// Matrix analyses the committed record as it is now: the engine decides
+	// `healthy` and the retest pairs from it.
+	Matrix(id string) (*matrix.Matrix, bool)
+}
+
+// Engine runs sweeps on a leader. One Run at a time.
+type Engine struct {
+	View        View
+	Commit      Committer
+	Dispatch    Dispatcher
+	Parallelism int // pairs of a round at once; 0 = all
+	Log         *slog.Logger
+	// OnRound, when set, sees each committed round's timing. It runs on the
+	// commit goroutine: it must not block.
+	OnRound func(RoundTiming)
+	// Now is the clock the time budget is kept by (nil: time.Now).
+	Now func() time.Time
+}
+
+func (e *Engine) now() time.Time {
+	if e.Now == nil {
+		return time.Now()
+	}
+	return e.Now()
+}
+
+func (e *Engine) log() *slog.Logger {
+	if e.Log == nil {
+		return slog.Default()
+	}
+	return e.Log
+}
+
+// Run runs every round of sweep id that has no committed result yet, then
+// the confirmation passes, then commits the sweep's end. It is also how a
+// new leader resumes a sweep its predecessor left unfinished: everything
+// it needs is in the committed record. It returns when ctx ends (the sweep
+// left to the next leader), when a commit fails, or when the sweep ended.
+func (e *Engine) Run(ctx context.Context, id string) {
+	rec, ok := e.View.Record(id)
+	if !ok {
+		return
+	}
+	names := make([]string, len(rec.Nodes))
+	byName := make(map[string]matrix.Node, len(rec.Nodes))
+	for i, n := range rec.Nodes {
+		names[i] = n.Name
+		byName[n.Name] = n
+	}
+	rounds, err := PlanRounds(rec.Spec, names)
+	if err != nil {
+		e.end(id, api.SweepFailed, err.Error(), nil)
+		return
+	}
+	start := time.Now()
+	r := roundRunner{e: e, ctx: ctx, id: id, rec: rec, nodes: byName}
+	if rec.Spec.Budget > 0 {
+		// From the committed start, so a new leader keeps the same budget.
+		r.deadline = rec.Info.Started.Add(rec.Spec.Budget)
+	}
+	switch r.run(rounds) {
+	case runStopped:
+		return
+	case runTesterFault:
+		e.end(id, api.SweepFailed, r.testerFault(), nil)
+		return
+	case runOverBudget:
+		done, _ := e.View.Info(id)
+		e.end(id, api.SweepFailed, fmt.Sprintf("time budget %s exceeded after %d of %d rounds: raise the budget, "+
+			"select fewer nodes (hosts, labels) or use pattern k-batch / mode quick", rec.Spec.Budget, done.RoundsDone, len(rounds)), nil)
+		return
+	}
+	if !r.confirm() {
+		return
+	}
+	analysed := time.Now()
+	m, _ := e.View.Matrix(id)
+	healthy := m != nil && m.Healthy
+	analysis := time.Since(analysed)
+	e.end(id, api.SweepDone, "", &healthy)
+	info, _ := e.View.Info(id)
+	e.log().Info("sweep done", "sweep", id, "nodes", len(names), "rounds", info.Rounds, "retested_pairs", info.Retested,
+		"healthy", healthy, "elapsed", time.Since(start).Round(time.Millisecond), "analysis", analysis.Round(time.Millisecond))
+}
+
+func (e *Engine) end(id, state, msg string, healthy *bool) {
+	if err := e.Commit.EndSweep(id, state, msg, healthy); err != nil {
+		e.log().Warn("cannot commit sweep end", "sweep", id, "err", err)
+	}
+}
+
+type runOutcome int
+
+const (
+	runDone runOutcome = iota
+	runStopped
+	runOverBudget
+	runTesterFault // a worker or this coordinator ran out of its own resources
+)
