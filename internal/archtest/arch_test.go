@@ -106,3 +106,20 @@ func TestCgoOnlyInVerbs(t *testing.T) {
 		}
 	}
 }
+
+// The sweep engine is tested without HTTP or raft (its harness fakes the
+// Dispatcher and the Committer); that stays true only while nothing it
+// builds on, directly or not, brings them in.
+func TestSweepEngineWithoutHTTPOrRaft(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "../../coordinator/sweep").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		switch {
+		case dep == "net/http", strings.HasPrefix(dep, "net/http/"), strings.HasPrefix(dep, "github.com/hashicorp/raft"),
+			dep == mod+"coordinator/store", dep == mod+"coordinator":
+			t.Errorf("coordinator/sweep depends on %s: the engine reaches workers through Dispatcher and raft through Committer", dep)
+		}
+	}
+}
