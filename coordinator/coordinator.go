@@ -1,6 +1,7 @@
-// Package coordinator learns workers from gossip, plans and runs all-pairs
-// sweeps as the raft leader, and keeps every result in a replicated FSM from
-// which the matrix is built.
+// Package coordinator learns workers from gossip, runs sweeps as the raft
+// leader and serves their results. The sweep engine is coordinator/sweep and
+// the replicated state coordinator/store; this package wires them to raft,
+// gossip and the workers' HTTP API (run.go, dispatch.go).
 package coordinator
 
 import (
@@ -74,6 +75,10 @@ type Options struct {
 	// metrics). It runs on the sweep goroutine: it must not block.
 	OnRound func(RoundTiming)
 }
+
+// RoundTiming is what one committed round cost the leader (see
+// sweep.RoundTiming); Options.OnRound sees one per round.
+type RoundTiming = sweep.RoundTiming
 
 // SweepDefaults are what a sweep request leaves out, and how sweeps are
 // judged.

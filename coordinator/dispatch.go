@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -145,4 +146,16 @@ func (c *Coordinator) authorize(req *http.Request) {
 // url is a worker's or a coordinator's API URL.
 func (c *Coordinator) url(addr, path string) string {
 	return member.URL(c.opts.ClientTLS != nil, addr, path)
+}
+
+// workerTransport is the transport for worker API calls. One leader talks to
+// every worker once per round, so an idle connection is kept per worker (a
+// round must not pay a TCP handshake per task) and no more: the leader's
+// descriptors then grow with the workers, not with the rounds
+// (descriptorsNeeded), and connections to workers that left time out.
+func workerTransport(rt http.RoundTripper, tc *tls.Config) http.RoundTripper {
+	if rt != nil {
+		return rt
+	}
+	return &http.Transport{MaxIdleConnsPerHost: 2, IdleConnTimeout: 2 * time.Minute, TLSClientConfig: tc}
 }

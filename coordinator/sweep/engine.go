@@ -1,3 +1,9 @@
+// Package sweep is the sweep engine: it resolves a request into a Spec,
+// picks the nodes, plans rounds, dispatches each pair's directions, commits
+// round by round, confirms suspects and keeps the time budget. It reaches
+// the workers, the log and the committed state only through the Dispatcher,
+// Committer and View it declares, so it runs without HTTP or raft (see
+// harness_test.go).
 package sweep
 
 import (
