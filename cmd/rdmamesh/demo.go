@@ -9,10 +9,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rdmamesh/rdmamesh/gate"
 	"github.com/rdmamesh/rdmamesh/internal/api"
 	"github.com/rdmamesh/rdmamesh/internal/cluster"
 	"github.com/rdmamesh/rdmamesh/internal/config"
-	"github.com/rdmamesh/rdmamesh/internal/gate"
 )
 
 func newDemoCmd() *cobra.Command {

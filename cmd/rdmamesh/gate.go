@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/rdmamesh/rdmamesh/internal/gate"
+	"github.com/rdmamesh/rdmamesh/gate"
 )
 
 func newGateCmd() *cobra.Command {

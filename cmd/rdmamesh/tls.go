@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/rdmamesh/rdmamesh/gate"
 	"github.com/rdmamesh/rdmamesh/internal/config"
-	"github.com/rdmamesh/rdmamesh/internal/gate"
 )
 
 // tlsBinds maps the worker's and coordinator's TLS flags onto their keys;

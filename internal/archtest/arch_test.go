@@ -62,7 +62,7 @@ var rules = map[string][]string{
 	// The store records the sweep's own types, so it sits above sweep.
 	"coordinator/store":     {"coordinator/sweep", "coordinator/scheduler", "internal/probe", "internal/api", "matrix"},
 	"web":                   {"internal/api", "internal/probe", "matrix"},
-	"internal/gate":         {"internal/api", "matrix", "internal/probe"},
+	"gate":                  {"internal/api", "matrix", "internal/probe"},
 	"internal/inventory":    {"internal/probe"},
 	"internal/fabric/verbs": {"internal/probe", "internal/fabric", "internal/member"},
 	"internal/metrics":      {"internal/api", "internal/probe", "matrix"},

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmamesh/rdmamesh/gate"
 	"github.com/rdmamesh/rdmamesh/internal/api"
-	"github.com/rdmamesh/rdmamesh/internal/gate"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
 )
 

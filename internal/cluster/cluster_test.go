@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmamesh/rdmamesh/gate"
 	"github.com/rdmamesh/rdmamesh/internal/api"
-	"github.com/rdmamesh/rdmamesh/internal/gate"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
 	"github.com/rdmamesh/rdmamesh/matrix"
 )

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rdmamesh/rdmamesh/gate"
 	"github.com/rdmamesh/rdmamesh/internal/api"
 	"github.com/rdmamesh/rdmamesh/internal/config"
-	"github.com/rdmamesh/rdmamesh/internal/gate"
 	"github.com/rdmamesh/rdmamesh/internal/tlstest"
 )
 

@@ -352,7 +352,7 @@ func TestProgressPlainLines(t *testing.T) {
 }
 
 func TestLoadSpec(t *testing.T) {
-	req, err := LoadSpec("../../configs/gate/gate.yaml")
+	req, err := LoadSpec("../configs/gate/gate.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
