@@ -40,7 +40,7 @@ type sweepLedger struct {
 type taskRec struct {
 	round int32
 	conn  connKey // the connection it came on (socketOwners)
-	sent  int64  // unix ns, from the task's deadline
+	sent  int64   // unix ns, from the task's deadline
 }
 
 func newLedger(names []string, rails int, pairTimeout time.Duration) *ledger {
