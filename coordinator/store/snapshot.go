@@ -2,6 +2,7 @@ package store
 
 import (
 	"bufio"
+	"bytes"
 	"cmp"
 	"compress/flate"
 	"encoding/binary"
@@ -270,7 +271,12 @@ func readSweep(in *snapReader) *sweepRecord {
 			in.fail("grid block out of range")
 			break
 		}
-		st.blocks[bi-1] = in.block(len(st.classes), len(st.errs))
+		b := in.block(len(st.classes), len(st.errs))
+		if b != nil && !inGrid(b, int(bi-1), st.rails*st.n*st.n) {
+			// Such a cell has no (src, dst, rail): reading it panicked.
+			in.fail("grid block holds a cell past the sweep's grid")
+		}
+		st.blocks[bi-1] = b
 	}
 	st.count = len(st.extra)
 	for _, b := range st.blocks {
@@ -284,6 +290,16 @@ func readSweep(in *snapReader) *sweepRecord {
 		}
 	}
 	return rec
+}
+
+// inGrid reports whether every cell of block bi has a slot below slots.
+func inGrid(b *cellBlock, bi, slots int) bool {
+	for j, c := range b.class {
+		if c != 0 && bi*blockLen+j >= slots {
+			return false
+		}
+	}
+	return true
 }
 
 type snapReader struct {
@@ -308,17 +324,35 @@ func (r *snapReader) uv() uint64 {
 	return v
 }
 
+// read returns the next n bytes. Past a megabyte the buffer grows with the
+// data actually read, so a corrupt length cannot reserve memory the stream
+// does not hold (FuzzSnapshotPayload: six bytes asked for 100 MB).
 func (r *snapReader) read(n int) []byte {
 	if r.err != nil || n < 0 || n > 1<<30 {
 		r.fail("bad length")
 		return nil
 	}
-	b := make([]byte, n)
-	if _, err := io.ReadFull(r.r, b); err != nil {
-		r.err = err
+	if n <= snapReadChunk {
+		b := make([]byte, n)
+		if _, err := io.ReadFull(r.r, b); err != nil {
+			r.err = err
+		}
+		return b
 	}
-	return b
+	var buf bytes.Buffer
+	buf.Grow(snapReadChunk)
+	if _, err := io.CopyN(&buf, r.r, int64(n)); err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		r.err = err
+		return nil
+	}
+	return buf.Bytes()
 }
+
+// snapReadChunk is the largest field read into a buffer of its stated size.
+const snapReadChunk = 1 << 20
 
 func (r *snapReader) str() string { return string(r.read(int(r.uv()))) }
 
@@ -347,7 +381,8 @@ func (r *snapReader) block(classes, errs int) *cellBlock {
 		b.round[j] = binary.LittleEndian.Uint16(rounds[2*j:])
 	}
 	for _, c := range b.class {
-		if c != 0 && int(c&classMask) > classes {
+		// Code 0 is "no cell": flags without a class read as class -1.
+		if c != 0 && (c&classMask == 0 || int(c&classMask) > classes) {
 			r.fail("cell class out of range")
 		}
 		if c&flagLat != 0 {

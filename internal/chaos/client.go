@@ -21,6 +21,7 @@ type client struct {
 	token   string
 	secrets [][]byte // must never come back in an answer
 	http    *http.Client
+	stream  *http.Client // matrixEach: no overall timeout, its context bounds it
 
 	mu    sync.Mutex
 	leaks []string // paths whose answer held a secret
@@ -28,7 +29,8 @@ type client struct {
 
 func newClient(token string, secrets ...string) *client {
 	c := &client{token: token, http: &http.Client{Timeout: 5 * time.Second,
-		Transport: &http.Transport{MaxIdleConnsPerHost: 4, DisableCompression: true}}}
+		Transport: &http.Transport{MaxIdleConnsPerHost: 4, DisableCompression: true}},
+		stream: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1, DisableCompression: true}}}
 	for _, s := range append(secrets, token) {
 		c.secrets = append(c.secrets, []byte(s))
 	}
@@ -134,6 +136,9 @@ type matrixCell struct {
 	Class   string `json:"class"`
 	Verdict string `json:"verdict"`
 	Reason  string `json:"reason"`
+	Latency *struct {
+		Samples int `json:"samples"`
+	} `json:"latency"`
 }
 
 type matrixView struct {
@@ -143,4 +148,68 @@ type matrixView struct {
 func (c *client) matrix(ctx context.Context, addr, id string) (matrixView, error) {
 	var m matrixView
 	return m, c.do(ctx, http.MethodGet, addr, "/api/v1/sweeps/"+id+"/matrix", nil, &m)
+}
+
+// matrixEach streams sweep id's matrix from addr and hands every cell to fn
+// as it is decoded: a 256-node matrix is 270 MB of JSON, more than do
+// reads, and holding it whole would be most of this process's memory.
+func (c *client) matrixEach(ctx context.Context, addr, id string, timeout time.Duration, fn func(*matrixCell)) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/api/v1/sweeps/"+id+"/matrix", nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	resp, err := c.stream.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		raw, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		return &httpError{code: resp.StatusCode, msg: string(bytes.TrimSpace(raw))}
+	}
+	dec := json.NewDecoder(resp.Body)
+	if err := expectDelim(dec, '{'); err != nil {
+		return err
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		if key, _ := tok.(string); key != "cells" {
+			var skip json.RawMessage
+			if err := dec.Decode(&skip); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := expectDelim(dec, '['); err != nil {
+			return err
+		}
+		for dec.More() {
+			var cell matrixCell
+			if err := dec.Decode(&cell); err != nil {
+				return fmt.Errorf("matrix cell: %w", err)
+			}
+			fn(&cell)
+		}
+		if err := expectDelim(dec, ']'); err != nil {
+			return err
+		}
+	}
+	return expectDelim(dec, '}')
+}
+
+func expectDelim(dec *json.Decoder, d json.Delim) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return fmt.Errorf("matrix JSON: %w", err)
+	}
+	if tok != d {
+		return fmt.Errorf("matrix JSON: got %v, want %v", tok, d)
+	}
+	return nil
 }

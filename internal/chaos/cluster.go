@@ -297,3 +297,14 @@ func indent(s string) string {
 	}
 	return "    | " + strings.ReplaceAll(s, "\n", "\n    | ") + "\n"
 }
+
+// pids names the running children's process ids (for the memory guard).
+func (c *Cluster) pids() map[string]int {
+	out := map[string]int{}
+	for _, p := range c.procs() {
+		if p.running() {
+			out[p.name] = p.pid()
+		}
+	}
+	return out
+}

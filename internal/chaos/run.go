@@ -23,7 +23,13 @@ type Options struct {
 	PairTimeout time.Duration // coordinator --pair-timeout
 	Scenarios   string        // which of a, b, c, d to run, e.g. "abcd"
 	LogLevel    string        // the children's --log-level
-	Out         io.Writer
+	// Scale > 0 runs against that many control-mode workers in this
+	// process instead of worker processes (big.go: chaos at scale).
+	Scale int
+	// MemLimit stops the run (a violation) once this process and its
+	// children hold more resident memory together; 0 = no limit.
+	MemLimit uint64
+	Out      io.Writer
 }
 
 func (o *Options) check() error {
@@ -33,7 +39,12 @@ func (o *Options) check() error {
 	} else if _, err := os.Stat(o.Bin); err != nil {
 		errs = append(errs, fmt.Errorf("-bin: %w (build it with `make build-noverbs`)", err))
 	}
-	if o.Workers < 6 {
+	switch {
+	case o.Scale > 0 && o.Scale < 16:
+		errs = append(errs, fmt.Errorf("-scale %d: want at least 16 (or 0 for worker processes)", o.Scale))
+	case o.Scale > 0 && strings.Trim(o.Scenarios, "abc") != "":
+		errs = append(errs, fmt.Errorf("-scenarios %q: at scale, want letters from abc", o.Scenarios))
+	case o.Scale == 0 && o.Workers < 6:
 		errs = append(errs, fmt.Errorf("-workers %d: want at least 6", o.Workers))
 	}
 	if o.Trials < 1 {
@@ -91,21 +102,49 @@ func Run(ctx context.Context, o Options) (code int) {
 		return ExitSetup
 	}
 	o.Bin = bin
+	if o.Scale > 0 {
+		o.Workers = 0 // the fleet stands in for worker processes
+	}
 	cl, err := newCluster(o, say)
 	if err != nil {
 		fmt.Fprintf(o.Out, "chaos: %v\n", err)
 		return ExitSetup
 	}
 	r := &report{}
+	s := &scenarios{c: cl, o: o, r: r, say: say}
+	var big *bigRun
+	if o.Scale > 0 {
+		if big, err = newBigRun(s); err != nil {
+			cl.net.Close()
+			fmt.Fprintf(o.Out, "chaos: %v\n", err)
+			return ExitSetup
+		}
+	}
+	parent := ctx
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	guard := startMemGuard(o.MemLimit, cl.pids, cancel)
 	defer func() {
 		if v := recover(); v != nil {
 			r.fail("driver", fmt.Errorf("panic: %v", v))
 			code = ExitViolation
 		}
 		say("stopping every process")
+		if big != nil {
+			big.stop()
+		}
 		cl.Stop()
-		if !errors.Is(ctx.Err(), context.Canceled) {
+		peak, hit := guard.Stop()
+		if hit != nil {
+			r.fail("memory guard", hit)
+			code = ExitViolation
+		}
+		r.note("driver", "peak resident memory, this process and its children", mb(peak))
+		if !errors.Is(parent.Err(), context.Canceled) {
 			logs, answers := cl.secretLeaks(), cl.api.leaked()
+			if big != nil && big.leaks() {
+				logs = append(logs, "fleet.log")
+			}
 			r.add("secrets", "token or gossip key in process logs", orNone(logs), "none", len(logs) == 0)
 			r.add("secrets", "token or gossip key in API answers", orNone(answers), "none", len(answers) == 0)
 			if len(logs)+len(answers) > 0 && code == ExitPass {
@@ -114,6 +153,9 @@ func Run(ctx context.Context, o Options) (code int) {
 		}
 		fmt.Fprintln(o.Out)
 		r.write(o.Out)
+		if big != nil {
+			big.summary(o.Out)
+		}
 		fmt.Fprintf(o.Out, "\nwall time %s\n", time.Since(start).Round(100*time.Millisecond))
 		switch {
 		case code != ExitPass:
@@ -128,24 +170,28 @@ func Run(ctx context.Context, o Options) (code int) {
 			fmt.Fprintln(o.Out, "PASS")
 		}
 	}()
-	s := &scenarios{c: cl, o: o, r: r, say: say}
-	if err := s.setup(ctx); err != nil {
-		r.fail("setup", err)
+	setup := s.setup
+	steps := map[byte]func(context.Context) error{'a': s.leaderKill, 'b': s.workerKill, 'c': s.partition, 'd': s.restartAll}
+	if big != nil {
+		setup = big.setup
+		steps = map[byte]func(context.Context) error{'a': big.leaderKill, 'b': big.workerKill, 'c': big.partition}
+	}
+	if err := setup(ctx); err != nil {
+		r.fail("setup", withCause(ctx, err))
 		return ExitSetup
 	}
-	steps := map[byte]func(context.Context) error{'a': s.leaderKill, 'b': s.workerKill, 'c': s.partition, 'd': s.restartAll}
 	names := map[byte]string{'a': "(a) leader kill", 'b': "(b) worker kill", 'c': "(c) partition", 'd': "(d) restart all"}
 	for i := range len(o.Scenarios) {
 		k := o.Scenarios[i]
 		if ctx.Err() != nil {
-			r.fail(names[k], ctx.Err())
+			r.fail(names[k], withCause(ctx, ctx.Err()))
 			break
 		}
 		say("=== %s", names[k])
 		if err := steps[k](ctx); err != nil {
 			// A scenario that could not finish leaves the cluster in an
 			// unknown state: later ones would only report its aftermath.
-			r.fail(names[k], err)
+			r.fail(names[k], withCause(ctx, err))
 			break
 		}
 	}
@@ -167,4 +213,12 @@ func orNone(s []string) string {
 		return "none"
 	}
 	return strings.Join(s, ", ")
+}
+
+// withCause adds why ctx ended (the memory guard) to an error it caused.
+func withCause(ctx context.Context, err error) error {
+	if c := context.Cause(ctx); c != nil && c != ctx.Err() && !errors.Is(err, c) {
+		return fmt.Errorf("%w (%v)", err, c)
+	}
+	return err
 }

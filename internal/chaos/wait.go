@@ -14,8 +14,14 @@ const pollEvery = 25 * time.Millisecond
 // waitFor polls cond until it holds, ctx ends or timeout passes. The error
 // names what was awaited and the last reason cond gave.
 func waitFor(ctx context.Context, timeout time.Duration, what string, cond func() (bool, string)) error {
+	return waitEvery(ctx, pollEvery, timeout, what, cond)
+}
+
+// waitEvery is waitFor polling every every: for conditions whose check is
+// itself costly, such as listing hundreds of nodes.
+func waitEvery(ctx context.Context, every, timeout time.Duration, what string, cond func() (bool, string)) error {
 	deadline := time.Now().Add(timeout)
-	tick := time.NewTicker(pollEvery)
+	tick := time.NewTicker(every)
 	defer tick.Stop()
 	last := ""
 	for {

@@ -31,8 +31,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&o.PairTimeout, "pair-timeout", 10*time.Second, "coordinator --pair-timeout")
 	fs.StringVar(&o.Scenarios, "scenarios", "abcd", "scenarios to run, in order: a leader kill, b worker kill, c partition, d restart all")
 	fs.StringVar(&o.LogLevel, "log-level", "info", "--log-level of every rdmamesh process (their logs are in the work dir)")
+	fs.IntVar(&o.Scale, "scale", 0, "run against this many control-mode workers in this process instead of -workers processes (chaos at scale: scenarios a, b, c)")
+	memLimit := fs.Uint64("mem-limit-mb", 12<<10, "stop the run (a violation) once this process and its children hold more resident memory, in MB; 0 = no limit")
 	if err := fs.Parse(args); err != nil {
 		return chaos.ExitSetup
+	}
+	o.MemLimit = *memLimit << 20
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if o.Scale > 0 && !set["scenarios"] {
+		o.Scenarios = "abc" // (d) restarts worker processes' coordinators: not at scale
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "chaos: unexpected arguments %v\n", fs.Args())
