@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/rdmamesh/rdmamesh/internal/fabric"
 	"github.com/rdmamesh/rdmamesh/internal/fabric/sim"
 	"github.com/rdmamesh/rdmamesh/internal/member"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
@@ -105,7 +106,7 @@ func (f *fleet) startOne(ctx context.Context, i int) error {
 	if err != nil {
 		return fmt.Errorf("%s: API listener: %w", w.name, err)
 	}
-	a, err := worker.Start(ctx, worker.Options{Name: w.name, Fabric: worker.Adapt(f.fab.Node(w.name)),
+	a, err := worker.Start(ctx, worker.Options{Name: w.name, Fabric: fabric.Adapt(f.fab.Node(w.name)),
 		GossipBind: w.gossip, APIListen: "127.0.0.1:0", APIAdvertise: ln.Addr().String(), LAN: true,
 		// Hundreds of agents share this host's two cores: relaxed gossip
 		// timers and big packets, as the scale harness and the demo do.

@@ -1,4 +1,4 @@
-package coordinator
+package store
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/rdmamesh/rdmamesh/coordinator/scheduler"
+	"github.com/rdmamesh/rdmamesh/coordinator/sweep"
 	"github.com/rdmamesh/rdmamesh/internal/api"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
 	"github.com/rdmamesh/rdmamesh/matrix"
@@ -74,8 +75,8 @@ var fuzzNodes = gridNodes(4, 2)
 
 // fuzzFSM is an FSM holding sweep "s1" over fuzzNodes, with one round and
 // a retest plan committed, so entries for it reach the cell store.
-func fuzzFSM(tb testing.TB) *fsm {
-	f := newFSM(3)
+func fuzzFSM(tb testing.TB) *FSM {
+	f := New(3, nil)
 	for _, e := range fuzzEntries(tb)[:3] {
 		f.Apply(&raft.Log{Data: e})
 	}
@@ -96,40 +97,40 @@ var (
 )
 
 func makeFuzzEntries(tb testing.TB) [][]byte {
-	x := newNodeIndex(fuzzNodes)
+	x := NewNodeIndex(fuzzNodes)
 	rng := rand.New(rand.NewPCG(7, 8))
-	enc := func(t entryType, v any) []byte {
-		b, err := encodeEntry(t, v)
+	enc := func(t EntryType, v any) []byte {
+		b, err := EncodeEntry(t, v)
 		if err != nil {
 			tb.Fatal(err)
 		}
 		return b
 	}
 	bin := func(round int) []byte {
-		b, err := encodeRound(&x, roundResult{SweepID: "s1", Round: round, Cells: randomCells(rng, fuzzNodes, round)})
-		if err != nil || entryType(b[0]) != entryRoundBin {
+		b, err := EncodeRound(&x, sweep.RoundResult{SweepID: "s1", Round: round, Cells: randomCells(rng, fuzzNodes, round)})
+		if err != nil || EntryType(b[0]) != EntryRoundBin {
 			tb.Fatalf("round %d: type %d, %v", round, b[0], err)
 		}
 		return b
 	}
 	dr := 1
 	return [][]byte{
-		enc(entrySweepStart, sweepStart{Info: api.SweepInfo{ID: "s1", State: api.SweepRunning}, Spec: sweepSpec{Params: probe.DefaultTestParams()}, Nodes: fuzzNodes}),
+		enc(EntrySweepStart, Start{Info: api.SweepInfo{ID: "s1", State: api.SweepRunning}, Spec: sweep.Spec{Params: probe.DefaultTestParams()}, Nodes: fuzzNodes}),
 		bin(0),
 		// Round 3 is a confirmation round: its cells add attempts.
-		enc(entryRetestPlan, retestPlan{SweepID: "s1", Pass: 1, Pairs: 1, Rounds: []scheduler.Round{{Index: 3}}}),
+		enc(EntryRetestPlan, sweep.RetestPlan{SweepID: "s1", Pass: 1, Pairs: 1, Rounds: []scheduler.Round{{Index: 3}}}),
 		bin(3),
-		enc(entryRound, roundResult{SweepID: "s1", Round: 2, Cells: []matrix.Cell{okCell("n000", "n001", 0),
+		enc(EntryRound, sweep.RoundResult{SweepID: "s1", Round: 2, Cells: []matrix.Cell{okCell("n000", "n001", 0),
 			{Src: "n001", Dst: "n002", Rail: 0, DstRail: &dr, Class: probe.ClassPortDown, Error: &probe.Error{Class: probe.ClassPortDown, Cause: "down"}},
 			{Src: "x", Dst: "y", Rail: 3, Class: probe.ClassOK}}}),
-		enc(entrySweepEnd, sweepEnd{SweepID: "s1", State: api.SweepDone}),
+		enc(EntrySweepEnd, End{SweepID: "s1", State: api.SweepDone}),
 	}
 }
 
 // readAll materialises every cell of every sweep, then analyses each sweep
 // as the coordinator's matrix endpoint does (BuildFrom over the frozen
 // grid): what a decoder accepted must be readable.
-func readAll(f *fsm) int {
+func readAll(f *FSM) int {
 	n := 0
 	for _, id := range slices.Clone(f.order) {
 		sv, ok := f.sweepData(id)
@@ -137,10 +138,10 @@ func readAll(f *fsm) int {
 			continue
 		}
 		n += len(sv.Cells)
-		if sv, grid, ok := f.sweepGrid(id); ok {
+		if sv, grid, ok := f.Grid(id); ok {
 			// BuildFrom asks Has only for nodes with fewer ports than a rail.
 			grid.Has(0, 0)
-			matrix.BuildFrom(sv.Nodes, grid, grid.extraCells(), matrix.DefaultThresholds())
+			matrix.BuildFrom(sv.Nodes, grid, grid.ExtraCells(), matrix.DefaultThresholds())
 		}
 	}
 	return n
@@ -163,7 +164,7 @@ func FuzzRoundEntry(f *testing.F) {
 // FuzzRoundPayload decodes the inflated payload of a binary round entry.
 func FuzzRoundPayload(f *testing.F) {
 	for _, e := range fuzzEntries(f) {
-		if entryType(e[0]) == entryRoundBin {
+		if EntryType(e[0]) == EntryRoundBin {
 			p := inflate(f, e, 2)
 			f.Add(p)
 			f.Add(p[:len(p)/3])
@@ -179,7 +180,7 @@ func FuzzRoundPayload(f *testing.F) {
 // decodeRound walks every cell of b, then applies it to an FSM holding a
 // sweep and reads every cell back.
 func decodeRound(t *testing.T, b []byte) {
-	x := newNodeIndex(fuzzNodes)
+	x := NewNodeIndex(fuzzNodes)
 	r, err := decodeRoundBin(b)
 	if err == nil {
 		var c binCell
@@ -209,8 +210,8 @@ func FuzzFSMEntry(f *testing.F) {
 		f.Add(e)
 		f.Add(e[:len(e)/2])
 	}
-	f.Add([]byte{byte(entrySweepStart)})
-	f.Add([]byte{byte(entryRound), '{', '}'})
+	f.Add([]byte{byte(EntrySweepStart)})
+	f.Add([]byte{byte(EntryRound), '{', '}'})
 	f.Add([]byte{99})
 	f.Fuzz(func(t *testing.T, e []byte) {
 		boundedAlloc(t, e, func() {
@@ -225,26 +226,20 @@ func FuzzFSMEntry(f *testing.F) {
 }
 
 // applyEntry is Apply returning the decoder's error instead of panicking.
-func (f *fsm) applyEntry(e []byte) (err error) {
+func (f *FSM) applyEntry(e []byte) (err error) {
 	if len(e) == 0 {
 		return fmt.Errorf("empty entry")
 	}
-	handler, ok := map[entryType]func([]byte) error{
-		entrySweepStart: f.applyStart,
-		entryRound:      f.applyRound,
-		entrySweepEnd:   f.applyEnd,
-		entryRetestPlan: f.applyRetestPlan,
-		entryRoundBin:   f.applyRoundBin,
-	}[entryType(e[0])]
+	handler, ok := handlers[EntryType(e[0])]
 	if !ok {
 		return fmt.Errorf("unknown entry type %d", e[0])
 	}
-	return handler(e[1:])
+	return handler(f, e[1:])
 }
 
 // roundTripSnapshot persists fs and restores it: whatever state the
 // decoders accepted must survive a snapshot.
-func roundTripSnapshot(t *testing.T, fs *fsm) {
+func roundTripSnapshot(t *testing.T, fs *FSM) {
 	t.Helper()
 	snap, err := fs.Snapshot()
 	if err != nil {
@@ -254,7 +249,7 @@ func roundTripSnapshot(t *testing.T, fs *fsm) {
 	if err := snap.Persist(&sink); err != nil {
 		t.Fatalf("persist: %v", err)
 	}
-	g := newFSM(fs.keep)
+	g := New(fs.keep, nil)
 	if err := g.Restore(io.NopCloser(&sink.Buffer)); err != nil {
 		t.Fatalf("a snapshot of accepted state does not restore: %v", err)
 	}
@@ -267,7 +262,7 @@ func roundTripSnapshot(t *testing.T, fs *fsm) {
 // cells, errors, bandwidth and retests, and the JSON form of before.
 func fuzzSnapshots(tb testing.TB) [][]byte {
 	tb.Helper()
-	fs := newFSM(3)
+	fs := New(3, nil)
 	for _, e := range fuzzEntries(tb) {
 		fs.Apply(&raft.Log{Data: e})
 	}
@@ -314,7 +309,7 @@ func FuzzSnapshotPayload(f *testing.F) {
 // restoreAll restores b and, when it is accepted, reads every cell and
 // snapshots the result again.
 func restoreAll(t *testing.T, b []byte) {
-	fs := newFSM(50)
+	fs := New(50, nil)
 	if fs.Restore(io.NopCloser(bytes.NewReader(b))) != nil {
 		return
 	}
@@ -331,7 +326,7 @@ func restoreAll(t *testing.T, b []byte) {
 func TestSnapshotImpossibleCells(t *testing.T) {
 	p := inflate(t, fuzzSnapshots(t)[0], 2)
 	// The seed's one grid block: its 64 class bytes follow its flags byte.
-	fs := newFSM(3)
+	fs := New(3, nil)
 	for _, e := range fuzzEntries(t) {
 		fs.Apply(&raft.Log{Data: e})
 	}
@@ -348,7 +343,7 @@ func TestSnapshotImpossibleCells(t *testing.T) {
 				continue
 			}
 			q[i] = v
-			fs := newFSM(50)
+			fs := New(50, nil)
 			if fs.Restore(io.NopCloser(bytes.NewReader(deflate([]byte{snapMagic, snapVersion}, q)))) != nil {
 				continue
 			}
