@@ -142,37 +142,28 @@ func (c *Coordinator) startSweep(req api.SweepRequest) (api.SweepInfo, error) {
 		rails = max(rails, len(n.Ports))
 	}
 	if spec.Pattern == sweep.PatternOneToAll && !slices.Contains(names, spec.Root) {
-		return api.SweepInfo{}, &requestError{field: "root", msg: fmt.Sprintf("%q is not one of the %d selected workers", spec.Root, len(names))}
+		return api.SweepInfo{}, sweep.BadRequest("root", fmt.Sprintf("%q is not one of the %d selected workers", spec.Root, len(names)))
 	}
 	rounds, err := sweep.PlanRounds(spec, names)
 	if err != nil {
-		return api.SweepInfo{}, &requestError{field: "nodes", msg: err.Error()}
+		return api.SweepInfo{}, sweep.BadRequest("nodes", err.Error())
 	}
 	now := time.Now().UTC()
 	info := api.SweepInfo{ID: sweep.NewID(now), State: api.SweepRunning, Mode: mode, Nodes: names, Rails: rails,
 		Rounds: len(rounds), Cells: sweep.CountCells(spec, nodes, rounds), Started: now, Spec: &resolved}
 	if err := c.apply(store.EntrySweepStart, store.Start{Info: info, Spec: spec, Nodes: nodes}); err != nil {
-		return api.SweepInfo{}, &unavailableError{msg: "cannot commit the sweep: " + err.Error()}
+		return api.SweepInfo{}, sweep.Unavailable("cannot commit the sweep: " + err.Error())
 	}
 	return info, nil
 }
 
-// Error kinds web maps to HTTP statuses by behaviour, without importing us.
-
-type requestError struct{ field, msg string }
-
-func (e *requestError) Error() string { return e.field + ": " + e.msg }
-func (e *requestError) Field() string { return e.field }
+// Error kinds web maps to HTTP statuses by behaviour, without importing us;
+// request and unavailable errors are the sweep package's.
 
 type conflictError struct{ msg string }
 
 func (e *conflictError) Error() string  { return e.msg }
 func (e *conflictError) Conflict() bool { return true }
-
-type unavailableError struct{ msg string }
-
-func (e *unavailableError) Error() string     { return e.msg }
-func (e *unavailableError) Unavailable() bool { return true }
 
 func (c *Coordinator) sweepDefaults() sweep.Defaults {
 	o := &c.opts

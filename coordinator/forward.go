@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/rdmamesh/rdmamesh/coordinator/sweep"
 	"github.com/rdmamesh/rdmamesh/internal/api"
 )
 
@@ -18,11 +19,11 @@ import (
 func (c *Coordinator) forwardStart(ctx context.Context, req api.SweepRequest) (api.SweepInfo, error) {
 	_, leaderID := c.raft.LeaderWithID()
 	if leaderID == "" {
-		return api.SweepInfo{}, &unavailableError{msg: "no raft leader is known to this coordinator (election in progress, or it is cut off from the majority); retry or ask another coordinator"}
+		return api.SweepInfo{}, sweep.Unavailable("no raft leader is known to this coordinator (election in progress, or it is cut off from the majority); retry or ask another coordinator")
 	}
 	leader, ok := c.reg.get(string(leaderID))
 	if !ok || leader.APIAddr == "" || leader.State != "alive" {
-		return api.SweepInfo{}, &unavailableError{msg: fmt.Sprintf("leader %s has no reachable API address in gossip yet; retry", leaderID)}
+		return api.SweepInfo{}, sweep.Unavailable(fmt.Sprintf("leader %s has no reachable API address in gossip yet; retry", leaderID))
 	}
 	body, _ := json.Marshal(req)
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
@@ -37,7 +38,7 @@ func (c *Coordinator) forwardStart(ctx context.Context, req api.SweepRequest) (a
 	}
 	resp, err := c.client.Do(hreq)
 	if err != nil {
-		return api.SweepInfo{}, &unavailableError{msg: fmt.Sprintf("forwarding to leader %s at %s: %v", leaderID, leader.APIAddr, err)}
+		return api.SweepInfo{}, sweep.Unavailable(fmt.Sprintf("forwarding to leader %s at %s: %v", leaderID, leader.APIAddr, err))
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
@@ -53,10 +54,10 @@ func (c *Coordinator) forwardStart(ctx context.Context, req api.SweepRequest) (a
 	msg := fmt.Sprintf("leader %s: %s", leaderID, orUnknown(ae.Error))
 	switch resp.StatusCode {
 	case http.StatusBadRequest:
-		return api.SweepInfo{}, &requestError{field: ae.Field, msg: msg}
+		return api.SweepInfo{}, sweep.BadRequest(ae.Field, msg)
 	case http.StatusConflict:
 		return api.SweepInfo{}, &conflictError{msg: msg}
 	default:
-		return api.SweepInfo{}, &unavailableError{msg: msg}
+		return api.SweepInfo{}, sweep.Unavailable(msg)
 	}
 }
