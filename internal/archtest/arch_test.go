@@ -60,13 +60,13 @@ var rules = map[string][]string{
 	// the coordinator adapts raft, the store and HTTP to them.
 	"coordinator/sweep": {"coordinator/scheduler", "internal/probe", "internal/api", "internal/hostlist", "matrix"},
 	// The store records the sweep's own types, so it sits above sweep.
-	"coordinator/store":     {"coordinator/sweep", "coordinator/scheduler", "internal/probe", "internal/api", "matrix"},
-	"web":                   {"internal/api", "internal/probe", "matrix"},
-	"gate":                  {"internal/api", "matrix", "internal/probe"},
-	"internal/inventory":    {"internal/probe"},
-	"internal/fabric/verbs": {"internal/probe", "internal/fabric", "internal/member"},
-	"internal/metrics":      {"internal/api", "internal/probe", "matrix"},
-	"internal/deploytest":   {"internal/config/docgen/keyflags"},
+	"coordinator/store":           {"coordinator/sweep", "coordinator/scheduler", "internal/probe", "internal/api", "matrix"},
+	"web":                         {"internal/api", "internal/probe", "matrix"},
+	"gate":                        {"internal/api", "matrix", "internal/probe"},
+	"internal/inventory":          {"internal/probe"},
+	"internal/fabric/verbs":       {"internal/probe", "internal/fabric", "internal/member"},
+	"internal/metrics":            {"internal/api", "internal/probe", "matrix"},
+	"internal/testing/deploytest": {"internal/config/docgen/keyflags"},
 
 	"internal/config/docgen/keyflags": nil,
 }
@@ -94,6 +94,22 @@ func TestImportDirection(t *testing.T) {
 				if !okDep {
 					t.Errorf("%s imports %s: against the data flow (see docs/architecture.md)", rel, dep)
 				}
+			}
+		}
+	}
+}
+
+// Test rigs (chaos, scale, deploytest, tlstest) live under internal/testing;
+// a product package that imported one would ship the rig in the binary.
+func TestRigsOnlyInTests(t *testing.T) {
+	for _, p := range list(t, "") {
+		rel, _ := strings.CutPrefix(p.ImportPath, mod)
+		if strings.HasPrefix(rel, "internal/testing/") {
+			continue
+		}
+		for _, imp := range p.Imports {
+			if strings.HasPrefix(imp, mod+"internal/testing/") {
+				t.Errorf("%s imports the test rig %s outside a _test.go file", rel, imp)
 			}
 		}
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/rdmamesh/rdmamesh/gate"
 	"github.com/rdmamesh/rdmamesh/internal/api"
 	"github.com/rdmamesh/rdmamesh/internal/config"
-	"github.com/rdmamesh/rdmamesh/internal/tlstest"
+	"github.com/rdmamesh/rdmamesh/internal/testing/tlstest"
 )
 
 // TestMutualTLS runs sweeps with mutual TLS on every API: the gate starts

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rdmamesh/rdmamesh/internal/tlstest"
+	"github.com/rdmamesh/rdmamesh/internal/testing/tlstest"
 )
 
 func TestTLSFromEnv(t *testing.T) {

@@ -58,7 +58,7 @@ func Reference() []Spec {
 }
 
 // WriteMarkdown writes the metrics reference table that docs/operations.md
-// embeds; internal/deploytest fails when the two differ.
+// embeds; internal/testing/deploytest fails when the two differ.
 func WriteMarkdown(w io.Writer) error {
 	var b strings.Builder
 	b.WriteString("| metric | type | labels | series | meaning |\n|---|---|---|---|---|\n")

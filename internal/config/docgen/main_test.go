@@ -11,7 +11,7 @@ import (
 
 	"github.com/rdmamesh/rdmamesh/internal/config"
 	"github.com/rdmamesh/rdmamesh/internal/config/docgen/keyflags"
-	"github.com/rdmamesh/rdmamesh/internal/deploytest"
+	"github.com/rdmamesh/rdmamesh/internal/testing/deploytest"
 )
 
 func TestMain(m *testing.M) {

@@ -1,5 +1,5 @@
 // Command chaos runs rdmamesh's multi-process fault scenarios (make chaos).
-// See package internal/chaos.
+// See package internal/testing/chaos.
 package main
 
 import (
@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/rdmamesh/rdmamesh/internal/chaos"
+	"github.com/rdmamesh/rdmamesh/internal/testing/chaos"
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/rdmamesh/rdmamesh/internal/probe"
-	"github.com/rdmamesh/rdmamesh/internal/scale"
+	"github.com/rdmamesh/rdmamesh/internal/testing/scale"
 )
 
 // answerPair answers src → dst on both rails as the fleet does, sent at.

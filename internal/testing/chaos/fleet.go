@@ -17,7 +17,7 @@ import (
 	"github.com/rdmamesh/rdmamesh/internal/fabric/sim"
 	"github.com/rdmamesh/rdmamesh/internal/member"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
-	"github.com/rdmamesh/rdmamesh/internal/scale"
+	"github.com/rdmamesh/rdmamesh/internal/testing/scale"
 	"github.com/rdmamesh/rdmamesh/worker"
 )
 

@@ -45,7 +45,7 @@ func pairHash(src, dst string) uint64 {
 }
 
 // NullResult is control mode's answer to a task: every rail ok with
-// plausible latency figures, at once. internal/chaos answers its large
+// plausible latency figures, at once. internal/testing/chaos answers its large
 // control-mode cluster with it too.
 func NullResult(t probe.Task) probe.TaskResult {
 	res := probe.TaskResult{Version: probe.Version, SweepID: t.SweepID, Round: t.Round, Src: t.Src, Dst: t.Dst,

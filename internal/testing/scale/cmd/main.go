@@ -1,4 +1,4 @@
-// Command cmd is `make bench`: it runs the scale harness (internal/scale)
+// Command cmd is `make bench`: it runs the scale harness (internal/testing/scale)
 // for each node count, each run in a child process of its own so that one
 // run's memory never shows in another's RSS, and prints a Markdown table.
 //
@@ -34,7 +34,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rdmamesh/rdmamesh/internal/scale"
+	"github.com/rdmamesh/rdmamesh/internal/testing/scale"
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }

@@ -44,7 +44,7 @@ func TestOperationsDoc(t *testing.T) {
 			}
 			t.Log("docs/operations.md: metrics table regenerated")
 		} else {
-			t.Errorf("the metrics table in docs/operations.md is stale: go test ./internal/deploytest -run TestOperationsDoc -update")
+			t.Errorf("the metrics table in docs/operations.md is stale: go test ./internal/testing/deploytest -run TestOperationsDoc -update")
 		}
 	}
 }

@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/rdmamesh/rdmamesh/internal/config"
-	"github.com/rdmamesh/rdmamesh/internal/tlstest"
+	"github.com/rdmamesh/rdmamesh/internal/testing/tlstest"
 )
 
 // unit is a parsed systemd unit or drop-in: section → key → values in
