@@ -29,8 +29,9 @@ type fxPort struct {
 	state, phys, layer, rate string
 	lid, smlid               int
 	gids                     []fxGID
-	zeroSlots                int    // empty GID slots written after the used ones
-	roceMode                 string // configfs default_roce_mode; "" = not configured
+	zeroSlots                int               // empty GID slots written after the used ones
+	roceMode                 string            // configfs default_roce_mode; "" = not configured
+	counters                 map[string]string // "counters/x" or "hw_counters/x" → value
 }
 
 type fxDev struct {
@@ -267,9 +268,9 @@ func fixtures() []fixture {
 			// link-local v2, GID 1 IPv4-mapped v2; no PCI device behind it.
 			name: "rxe-softroce",
 			devs: []fxDev{{name: "rxe0", fw: "0.0.0", guid: "5054:00ff:fe12:3456", uverbs: 0,
-				ports: []fxPort{activeEth("2.5 Gb/sec (1X SDR)",
+				ports: []fxPort{withCounters(activeEth("2.5 Gb/sec (1X SDR)",
 					roce(0, "fe80::5054:ff:fe12:3456", TypeRoCEv2, "eth0"),
-					roce(1, "::ffff:10.0.2.15", TypeRoCEv2, "eth0"))}}},
+					roce(1, "::ffff:10.0.2.15", TypeRoCEv2, "eth0")), rxeCounters)}}},
 			nets: []fxNetdev{
 				{name: "eth0", oper: "up", mac: "52:54:00:12:34:56", mtu: 1500, addrs: []string{"10.0.2.15/24"}},
 				{name: "lo", oper: "unknown", mac: "00:00:00:00:00:00", mtu: 65536, addrs: []string{"127.0.0.1/8"}},
@@ -279,6 +280,21 @@ func fixtures() []fixture {
 			devNodes: []string{"uverbs0"},
 		},
 	}
+}
+
+// rxeCounters is rdma_rxe's hw_counters set (drivers/infiniband/sw/rxe/
+// rxe_hw_counters.c) as a lab guest shows it after a sweep with some loss.
+var rxeCounters = map[string]string{
+	"hw_counters/sent_pkts": "48211", "hw_counters/rcvd_pkts": "47950", "hw_counters/duplicate_request": "3",
+	"hw_counters/out_of_seq_request": "41", "hw_counters/rcvd_rnr_err": "0", "hw_counters/send_rnr_err": "0",
+	"hw_counters/rcvd_seq_err": "2", "hw_counters/ack_deferred": "0", "hw_counters/retry_exceeded_err": "0",
+	"hw_counters/retry_rnr_exceeded_err": "0", "hw_counters/completer_retry_err": "17", "hw_counters/send_err": "0",
+	"hw_counters/link_downed": "0", "hw_counters/rdma_sends": "0", "hw_counters/rdma_recvs": "0",
+}
+
+func withCounters(p fxPort, c map[string]string) fxPort {
+	p.counters = c
+	return p
 }
 
 func withMode(p fxPort, mode string) fxPort {
@@ -308,6 +324,15 @@ func eightHCA() fixture {
 		guid := fmt.Sprintf("a088:c203:00f1:%02x00", bus[i])
 		f.devs = append(f.devs, ibDev(name, "MT4129", "28.39.1002", fmt.Sprintf("0000:%02x:00.0", bus[i]),
 			i/4, i, guid, "4: ACTIVE", "400 Gb/sec (4X NDR)", 0x1a+i, 1))
+		// The PMA set every port has; mlx5_4 took a hit of symbol errors and
+		// retrained once, as a dirty connector does.
+		pma := map[string]string{"counters/symbol_error": "0", "counters/link_downed": "0", "counters/port_rcv_errors": "0",
+			"counters/port_xmit_discards": "0", "counters/link_error_recovery": "0", "counters/port_xmit_wait": "1520",
+			"counters/port_xmit_data": "88123456789", "hw_counters/out_of_sequence": "0", "hw_counters/local_ack_timeout_err": "0"}
+		if name == "mlx5_4" {
+			pma["counters/symbol_error"], pma["counters/link_downed"], pma["counters/port_rcv_errors"] = "37", "1", "37"
+		}
+		f.devs[len(f.devs)-1].ports[0].counters = pma
 		f.nets = append(f.nets, fxNetdev{name: fmt.Sprintf("ibp%ds0", bus[i]), oper: "up", mtu: 4092,
 			mac:   fmt.Sprintf("00:00:10:29:fe:80:00:00:00:00:00:00:a0:88:c2:03:00:f1:%02x:01", bus[i]),
 			addrs: []string{fmt.Sprintf("10.%d.0.11/16", 100+i)}})
@@ -358,6 +383,9 @@ func (f fixture) files() map[string]string {
 			}
 			for i := 1; i <= p.zeroSlots; i++ {
 				put(fmt.Sprintf("%s/gids/%d", pd, last+i), sysfsGID(netip.IPv6Unspecified())+"\n")
+			}
+			for name, v := range p.counters {
+				put(fmt.Sprintf("sys/class/infiniband/%s/ports/%d/%s", d.name, p.num, name), v+"\n")
 			}
 			if p.roceMode != "" {
 				put(fmt.Sprintf("sys/kernel/config/rdma_cm/%s/ports/%d/default_roce_mode", d.name, p.num), p.roceMode+"\n")

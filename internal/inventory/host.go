@@ -3,6 +3,8 @@ package inventory
 import (
 	"fmt"
 	"net/netip"
+
+	"github.com/rdmamesh/rdmamesh/internal/counters"
 )
 
 // Host is what Scan found: RDMA devices, network devices and the process
@@ -64,6 +66,9 @@ type Port struct {
 	// RoCEDefaultMode is rdma_cm's per-port default from configfs, when
 	// someone created sys/kernel/config/rdma_cm/<dev>; empty otherwise.
 	RoCEDefaultMode string `json:"roce_default_mode,omitempty"`
+	// Counters are the port's error and congestion counters that are not
+	// zero, cumulative since the driver loaded (package counters).
+	Counters []counters.Value `json:"counters,omitempty"`
 }
 
 // GID is one used GID table entry.

@@ -180,6 +180,7 @@ func (r *Report) WriteText(w io.Writer, color bool) error {
 	fmt.Fprintln(ew, "\nGID TABLE")
 	writeGIDRows(ew, r.gids)
 	r.writeSelection(ew)
+	r.writeCounters(ew)
 	r.writeChecks(ew, color)
 	return ew.err
 }
@@ -229,6 +230,31 @@ func (r *Report) writeSelection(w io.Writer) {
 			fmt.Fprintf(w, "  %s: unusable: %s\n", portLabel(p), p.UnusableWhy)
 		}
 	}
+}
+
+// writeCounters lists the error and congestion counters that are not zero.
+// They are cumulative, so they are shown, not judged: a sweep judges what
+// changed while it ran.
+func (r *Report) writeCounters(w io.Writer) {
+	var rows [][]string
+	for _, d := range r.Devices {
+		for _, p := range d.Ports {
+			for _, c := range p.Counters {
+				rows = append(rows, []string{fmt.Sprintf("%s/%d", d.Name, p.Num), c.Dir + "/" + c.Name,
+					strconv.FormatUint(c.N, 10), c.Kind.String(), c.Side.String()})
+			}
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nCOUNTERS (non-zero, cumulative since the driver loaded; a sweep judges what changes while it runs)")
+	t := newTable(w)
+	t.row("PORT", "COUNTER", "VALUE", "EVIDENCE OF", "SIDE")
+	for _, r := range rows {
+		t.row(r...)
+	}
+	t.flush()
 }
 
 func (r *Report) writeChecks(w io.Writer, color bool) {

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/rdmamesh/rdmamesh/internal/counters"
 )
 
 // Options injects what sysfs cannot tell from a file tree. Nil functions fall
@@ -164,6 +166,13 @@ func (s *scanner) port(dev string, num int) Port {
 		}
 	}
 	p.GIDs = s.gids(dir, where)
+	// Missing counters are normal (old kernels, containers without the
+	// files); a counter that cannot be read is worth a warning.
+	if c, err := counters.Read(s.fsys, dev, num); err == nil {
+		p.Counters = c.NonZero()
+	} else if !errors.Is(err, counters.ErrNoCounters) {
+		s.warnf("%v", err)
+	}
 	if v, err := readValue(s.fsys, path.Join(configRDM, dev, "ports", strconv.Itoa(num), "default_roce_mode")); err == nil {
 		if t, err := ParseGIDType(v); err == nil {
 			p.RoCEDefaultMode = t
