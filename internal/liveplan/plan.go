@@ -5,10 +5,9 @@
 // The plan is the Pingmesh / R-Pingmesh split: every HCA probes the HCAs of
 // its own switch group on its rail all the time (a leaf's ports fail
 // together and first), plus a rotating slice of the rest of the rail, one
-// slice per window, so that after Slices() windows it has probed every
-// same-rail peer. The coordinator commits a Plan (members and parameters,
-// a few kB even at 4,096 nodes); every worker derives its own targets from
-// it with Targets. Nothing per pair is stored or sent (the plan is 67 kB of
+// slice per window, so that after Coverage.Period it has probed every
+// same-rail peer. The coordinator commits a Plan (members and parameters);
+// every worker derives its own targets from it with Targets. Nothing per pair is stored or sent (the plan is 67 kB of
 // JSON at 1,024 x 8, 267 kB at 4,096 x 8), and two replicas, or
 // a worker and the coordinator, derive the same targets from the same plan.
 //
