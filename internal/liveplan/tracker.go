@@ -1,0 +1,156 @@
+package liveplan
+
+import (
+	"math"
+	"time"
+)
+
+// Summary is one target's probing over one window: what a worker reports
+// instead of raw samples, so the coordinator's cost does not grow with the
+// probe rate or with time.
+type Summary struct {
+	Node string `json:"node"` // the target
+	Rail int    `json:"rail"`
+	// Window is the rotation window the probes were sent in.
+	Window int64 `json:"window"`
+	Sent   int   `json:"sent"`
+	// Answered counts probes answered before they were declared lost;
+	// Lost those that were not; Late answers that came after that.
+	Answered int `json:"answered"`
+	Lost     int `json:"lost"`
+	Late     int `json:"late,omitempty"`
+	// OutOfOrder counts answers to an older probe after a newer one's.
+	OutOfOrder int     `json:"out_of_order,omitempty"`
+	P50Ns      float64 `json:"p50_ns,omitempty"`
+	P99Ns      float64 `json:"p99_ns,omitempty"`
+	MaxNs      float64 `json:"max_ns,omitempty"`
+}
+
+// LossRatio is Lost over the probes whose fate is known.
+func (s Summary) LossRatio() float64 {
+	if n := s.Answered + s.Lost; n > 0 {
+		return float64(s.Lost) / float64(n)
+	}
+	return 0
+}
+
+// maxOutstanding bounds the probes one target may have in flight: at 50/s
+// and a 2 s loss timeout there are at most 100, so a peer that stops
+// answering costs a fixed ring, not a growing map.
+const maxOutstanding = 256
+
+// rttBuckets is a log-scale histogram from 1 µs to ~1 min (16 buckets a
+// decade): percentiles within ~7%, in 128 counters instead of samples.
+const (
+	rttBuckets    = 128
+	bucketsPerDec = 16
+	minRTTNs      = 1e3
+)
+
+// Tracker accounts one target's probes: it matches answers to sends by
+// sequence number, declares probes lost after a timeout, and turns a window
+// into a Summary. Not safe for concurrent use; one per target.
+type Tracker struct {
+	node    string
+	rail    int
+	timeout time.Duration
+
+	next    uint64 // next sequence number to send
+	sent    [maxOutstanding]time.Time
+	pending [maxOutstanding]bool
+	highest uint64 // highest sequence answered, +1 (0 = none yet)
+	hist    [rttBuckets]uint32
+	cur     Summary
+}
+
+// NewTracker tracks probes to node on rail; a probe unanswered after
+// timeout is lost.
+func NewTracker(node string, rail int, timeout time.Duration) *Tracker {
+	return &Tracker{node: node, rail: rail, timeout: timeout}
+}
+
+// Send records a probe sent now and returns its sequence number. A probe
+// still pending in the ring slot it reuses is counted lost: it has been
+// outstanding for maxOutstanding sends.
+func (t *Tracker) Send(now time.Time) uint64 {
+	seq := t.next
+	t.next++
+	slot := seq % maxOutstanding
+	if t.pending[slot] {
+		t.cur.Lost++
+	}
+	t.sent[slot], t.pending[slot] = now, true
+	t.cur.Sent++
+	return seq
+}
+
+// Answer records the answer to probe seq received at now.
+func (t *Tracker) Answer(seq uint64, now time.Time) {
+	if seq >= t.next || t.next-seq > maxOutstanding {
+		return // not ours, or long forgotten
+	}
+	slot := seq % maxOutstanding
+	if !t.pending[slot] {
+		t.cur.Late++ // already declared lost, or a duplicate
+		return
+	}
+	t.pending[slot] = false
+	t.cur.Answered++
+	if seq+1 < t.highest {
+		t.cur.OutOfOrder++
+	}
+	t.highest = max(t.highest, seq+1)
+	rtt := float64(now.Sub(t.sent[slot]).Nanoseconds())
+	t.hist[bucket(rtt)]++
+	t.cur.MaxNs = max(t.cur.MaxNs, rtt)
+}
+
+// Expire declares lost every probe older than the timeout at now.
+func (t *Tracker) Expire(now time.Time) {
+	for i := range t.pending {
+		if t.pending[i] && now.Sub(t.sent[i]) > t.timeout {
+			t.pending[i] = false
+			t.cur.Lost++
+		}
+	}
+}
+
+// Flush ends the window: it returns the window's summary and starts the
+// next. Probes still in flight carry over and count in the window that
+// settles them.
+func (t *Tracker) Flush(window int64) Summary {
+	s := t.cur
+	s.Node, s.Rail, s.Window = t.node, t.rail, window
+	s.P50Ns, s.P99Ns = t.quantile(0.5), t.quantile(0.99)
+	t.cur, t.hist = Summary{}, [rttBuckets]uint32{}
+	return s
+}
+
+func bucket(ns float64) int {
+	if ns <= minRTTNs {
+		return 0
+	}
+	b := int(math.Log10(ns/minRTTNs) * bucketsPerDec)
+	return min(b, rttBuckets-1)
+}
+
+// quantile is the upper edge of the bucket holding the q-th answer, so it
+// errs on the slow side, never hiding a tail.
+func (t *Tracker) quantile(q float64) float64 {
+	total := uint32(0)
+	for _, c := range t.hist {
+		total += c
+	}
+	if total == 0 {
+		return 0
+	}
+	rank := uint32(math.Ceil(q * float64(total)))
+	seen := uint32(0)
+	for b, c := range t.hist {
+		seen += c
+		if seen >= rank {
+			return min(minRTTNs*math.Pow(10, float64(b+1)/bucketsPerDec), t.cur.MaxNs)
+		}
+	}
+	return t.cur.MaxNs
+}
