@@ -49,7 +49,7 @@ var rules = map[string][]string{
 	"matrix":                {"internal/probe", "internal/hostlist"},
 	"internal/hostlist":     nil,
 	"internal/fabric":       {"internal/probe"},
-	"internal/fabric/sim":   {"internal/probe"},
+	"internal/fabric/sim":   {"internal/probe", "internal/fabric"},
 	"internal/member":       nil,
 	"internal/config":       nil,
 	"internal/selffault":    nil,

@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/rdmamesh/rdmamesh/internal/probe"
 )
@@ -35,10 +36,13 @@ type Config struct {
 
 // Fabric is one simulated cluster. It is safe for concurrent use.
 type Fabric struct {
-	spec   PresetSpec
-	seed   int64
-	faults []Fault
-	scale  float64
+	spec  PresetSpec
+	seed  int64
+	scale float64
+	// faults is replaced whole by SetFaults, so tests already running see
+	// either the old set or the new one, never half of each.
+	faults atomic.Pointer[[]Fault]
+	live   probeSwitch
 
 	mu    sync.Mutex
 	nodes map[string]*Node
@@ -58,35 +62,44 @@ func New(cfg Config) (*Fabric, error) {
 	if !(cfg.TimeScale >= 0) || math.IsInf(cfg.TimeScale, 0) {
 		return nil, fmt.Errorf("time scale %v out of range: use 0 (instant), 1 (real time) or another factor >= 0", cfg.TimeScale)
 	}
+	f := &Fabric{spec: spec, seed: cfg.Seed, scale: cfg.TimeScale, nodes: map[string]*Node{}}
+	if err := f.SetFaults(cfg.Faults); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// SetFaults replaces the faults while the fabric runs: the demo's way of
+// breaking an HCA under a live mesh. A fault naming an HCA the preset
+// lacks is refused and the old faults stay.
+func (f *Fabric) SetFaults(faults []Fault) error {
 	var errs []error
-	for _, f := range cfg.Faults {
-		if f.Device != "" && spec.deviceIndex(f.Device) < 0 {
+	for _, ft := range faults {
+		if ft.Device != "" && f.spec.deviceIndex(ft.Device) < 0 {
 			errs = append(errs, fmt.Errorf("fault %q: no HCA %q in preset %s (it has %s)",
-				f.Spec, f.Device, spec.Name, spec.deviceRange()))
+				ft.Spec, ft.Device, f.spec.Name, f.spec.deviceRange()))
 		}
 	}
 	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+		return errors.Join(errs...)
 	}
-	return &Fabric{
-		spec:   spec,
-		seed:   cfg.Seed,
-		faults: append([]Fault(nil), cfg.Faults...),
-		scale:  cfg.TimeScale,
-		nodes:  map[string]*Node{},
-	}, nil
+	fs := append([]Fault(nil), faults...)
+	f.faults.Store(&fs)
+	return nil
 }
+
+func (f *Fabric) faultList() []Fault { return *f.faults.Load() }
 
 // Preset is the node type of every node.
 func (f *Fabric) Preset() PresetSpec { return f.spec }
 
 // Faults returns a copy of the configured faults.
-func (f *Fabric) Faults() []Fault { return append([]Fault(nil), f.faults...) }
+func (f *Fabric) Faults() []Fault { return append([]Fault(nil), f.faultList()...) }
 
 // Effects merges every fault that applies to device on node.
 func (f *Fabric) Effects(node, device string) Effects {
 	var e Effects
-	for _, ft := range f.faults {
+	for _, ft := range f.faultList() {
 		if ft.Matches(node, device) {
 			e = merge(e, ft.Effects)
 		}
@@ -98,7 +111,7 @@ func (f *Fabric) Effects(node, device string) Effects {
 // else about it: whoever runs the workers stops that one, so its peers see
 // what they would in production (a lost member, peer-lost cells).
 func (f *Fabric) Dead(node string) bool {
-	for _, ft := range f.faults {
+	for _, ft := range f.faultList() {
 		if ft.Effects.Dead && ft.matchesNode(node) {
 			return true
 		}
@@ -110,7 +123,7 @@ func (f *Fabric) Dead(node string) bool {
 // would otherwise make a demo silently healthy.
 func (f *Fabric) Validate(nodes []string) error {
 	var errs []error
-	for _, ft := range f.faults {
+	for _, ft := range f.faultList() {
 		hit := false
 		for _, n := range nodes {
 			if ft.matchesNode(n) {
