@@ -65,7 +65,7 @@ var rules = map[string][]string{
 	"gate":                        {"internal/api", "matrix", "internal/probe"},
 	"internal/inventory":          {"internal/probe", "internal/counters"},
 	"internal/counters":           nil,
-	"internal/liveplan":           nil,
+	"internal/liveplan":           {"internal/fabric", "internal/probe"},
 	"internal/fabric/verbs":       {"internal/probe", "internal/fabric", "internal/member"},
 	"internal/metrics":            {"internal/api", "internal/probe", "matrix"},
 	"internal/testing/deploytest": {"internal/config/docgen/keyflags"},

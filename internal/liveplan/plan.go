@@ -11,7 +11,8 @@
 // JSON at 1,024 x 8, 267 kB at 4,096 x 8), and two replicas, or
 // a worker and the coordinator, derive the same targets from the same plan.
 //
-// It is pure: no clock (callers pass the time), no I/O.
+// It is pure: no clock (callers pass the time), no I/O. It imports only the
+// seam's address type (internal/fabric).
 package liveplan
 
 import (
@@ -22,6 +23,8 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"github.com/rdmamesh/rdmamesh/internal/fabric"
 )
 
 // Member is one node as the plan sees it.
@@ -29,6 +32,9 @@ type Member struct {
 	Name  string `json:"name"`
 	Group string `json:"group,omitempty"` // switch group (leaf, rack); "" = none
 	Rails []int  `json:"rails"`           // rails the node has an HCA on, ascending
+	// Addrs are the node's probe ports, Addrs[i] on Rails[i]; the plan
+	// carries them so a worker needs nothing but the plan to probe.
+	Addrs []fabric.ProbeAddr `json:"addrs,omitempty"`
 }
 
 // Params are the plan's knobs; zero fields take the defaults.
@@ -100,12 +106,14 @@ type Plan struct {
 type railView struct {
 	names  []string
 	groups []string
+	addrs  []fabric.ProbeAddr
 	pos    map[string]int
 }
 
 // Target is one peer an HCA probes now.
 type Target struct {
 	Node    string
+	Addr    fabric.ProbeAddr
 	Rate    float64 // probes per second
 	InGroup bool
 }
@@ -171,7 +179,7 @@ func (pl *Plan) UnmarshalJSON(b []byte) error {
 func (pl *Plan) index() {
 	pl.rails = map[int]*railView{}
 	for _, m := range pl.Members {
-		for _, r := range m.Rails {
+		for i, r := range m.Rails {
 			v := pl.rails[r]
 			if v == nil {
 				v = &railView{pos: map[string]int{}}
@@ -180,6 +188,11 @@ func (pl *Plan) index() {
 			v.pos[m.Name] = len(v.names)
 			v.names = append(v.names, m.Name)
 			v.groups = append(v.groups, m.Group)
+			var a fabric.ProbeAddr
+			if i < len(m.Addrs) {
+				a = m.Addrs[i]
+			}
+			v.addrs = append(v.addrs, a)
 		}
 	}
 }
@@ -256,7 +269,7 @@ func (pl *Plan) Targets(self string, rail int, at time.Time) []Target {
 		switch {
 		case j == me:
 		case myGroup != "" && v.groups[j] == myGroup:
-			out = append(out, Target{Node: name, Rate: pl.Params.GroupRate, InGroup: true})
+			out = append(out, Target{Node: name, Addr: v.addrs[j], Rate: pl.Params.GroupRate, InGroup: true})
 		default:
 			others = append(others, j)
 		}
@@ -271,7 +284,8 @@ func (pl *Plan) Targets(self string, rail int, at time.Time) []Target {
 	w, _ := pl.WindowAt(at)
 	start := (me*slice + int(w%nSlices)*slice) % m
 	for t := 0; t < slice; t++ {
-		out = append(out, Target{Node: v.names[others[(start+t)%m]], Rate: perTarget})
+		j := others[(start+t)%m]
+		out = append(out, Target{Node: v.names[j], Addr: v.addrs[j], Rate: perTarget})
 	}
 	return out
 }

@@ -12,9 +12,9 @@ import (
 
 var t0 = time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC)
 
-// fabric is n nodes in groups of size g ("" groups when g == 0), every node
+// testFabric is n nodes in groups of size g ("" groups when g == 0), every node
 // on rails 0..rails-1 except that node 3 lacks the last rail.
-func fabric(n, g, rails int) []Member {
+func testFabric(n, g, rails int) []Member {
 	ms := make([]Member, n)
 	for i := range ms {
 		ms[i].Name = fmt.Sprintf("node-%04d", i)
@@ -43,7 +43,7 @@ func TestCoversEveryPairWithinItsPeriod(t *testing.T) {
 		{"uneven last slice", 97, 16, 3, Params{RatePerHCA: 20}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ms := fabric(tc.n, tc.group, tc.rail)
+			ms := testFabric(tc.n, tc.group, tc.rail)
 			pl, cov, err := New(1, ms, tc.p, t0)
 			if err != nil {
 				t.Fatal(err)
@@ -96,7 +96,7 @@ func hasRail(m Member, r int) bool {
 // No node should be the rotation target of the whole rail at once: the
 // offsets spread the senders over the windows.
 func TestRotationSpreadsTheLoad(t *testing.T) {
-	ms := fabric(256, 16, 1)
+	ms := testFabric(256, 16, 1)
 	pl, _, err := New(1, ms, Params{}, t0)
 	if err != nil {
 		t.Fatal(err)
@@ -121,7 +121,7 @@ func TestRotationSpreadsTheLoad(t *testing.T) {
 
 func TestDefaultsAtScale(t *testing.T) {
 	for _, n := range []int{1024, 4096} {
-		pl, cov, err := New(1, fabric(n, 32, 8), Params{}, t0)
+		pl, cov, err := New(1, testFabric(n, 32, 8), Params{}, t0)
 		if err != nil {
 			t.Fatalf("%d nodes: %v", n, err)
 		}
@@ -134,7 +134,7 @@ func TestDefaultsAtScale(t *testing.T) {
 }
 
 func TestRefusals(t *testing.T) {
-	ms := fabric(64, 32, 1)
+	ms := testFabric(64, 32, 1)
 	for _, tc := range []struct {
 		name string
 		p    Params
@@ -160,7 +160,7 @@ func TestRefusals(t *testing.T) {
 // Replicas and workers must derive the same targets whatever order they
 // learnt the members in, and from the JSON the coordinator commits.
 func TestDeterministicAndJSONRoundTrip(t *testing.T) {
-	ms := fabric(50, 8, 2)
+	ms := testFabric(50, 8, 2)
 	a, _, err := New(7, ms, Params{}, t0)
 	if err != nil {
 		t.Fatal(err)

@@ -84,8 +84,10 @@ func (t *Tracker) Send(now time.Time) uint64 {
 	return seq
 }
 
-// Answer records the answer to probe seq received at now.
-func (t *Tracker) Answer(seq uint64, now time.Time) {
+// Answer records the answer to probe seq with the round trip the port
+// measured (its send and receive completions, closer to the wire than any
+// clock here).
+func (t *Tracker) Answer(seq uint64, rtt time.Duration) {
 	if seq >= t.next || t.next-seq > maxOutstanding {
 		return // not ours, or long forgotten
 	}
@@ -100,9 +102,9 @@ func (t *Tracker) Answer(seq uint64, now time.Time) {
 		t.cur.OutOfOrder++
 	}
 	t.highest = max(t.highest, seq+1)
-	rtt := float64(now.Sub(t.sent[slot]).Nanoseconds())
-	t.hist[bucket(rtt)]++
-	t.cur.MaxNs = max(t.cur.MaxNs, rtt)
+	ns := float64(rtt.Nanoseconds())
+	t.hist[bucket(ns)]++
+	t.cur.MaxNs = max(t.cur.MaxNs, ns)
 }
 
 // Expire declares lost every probe older than the timeout at now.
