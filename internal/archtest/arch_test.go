@@ -66,6 +66,7 @@ var rules = map[string][]string{
 	"internal/inventory":          {"internal/probe", "internal/counters"},
 	"internal/counters":           nil,
 	"internal/liveplan":           {"internal/fabric", "internal/probe"},
+	"worker/live":                 {"internal/fabric", "internal/liveplan", "internal/probe"},
 	"internal/fabric/verbs":       {"internal/probe", "internal/fabric", "internal/member"},
 	"internal/metrics":            {"internal/api", "internal/probe", "matrix"},
 	"internal/testing/deploytest": {"internal/config/docgen/keyflags"},

@@ -24,6 +24,9 @@ type Summary struct {
 	P50Ns      float64 `json:"p50_ns,omitempty"`
 	P99Ns      float64 `json:"p99_ns,omitempty"`
 	MaxNs      float64 `json:"max_ns,omitempty"`
+	// Held: a sweep's test used the HCA during the window and probing
+	// paused, so the figures cover only part of it.
+	Held bool `json:"held,omitempty"`
 }
 
 // LossRatio is Lost over the probes whose fate is known.

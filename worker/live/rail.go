@@ -1,0 +1,125 @@
+package live
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/rdmamesh/rdmamesh/internal/fabric"
+	"github.com/rdmamesh/rdmamesh/internal/liveplan"
+)
+
+// railProbe is one HCA's probing: its port, the current targets and their
+// trackers. The runner's ticker drives it; Hold changes it under mu.
+type railProbe struct {
+	rail int
+	port fabric.ProbePort
+	addr fabric.ProbeAddr
+
+	mu         sync.Mutex
+	window     int64 // the window the targets belong to; -1 = re-target
+	targets    []liveplan.Target
+	trackers   map[string]*liveplan.Tracker // by target node
+	credit     map[string]float64           // probes owed to each target
+	held       int                          // sweeps using the HCA now
+	heldWindow bool                         // some sweep held it this window
+	buf        [64]fabric.Answer
+}
+
+// tick sends what is due, expires old probes, and at a window boundary
+// returns the finished window's summaries and re-targets.
+func (rp *railProbe) tick(plan *liveplan.Plan, self string, now time.Time, dt time.Duration, timeout time.Duration) []liveplan.Summary {
+	rp.mu.Lock()
+	defer rp.mu.Unlock()
+	var fin []liveplan.Summary
+	w, _ := plan.WindowAt(now)
+	if w != rp.window {
+		if rp.window >= 0 {
+			fin = rp.flush()
+		}
+		rp.retarget(plan, self, now, w, timeout)
+	}
+	// Answers that arrived are counted before anything is declared lost,
+	// so a late tick never turns an answered probe into a lost one.
+	rp.drain()
+	for _, tr := range rp.trackers {
+		tr.Expire(now)
+	}
+	if rp.held > 0 {
+		return fin
+	}
+	for _, t := range rp.targets {
+		if t.Addr.Node == "" {
+			continue // the target has no probe port (down, or not probing)
+		}
+		c := rp.credit[t.Node] + t.Rate*dt.Seconds()
+		for ; c >= 1; c-- {
+			seq := rp.trackers[t.Node].Send(now)
+			if err := rp.port.Send(t.Addr, seq); err != nil {
+				break // the local port failed: the probe stays pending and expires as lost
+			}
+		}
+		rp.credit[t.Node] = c
+	}
+	return fin
+}
+
+// flush ends the window: one summary per target, marked when a sweep held
+// the HCA during it.
+func (rp *railProbe) flush() []liveplan.Summary {
+	out := make([]liveplan.Summary, 0, len(rp.targets))
+	for _, t := range rp.targets {
+		s := rp.trackers[t.Node].Flush(rp.window)
+		s.Held = rp.heldWindow
+		out = append(out, s)
+	}
+	rp.heldWindow = rp.held > 0
+	return out
+}
+
+// retarget takes the window's targets, keeping the trackers of targets
+// that stay (probes in flight to them are still accounted) and starting
+// new ones half a probe in credit, so a target is probed early in its
+// window.
+func (rp *railProbe) retarget(plan *liveplan.Plan, self string, now time.Time, w int64, timeout time.Duration) {
+	rp.window = w
+	rp.targets = plan.Targets(self, rp.rail, now)
+	trackers := make(map[string]*liveplan.Tracker, len(rp.targets))
+	credit := make(map[string]float64, len(rp.targets))
+	for _, t := range rp.targets {
+		tr := rp.trackers[t.Node]
+		if tr == nil {
+			tr = liveplan.NewTracker(t.Node, rp.rail, timeout)
+		}
+		trackers[t.Node] = tr
+		credit[t.Node] = 0.5
+		if c, ok := rp.credit[t.Node]; ok {
+			credit[t.Node] = c
+		}
+	}
+	rp.trackers, rp.credit = trackers, credit
+}
+
+// drain matches the answers the port holds to trackers, without waiting:
+// the port timestamps answers itself, so when they are read does not
+// change the round trips.
+func (rp *railProbe) drain() {
+	for {
+		n, err := rp.port.Poll(doneCtx, rp.buf[:])
+		for _, a := range rp.buf[:n] {
+			if tr := rp.trackers[a.From.Node]; tr != nil {
+				tr.Answer(a.Seq, a.RTT)
+			}
+		}
+		if err != nil || n < len(rp.buf) {
+			return
+		}
+	}
+}
+
+// doneCtx makes Poll return what is queued at once.
+var doneCtx = func() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}()
