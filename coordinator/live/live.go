@@ -1,0 +1,157 @@
+// Package live folds the workers' always-on probe summaries into a rolling
+// matrix, judged by the same verdict and localization code as a sweep
+// (package matrix), so the heatmap, /metrics and the gate can say what is
+// wrong between sweeps.
+//
+// A live cell is one directed (initiator, target, rail) as the newest
+// window that probed it saw it. Cells older than the horizon are dropped,
+// so memory follows the plan's probes per window times the horizon, not
+// the time the coordinator has been up.
+package live
+
+import (
+	"cmp"
+	"fmt"
+	"sync"
+
+	"github.com/rdmamesh/rdmamesh/internal/liveplan"
+	"github.com/rdmamesh/rdmamesh/internal/probe"
+	"github.com/rdmamesh/rdmamesh/matrix"
+)
+
+// Options tune the judgement; zero fields take the defaults.
+type Options struct {
+	// Horizon is how many windows a cell stays after it was last probed
+	// (3: half a minute with 10 s windows). A rotation target comes back
+	// only after the plan's coverage period, so the live matrix is the
+	// fabric as probed recently, not all of it.
+	Horizon int64
+	// LossFail is the probe loss ratio that fails a cell (0.02). RDMA
+	// transports recover loss by retransmission, so a few percent of
+	// loss is already a job-slowing fault; one lost probe of fifty is not.
+	LossFail float64
+	// MinProbes is the probes with a known fate a cell needs to be judged
+	// at all (5).
+	MinProbes int
+}
+
+func (o Options) orDefaults() Options {
+	o.Horizon = cmp.Or(o.Horizon, 3)
+	o.LossFail = cmp.Or(o.LossFail, 0.02)
+	o.MinProbes = cmp.Or(o.MinProbes, 5)
+	return o
+}
+
+type cellKey struct {
+	src, dst string
+	rail     int
+}
+
+// Matrix is the rolling live state. Safe for concurrent use.
+type Matrix struct {
+	opts Options
+
+	mu     sync.Mutex
+	cells  map[cellKey]liveplan.Summary
+	latest int64 // newest window folded
+}
+
+// New makes an empty live matrix.
+func New(opts Options) *Matrix {
+	return &Matrix{opts: opts.orDefaults(), cells: map[cellKey]liveplan.Summary{}, latest: -1}
+}
+
+// Fold records src's summaries. A summary of a window older than the one
+// held for its cell is ignored (a slow collection must not undo a newer
+// one); summaries of a held window (a sweep paused the HCA) are kept only
+// if they judged enough probes.
+func (m *Matrix) Fold(src string, sums []liveplan.Summary) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, s := range sums {
+		if s.Held && s.Answered+s.Lost < m.opts.MinProbes {
+			continue
+		}
+		k := cellKey{src: src, dst: s.Node, rail: s.Rail}
+		if old, ok := m.cells[k]; ok && old.Window > s.Window {
+			continue
+		}
+		m.cells[k] = s
+		m.latest = max(m.latest, s.Window)
+	}
+	m.prune()
+}
+
+func (m *Matrix) prune() {
+	for k, s := range m.cells {
+		if s.Window <= m.latest-m.opts.Horizon {
+			delete(m.cells, k)
+		}
+	}
+}
+
+// Len is the cells held; Latest the newest window folded (-1: none).
+func (m *Matrix) Len() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.cells)
+}
+
+func (m *Matrix) Latest() int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.latest
+}
+
+// Cells turns the held summaries into matrix cells: a failure when the
+// probes were lost (all, or at least LossFail of them), a latency figure
+// otherwise. Round is the window. Cells with too few judged probes are
+// left out, and so stay untested.
+func (m *Matrix) Cells() []matrix.Cell {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]matrix.Cell, 0, len(m.cells))
+	for k, s := range m.cells {
+		if c, ok := m.cell(k, s); ok {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func (m *Matrix) cell(k cellKey, s liveplan.Summary) (matrix.Cell, bool) {
+	n := s.Answered + s.Lost
+	if n < m.opts.MinProbes {
+		return matrix.Cell{}, false
+	}
+	c := matrix.Cell{Src: k.src, Dst: k.dst, Rail: k.rail, Round: int(s.Window)}
+	switch loss := s.LossRatio(); {
+	case s.Answered == 0:
+		c.Class = probe.ClassRetryExceeded
+		c.Error = &probe.Error{Class: c.Class,
+			Cause: fmt.Sprintf("none of %d live probes from %s to %s on rail %d was answered (window %d)", n, k.src, k.dst, k.rail, s.Window),
+			Fix:   "the path is broken or the target's port is down: check both ports (`ibstat`), the cable and the switch ports between them"}
+	case loss >= m.opts.LossFail:
+		c.Class = probe.ClassRetryExceeded
+		c.Error = &probe.Error{Class: c.Class,
+			Cause: fmt.Sprintf("%.1f%% of %d live probes from %s to %s on rail %d were lost (window %d): RDMA traffic on this path is being retransmitted",
+				100*loss, n, k.src, k.dst, k.rail, s.Window),
+			Fix: "look for drops on this path: switch port error and discard counters, a degraded cable or optics, PFC/ECN configuration on RoCE"}
+	default:
+		c.Class = probe.ClassOK
+		// A probe's round trip, halved, is comparable with a sweep's
+		// one-way latency; the population rules judge it the same way.
+		c.Latency = &probe.Latency{Samples: s.Answered, P50Ns: s.P50Ns / 2, P99Ns: s.P99Ns / 2, MaxNs: s.MaxNs / 2}
+	}
+	return c, true
+}
+
+// Analyse judges the live cells over nodes. Only probed cells count
+// (TestedOnly): the plan probes a slice of the fabric at a time.
+func (m *Matrix) Analyse(nodes []matrix.Node, th matrix.Thresholds) *matrix.Matrix {
+	if th == (matrix.Thresholds{}) {
+		th = matrix.DefaultThresholds()
+	}
+	th.TestedOnly = true
+	return matrix.Build(nodes, m.Cells(), th)
+}

@@ -1,0 +1,145 @@
+package live
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/rdmamesh/rdmamesh/internal/liveplan"
+	"github.com/rdmamesh/rdmamesh/internal/probe"
+	"github.com/rdmamesh/rdmamesh/matrix"
+)
+
+func nodes(n, rails int) []matrix.Node {
+	out := make([]matrix.Node, n)
+	for i := range out {
+		out[i] = matrix.Node{Name: fmt.Sprintf("node-%02d", i+1), State: "alive",
+			Labels: map[string]string{"leaf": fmt.Sprintf("L%d", i/4)}}
+		for r := 0; r < rails; r++ {
+			out[i].Ports = append(out[i].Ports, probe.Port{Device: fmt.Sprintf("mlx5_%d", r), Port: 1, Rail: r,
+				LinkLayer: "InfiniBand", State: "ACTIVE", RateGbps: 400, Usable: true})
+		}
+	}
+	return out
+}
+
+// window gives every ordered pair on every rail one summary; bad says
+// what each cell's fate is.
+func window(ns []matrix.Node, rails int, w int64, bad func(src, dst string, rail int) (lost int, rttx float64)) map[string][]liveplan.Summary {
+	out := map[string][]liveplan.Summary{}
+	for _, a := range ns {
+		for _, b := range ns {
+			if a.Name == b.Name {
+				continue
+			}
+			for r := 0; r < rails; r++ {
+				lost, x := bad(a.Name, b.Name, r)
+				x = max(x, 1)
+				out[a.Name] = append(out[a.Name], liveplan.Summary{Node: b.Name, Rail: r, Window: w, Sent: 20,
+					Answered: 20 - lost, Lost: lost, P50Ns: 4000 * x, P99Ns: 4400 * x, MaxNs: 5000 * x})
+			}
+		}
+	}
+	return out
+}
+
+func fold(m *Matrix, sums map[string][]liveplan.Summary) {
+	for src, s := range sums {
+		m.Fold(src, s)
+	}
+}
+
+func TestLiveSuspects(t *testing.T) {
+	ns := nodes(8, 2)
+	for _, tc := range []struct {
+		name            string
+		bad             func(src, dst string, rail int) (int, float64)
+		kind, node, dev string
+		verdict         matrix.Verdict
+	}{
+		{"lossy HCA", func(s, d string, r int) (int, float64) {
+			if r == 0 && (s == "node-05" || d == "node-05") {
+				return 6, 1
+			}
+			return 0, 1
+		}, "hca", "node-05", "mlx5_0", matrix.VerdictFailed},
+		{"dead port", func(s, d string, r int) (int, float64) {
+			if r == 1 && (s == "node-03" || d == "node-03") {
+				return 20, 1
+			}
+			return 0, 1
+		}, "hca", "node-03", "mlx5_1", matrix.VerdictFailed},
+		{"slow HCA", func(s, d string, r int) (int, float64) {
+			if r == 0 && (s == "node-07" || d == "node-07") {
+				return 0, 5
+			}
+			return 0, 1
+		}, "hca", "node-07", "mlx5_0", matrix.VerdictSlowLatency},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := New(Options{})
+			fold(m, window(ns, 2, 4, tc.bad))
+			mx := m.Analyse(ns, matrix.Thresholds{})
+			if mx.Healthy {
+				t.Fatal("a faulty live window judged healthy")
+			}
+			if len(mx.Suspects) == 0 {
+				t.Fatal("no suspects")
+			}
+			s := mx.Suspects[0]
+			if s.Kind != tc.kind || s.Node != tc.node || s.Device != tc.dev || s.Verdict != tc.verdict {
+				t.Errorf("first suspect %s %s %s %s (%s), want %s %s %s %s", s.Kind, s.Node, s.Device, s.Verdict, s.Reason,
+					tc.kind, tc.node, tc.dev, tc.verdict)
+			}
+		})
+	}
+}
+
+func TestHealthyAndBounded(t *testing.T) {
+	ns := nodes(6, 2)
+	ok := func(string, string, int) (int, float64) { return 0, 1 }
+	m := New(Options{Horizon: 2})
+	for w := int64(0); w < 10; w++ {
+		fold(m, window(ns, 2, w, ok))
+	}
+	if mx := m.Analyse(ns, matrix.Thresholds{}); !mx.Healthy || len(mx.Suspects) != 0 {
+		t.Errorf("healthy live window: healthy=%v suspects=%v", mx.Healthy, mx.Suspects)
+	}
+	if got, want := m.Len(), 6*5*2; got != want {
+		t.Errorf("held %d cells after 10 windows, want %d (one per cell)", got, want)
+	}
+	// A node that stops being probed ages out after the horizon.
+	for w := int64(10); w < 13; w++ {
+		sums := window(ns, 2, w, ok)
+		delete(sums, "node-01")
+		for src, s := range sums {
+			keep := s[:0]
+			for _, x := range s {
+				if x.Node != "node-01" {
+					keep = append(keep, x)
+				}
+			}
+			sums[src] = keep
+		}
+		fold(m, sums)
+	}
+	if got, want := m.Len(), 5*4*2; got != want {
+		t.Errorf("held %d cells after node-01 went quiet, want %d", got, want)
+	}
+	// An old window never overwrites a newer one.
+	m.Fold("node-02", []liveplan.Summary{{Node: "node-03", Rail: 0, Window: 1, Answered: 0, Lost: 20}})
+	for _, c := range m.Cells() {
+		if c.Src == "node-02" && c.Dst == "node-03" && c.Rail == 0 && c.Class != probe.ClassOK {
+			t.Errorf("a stale window overwrote a newer cell: %+v", c)
+		}
+	}
+}
+
+func TestTooFewProbesStayUntested(t *testing.T) {
+	m := New(Options{})
+	m.Fold("node-01", []liveplan.Summary{{Node: "node-02", Rail: 0, Window: 1, Sent: 2, Answered: 2},
+		{Node: "node-03", Rail: 0, Window: 1, Sent: 30, Answered: 0, Lost: 30, Held: true}})
+	cells := m.Cells()
+	if len(cells) != 1 || cells[0].Dst != "node-03" {
+		t.Errorf("cells %+v: want only the judged one (a held window with enough probes counts)", cells)
+	}
+}
