@@ -49,6 +49,7 @@ func Build(nodes []Node, cells []Cell, th Thresholds) *Matrix {
 // the same (src, dst, rail). The result is what Build gives for src's cells
 // appended to cells.
 func BuildFrom(nodes []Node, src Source, cells []Cell, th Thresholds) *Matrix {
+	inCells, inTh := cells, th
 	th = th.orDefaults()
 	ns, orig := sortedNodes(nodes)
 	cells, cross := splitCross(cells)
@@ -126,8 +127,16 @@ func BuildFrom(nodes []Node, src Source, cells []Cell, th Thresholds) *Matrix {
 	if len(m.Cross) > 0 {
 		m.Suspects = append(m.Suspects, crossSuspects(m.Cross)...)
 	}
+	if afterBuild != nil {
+		afterBuild(nodes, src, inCells, inTh, m)
+	}
 	return m
 }
+
+// afterBuild, when set, sees every input and result of BuildFrom: the
+// equivalence tests (equiv_test.go) rebuild each with the frozen reference
+// and compare. Nil outside those tests.
+var afterBuild func(nodes []Node, src Source, cells []Cell, th Thresholds, m *Matrix)
 
 // sortedNodes copies the nodes in name order, the order every output uses,
 // so two coordinators with different membership orders agree byte for byte.
