@@ -31,9 +31,18 @@ var equiv struct {
 	failures []string
 	last     *Matrix // the previous build, for Diff
 	lastRef  *ref.Matrix
+	// the previous build analysed compactly
+	lastCompact *Matrix
 }
 
 func init() { afterBuild = compareWithReference }
+
+// withoutEquivalence switches the harness off for a benchmark, which
+// measures the matrix alone.
+func withoutEquivalence(b *testing.B) {
+	afterBuild = nil
+	b.Cleanup(func() { afterBuild = compareWithReference })
+}
 
 func TestMain(m *testing.M) {
 	code := m.Run()
@@ -104,20 +113,29 @@ func compareWithReference(nodes []Node, src Source, cells []Cell, th Thresholds,
 		rs = refSource{src}
 	}
 	r := ref.BuildFrom(refNodes(nodes), rs, refCells(cells), refThresholds(th))
-	got, want := outputs(m), refOutputs(r)
+	// The same sweep analysed compactly, its cells regenerated on demand.
+	// It reads its input again later (for the next Diff), and tests change
+	// their fixtures between builds, so it gets its own copy.
+	c := Analyse(append([]Node(nil), nodes...), src, append([]Cell(nil), cells...), th)
+	want := refOutputs(r)
+	got, gotCompact := outputs(m), outputs(c)
 	equiv.Lock()
 	defer equiv.Unlock()
 	equiv.compared++
 	if equiv.last != nil {
+		d := refDiffOutputs(ref.Diff(equiv.lastRef, r))
+		want = append(want, d...)
 		got = append(got, diffOutputs(Diff(equiv.last, m))...)
-		want = append(want, refDiffOutputs(ref.Diff(equiv.lastRef, r))...)
+		gotCompact = append(gotCompact, diffOutputs(Diff(equiv.lastCompact, c))...)
 	}
-	equiv.last, equiv.lastRef = m, r
-	for i := range want {
-		if got[i] != want[i] {
-			equiv.failures = append(equiv.failures, fmt.Sprintf("build %d (%d nodes, %d cells): output %d differs:\n%s",
-				equiv.compared, len(nodes), len(cells), i, firstDifference(want[i], got[i])))
-			return
+	equiv.last, equiv.lastRef, equiv.lastCompact = m, r, c
+	for form, out := range map[string][]string{"Build": got, "Analyse": gotCompact} {
+		for i := range want {
+			if out[i] != want[i] {
+				equiv.failures = append(equiv.failures, fmt.Sprintf("%s %d (%d nodes, %d cells): output %d differs:\n%s",
+					form, equiv.compared, len(nodes), len(cells), i, firstDifference(want[i], out[i])))
+				break
+			}
 		}
 	}
 }
