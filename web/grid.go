@@ -221,4 +221,3 @@ func (s *Server) getPair(c *gin.Context) {
 	}
 	c.JSON(http.StatusOK, p)
 }
-
