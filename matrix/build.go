@@ -88,6 +88,8 @@ func Analyse(nodes []Node, src Source, cells []Cell, th Thresholds) *Matrix {
 	a := &analysis{ns: ns, spans: spans, g: g, j: newJudge(ns, th, spans, total),
 		st: make([]railStats, len(spans)), cells: make([]uint8, total)}
 	railRollups := a.judgeRails()
+	// The scratch grew to a rail's cells (24 bytes each): not for keeping.
+	a.j.p50, a.j.p99, a.j.gbs = nil, nil, nil
 
 	stored := th
 	stored.Baseline = nil // named by BaselineName; the figures would dwarf the matrix in JSON
