@@ -56,7 +56,9 @@ func (c *Coordinator) matrix(id string, live bool) (*matrix.Matrix, bool) {
 	}
 	delete(c.matrices, id) // a stale analysis must not add to the rebuild's peak
 	start := time.Now()
-	m := matrix.BuildFrom(sv.Nodes, grid, grid.ExtraCells(), c.thresholds(sv.Spec))
+	// Compact: a byte a cell beside the frozen grid it reads again for the
+	// cells a reader asks for (the grid shares the store's blocks).
+	m := matrix.Analyse(sv.Nodes, grid, grid.ExtraCells(), c.thresholds(sv.Spec))
 	evictMatrices(c.matrices, analysedCells(m), matrixCacheCells)
 	c.matrices[id] = cachedMatrix{version: sv.Version, m: m, built: time.Now(), took: time.Since(start)}
 	return m, true
@@ -69,8 +71,9 @@ func (c *Coordinator) matrix(id string, live bool) (*matrix.Matrix, bool) {
 func liveMatrixAge(took time.Duration) time.Duration { return 4 * took }
 
 // matrixCacheCells bounds the analysed cells the cache keeps beside a new
-// one: an analysed 1,024 x 8 sweep is 8.4 M cells and 2.5 GB, so past this
-// only the newest analysis stays.
+// one. A compact analysis is a byte a cell, but it keeps its sweep's frozen
+// grid alive (17 bytes a cell, shared with the store until the store
+// changes or drops the sweep), so past this only the newest analysis stays.
 const matrixCacheCells = 10_000_000
 
 // evictMatrices makes room for an analysis of n cells: a few sweeps are
@@ -85,7 +88,7 @@ func evictMatrices(cache map[string]cachedMatrix, n, budget int) {
 	}
 }
 
-func analysedCells(m *matrix.Matrix) int { return len(m.Cells) + len(m.Cross) }
+func analysedCells(m *matrix.Matrix) int { return m.NumCells() + len(m.Cross) }
 
 type cachedMatrix struct {
 	version uint64

@@ -55,7 +55,7 @@ func TestMatrixLiveReuse(t *testing.T) {
 		m.took = d
 		c.matrices["s"] = m
 	}
-	measured := func(m *matrix.Matrix) int { return len(m.Cells) - m.Counts[matrix.VerdictUntested] }
+	measured := func(m *matrix.Matrix) int { return m.NumCells() - m.Counts[matrix.VerdictUntested] }
 
 	round(0, "a", "b")
 	m1, _ := c.Matrix("s")

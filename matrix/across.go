@@ -37,7 +37,7 @@ func (l *localizer) collapseNodes() {
 			continue
 		}
 		bad, total := l.nodeCells(n)
-		peerLost := dominant(l.m.Cells, bad).class == probe.ClassPeerLost
+		peerLost := dominant(l.a, bad).class == probe.ClassPeerLost
 		if len(fs) < 2 && !peerLost {
 			continue
 		}

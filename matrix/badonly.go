@@ -8,9 +8,25 @@ package matrix
 // copy shares its nodes, suspects and results.
 func (m *Matrix) BadOnly() *Matrix {
 	c := *m
-	c.Cells, c.Cross = badResults(m.Cells), badResults(m.Cross)
-	c.CellsOmitted = m.CellsOmitted + len(m.Cells) - len(c.Cells) + len(m.Cross) - len(c.Cross)
+	c.a = nil
+	c.Cells, c.Cross = m.badCells(), badResults(m.Cross)
+	c.CellsOmitted = m.CellsOmitted + m.NumCells() - len(c.Cells) + len(m.Cross) - len(c.Cross)
 	return &c
+}
+
+// badCells are the same-rail cells whose verdict is not ok; a compact
+// matrix materialises only those.
+func (m *Matrix) badCells() []Result {
+	if m.a == nil {
+		return badResults(m.Cells)
+	}
+	out := []Result{}
+	for k := range m.a.cells {
+		if m.a.verdict(k) != VerdictOK {
+			out = append(out, m.CellAt(k))
+		}
+	}
+	return out
 }
 
 func badResults(rs []Result) []Result {

@@ -32,10 +32,9 @@ const baselineKind = "rdmamesh-baseline"
 // a fault present when the baseline was taken never becomes the reference.
 func BaselineFrom(m *Matrix, name string) *Baseline {
 	b := &Baseline{SchemaVersion: SchemaVersion, Kind: baselineKind, Name: name}
-	for i := range m.Cells {
-		c := &m.Cells[i]
+	m.EachCell(func(k int, c *Result) error {
 		if c.Verdict != VerdictOK {
-			continue
+			return nil
 		}
 		bc := BaselineCell{Src: c.Src, Dst: c.Dst, Rail: c.Rail}
 		if p, ok := p50(c); ok {
@@ -47,7 +46,8 @@ func BaselineFrom(m *Matrix, name string) *Baseline {
 		if bc.P50Ns > 0 || bc.Gbps > 0 {
 			b.Cells = append(b.Cells, bc)
 		}
-	}
+		return nil
+	})
 	return b
 }
 

@@ -68,6 +68,7 @@ func hugeFabric(n, rails int) ([]Node, []Cell) {
 // it is kept); the process's peak RSS is input + matrix + Build's
 // temporaries + GC headroom, measured with /usr/bin/time -v (README.md).
 func BenchmarkBuildHuge(b *testing.B) {
+	withoutEquivalence(b)
 	nodes, cells := hugeFabric(1024, 8)
 	input := liveHeap()
 	b.ReportAllocs()

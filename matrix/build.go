@@ -38,8 +38,9 @@ func (s *railSpan) end() int { return s.start + len(s.members)*(len(s.members)-1
 // lists a port at that index, when some cell puts it on that rail, or when
 // it has no inventory at all (we then cannot know which rails it lacks).
 //
-// Cost is linear in the cells: at 1,024 nodes x 8 rails (8.4 M cells) the
-// Result slice itself is most of the memory; README.md has the figures.
+// Build is Analyse with every cell materialised in Cells: at 1,024 x 8
+// (8.4 M cells) that Result slice is most of the memory, so callers holding
+// a big sweep use Analyse; README.md has the figures.
 func Build(nodes []Node, cells []Cell, th Thresholds) *Matrix {
 	return BuildFrom(nodes, nil, cells, th)
 }
@@ -49,6 +50,24 @@ func Build(nodes []Node, cells []Cell, th Thresholds) *Matrix {
 // the same (src, dst, rail). The result is what Build gives for src's cells
 // appended to cells.
 func BuildFrom(nodes []Node, src Source, cells []Cell, th Thresholds) *Matrix {
+	m := Analyse(nodes, src, cells, th).Materialize()
+	if afterBuild != nil {
+		afterBuild(nodes, src, cells, th, m)
+	}
+	return m
+}
+
+// afterBuild, when set, sees every input and result of BuildFrom: the
+// equivalence tests (equiv_test.go) rebuild each with the frozen reference
+// and compare. Nil outside those tests.
+var afterBuild func(nodes []Node, src Source, cells []Cell, th Thresholds, m *Matrix)
+
+// Analyse is BuildFrom without Cells: the verdicts, counts, rollups and
+// suspects of the whole sweep, and its cells in compact form (a byte each),
+// read with NumCells, CellAt, VerdictAt and EachCell, or materialised with
+// Materialize. It keeps src and cells and reads them again on demand, so
+// neither may change afterwards; src's Fill is never called concurrently.
+func Analyse(nodes []Node, src Source, cells []Cell, th Thresholds) *Matrix {
 	th = th.orDefaults()
 	ns, orig := sortedNodes(nodes)
 	cells, cross := splitCross(cells)
@@ -56,39 +75,21 @@ func BuildFrom(nodes []Node, src Source, cells []Cell, th Thresholds) *Matrix {
 	g := &cellGrid{idx: idx, cells: cells, src: src, orig: orig, rails: idx.rails}
 	if src != nil {
 		g.rails = max(g.rails, min(src.Rails(), maxRails))
+		g.figs, _ = src.(FigureSource)
 	}
 	spans := railMembers(ns, g)
 	total := 0
-	for _, sp := range spans {
+	for si := range spans {
+		sp := &spans[si]
+		sp.start = total
 		m := len(sp.members)
 		total += m * (m - 1)
 	}
-	// Filled in place: at 8 M cells, building each Result on the stack and
-	// copying it in was a second pass over 1.3 GB.
-	out := make([]Result, total)
-	notes := map[int]string{} // out index → what the retests showed
-	k := 0
-	for si := range spans {
-		sp := &spans[si]
-		sp.start = k
-		for _, s := range sp.members {
-			for _, d := range sp.members {
-				if s != d {
-					if note := fillResult(&out[k], ns, g, s, d, sp.rail); note != "" {
-						notes[k] = note
-					}
-					k++
-				}
-			}
-		}
-	}
-	j := newJudge(ns, th, spans, len(out))
-	for si := range spans {
-		j.rail(&spans[si], out)
-	}
-	for k, note := range notes {
-		addNote(&out[k], note)
-	}
+	a := &analysis{ns: ns, spans: spans, g: g, j: newJudge(ns, th, spans, total),
+		st: make([]railStats, len(spans)), cells: make([]uint8, total)}
+	railRollups := a.judgeRails()
+	// The scratch grew to a rail's cells (24 bytes each): not for keeping.
+	a.j.p50, a.j.p99, a.j.gbs = nil, nil, nil
 
 	stored := th
 	stored.Baseline = nil // named by BaselineName; the figures would dwarf the matrix in JSON
@@ -97,32 +98,32 @@ func BuildFrom(nodes []Node, src Source, cells []Cell, th Thresholds) *Matrix {
 		Nodes:         ns,
 		Rails:         g.rails,
 		Thresholds:    stored,
-		Cells:         out,
-		Counts:        countVerdicts(out),
+		Counts:        a.counts(),
 		Ignored:       idx.ignored,
+		a:             a,
 	}
-	m.Healthy = len(out) > 0 && m.Counts[VerdictOK] == len(out)
+	m.Healthy = total > 0 && m.Counts[VerdictOK] == total
 	if th.TestedOnly {
-		tested := len(out) - m.Counts[VerdictUntested]
+		tested := total - m.Counts[VerdictUntested]
 		m.Healthy = tested > 0 && m.Counts[VerdictOK] == tested
 	}
 	if len(cross) > 0 {
 		var ign int
-		m.Cross, ign = judgeCross(ns, cross, j)
+		m.Cross, ign = judgeCross(ns, cross, a.j)
 		m.Ignored += ign
 		m.CrossCounts = countVerdicts(m.Cross)
 		crossOK := m.CrossCounts[VerdictOK] == len(m.Cross)
-		if th.TestedOnly && m.Counts[VerdictOK]+m.Counts[VerdictUntested] == len(out) {
+		if th.TestedOnly && m.Counts[VerdictOK]+m.Counts[VerdictUntested] == total {
 			m.Healthy = crossOK // only cross rails were planned
 		} else {
 			m.Healthy = m.Healthy && crossOK
 		}
 	}
-	m.NodeRollups = nodeRollups(ns, spans, out)
-	m.RailRollups = railRollups(g.rails, spans, out)
+	m.NodeRollups = a.nodeRollups()
+	m.RailRollups = railRollups
 	groups := findGroups(ns, th.GroupLabel)
 	m.GroupLabel = groups.label
-	m.Suspects = localize(m, spans, groups)
+	m.Suspects = localize(m, a, groups)
 	if len(m.Cross) > 0 {
 		m.Suspects = append(m.Suspects, crossSuspects(m.Cross)...)
 	}

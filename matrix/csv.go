@@ -24,11 +24,12 @@ func (m *Matrix) WriteCSV(w io.Writer) error {
 		return err
 	}
 	row := make([]string, len(CSVHeader))
-	for _, cells := range [][]Result{m.Cells, m.Cross} {
-		for i := range cells {
-			if err := cw.Write(csvRow(row, &cells[i])); err != nil {
-				return err
-			}
+	if err := m.EachCell(func(_ int, c *Result) error { return cw.Write(csvRow(row, c)) }); err != nil {
+		return err
+	}
+	for i := range m.Cross {
+		if err := cw.Write(csvRow(row, &m.Cross[i])); err != nil {
+			return err
 		}
 	}
 	cw.Flush()

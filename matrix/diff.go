@@ -72,16 +72,19 @@ func Diff(old, new *Matrix) DiffReport {
 	d := DiffReport{SchemaVersion: SchemaVersion, Old: diffSide(old), New: diffSide(new),
 		Worse: []CellChange{}, Better: []CellChange{}, NewSuspects: []Suspect{}, ClearedSuspects: []Suspect{}}
 	d.AddedNodes, d.RemovedNodes = nodeChanges(old, new)
-	a, b := cellOrder(old.Cells), cellOrder(new.Cells)
+	a, b := old.cellOrder(), new.cellOrder()
 	for i, j := 0, 0; i < len(a) && j < len(b); {
-		x, y := &old.Cells[a[i]], &new.Cells[b[j]]
-		switch c := compareCells(x, y); {
+		switch c := compareKeys(old.keyAt(a[i]), new.keyAt(b[j])); {
 		case c < 0:
 			i++
 		case c > 0:
 			j++
 		default:
-			if sx, sy := severity[x.Verdict], severity[y.Verdict]; sx != sy {
+			// Verdicts first: a compact matrix materialises only the
+			// cells that changed.
+			if sx, sy := severity[old.VerdictAt(a[i])], severity[new.VerdictAt(b[j])]; sx != sy {
+				xr, yr := old.CellAt(a[i]), new.CellAt(b[j])
+				x, y := &xr, &yr
 				ch := change(x, y)
 				if sy > sx {
 					ch.Reason = y.Reason
@@ -106,7 +109,7 @@ func Diff(old, new *Matrix) DiffReport {
 }
 
 func diffSide(m *Matrix) DiffSide {
-	return DiffSide{Nodes: len(m.Nodes), Rails: m.Rails, Cells: len(m.Cells), Healthy: m.Healthy, Counts: m.Counts}
+	return DiffSide{Nodes: len(m.Nodes), Rails: m.Rails, Cells: m.NumCells(), Healthy: m.Healthy, Counts: m.Counts}
 }
 
 func change(x, y *Result) CellChange {
@@ -126,29 +129,46 @@ func change(x, y *Result) CellChange {
 	return ch
 }
 
-func compareCells(x, y *Result) int {
-	if x.Rail != y.Rail {
-		return x.Rail - y.Rail
-	}
-	if c := strings.Compare(x.Src, y.Src); c != 0 {
-		return c
-	}
-	return strings.Compare(x.Dst, y.Dst)
+// cellKey is where a cell sits: rail, src, dst.
+type cellKey struct {
+	rail     int
+	src, dst string
 }
 
-// cellOrder is the identity when cells are already sorted (Build's order),
-// otherwise a sorted index, so a hand-edited JSON still diffs correctly.
-func cellOrder(cells []Result) []int {
-	idx := make([]int, len(cells))
+func compareKeys(x, y cellKey) int {
+	if x.rail != y.rail {
+		return x.rail - y.rail
+	}
+	if c := strings.Compare(x.src, y.src); c != 0 {
+		return c
+	}
+	return strings.Compare(x.dst, y.dst)
+}
+
+// keyAt is cell k's key, without materialising a compact cell.
+func (m *Matrix) keyAt(k int) cellKey {
+	if m.a != nil {
+		sp, s, d := m.a.locate(k)
+		return cellKey{sp.rail, m.a.ns[s].Name, m.a.ns[d].Name}
+	}
+	c := &m.Cells[k]
+	return cellKey{c.Rail, c.Src, c.Dst}
+}
+
+// cellOrder is the identity when cells are already sorted (Build's order,
+// and always a compact matrix's), otherwise a sorted index, so a
+// hand-edited JSON still diffs correctly.
+func (m *Matrix) cellOrder() []int {
+	idx := make([]int, m.NumCells())
 	sorted := true
 	for i := range idx {
 		idx[i] = i
-		if i > 0 && compareCells(&cells[i-1], &cells[i]) > 0 {
+		if m.a == nil && i > 0 && compareKeys(m.keyAt(i-1), m.keyAt(i)) > 0 {
 			sorted = false
 		}
 	}
 	if !sorted {
-		sort.SliceStable(idx, func(a, b int) bool { return compareCells(&cells[idx[a]], &cells[idx[b]]) < 0 })
+		sort.SliceStable(idx, func(a, b int) bool { return compareKeys(m.keyAt(idx[a]), m.keyAt(idx[b])) < 0 })
 	}
 	return idx
 }

@@ -31,13 +31,12 @@ var verdictRank = map[Verdict]int{VerdictFailed: 0, VerdictSlowLatency: 1, Verdi
 
 // tallies counts the cells by label, most frequent first; ties go to the
 // more severe verdict so "failed" is never hidden behind "slow".
-func tallies(cells []Result, idx []int) []tally {
+func tallies(a *analysis, idx []int) []tally {
 	var ts []tally
 	for _, k := range idx {
-		c := &cells[k]
-		t := tally{verdict: c.Verdict}
-		if c.Verdict == VerdictFailed {
-			t.class = c.Class
+		t := tally{verdict: a.verdict(k)}
+		if t.verdict == VerdictFailed {
+			t.class = a.class(k)
 		}
 		found := false
 		for i := range ts {
@@ -64,8 +63,8 @@ func tallies(cells []Result, idx []int) []tally {
 	return ts
 }
 
-func dominant(cells []Result, idx []int) tally {
-	if ts := tallies(cells, idx); len(ts) > 0 {
+func dominant(a *analysis, idx []int) tally {
+	if ts := tallies(a, idx); len(ts) > 0 {
 		return ts[0]
 	}
 	return tally{first: -1}
@@ -73,7 +72,7 @@ func dominant(cells []Result, idx []int) tally {
 
 // fill sets the fields every suspect kind shares.
 func (l *localizer) fill(s *Suspect, idx []int) tally {
-	ts := tallies(l.m.Cells, idx)
+	ts := tallies(l.a, idx)
 	if len(ts) == 0 {
 		return tally{first: -1}
 	}
@@ -106,8 +105,13 @@ func (l *localizer) fix(kind, node string, d tally, idx []int) string {
 	counts := map[string]int{}
 	best := ""
 	for _, k := range idx {
-		c := &l.m.Cells[k]
-		if c.Verdict != VerdictFailed || c.Class != d.class || c.Error == nil || c.Error.Fix == "" {
+		// Verdict and class from the compact cells; only the cells that
+		// may carry a fix are read whole.
+		if l.a.verdict(k) != VerdictFailed || l.a.class(k) != d.class {
+			continue
+		}
+		c := l.a.result(k)
+		if c.Error == nil || c.Error.Fix == "" {
 			continue
 		}
 		f := c.Error.Fix
@@ -131,7 +135,7 @@ func (l *localizer) example(d tally) string {
 	if d.first < 0 {
 		return ""
 	}
-	c := &l.m.Cells[d.first]
+	c := l.a.result(d.first)
 	return fmt.Sprintf("; e.g. %s -> %s: %s", c.Src, c.Dst, c.Reason)
 }
 
@@ -168,7 +172,7 @@ func (l *localizer) hcaName(n, rail int, cells []int) (name, device string) {
 		if device != "" {
 			break
 		}
-		if c := &l.m.Cells[k]; c.Src == node {
+		if c := l.a.result(k); c.Src == node {
 			device = c.SrcDevice
 		} else {
 			device = c.DstDevice

@@ -20,7 +20,7 @@ import (
 // is a 4.6 GB document and took over 20 GB.
 func (m *Matrix) WriteJSON(w io.Writer) error {
 	head := *m
-	head.Cells, head.Cross = nil, nil
+	head.Cells, head.Cross, head.a = nil, nil, nil
 	var hb bytes.Buffer
 	if err := newJSONEncoder(&hb, "").Encode(&head); err != nil {
 		return err
@@ -34,7 +34,13 @@ func (m *Matrix) WriteJSON(w io.Writer) error {
 	bw := bufio.NewWriterSize(w, 256<<10)
 	bw.Write(before)
 	bw.WriteString("\n  \"cells\": ")
-	if err := writeResults(bw, m.Cells); err != nil {
+	var err error
+	if m.a != nil {
+		err = writeCells(bw, m)
+	} else {
+		err = writeResults(bw, m.Cells)
+	}
+	if err != nil {
 		return err
 	}
 	if len(m.Cross) > 0 {
@@ -52,6 +58,36 @@ func newJSONEncoder(w io.Writer, prefix string) *json.Encoder {
 	enc.SetIndent(prefix, "  ")
 	enc.SetEscapeHTML(false) // reasons contain "->"; \u003e helps nobody
 	return enc
+}
+
+// writeCells writes a compact matrix's cells as writeResults writes them
+// when materialised, one at a time.
+func writeCells(bw *bufio.Writer, m *Matrix) error {
+	n := m.NumCells()
+	if n == 0 {
+		_, err := bw.WriteString("[]")
+		return err
+	}
+	var buf bytes.Buffer
+	enc := newJSONEncoder(&buf, "    ")
+	bw.WriteString("[\n")
+	err := m.EachCell(func(k int, r *Result) error {
+		buf.Reset()
+		if err := enc.Encode(r); err != nil {
+			return fmt.Errorf("cell %s -> %s rail %d: %w", r.Src, r.Dst, r.Rail, err)
+		}
+		bw.WriteString("    ")
+		bw.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+		if k < n-1 {
+			bw.WriteString(",\n")
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	_, err = bw.WriteString("\n  ]")
+	return err
 }
 
 // writeResults writes rs as the value of a depth-1 key, as encoding/json
@@ -125,17 +161,17 @@ func (m *Matrix) WriteJUnit(w io.Writer) error {
 	for r := range doc.Suites {
 		doc.Suites[r].Name = railKey(r)
 	}
-	for i := range m.Cells {
-		c := &m.Cells[i]
+	m.EachCell(func(_ int, c *Result) error {
 		if c.Rail < 0 || c.Rail >= len(doc.Suites) {
-			continue // impossible from Build; a hand-made Matrix must not panic us
+			return nil // impossible from Build; a hand-made Matrix must not panic us
 		}
 		if c.Verdict == VerdictUntested && m.Thresholds.TestedOnly {
-			continue // not in the sweep's plan
+			return nil // not in the sweep's plan
 		}
 		s := &doc.Suites[c.Rail]
 		addCase(&doc, s, c, c.Src+" -> "+c.Dst)
-	}
+		return nil
+	})
 	if len(m.Cross) > 0 {
 		doc.Suites = append(doc.Suites, junitSuite{Name: "cross-rail"})
 		s := &doc.Suites[len(doc.Suites)-1]

@@ -23,8 +23,9 @@ func fine(bad, total int) bool   { return total > 0 && float64(bad) < fineShare*
 // isBad is true for cells that implicate hardware. Untested cells do not:
 // absence of a result says nothing about an HCA, and blaming one would send
 // an operator to a healthy port. They still make the matrix unhealthy.
-func isBad(c *Result) bool    { return c.Verdict != VerdictOK && c.Verdict != VerdictUntested }
-func isTested(c *Result) bool { return c.Verdict != VerdictUntested }
+func isBad(c *Result) bool      { return badVerdict(c.Verdict) }
+func isTested(c *Result) bool   { return c.Verdict != VerdictUntested }
+func badVerdict(v Verdict) bool { return v != VerdictOK && v != VerdictUntested }
 
 // Cell state bits, one byte per cell. Localization walks every rail's rows
 // and columns several times; at 8 M cells, reading a byte instead of a
@@ -61,6 +62,7 @@ type finding struct {
 
 type localizer struct {
 	m         *Matrix
+	a         *analysis // the cells, compact
 	spans     []railSpan
 	groups    groupSet
 	state     []uint8 // per Matrix.Cells index: stTested, stBad
@@ -74,34 +76,37 @@ type localizer struct {
 	out       []Suspect
 }
 
-func localize(m *Matrix, spans []railSpan, groups groupSet) []Suspect {
+func localize(m *Matrix, a *analysis, groups groupSet) []Suspect {
 	out := []Suspect{}
+	n := len(a.cells)
 	// Before the first result lands there is nothing to localize, and a list
 	// of "untested" suspects for every node would only be noise.
-	if m.Counts[VerdictUntested] == len(m.Cells) {
+	if m.Counts[VerdictUntested] == n {
 		return out
 	}
+	spans := a.spans
 	l := &localizer{
 		m:         m,
+		a:         a,
 		spans:     spans,
 		groups:    groups,
-		state:     make([]uint8, len(m.Cells)),
-		explained: make([]bool, len(m.Cells)),
+		state:     make([]uint8, n),
+		explained: make([]bool, n),
 		absorbed:  make([]bool, len(m.Nodes)*m.Rails),
 		grouped:   make([]bool, len(m.Nodes)*m.Rails),
 		tested:    make([]int, len(m.Nodes)*m.Rails),
 		out:       out,
 	}
 	if groups.of != nil {
-		l.byGroup = make([]bool, len(m.Cells))
+		l.byGroup = make([]bool, n)
 	}
-	for k := range m.Cells {
-		c := &m.Cells[k]
-		if isTested(c) {
-			l.state[k] |= stTested
-		}
-		if isBad(c) {
-			l.state[k] |= stBad
+	for k := range l.state {
+		switch a.verdict(k) {
+		case VerdictOK:
+			l.state[k] = stTested
+		case VerdictUntested:
+		default:
+			l.state[k] = stTested | stBad
 		}
 	}
 	for i := range spans {

@@ -13,8 +13,9 @@ import (
 type judge struct {
 	th            Thresholds
 	ns            []Node
-	base          []baseFig // per Matrix.Cells index; nil without a baseline
+	base          []int32 // per cell index: 1 + index into th.Baseline.Cells, 0 = none; nil without a baseline
 	p50, p99, gbs []float64
+	cur           railStats // the rail being gathered (begin, add, done)
 }
 
 type baseFig struct{ p50, gbps float64 }
@@ -22,14 +23,16 @@ type baseFig struct{ p50, gbps float64 }
 func newJudge(ns []Node, th Thresholds, spans []railSpan, cells int) *judge {
 	j := &judge{th: th, ns: ns}
 	if th.Baseline != nil {
-		j.base = baselineFigures(ns, spans, th.Baseline, cells)
+		j.base = baselineIndex(ns, spans, th.Baseline, cells)
 	}
 	return j
 }
 
-// baselineFigures places the baseline's cells at their Matrix.Cells index.
-// Cells of nodes or rails this sweep does not have are skipped.
-func baselineFigures(ns []Node, spans []railSpan, b *Baseline, cells int) []baseFig {
+// baselineIndex places the baseline's cells at their cell index (4 bytes a
+// cell; the figures stay in the Baseline, which the thresholds hold anyway).
+// Cells of nodes or rails this sweep does not have are skipped; a later
+// duplicate wins.
+func baselineIndex(ns []Node, spans []railSpan, b *Baseline, cells int) []int32 {
 	byName := make(map[string]int, len(ns))
 	for i, n := range ns {
 		byName[n.Name] = i
@@ -45,8 +48,8 @@ func baselineFigures(ns []Node, spans []railSpan, b *Baseline, cells int) []base
 			pos[r][n] = int32(i)
 		}
 	}
-	out := make([]baseFig, cells)
-	for _, c := range b.Cells {
+	out := make([]int32, cells)
+	for bi, c := range b.Cells {
 		s, okS := byName[c.Src]
 		d, okD := byName[c.Dst]
 		if !okS || !okD || s == d || c.Rail < 0 || c.Rail >= len(spans) {
@@ -56,9 +59,18 @@ func baselineFigures(ns []Node, spans []railSpan, b *Baseline, cells int) []base
 		if i < 0 || k < 0 {
 			continue
 		}
-		out[spans[c.Rail].at(int(i), int(k))] = baseFig{p50: c.P50Ns, gbps: c.Gbps}
+		out[spans[c.Rail].at(int(i), int(k))] = int32(bi) + 1
 	}
 	return out
+}
+
+// baseAt is the baseline figures of cell k (zero: none).
+func (j *judge) baseAt(k int) baseFig {
+	if j.base == nil || j.base[k] == 0 {
+		return baseFig{}
+	}
+	c := &j.th.Baseline.Cells[j.base[k]-1]
+	return baseFig{p50: c.P50Ns, gbps: c.Gbps}
 }
 
 // railStats are one rail's population figures.
@@ -68,26 +80,33 @@ type railStats struct {
 	zP50, zP99, zG  robust
 }
 
-func (j *judge) stats(cells []Result) railStats {
-	st := railStats{minP50: math.Inf(1)}
+// begin, add and done gather a rail's population figures from its cells
+// one at a time, so the cells need not be held.
+func (j *judge) begin() {
+	j.cur = railStats{minP50: math.Inf(1)}
 	j.p50, j.p99, j.gbs = j.p50[:0], j.p99[:0], j.gbs[:0]
-	for i := range cells {
-		c := &cells[i]
-		if c.Verdict != VerdictOK {
-			continue
-		}
-		if p, ok := p50(c); ok {
-			st.minP50 = min(st.minP50, p)
-			j.p50 = append(j.p50, p)
-		}
-		if p, ok := p99(c); ok {
-			j.p99 = append(j.p99, p)
-		}
-		if g, ok := gbps(c); ok {
-			st.maxGbps = max(st.maxGbps, g)
-			j.gbs = append(j.gbs, g)
-		}
+}
+
+func (j *judge) add(c *Result) {
+	if c.Verdict != VerdictOK {
+		return
 	}
+	st := &j.cur
+	if p, ok := p50(c); ok {
+		st.minP50 = min(st.minP50, p)
+		j.p50 = append(j.p50, p)
+	}
+	if p, ok := p99(c); ok {
+		j.p99 = append(j.p99, p)
+	}
+	if g, ok := gbps(c); ok {
+		st.maxGbps = max(st.maxGbps, g)
+		j.gbs = append(j.gbs, g)
+	}
+}
+
+func (j *judge) done() railStats {
+	st := j.cur
 	if j.th.TailFactor > 0 {
 		// Before robustStats, which overwrites the scratch slices with
 		// deviations; median only reorders them.
@@ -99,42 +118,24 @@ func (j *judge) stats(cells []Result) railStats {
 	return st
 }
 
-func (j *judge) rail(sp *railSpan, out []Result) {
-	cells := out[sp.start:sp.end()]
-	if len(cells) == 0 {
-		return
+func (j *judge) stats(cells []Result) railStats {
+	j.begin()
+	for i := range cells {
+		j.add(&cells[i])
 	}
-	st := j.stats(cells)
-	rates := make([]float64, len(sp.members))
-	for i, n := range sp.members {
-		rates[i] = lineRate(j.ns[n], sp.rail)
-	}
-	for i := range sp.members {
-		for k := range sp.members {
-			if i == k {
-				continue
-			}
-			at := sp.at(i, k)
-			c := &out[at]
-			if c.Verdict != VerdictOK {
-				continue
-			}
-			var b baseFig
-			if j.base != nil {
-				b = j.base[at]
-			}
-			j.cell(c, sp.rail, &st, portRate(rates[i], rates[k]), b)
-		}
-	}
+	return j.done()
 }
 
-// cell runs every enabled rule on one measured cell. Reasons are built only
-// for cells that break a rule, so a healthy rail allocates nothing here.
-// Latency wins the verdict because ClusterKit checks it first; the reason
-// keeps every broken rule so nothing is hidden.
-func (j *judge) cell(c *Result, rail int, st *railStats, rate float64, b baseFig) {
+// cell runs every enabled rule on one measured cell and returns its
+// verdict. With text it also sets c's verdict and reason; without, it
+// allocates nothing, which is how the compact analysis judges millions of
+// cells and regenerates a reason later, for the few cells shown. Latency
+// wins the verdict because ClusterKit checks it first; the reason keeps
+// every broken rule so nothing is hidden.
+func (j *judge) cell(c *Result, rail int, st *railStats, rate float64, b baseFig, text bool) Verdict {
 	th := &j.th
 	var slow, low []string
+	nSlow, nLow := 0, 0
 	p, hasP := p50(c)
 	tail, hasT := p99(c)
 	g, hasG := gbps(c)
@@ -142,55 +143,82 @@ func (j *judge) cell(c *Result, rail int, st *railStats, rate float64, b baseFig
 	// Ratios, not products, so a cell exactly at the limit (2226 ns over a
 	// 1060 ns minimum) is not flagged by a rounding error.
 	if hasP && !math.IsInf(st.minP50, 1) && p/st.minP50 > th.LatencyFactor {
-		slow = append(slow, fmt.Sprintf("p50 %s is %.1fx the rail-%d minimum %s (limit %sx)",
-			formatNs(p), p/st.minP50, rail, formatNs(st.minP50), num(th.LatencyFactor)))
+		if nSlow++; text {
+			slow = append(slow, fmt.Sprintf("p50 %s is %.1fx the rail-%d minimum %s (limit %sx)",
+				formatNs(p), p/st.minP50, rail, formatNs(st.minP50), num(th.LatencyFactor)))
+		}
 	}
 	if hasG && st.maxGbps > 0 && g/st.maxGbps < th.BandwidthFraction {
-		low = append(low, fmt.Sprintf("bandwidth %s Gb/s is %s%% of the rail-%d maximum %s Gb/s (limit %s%%)",
-			sig3(g), sig3(100*g/st.maxGbps), rail, sig3(st.maxGbps), sig3(100*th.BandwidthFraction)))
+		if nLow++; text {
+			low = append(low, fmt.Sprintf("bandwidth %s Gb/s is %s%% of the rail-%d maximum %s Gb/s (limit %s%%)",
+				sig3(g), sig3(100*g/st.maxGbps), rail, sig3(st.maxGbps), sig3(100*th.BandwidthFraction)))
+		}
 	}
 	if th.RobustZ > 0 {
 		if z := st.zP50.z(p); hasP && st.zP50.ok && z > th.RobustZ {
-			slow = append(slow, fmt.Sprintf("p50 %s is %s robust SDs above the rail-%d median %s (limit %s)",
-				formatNs(p), sig3(z), rail, formatNs(st.zP50.med), num(th.RobustZ)))
+			if nSlow++; text {
+				slow = append(slow, fmt.Sprintf("p50 %s is %s robust SDs above the rail-%d median %s (limit %s)",
+					formatNs(p), sig3(z), rail, formatNs(st.zP50.med), num(th.RobustZ)))
+			}
 		}
 		if z := st.zP99.z(tail); hasT && st.zP99.ok && z > th.RobustZ {
-			slow = append(slow, fmt.Sprintf("p99 %s is %s robust SDs above the rail-%d median p99 %s (limit %s)",
-				formatNs(tail), sig3(z), rail, formatNs(st.zP99.med), num(th.RobustZ)))
+			if nSlow++; text {
+				slow = append(slow, fmt.Sprintf("p99 %s is %s robust SDs above the rail-%d median p99 %s (limit %s)",
+					formatNs(tail), sig3(z), rail, formatNs(st.zP99.med), num(th.RobustZ)))
+			}
 		}
 		if z := st.zG.z(g); hasG && st.zG.ok && -z > th.RobustZ {
-			low = append(low, fmt.Sprintf("bandwidth %s Gb/s is %s robust SDs below the rail-%d median %s Gb/s (limit %s)",
-				sig3(g), sig3(-z), rail, sig3(st.zG.med), num(th.RobustZ)))
+			if nLow++; text {
+				low = append(low, fmt.Sprintf("bandwidth %s Gb/s is %s robust SDs below the rail-%d median %s Gb/s (limit %s)",
+					sig3(g), sig3(-z), rail, sig3(st.zG.med), num(th.RobustZ)))
+			}
 		}
 	}
 	if th.TailFactor > 0 && hasT && st.medP99 > 0 && tail/st.medP99 > th.TailFactor {
-		slow = append(slow, fmt.Sprintf("p99 %s is %.1fx the rail-%d median p99 %s (limit %sx)",
-			formatNs(tail), tail/st.medP99, rail, formatNs(st.medP99), num(th.TailFactor)))
+		if nSlow++; text {
+			slow = append(slow, fmt.Sprintf("p99 %s is %.1fx the rail-%d median p99 %s (limit %sx)",
+				formatNs(tail), tail/st.medP99, rail, formatNs(st.medP99), num(th.TailFactor)))
+		}
 	}
 	if th.MaxP99Ns > 0 && hasT && tail > th.MaxP99Ns {
-		slow = append(slow, fmt.Sprintf("p99 %s is over the %s limit", formatNs(tail), formatNs(th.MaxP99Ns)))
+		if nSlow++; text {
+			slow = append(slow, fmt.Sprintf("p99 %s is over the %s limit", formatNs(tail), formatNs(th.MaxP99Ns)))
+		}
 	}
 	if th.MinGbps > 0 && hasG && g < th.MinGbps {
-		low = append(low, fmt.Sprintf("bandwidth %s Gb/s is under the %s Gb/s minimum", sig3(g), num(th.MinGbps)))
+		if nLow++; text {
+			low = append(low, fmt.Sprintf("bandwidth %s Gb/s is under the %s Gb/s minimum", sig3(g), num(th.MinGbps)))
+		}
 	}
 	if th.LineRateFraction > 0 && hasG && rate > 0 && bigMessages(c) && g/rate < th.LineRateFraction {
-		low = append(low, fmt.Sprintf("bandwidth %s Gb/s is %s%% of the %s Gb/s port rate (limit %s%%)",
-			sig3(g), sig3(100*g/rate), sig3(rate), sig3(100*th.LineRateFraction)))
+		if nLow++; text {
+			low = append(low, fmt.Sprintf("bandwidth %s Gb/s is %s%% of the %s Gb/s port rate (limit %s%%)",
+				sig3(g), sig3(100*g/rate), sig3(rate), sig3(100*th.LineRateFraction)))
+		}
 	}
 	if th.BaselineLatency > 0 && hasP && b.p50 > 0 && p/b.p50 > 1+th.BaselineLatency {
-		slow = append(slow, fmt.Sprintf("p50 %s is +%s%% over baseline %s's %s (limit +%s%%)",
-			formatNs(p), sig3(100*(p/b.p50-1)), quoteName(th.BaselineName), formatNs(b.p50), sig3(100*th.BaselineLatency)))
+		if nSlow++; text {
+			slow = append(slow, fmt.Sprintf("p50 %s is +%s%% over baseline %s's %s (limit +%s%%)",
+				formatNs(p), sig3(100*(p/b.p50-1)), quoteName(th.BaselineName), formatNs(b.p50), sig3(100*th.BaselineLatency)))
+		}
 	}
 	if th.BaselineBandwidth > 0 && hasG && b.gbps > 0 && g/b.gbps < 1-th.BaselineBandwidth {
-		low = append(low, fmt.Sprintf("bandwidth %s Gb/s is -%s%% under baseline %s's %s Gb/s (limit -%s%%)",
-			sig3(g), sig3(100*(1-g/b.gbps)), quoteName(th.BaselineName), sig3(b.gbps), sig3(100*th.BaselineBandwidth)))
+		if nLow++; text {
+			low = append(low, fmt.Sprintf("bandwidth %s Gb/s is -%s%% under baseline %s's %s Gb/s (limit -%s%%)",
+				sig3(g), sig3(100*(1-g/b.gbps)), quoteName(th.BaselineName), sig3(b.gbps), sig3(100*th.BaselineBandwidth)))
+		}
 	}
+	v := c.Verdict
 	switch {
-	case len(slow) > 0:
-		c.Verdict, c.Reason = VerdictSlowLatency, strings.Join(append(slow, low...), "; ")
-	case len(low) > 0:
-		c.Verdict, c.Reason = VerdictLowBandwidth, strings.Join(low, "; ")
+	case nSlow > 0:
+		v = VerdictSlowLatency
+	case nLow > 0:
+		v = VerdictLowBandwidth
 	}
+	if text && v != c.Verdict {
+		c.Verdict, c.Reason = v, strings.Join(append(slow, low...), "; ")
+	}
+	return v
 }
 
 func quoteName(s string) string {

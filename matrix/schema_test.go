@@ -28,7 +28,7 @@ func TestSchemaDocumentsEveryField(t *testing.T) {
 		for i := 0; i < typ.NumField(); i++ {
 			f := typ.Field(i)
 			tag := strings.Split(f.Tag.Get("json"), ",")[0]
-			if tag == "-" {
+			if tag == "-" || !f.IsExported() { // encoding/json skips both
 				continue
 			}
 			if f.Anonymous && tag == "" {

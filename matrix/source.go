@@ -1,5 +1,7 @@
 package matrix
 
+import "sync"
+
 // Source hands BuildFrom a sweep's same-rail cells one at a time from
 // wherever they are kept, so a caller holding millions of them compactly
 // (the coordinator's grid) never materialises them all as a []Cell: at
@@ -24,8 +26,10 @@ type cellGrid struct {
 	idx   *cellIndex
 	cells []Cell
 	src   Source
+	figs  FigureSource // src, when it is one
 	orig  []int
 	rails int
+	mu    sync.Mutex // Source.Fill need not be safe for concurrent use
 }
 
 func (g *cellGrid) fill(c *Cell, s, d, rail int) bool {
@@ -35,7 +39,13 @@ func (g *cellGrid) fill(c *Cell, s, d, rail int) bool {
 			return true
 		}
 	}
-	return g.src != nil && g.src.Fill(c, g.orig[s], g.orig[d], rail)
+	return g.src != nil && g.fillSource(c, s, d, rail)
+}
+
+func (g *cellGrid) fillSource(c *Cell, s, d, rail int) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.src.Fill(c, g.orig[s], g.orig[d], rail)
 }
 
 func (g *cellGrid) has(i, rail int) bool {

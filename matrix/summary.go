@@ -14,7 +14,7 @@ const summaryMax = 10
 // Summary is the few lines a terminal, a CI log or a chat message shows.
 func (m *Matrix) Summary() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "rdmamesh matrix: %d nodes, %d rails, %d cells\n", len(m.Nodes), m.Rails, len(m.Cells)+len(m.Cross)+m.CellsOmitted)
+	fmt.Fprintf(&b, "rdmamesh matrix: %d nodes, %d rails, %d cells\n", len(m.Nodes), m.Rails, m.NumCells()+len(m.Cross)+m.CellsOmitted)
 	fmt.Fprintf(&b, "cells: %d ok, %d failed, %d slow-latency, %d low-bandwidth, %d untested\n",
 		m.Counts[VerdictOK], m.Counts[VerdictFailed], m.Counts[VerdictSlowLatency],
 		m.Counts[VerdictLowBandwidth], m.Counts[VerdictUntested])
@@ -32,7 +32,7 @@ func (m *Matrix) Summary() string {
 	switch {
 	case m.Healthy:
 		b.WriteString("HEALTHY\n")
-	case len(m.Cells)+len(m.Cross)+m.CellsOmitted == 0:
+	case m.NumCells()+len(m.Cross)+m.CellsOmitted == 0:
 		b.WriteString("UNHEALTHY: no cells to test (fewer than two nodes share a rail)\n")
 	default:
 		fmt.Fprintf(&b, "UNHEALTHY: %d suspect(s)\n", len(m.Suspects))

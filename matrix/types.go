@@ -176,7 +176,10 @@ type Matrix struct {
 	Nodes         []Node     `json:"nodes"`
 	Rails         int        `json:"rails"`
 	Thresholds    Thresholds `json:"thresholds"`
-	Cells         []Result   `json:"cells"` // every (src != dst, rail), sorted by rail, src, dst
+	// Cells are every (src != dst, rail), sorted by rail, src, dst. A
+	// matrix from Analyse leaves it nil and holds the cells compactly:
+	// NumCells, CellAt, VerdictAt and EachCell read either form.
+	Cells []Result `json:"cells"`
 	// Cross holds the cross-rail cells (Cell.DstRail set) of a cross- or
 	// all-rail sweep, judged against their own population, sorted by
 	// rail, dst rail, src, dst.
@@ -197,4 +200,8 @@ type Matrix struct {
 	// CellsOmitted counts the ok cells left out of Cells and Cross by
 	// BadOnly; 0 in a complete matrix.
 	CellsOmitted int `json:"cells_omitted,omitempty"`
+
+	// a is the compact form of the same-rail cells when Cells was not
+	// materialised (Analyse); nil in a matrix from Build or from JSON.
+	a *analysis
 }

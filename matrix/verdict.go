@@ -27,21 +27,30 @@ func normalizeClass(c *Cell) {
 // judgeClass gives the verdict that needs no population: untested, failed,
 // or (provisionally) ok.
 func judgeClass(r *Result, measured bool) {
+	r.Verdict = classVerdict(r.Class, measured)
 	switch {
 	case !measured || r.Class == "":
-		r.Verdict = VerdictUntested
 		r.Reason = "no measurement recorded"
 	case r.Class == probe.ClassTester:
-		// The tool's own fault: no evidence about the link either way, so
-		// it must feed no suspect and no exclude list.
-		r.Verdict = VerdictUntested
 		r.Reason = "not judged: " + failureCause(r.Class, r.Error)
 	case r.Class.Failed():
-		r.Verdict = VerdictFailed
 		r.Reason = failureCause(r.Class, r.Error)
-	default:
-		r.Verdict = VerdictOK
 	}
+}
+
+// classVerdict is judgeClass's verdict alone, which needs no error text.
+func classVerdict(c probe.Class, measured bool) Verdict {
+	switch {
+	case !measured || c == "":
+		return VerdictUntested
+	case c == probe.ClassTester:
+		// The tool's own fault: no evidence about the link either way, so
+		// it must feed no suspect and no exclude list.
+		return VerdictUntested
+	case c.Failed():
+		return VerdictFailed
+	}
+	return VerdictOK
 }
 
 func failureCause(c probe.Class, e *probe.Error) string {

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"net/http"
-	"sort"
 	"strconv"
 
 	"github.com/gin-gonic/gin"
@@ -57,7 +56,7 @@ type metricInfo struct {
 func (v *view) grid(sweep string) gridInfo {
 	rails := max(v.m.Rails, 0)
 	g := gridInfo{Sweep: sweep, Rails: rails, GroupLabel: v.m.GroupLabel, Groups: v.groups,
-		Cells: len(v.m.Cells), Cross: len(v.m.Cross), Counts: map[string]int{}, Healthy: v.m.Healthy,
+		Cells: v.m.NumCells(), Cross: len(v.m.Cross), Counts: map[string]int{}, Healthy: v.m.Healthy,
 		Suspects: v.m.Suspects, RailRollups: v.m.RailRollups, Thresholds: v.m.Thresholds,
 		Metrics: []metricInfo{{Name: "status", Label: "status"}}, Overview: v.overview()}
 	for k, n := range v.m.Counts {
@@ -207,11 +206,11 @@ func (s *Server) getPair(c *gin.Context) {
 	p := pairInfo{Sweep: info.ID, Src: m.Nodes[si], Dst: m.Nodes[di], Forward: []matrix.Result{},
 		Reverse: []matrix.Result{}, Cross: []matrix.Result{}, Thresholds: m.Thresholds}
 	for r := range m.Rails {
-		if c := findCell(m.Cells, r, src, dst); c != nil {
-			p.Forward = append(p.Forward, *c)
+		if k, ok := m.CellIndex(r, src, dst); ok {
+			p.Forward = append(p.Forward, m.CellAt(k))
 		}
-		if c := findCell(m.Cells, r, dst, src); c != nil {
-			p.Reverse = append(p.Reverse, *c)
+		if k, ok := m.CellIndex(r, dst, src); ok {
+			p.Reverse = append(p.Reverse, m.CellAt(k))
 		}
 	}
 	for k := range m.Cross {
@@ -221,16 +220,4 @@ func (s *Server) getPair(c *gin.Context) {
 		}
 	}
 	c.JSON(http.StatusOK, p)
-}
-
-// findCell binary-searches Build's (rail, src, dst) order.
-func findCell(cells []matrix.Result, rail int, src, dst string) *matrix.Result {
-	key := func(c *matrix.Result) int {
-		return cmp.Or(cmp.Compare(c.Rail, rail), cmp.Compare(c.Src, src), cmp.Compare(c.Dst, dst))
-	}
-	i := sort.Search(len(cells), func(i int) bool { return key(&cells[i]) >= 0 })
-	if i < len(cells) && key(&cells[i]) == 0 {
-		return &cells[i]
-	}
-	return nil
 }

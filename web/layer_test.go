@@ -69,6 +69,7 @@ func TestLayerRoundTrip(t *testing.T) {
 		metrics[mt.name] = mt
 	}
 	v := newView(m)
+	cells := m.Materialize().Cells // the expectation, from Build's form
 	for _, name := range []string{"status", "p50", "p99", "bw", "line"} {
 		for _, rail := range []string{"all", "0", "1"} {
 			hd, body := getLayer(t, h, "metric="+name+"&rail="+rail)
@@ -77,8 +78,8 @@ func TestLayerRoundTrip(t *testing.T) {
 			}
 			// Fold the cells the way the layer claims to, then compare.
 			want := make([]byte, n*n)
-			for k := range m.Cells {
-				c := &m.Cells[k]
+			for k := range cells {
+				c := &cells[k]
 				if rail != "all" && fmt.Sprint(c.Rail) != rail {
 					continue
 				}
@@ -318,12 +319,16 @@ func TestPairBadInput(t *testing.T) {
 }
 
 func TestFindCellMissing(t *testing.T) {
-	m := synth.Matrix(3, 1)
-	if findCell(m.Cells, 0, synth.Name(0), synth.Name(0)) != nil || findCell(m.Cells, 5, synth.Name(0), synth.Name(1)) != nil {
-		t.Fatal("found a cell that does not exist")
-	}
-	if c := findCell(m.Cells, 0, synth.Name(2), synth.Name(1)); c == nil || c.Src != synth.Name(2) {
-		t.Fatal("missed the last row")
+	compact := synth.Matrix(3, 1)
+	for _, m := range []*matrix.Matrix{compact, compact.Materialize()} {
+		_, self := m.CellIndex(0, synth.Name(0), synth.Name(0))
+		_, far := m.CellIndex(5, synth.Name(0), synth.Name(1))
+		if self || far {
+			t.Fatal("found a cell that does not exist")
+		}
+		if k, ok := m.CellIndex(0, synth.Name(2), synth.Name(1)); !ok || m.CellAt(k).Src != synth.Name(2) {
+			t.Fatal("missed the last row")
+		}
 	}
 }
 

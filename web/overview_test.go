@@ -66,7 +66,7 @@ func TestOverviewShares(t *testing.T) {
 	o := v.overview()
 	bad := make([]int, rails)
 	tested := make([]int, rails)
-	for _, c := range m.Cells {
+	for _, c := range m.Materialize().Cells {
 		tested[c.Rail]++
 		if isBad(c.Verdict) {
 			bad[c.Rail]++

@@ -22,7 +22,7 @@ func huge(b *testing.B) *matrix.Matrix {
 	hugeOnce.Do(func() {
 		start := time.Now()
 		hugeMatrix = synth.Matrix(1024, 8)
-		b.Logf("built the 1,024 x 8 matrix (%d cells) in %s", len(hugeMatrix.Cells), time.Since(start).Round(time.Millisecond))
+		b.Logf("built the 1,024 x 8 matrix (%d cells) in %s", hugeMatrix.NumCells(), time.Since(start).Round(time.Millisecond))
 	})
 	return hugeMatrix
 }

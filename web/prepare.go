@@ -72,7 +72,7 @@ func (s *Server) prepareNewest(last string) (key string) {
 			return key
 		}
 	}
-	s.log.Debug("first-paint views prepared", "sweep", info.ID, "cells", len(m.Cells), "took", time.Since(start))
+	s.log.Debug("first-paint views prepared", "sweep", info.ID, "cells", m.NumCells(), "took", time.Since(start))
 	return key
 }
 

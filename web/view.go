@@ -211,15 +211,25 @@ func (v *view) scale(name string) scale {
 func (v *view) each(newAcc func() any, fn func(acc any, c *matrix.Result, si, dj int32)) []any {
 	rails := max(v.m.Rails, 0)
 	cells := v.m.Cells
+	n := v.m.NumCells()
 	workers := 1
-	if len(cells) >= 1<<16 {
+	if n >= 1<<16 {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	accs := make([]any, workers)
 	var wg sync.WaitGroup
 	for k := range workers {
-		lo, hi := len(cells)*k/workers, len(cells)*(k+1)/workers
+		lo, hi := n*k/workers, n*(k+1)/workers
 		accs[k] = newAcc()
+		if v.m.Compact() {
+			// A compact analysis hands each cell's place, verdict and
+			// figures without building it; its nodes are m.Nodes, as
+			// byName's are.
+			wg.Go(func() {
+				v.m.WalkFigures(lo, hi, func(_, _, s, d int, c *matrix.Result) { fn(accs[k], c, int32(s), int32(d)) })
+			})
+			continue
+		}
 		wg.Go(func() {
 			w := newWalker(v)
 			for i := lo; i < hi; i++ {

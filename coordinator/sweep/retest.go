@@ -46,8 +46,14 @@ func RetestPairs(m *matrix.Matrix, pass int) []scheduler.Pair {
 		perNode[b]++
 		out = append(out, p)
 	}
-	for i := range m.Cells {
-		consider(&m.Cells[i])
+	// Verdicts come from the compact cells; only the few worth a retest
+	// are read whole (for their retests so far).
+	for k := range m.NumCells() {
+		if v := m.VerdictAt(k); v == matrix.VerdictOK || v == matrix.VerdictUntested {
+			continue
+		}
+		r := m.CellAt(k)
+		consider(&r)
 	}
 	for i := range m.Cross {
 		consider(&m.Cross[i])

@@ -66,6 +66,7 @@ func TestLeaderKilledMidSweep(t *testing.T) {
 			return final.State == api.SweepDone
 		})
 		m, _ := next.Matrix(info.ID)
+		m = m.Materialize()
 		if final.CellsDone != final.Cells || len(m.Cells) != final.Cells || m.Counts[matrix.VerdictOK] != final.Cells {
 			t.Fatalf("seed %d: cells %d/%d, matrix %d, counts %v", seed, final.CellsDone, final.Cells, len(m.Cells), m.Counts)
 		}
@@ -92,6 +93,7 @@ func TestWorkerKilledMidSweep(t *testing.T) {
 		return s.State == api.SweepDone
 	})
 	m, _ := leader.Matrix(info.ID)
+	m = m.Materialize()
 	lost := 0
 	for _, c := range m.Cells {
 		involved := c.Src == "node-05" || c.Dst == "node-05"

@@ -101,8 +101,10 @@ func (f *fabric) portDown(node string, rail int) {
 	}
 }
 
+// build analyses compactly, as the coordinator serves a sweep; the copy
+// keeps later changes to the fixture out of it.
 func (f *fabric) build() *matrix.Matrix {
-	return matrix.Build(f.nodes, f.cells, matrix.DefaultThresholds())
+	return matrix.Analyse(f.nodes, nil, append([]matrix.Cell(nil), f.cells...), matrix.DefaultThresholds())
 }
 
 // standardFabric: 4 nodes x 2 rails; n3's rail 1 is down (6 failed cells),

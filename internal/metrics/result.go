@@ -37,11 +37,13 @@ func resultSummary(add adder, s api.SweepInfo, m *matrix.Matrix, o CoordinatorOp
 	for _, cl := range failureClasses {
 		classes[cl] = 0
 	}
-	for i := range m.Cells {
-		if cl := m.Cells[i].Class; cl != "" && cl != probe.ClassOK {
+	// EachCell reads a compact analysis (the coordinator's) cell by cell.
+	m.EachCell(func(_ int, c *matrix.Result) error {
+		if cl := c.Class; cl != "" && cl != probe.ClassOK {
 			classes[cl]++
 		}
-	}
+		return nil
+	})
 	for cl, n := range classes {
 		add(defFailedCells, float64(n), string(cl))
 	}
@@ -57,7 +59,7 @@ func resultSummary(add adder, s api.SweepInfo, m *matrix.Matrix, o CoordinatorOp
 	if !o.NoHCA {
 		hcas(add, m)
 	}
-	worstPairs(add, m.Cells, o.WorstPairs)
+	worstPairs(add, m, o.WorstPairs)
 }
 
 func bad(r matrix.Rollup) int { return r.Failed + r.Slow + r.LowBandwidth }
@@ -146,13 +148,13 @@ func hcas(add adder, m *matrix.Matrix) {
 			h.bad++
 		}
 	}
-	for i := range m.Cells {
-		c := &m.Cells[i]
+	m.EachCell(func(_ int, c *matrix.Result) error {
 		isBad := c.Verdict == matrix.VerdictFailed || c.Verdict == matrix.VerdictSlowLatency ||
 			c.Verdict == matrix.VerdictLowBandwidth
 		touch(c.Src, c.Rail, c.SrcDevice, isBad)
 		touch(c.Dst, c.Rail, c.DstDevice, isBad)
-	}
+		return nil
+	})
 	for _, h := range list {
 		rail := strconv.Itoa(h.rail)
 		add(defHCACells, float64(h.cells), h.node, h.device, rail)
@@ -163,29 +165,48 @@ func hcas(add adder, m *matrix.Matrix) {
 // worstPairs exports the k slowest cells by p50 (with their p99) and the k
 // narrowest by bandwidth. Ties break by rail, src, dst so the exported set
 // is stable from scrape to scrape.
-func worstPairs(add adder, cells []matrix.Result, k int) {
+func worstPairs(add adder, m *matrix.Matrix, k int) {
 	if k <= 0 {
 		return
-	}
-	var lat, bw []*matrix.Result
-	for i := range cells {
-		c := &cells[i]
-		if c.Latency != nil && c.Latency.Samples > 0 {
-			lat = append(lat, c)
-		}
-		if c.Bandwidth != nil && c.Bandwidth.Gbps > 0 {
-			bw = append(bw, c)
-		}
 	}
 	order := func(a, b *matrix.Result) int {
 		return cmp.Or(cmp.Compare(a.Rail, b.Rail), cmp.Compare(a.Src, b.Src), cmp.Compare(a.Dst, b.Dst))
 	}
-	slices.SortFunc(lat, func(a, b *matrix.Result) int {
+	byLat := func(a, b *matrix.Result) int {
 		return cmp.Or(cmp.Compare(b.Latency.P50Ns, a.Latency.P50Ns), order(a, b))
-	})
-	slices.SortFunc(bw, func(a, b *matrix.Result) int {
+	}
+	byBW := func(a, b *matrix.Result) int {
 		return cmp.Or(cmp.Compare(a.Bandwidth.Gbps, b.Bandwidth.Gbps), order(a, b))
+	}
+	// Candidates are copies (a compact matrix reuses its Result), kept to
+	// the best k whenever they pass a few k, so a sweep of millions of
+	// cells holds only a few hundred.
+	var lat, bw []*matrix.Result
+	keep := func(xs []*matrix.Result, c *matrix.Result, by func(a, b *matrix.Result) int) []*matrix.Result {
+		xs = append(xs, c)
+		if len(xs) >= 4*k+64 {
+			slices.SortFunc(xs, by)
+			xs = xs[:k]
+		}
+		return xs
+	}
+	m.EachCell(func(_ int, r *matrix.Result) error {
+		hasLat := r.Latency != nil && r.Latency.Samples > 0
+		hasBW := r.Bandwidth != nil && r.Bandwidth.Gbps > 0
+		if hasLat || hasBW {
+			c := new(matrix.Result)
+			*c = *r
+			if hasLat {
+				lat = keep(lat, c, byLat)
+			}
+			if hasBW {
+				bw = keep(bw, c, byBW)
+			}
+		}
+		return nil
 	})
+	slices.SortFunc(lat, byLat)
+	slices.SortFunc(bw, byBW)
 	for _, c := range lat[:min(k, len(lat))] {
 		rail := strconv.Itoa(c.Rail)
 		add(defPairLatency, c.Latency.P50Ns/1e9, c.Src, c.Dst, rail)

@@ -145,8 +145,9 @@ func noise(s, d, r int) float64 {
 // Matrix builds Fabric(n, rails) with the default thresholds.
 func Matrix(n, rails int) *matrix.Matrix { return MatrixWith(n, rails, StandardFaults) }
 
-// MatrixWith builds FabricWith(n, rails, f) with the default thresholds.
+// MatrixWith analyses FabricWith(n, rails, f) with the default thresholds,
+// compactly, as the coordinator serves it (Materialize gives Build's form).
 func MatrixWith(n, rails int, f Faults) *matrix.Matrix {
 	nodes, cells := FabricWith(n, rails, f)
-	return matrix.Build(nodes, cells, matrix.DefaultThresholds())
+	return matrix.Analyse(nodes, nil, cells, matrix.DefaultThresholds())
 }

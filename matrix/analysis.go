@@ -1,0 +1,201 @@
+package matrix
+
+import (
+	"sort"
+
+	"github.com/rdmamesh/rdmamesh/internal/probe"
+)
+
+// analysis is the compact form of an analysed sweep: per same-rail cell
+// one byte (its verdict and judged class), per rail its population
+// statistics, and the input it was judged from (the Source, or the cells
+// Build was handed, with their index). A cell's reason, cause, fix and
+// figures are regenerated on demand by judging it again from its input
+// with the same statistics and thresholds; README.md has the figures.
+type analysis struct {
+	ns    []Node
+	spans []railSpan
+	g     *cellGrid
+	j     *judge
+	st    []railStats // per rail
+	cells []uint8     // per cell: verdict index | class code << 3
+}
+
+// The cell byte: the verdict's index in allVerdicts (3 bits) and the
+// judged class's code (5 bits): 0 none, 1+i for knownClasses[i], and
+// classOther for a class this table lacks (read from the cell instead).
+var knownClasses = [...]probe.Class{probe.ClassOK, probe.ClassPortDown, probe.ClassRetryExceeded, probe.ClassTimeout,
+	probe.ClassPeerLost, probe.ClassInvalidGID, probe.ClassMTUMismatch, probe.ClassNoNetdev, probe.ClassResource,
+	probe.ClassSkipped, probe.ClassInternal, probe.ClassTester}
+
+const (
+	verdictBits = 3
+	classOther  = 31
+)
+
+func packCell(v Verdict, c probe.Class) uint8 {
+	code := uint8(classOther)
+	if c == "" {
+		code = 0
+	}
+	for i, k := range knownClasses {
+		if c == k {
+			code = uint8(i) + 1
+			break
+		}
+	}
+	return verdictIndex(v) | code<<verdictBits
+}
+
+func verdictIndex(v Verdict) uint8 {
+	for i, name := range allVerdicts {
+		if v == name {
+			return uint8(i)
+		}
+	}
+	panic("matrix: unknown verdict " + string(v))
+}
+
+func (a *analysis) verdict(k int) Verdict { return allVerdicts[a.cells[k]&(1<<verdictBits-1)] }
+
+// class is cell k's judged class; only a class outside knownClasses costs
+// a read of the cell.
+func (a *analysis) class(k int) probe.Class {
+	switch code := a.cells[k] >> verdictBits; code {
+	case 0:
+		return ""
+	case classOther:
+		return a.result(k).Class
+	default:
+		return knownClasses[code-1]
+	}
+}
+
+// locate maps cell index k to its rail span and its two nodes.
+func (a *analysis) locate(k int) (sp *railSpan, s, d int) {
+	i := sort.Search(len(a.spans), func(i int) bool { return a.spans[i].end() > k })
+	sp = &a.spans[i]
+	m1 := len(sp.members) - 1
+	off := k - sp.start
+	row, col := off/m1, off%m1
+	if col >= row {
+		col++
+	}
+	return sp, sp.members[row], sp.members[col]
+}
+
+// fill sets a zero r to cell k as Build has always given it.
+func (a *analysis) fill(r *Result, k int) {
+	sp, s, d := a.locate(k)
+	note := fillResult(r, a.ns, a.g, s, d, sp.rail)
+	if r.Verdict == VerdictOK {
+		a.j.cell(r, sp.rail, &a.st[sp.rail], a.rate(s, d, sp.rail), a.j.baseAt(k), true)
+	}
+	if note != "" {
+		addNote(r, note)
+	}
+}
+
+func (a *analysis) result(k int) *Result {
+	r := new(Result)
+	a.fill(r, k)
+	return r
+}
+
+func (a *analysis) rate(s, d, rail int) float64 {
+	return portRate(lineRate(a.ns[s], rail), lineRate(a.ns[d], rail))
+}
+
+func (a *analysis) peeker() *peeker { return &peeker{g: a.g} }
+
+// judgeRails gives every same-rail cell its verdict in two streaming passes
+// a rail: the class verdicts and the population statistics, then the
+// measured-cell rules; the second also gathers the rail's rollup.
+func (a *analysis) judgeRails() []Rollup {
+	p := a.peeker()
+	rollups := make([]Rollup, len(a.spans))
+	var scratch []float64
+	for si := range a.spans {
+		sp := &a.spans[si]
+		a.j.begin()
+		k := sp.start
+		for _, s := range sp.members {
+			for _, d := range sp.members {
+				if s != d {
+					r := p.peek(s, d, sp.rail)
+					a.cells[k] = packCell(r.Verdict, r.Class)
+					a.j.add(r)
+					k++
+				}
+			}
+		}
+		st := a.j.done()
+		a.st[sp.rail] = st
+		acc := rollupAcc{r: Rollup{Key: railKey(sp.rail)}, p50s: scratch[:0]}
+		k = sp.start
+		for _, s := range sp.members {
+			for _, d := range sp.members {
+				if s == d {
+					continue
+				}
+				r := p.peek(s, d, sp.rail)
+				if r.Verdict == VerdictOK {
+					if v := a.j.cell(r, sp.rail, &st, a.rate(s, d, sp.rail), a.j.baseAt(k), false); v != VerdictOK {
+						r.Verdict = v
+						a.cells[k] = packCell(v, r.Class)
+					}
+				}
+				acc.add(r)
+				k++
+			}
+		}
+		rollups[si] = acc.done()
+		scratch = acc.p50s // reuse the grown buffer for the next rail
+	}
+	return rollups
+}
+
+// nodeRollups counts, per node, the cells where it is the row or the
+// column, walking its row and column on each rail so that only one node's
+// p50s are held at a time.
+func (a *analysis) nodeRollups() []Rollup {
+	p := a.peeker()
+	out := make([]Rollup, len(a.ns))
+	var scratch []float64
+	for n := range a.ns {
+		acc := rollupAcc{r: Rollup{Key: a.ns[n].Name}, p50s: scratch[:0]}
+		for si := range a.spans {
+			sp := &a.spans[si]
+			i := sort.SearchInts(sp.members, n)
+			if i == len(sp.members) || sp.members[i] != n {
+				continue
+			}
+			for j, o := range sp.members {
+				if j == i {
+					continue
+				}
+				r := p.peek(n, o, sp.rail)
+				r.Verdict = a.verdict(sp.at(i, j))
+				acc.add(r)
+				r = p.peek(o, n, sp.rail)
+				r.Verdict = a.verdict(sp.at(j, i))
+				acc.add(r)
+			}
+		}
+		out[n] = acc.done()
+		scratch = acc.p50s
+	}
+	return out
+}
+
+func (a *analysis) counts() map[Verdict]int {
+	var n [len(allVerdicts)]int
+	for _, b := range a.cells {
+		n[b&(1<<verdictBits-1)]++
+	}
+	c := make(map[Verdict]int, len(allVerdicts))
+	for v, name := range allVerdicts {
+		c[name] = n[v]
+	}
+	return c
+}

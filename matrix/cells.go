@@ -1,0 +1,156 @@
+package matrix
+
+import (
+	"cmp"
+	"sort"
+)
+
+// Reading the same-rail cells of a matrix, whether Build materialised them
+// in Cells or Analyse keeps them compact: there a cell is a byte, and its
+// Result is regenerated from the sweep's input when asked for.
+
+// Compact reports whether the cells are held compactly (Cells is nil).
+func (m *Matrix) Compact() bool { return m.a != nil }
+
+// NumCells is the number of same-rail cells: len(Cells) when materialised.
+func (m *Matrix) NumCells() int {
+	if m.a != nil {
+		return len(m.a.cells)
+	}
+	return len(m.Cells)
+}
+
+// VerdictAt is cell k's verdict, without materialising it.
+func (m *Matrix) VerdictAt(k int) Verdict {
+	if m.a != nil {
+		return m.a.verdict(k)
+	}
+	return m.Cells[k].Verdict
+}
+
+// CellAt is cell k (0 ≤ k < NumCells), in Cells order.
+func (m *Matrix) CellAt(k int) Result {
+	if m.a != nil {
+		var r Result
+		m.a.fill(&r, k)
+		return r
+	}
+	return m.Cells[k]
+}
+
+// EachCell calls fn with every same-rail cell in Cells order and stops at
+// the first error, which it returns. r is valid only during the call (a
+// compact matrix reuses it): copy what is kept.
+func (m *Matrix) EachCell(fn func(k int, r *Result) error) error {
+	if m.a == nil {
+		for k := range m.Cells {
+			if err := fn(k, &m.Cells[k]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var r Result
+	for k := range m.a.cells {
+		r = Result{}
+		m.a.fill(&r, k)
+		if err := fn(k, &r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Materialize returns the matrix with every cell in Cells, as Build gives
+// it; m itself when it already is. At 1,024 x 8 that is 2 GB: for a page
+// or an export, use CellAt, EachCell or BadOnly instead.
+func (m *Matrix) Materialize() *Matrix {
+	if m.a == nil {
+		return m
+	}
+	c := *m
+	c.a = nil
+	c.Cells = make([]Result, len(m.a.cells))
+	for k := range c.Cells {
+		m.a.fill(&c.Cells[k], k)
+	}
+	return &c
+}
+
+// WalkFigures calls fn for the cells lo ≤ k < hi of a compact matrix, in
+// Cells order, with the cell's rail, its two nodes' positions in m.Nodes
+// and a light Result: the verdict, class, round and the figures it was
+// judged by (p50, p99, Gb/s, message rate; the best attempt after
+// retests), but not necessarily names, devices, errors or the reason. It
+// is what a heatmap needs, without regenerating 8 M reasons; r is reused.
+// Goroutines may walk disjoint ranges at once. On a materialised matrix
+// it panics: range over Cells there.
+func (m *Matrix) WalkFigures(lo, hi int, fn func(k, rail, src, dst int, r *Result)) {
+	a := m.a
+	if a == nil {
+		panic("matrix: WalkFigures on a materialised matrix")
+	}
+	if lo >= hi {
+		return
+	}
+	p := a.peeker()
+	si := sort.Search(len(a.spans), func(i int) bool { return a.spans[i].end() > lo })
+	m1 := len(a.spans[si].members) - 1
+	row, col := (lo-a.spans[si].start)/m1, (lo-a.spans[si].start)%m1
+	if col >= row {
+		col++
+	}
+	for k := lo; k < hi; k++ {
+		for k >= a.spans[si].end() { // the next rail; empty ones are skipped
+			si++
+			row, col = 0, 1
+		}
+		sp := &a.spans[si]
+		s, d := sp.members[row], sp.members[col]
+		r := p.peek(s, d, sp.rail)
+		r.Verdict, r.Rail = a.verdict(k), sp.rail
+		fn(k, sp.rail, s, d, r)
+		if col++; col == row {
+			col++
+		}
+		if col == len(sp.members) {
+			row, col = row+1, 0 // row ≥ 1 now, so column 0 is not the diagonal
+		}
+	}
+}
+
+// CellIndex finds the same-rail cell src → dst on rail, for NumCells,
+// CellAt and VerdictAt. A materialised matrix must be in Build's order.
+func (m *Matrix) CellIndex(rail int, src, dst string) (int, bool) {
+	if m.a == nil {
+		key := func(c *Result) int {
+			return cmp.Or(cmp.Compare(c.Rail, rail), cmp.Compare(c.Src, src), cmp.Compare(c.Dst, dst))
+		}
+		i := sort.Search(len(m.Cells), func(i int) bool { return key(&m.Cells[i]) >= 0 })
+		return i, i < len(m.Cells) && key(&m.Cells[i]) == 0
+	}
+	a := m.a
+	if rail < 0 || rail >= len(a.spans) || src == dst {
+		return 0, false
+	}
+	node := func(name string) int {
+		n := sort.Search(len(a.ns), func(i int) bool { return a.ns[i].Name >= name })
+		if n < len(a.ns) && a.ns[n].Name == name {
+			return n
+		}
+		return -1
+	}
+	sp := &a.spans[rail]
+	pos := func(n int) int {
+		i := sort.SearchInts(sp.members, n)
+		if n < 0 || i == len(sp.members) || sp.members[i] != n {
+			return -1
+		}
+		return i
+	}
+	i, j := pos(node(src)), pos(node(dst))
+	if i < 0 || j < 0 {
+		return 0, false
+	}
+	return sp.at(i, j), true
+}

@@ -1,0 +1,222 @@
+package matrix
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"unsafe"
+
+	ref "github.com/rdmamesh/rdmamesh/matrix/internal/reference"
+)
+
+// The equivalence harness: every Build and BuildFrom any test of this
+// package makes is made again by the frozen reference (the matrix as it was
+// before the compact analysis, matrix/internal/reference), and every
+// output of the two is compared byte for byte. So the scenario, localize,
+// rules, retest and random tests, and TestEquivalenceRandom's inputs, all
+// prove that the compact analysis changed no verdict, reason, cause, fix or
+// suspect. TestMain fails the run on any difference.
+
+// equivMaxCells skips the comparison for the benchmarks' huge fabrics.
+const equivMaxCells = 200_000
+
+var equiv struct {
+	sync.Mutex
+	compared int
+	failures []string
+	last     *Matrix // the previous build, for Diff
+	lastRef  *ref.Matrix
+	// the previous build analysed compactly
+	lastCompact *Matrix
+}
+
+func init() { afterBuild = compareWithReference }
+
+// withoutEquivalence switches the harness off for a benchmark, which
+// measures the matrix alone.
+func withoutEquivalence(b *testing.B) {
+	afterBuild = nil
+	b.Cleanup(func() { afterBuild = compareWithReference })
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	equiv.Lock()
+	defer equiv.Unlock()
+	for i, f := range equiv.failures {
+		if i == 5 {
+			fmt.Fprintf(os.Stderr, "... and %d more\n", len(equiv.failures)-5)
+			break
+		}
+		fmt.Fprintln(os.Stderr, "equivalence:", f)
+	}
+	if len(equiv.failures) > 0 && code == 0 {
+		code = 1
+	}
+	// A whole run must have compared something, so the harness cannot pass
+	// by being switched off.
+	if run := flag.Lookup("test.run"); code == 0 && run != nil && run.Value.String() == "" && equiv.compared < 300 {
+		fmt.Fprintf(os.Stderr, "equivalence: only %d builds were compared with the reference\n", equiv.compared)
+		code = 1
+	}
+	os.Exit(code)
+}
+
+// The reference's input types are copies of ours, field for field, so its
+// inputs are ours seen through its types. TestReferenceLayout holds that.
+func refNodes(ns []Node) []ref.Node {
+	return unsafe.Slice((*ref.Node)(unsafe.Pointer(unsafe.SliceData(ns))), len(ns))
+}
+
+func refCells(cs []Cell) []ref.Cell {
+	return unsafe.Slice((*ref.Cell)(unsafe.Pointer(unsafe.SliceData(cs))), len(cs))
+}
+
+func refThresholds(th Thresholds) ref.Thresholds { return *(*ref.Thresholds)(unsafe.Pointer(&th)) }
+
+type refSource struct{ s Source }
+
+func (r refSource) Rails() int              { return r.s.Rails() }
+func (r refSource) Has(node, rail int) bool { return r.s.Has(node, rail) }
+func (r refSource) Fill(c *ref.Cell, src, dst, rail int) bool {
+	return r.s.Fill((*Cell)(unsafe.Pointer(c)), src, dst, rail)
+}
+
+func TestReferenceLayout(t *testing.T) {
+	for _, p := range [][2]any{{Node{}, ref.Node{}}, {Cell{}, ref.Cell{}}, {Attempt{}, ref.Attempt{}},
+		{Thresholds{}, ref.Thresholds{}}, {Baseline{}, ref.Baseline{}}, {BaselineCell{}, ref.BaselineCell{}}} {
+		a, b := reflect.TypeOf(p[0]), reflect.TypeOf(p[1])
+		if a.Size() != b.Size() || a.NumField() != b.NumField() {
+			t.Fatalf("%v and %v differ in size or fields", a, b)
+		}
+		for i := 0; i < a.NumField(); i++ {
+			fa, fb := a.Field(i), b.Field(i)
+			if fa.Name != fb.Name || fa.Offset != fb.Offset || fa.Type.Size() != fb.Type.Size() ||
+				strings.ReplaceAll(fa.Type.String(), "matrix.", "") != strings.ReplaceAll(fb.Type.String(), "reference.", "") {
+				t.Fatalf("%v.%s (%v) and %v.%s (%v) differ", a, fa.Name, fa.Type, b, fb.Name, fb.Type)
+			}
+		}
+	}
+}
+
+func compareWithReference(nodes []Node, src Source, cells []Cell, th Thresholds, m *Matrix) {
+	if len(m.Cells) > equivMaxCells {
+		return
+	}
+	var rs ref.Source
+	if src != nil {
+		rs = refSource{src}
+	}
+	r := ref.BuildFrom(refNodes(nodes), rs, refCells(cells), refThresholds(th))
+	// The same sweep analysed compactly, its cells regenerated on demand.
+	// It reads its input again later (for the next Diff), and tests change
+	// their fixtures between builds, so it gets its own copy.
+	c := Analyse(append([]Node(nil), nodes...), src, append([]Cell(nil), cells...), th)
+	want := refOutputs(r)
+	got, gotCompact := outputs(m), outputs(c)
+	equiv.Lock()
+	defer equiv.Unlock()
+	equiv.compared++
+	if equiv.last != nil {
+		d := refDiffOutputs(ref.Diff(equiv.lastRef, r))
+		want = append(want, d...)
+		got = append(got, diffOutputs(Diff(equiv.last, m))...)
+		gotCompact = append(gotCompact, diffOutputs(Diff(equiv.lastCompact, c))...)
+	}
+	equiv.last, equiv.lastRef, equiv.lastCompact = m, r, c
+	for form, out := range map[string][]string{"Build": got, "Analyse": gotCompact} {
+		for i := range want {
+			if out[i] != want[i] {
+				equiv.failures = append(equiv.failures, fmt.Sprintf("%s %d (%d nodes, %d cells): output %d differs:\n%s",
+					form, equiv.compared, len(nodes), len(cells), i, firstDifference(want[i], out[i])))
+				break
+			}
+		}
+	}
+}
+
+func firstDifference(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	for i := 0; i < max(len(w), len(g)); i++ {
+		var a, b string
+		if i < len(w) {
+			a = w[i]
+		}
+		if i < len(g) {
+			b = g[i]
+		}
+		if a != b {
+			return fmt.Sprintf("line %d\n want %q\n  got %q", i+1, a, b)
+		}
+	}
+	return "(same lines)"
+}
+
+// outputs are every export of a matrix, as text; refOutputs the same of
+// the reference's, in the same order.
+func outputs(m *Matrix) []string {
+	var out []string
+	add := func(write func(*bytes.Buffer) error) {
+		var b bytes.Buffer
+		err := write(&b)
+		out = append(out, fmt.Sprintf("%s\nerr=%v", b.String(), err))
+	}
+	add(func(b *bytes.Buffer) error { return m.WriteJSON(b) })
+	add(func(b *bytes.Buffer) error { return m.BadOnly().WriteJSON(b) })
+	add(func(b *bytes.Buffer) error { return m.WriteJUnit(b) })
+	add(func(b *bytes.Buffer) error { return m.WriteCSV(b) })
+	add(func(b *bytes.Buffer) error { return m.WriteExclude(b, ExcludeOptions{}) })
+	add(func(b *bytes.Buffer) error {
+		return m.WriteExclude(b, ExcludeOptions{KeepPairs: true, KeepSlow: true, MinConfidence: 0.5})
+	})
+	add(func(b *bytes.Buffer) error { return m.WriteHostfile(b, HostfileOptions{Slots: 2}) })
+	add(func(b *bytes.Buffer) error { return m.WriteNCCLEnv(b, NCCLOptions{}) })
+	add(func(b *bytes.Buffer) error { return m.WriteNCCLEnv(b, NCCLOptions{UseRailNetdev: true, EnvFile: true}) })
+	add(func(b *bytes.Buffer) error { _, err := b.WriteString(m.Summary()); return err })
+	add(func(b *bytes.Buffer) error { return BaselineFrom(m, "eq").WriteJSON(b) })
+	add(func(b *bytes.Buffer) error { d := Diff(m, m); return d.WriteJSON(b) })
+	return out
+}
+
+func refOutputs(m *ref.Matrix) []string {
+	var out []string
+	add := func(write func(*bytes.Buffer) error) {
+		var b bytes.Buffer
+		err := write(&b)
+		out = append(out, fmt.Sprintf("%s\nerr=%v", b.String(), err))
+	}
+	add(func(b *bytes.Buffer) error { return m.WriteJSON(b) })
+	add(func(b *bytes.Buffer) error { return m.BadOnly().WriteJSON(b) })
+	add(func(b *bytes.Buffer) error { return m.WriteJUnit(b) })
+	add(func(b *bytes.Buffer) error { return m.WriteCSV(b) })
+	add(func(b *bytes.Buffer) error { return m.WriteExclude(b, ref.ExcludeOptions{}) })
+	add(func(b *bytes.Buffer) error {
+		return m.WriteExclude(b, ref.ExcludeOptions{KeepPairs: true, KeepSlow: true, MinConfidence: 0.5})
+	})
+	add(func(b *bytes.Buffer) error { return m.WriteHostfile(b, ref.HostfileOptions{Slots: 2}) })
+	add(func(b *bytes.Buffer) error { return m.WriteNCCLEnv(b, ref.NCCLOptions{}) })
+	add(func(b *bytes.Buffer) error {
+		return m.WriteNCCLEnv(b, ref.NCCLOptions{UseRailNetdev: true, EnvFile: true})
+	})
+	add(func(b *bytes.Buffer) error { _, err := b.WriteString(m.Summary()); return err })
+	add(func(b *bytes.Buffer) error { return ref.BaselineFrom(m, "eq").WriteJSON(b) })
+	add(func(b *bytes.Buffer) error { d := ref.Diff(m, m); return d.WriteJSON(b) })
+	return out
+}
+
+func diffOutputs(d DiffReport) []string {
+	var b bytes.Buffer
+	err := d.WriteJSON(&b)
+	return []string{fmt.Sprintf("%s\nerr=%v", b.String(), err), d.Text()}
+}
+
+func refDiffOutputs(d ref.DiffReport) []string {
+	var b bytes.Buffer
+	err := d.WriteJSON(&b)
+	return []string{fmt.Sprintf("%s\nerr=%v", b.String(), err), d.Text()}
+}

@@ -1,0 +1,205 @@
+package reference
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// WriteJSON writes the whole matrix, indented. Field order is the struct's
+// and map keys are sorted by encoding/json, so equal matrices give equal
+// bytes and diffs between sweeps stay readable.
+//
+// It streams: the cells go out one at a time, byte for byte what encoding
+// the whole Matrix at once gives. json.Encoder builds a value's complete
+// encoding, and then its indented copy, before writing; at 1,024 x 8 that
+// is a 4.6 GB document and took over 20 GB.
+func (m *Matrix) WriteJSON(w io.Writer) error {
+	head := *m
+	head.Cells, head.Cross = nil, nil
+	var hb bytes.Buffer
+	if err := newJSONEncoder(&hb, "").Encode(&head); err != nil {
+		return err
+	}
+	// Depth-1 keys are the only ones after a newline and two spaces; with
+	// Cells nil the key is followed by null, and Cross (omitempty) is gone.
+	before, after, ok := bytes.Cut(hb.Bytes(), []byte("\n  \"cells\": null"))
+	if !ok {
+		return fmt.Errorf("matrix JSON: no cells key in %.80q", hb.String())
+	}
+	bw := bufio.NewWriterSize(w, 256<<10)
+	bw.Write(before)
+	bw.WriteString("\n  \"cells\": ")
+	if err := writeResults(bw, m.Cells); err != nil {
+		return err
+	}
+	if len(m.Cross) > 0 {
+		bw.WriteString(",\n  \"cross\": ")
+		if err := writeResults(bw, m.Cross); err != nil {
+			return err
+		}
+	}
+	bw.Write(after)
+	return bw.Flush()
+}
+
+func newJSONEncoder(w io.Writer, prefix string) *json.Encoder {
+	enc := json.NewEncoder(w)
+	enc.SetIndent(prefix, "  ")
+	enc.SetEscapeHTML(false) // reasons contain "->"; \u003e helps nobody
+	return enc
+}
+
+// writeResults writes rs as the value of a depth-1 key, as encoding/json
+// indents it.
+func writeResults(bw *bufio.Writer, rs []Result) error {
+	switch {
+	case rs == nil:
+		_, err := bw.WriteString("null")
+		return err
+	case len(rs) == 0:
+		_, err := bw.WriteString("[]")
+		return err
+	}
+	var buf bytes.Buffer
+	enc := newJSONEncoder(&buf, "    ")
+	bw.WriteString("[\n")
+	for i := range rs {
+		buf.Reset()
+		if err := enc.Encode(&rs[i]); err != nil {
+			return fmt.Errorf("cell %s -> %s rail %d: %w", rs[i].Src, rs[i].Dst, rs[i].Rail, err)
+		}
+		bw.WriteString("    ")
+		bw.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+		if i < len(rs)-1 {
+			bw.WriteString(",\n")
+		}
+	}
+	_, err := bw.WriteString("\n  ]")
+	return err
+}
+
+// The JUnit shapes follow the de-facto schema Jenkins, GitLab and GitHub
+// reporters read: testsuites > testsuite > testcase > failure.
+type junitSuites struct {
+	XMLName  xml.Name     `xml:"testsuites"`
+	Name     string       `xml:"name,attr"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Errors   int          `xml:"errors,attr"`
+	Suites   []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name     string      `xml:"name,attr"`
+	Tests    int         `xml:"tests,attr"`
+	Failures int         `xml:"failures,attr"`
+	Errors   int         `xml:"errors,attr"`
+	Skipped  int         `xml:"skipped,attr"`
+	Cases    []junitCase `xml:"testcase"`
+}
+
+type junitCase struct {
+	Name      string        `xml:"name,attr"`
+	Classname string        `xml:"classname,attr"`
+	Failure   *junitFailure `xml:"failure,omitempty"`
+}
+
+type junitFailure struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr"` // the verdict
+	Text    string `xml:",chardata"`
+}
+
+// WriteJUnit writes one testsuite per rail and one testcase per directional
+// cell, so CI shows "rail-1 / node-03 -> node-07" as a failed test whose
+// message is the cause and the fix. Untested
+// cells are failures too, not skips: the gate must not pass a sweep that
+// measured only half the fabric.
+func (m *Matrix) WriteJUnit(w io.Writer) error {
+	doc := junitSuites{Name: "rdmamesh", Suites: make([]junitSuite, m.Rails)}
+	for r := range doc.Suites {
+		doc.Suites[r].Name = railKey(r)
+	}
+	for i := range m.Cells {
+		c := &m.Cells[i]
+		if c.Rail < 0 || c.Rail >= len(doc.Suites) {
+			continue // impossible from Build; a hand-made Matrix must not panic us
+		}
+		if c.Verdict == VerdictUntested && m.Thresholds.TestedOnly {
+			continue // not in the sweep's plan
+		}
+		s := &doc.Suites[c.Rail]
+		addCase(&doc, s, c, c.Src+" -> "+c.Dst)
+	}
+	if len(m.Cross) > 0 {
+		doc.Suites = append(doc.Suites, junitSuite{Name: "cross-rail"})
+		s := &doc.Suites[len(doc.Suites)-1]
+		for i := range m.Cross {
+			c := &m.Cross[i]
+			addCase(&doc, s, c, fmt.Sprintf("%s rail-%d -> %s rail-%d", c.Src, c.Rail, c.Dst, crossDst(c)))
+		}
+	}
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}
+
+func addCase(doc *junitSuites, s *junitSuite, c *Result, name string) {
+	tc := junitCase{Name: name, Classname: "rdmamesh." + s.Name}
+	if c.Verdict != VerdictOK {
+		// The message is what most CI pages show in their list of
+		// failures: cause and fix, so nobody has to open the body.
+		tc.Failure = &junitFailure{
+			Message: string(c.Verdict) + ": " + c.Reason + "; fix: " + cellFix(c),
+			Type:    string(c.Verdict),
+			Text:    failureText(c),
+		}
+		s.Failures++
+		doc.Failures++
+	}
+	s.Tests++
+	doc.Tests++
+	s.Cases = append(s.Cases, tc)
+}
+
+func crossDst(c *Result) int {
+	if c.DstRail != nil {
+		return *c.DstRail
+	}
+	return c.Rail
+}
+
+// failureText is what a CI page shows under the failed test: enough to act
+// on without opening the JSON.
+func failureText(c *Result) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "verdict: %s\n", c.Verdict)
+	if c.Class != "" {
+		fmt.Fprintf(&b, "class: %s\n", c.Class)
+	}
+	fmt.Fprintf(&b, "devices: %s -> %s\n", c.SrcDevice, c.DstDevice)
+	fmt.Fprintf(&b, "cause: %s\n", c.Reason)
+	if e := c.Error; e != nil && (e.Verb != "" || e.Errno != 0 || e.WCStatus != 0) {
+		fmt.Fprintf(&b, "where: %s\n", e.Error())
+	}
+	if c.Latency != nil {
+		fmt.Fprintf(&b, "latency: p50 %s, p99 %s\n", formatNs(c.Latency.P50Ns), formatNs(c.Latency.P99Ns))
+	}
+	if c.Bandwidth != nil {
+		fmt.Fprintf(&b, "bandwidth: %s Gb/s\n", sig3(c.Bandwidth.Gbps))
+	}
+	fmt.Fprintf(&b, "fix: %s\n", cellFix(c))
+	return b.String()
+}

@@ -1,0 +1,413 @@
+package reference
+
+// Localization asks, rail by rail, which single component explains the bad
+// cells best, from the widest to the narrowest:
+//
+//	group its border cells bad, the rest fine    → the leaf switch or its uplinks
+//	rail  most cells bad and no HCA stands out   → the switch/SM/cabling
+//	hca   its row and column mostly bad          → that port, its cable, its PCIe
+//	hca   only its row (or column) mostly bad    → one direction of that port
+//	pair  anything left over                     → the route between two ports
+//
+// and then across rails: a node (or group) blamed on every rail it has is one
+// node (or group) suspect. A cell explained by a wider suspect never also blames a narrower
+// one, which is what keeps the peers of a dead HCA out of the list.
+const (
+	mostlyShare = 0.75 // this share of bad cells blames a row, column or rail as a whole
+	fineShare   = 0.25 // background cleaner than this counts as "the peers are fine"
+)
+
+func mostly(bad, total int) bool { return total > 0 && float64(bad) >= mostlyShare*float64(total) }
+func fine(bad, total int) bool   { return total > 0 && float64(bad) < fineShare*float64(total) }
+
+// isBad is true for cells that implicate hardware. Untested cells do not:
+// absence of a result says nothing about an HCA, and blaming one would send
+// an operator to a healthy port. They still make the matrix unhealthy.
+func isBad(c *Result) bool    { return c.Verdict != VerdictOK && c.Verdict != VerdictUntested }
+func isTested(c *Result) bool { return c.Verdict != VerdictUntested }
+
+// Cell state bits, one byte per cell. Localization walks every rail's rows
+// and columns several times; at 8 M cells, reading a byte instead of a
+// 150-byte Result is what keeps that inside the CPU caches.
+const (
+	stTested uint8 = 1 << iota
+	stBad
+)
+
+func (l *localizer) testedAt(k int) bool { return l.state[k]&stTested != 0 }
+func (l *localizer) badAt(k int) bool    { return l.state[k]&stBad != 0 }
+
+type side uint8
+
+const (
+	sideOut side = 1 << iota // as initiator (row)
+	sideIn                   // as target (column)
+)
+
+// finding is an HCA blamed on one rail, kept apart until node collapse
+// decides whether it stands alone.
+type finding struct {
+	node, rail int
+	sides      side
+	cells      []int // bad cells it explains, indices into Matrix.Cells
+	rowBad     int
+	rowTested  int
+	colBad     int
+	colTested  int
+	bgBad      int // cells on the rail touching no blamed HCA
+	bgTested   int
+	collapsed  bool
+}
+
+type localizer struct {
+	m         *Matrix
+	spans     []railSpan
+	groups    groupSet
+	state     []uint8 // per Matrix.Cells index: stTested, stBad
+	explained []bool  // per Matrix.Cells index
+	byGroup   []bool  // per Matrix.Cells index: a switch group explains it; nil without groups
+	absorbed  []bool  // node*Rails+rail: a rail suspect explains the node's cells there
+	grouped   []bool  // node*Rails+rail: a switch-group suspect explains them
+	tested    []int   // node*Rails+rail: tested cells touching the node there
+	findings  []finding
+	gfindings []groupFinding
+	out       []Suspect
+}
+
+func localize(m *Matrix, spans []railSpan, groups groupSet) []Suspect {
+	out := []Suspect{}
+	// Before the first result lands there is nothing to localize, and a list
+	// of "untested" suspects for every node would only be noise.
+	if m.Counts[VerdictUntested] == len(m.Cells) {
+		return out
+	}
+	l := &localizer{
+		m:         m,
+		spans:     spans,
+		groups:    groups,
+		state:     make([]uint8, len(m.Cells)),
+		explained: make([]bool, len(m.Cells)),
+		absorbed:  make([]bool, len(m.Nodes)*m.Rails),
+		grouped:   make([]bool, len(m.Nodes)*m.Rails),
+		tested:    make([]int, len(m.Nodes)*m.Rails),
+		out:       out,
+	}
+	if groups.of != nil {
+		l.byGroup = make([]bool, len(m.Cells))
+	}
+	for k := range m.Cells {
+		c := &m.Cells[k]
+		if isTested(c) {
+			l.state[k] |= stTested
+		}
+		if isBad(c) {
+			l.state[k] |= stBad
+		}
+	}
+	for i := range spans {
+		l.rail(&spans[i])
+	}
+	l.collapseGroups()
+	l.collapseNodes()
+	for i := range l.findings {
+		if f := &l.findings[i]; !f.collapsed {
+			l.out = append(l.out, l.hcaSuspect(f))
+		}
+	}
+	if !m.Thresholds.TestedOnly {
+		l.untestedNodes()
+	}
+	l.noteWideRails()
+	for i := range l.out {
+		weakNote(&l.out[i])
+	}
+	sortSuspects(l.out)
+	return l.out
+}
+
+// railCounts are one rail's row and column tallies, by member position.
+type railCounts struct {
+	rowBad, rowTested, colBad, colTested []int
+	bad, tested                          int
+}
+
+// count tallies a rail. The first count (all) also records each node's
+// tested cells; a recount after switch groups leaves out what they explain.
+func (l *localizer) count(sp *railSpan, all bool) railCounts {
+	m := len(sp.members)
+	rc := railCounts{
+		rowBad: make([]int, m), rowTested: make([]int, m),
+		colBad: make([]int, m), colTested: make([]int, m),
+	}
+	for i := 0; i < m; i++ {
+		for j := 0; j < m; j++ {
+			if i == j {
+				continue
+			}
+			k := sp.at(i, j)
+			if !l.testedAt(k) || (!all && l.explained[k]) {
+				continue
+			}
+			rc.rowTested[i]++
+			rc.colTested[j]++
+			rc.tested++
+			if l.badAt(k) {
+				rc.rowBad[i]++
+				rc.colBad[j]++
+				rc.bad++
+			}
+		}
+	}
+	if all {
+		for i, n := range sp.members {
+			l.tested[n*l.m.Rails+sp.rail] = rc.rowTested[i] + rc.colTested[i]
+		}
+	}
+	return rc
+}
+
+func (l *localizer) rail(sp *railSpan) {
+	m := len(sp.members)
+	if m < 2 {
+		return
+	}
+	rc := l.count(sp, true)
+	if rc.bad == 0 {
+		return
+	}
+	grouped := l.groupsOnRail(sp)
+	if grouped {
+		rc = l.count(sp, false)
+	}
+	blamed := make([]bool, m)
+	nBlamed, affected := 0, 0
+	for i := 0; i < m; i++ {
+		if mostly(rc.rowBad[i], rc.rowTested[i]) && mostly(rc.colBad[i], rc.colTested[i]) {
+			blamed[i] = true
+			nBlamed++
+		}
+		if rc.rowBad[i]+rc.colBad[i] > 0 {
+			affected++
+		}
+	}
+	bgBad, bgTested := l.background(sp, blamed)
+	// Most cells bad is not enough for a rail verdict: two dead HCAs out of
+	// four also spoil most cells, yet the other two talk fine. Blame the
+	// rail only when the HCAs that look bad are most of the rail, or the
+	// cells between the rest are bad too.
+	if !grouped && mostly(rc.bad, rc.tested) && affected > 2 &&
+		(float64(nBlamed) >= mostlyShare*float64(m) || mostly(bgBad, bgTested)) {
+		l.railSuspect(sp, rc, affected)
+		return
+	}
+	if nBlamed == m {
+		// Only two HCAs, each failing against the other: the matrix alone
+		// cannot tell which end is broken. Membership or port state may.
+		l.disambiguate(sp, blamed)
+		bgBad, bgTested = l.background(sp, blamed)
+	}
+	for i := 0; i < m; i++ {
+		if blamed[i] {
+			f := finding{node: sp.members[i], rail: sp.rail, sides: sideOut | sideIn,
+				rowBad: rc.rowBad[i], rowTested: rc.rowTested[i],
+				colBad: rc.colBad[i], colTested: rc.colTested[i],
+				bgBad: bgBad, bgTested: bgTested}
+			l.accept(sp, i, &f, nil)
+		}
+	}
+	l.oneSided(sp, blamed)
+	if grouped {
+		l.regroundGroups(sp)
+	}
+	l.pairs(sp, rc)
+}
+
+// background tallies the cells on a rail that touch no blamed member and
+// no wider suspect explains: the "peers' other cells" a blame is measured
+// against.
+func (l *localizer) background(sp *railSpan, blamed []bool) (bad, tested int) {
+	m := len(sp.members)
+	for i := 0; i < m; i++ {
+		if blamed[i] {
+			continue
+		}
+		for j := 0; j < m; j++ {
+			if i == j || blamed[j] {
+				continue
+			}
+			k := sp.at(i, j)
+			if l.testedAt(k) && !l.explained[k] {
+				tested++
+				if l.badAt(k) {
+					bad++
+				}
+			}
+		}
+	}
+	return bad, tested
+}
+
+// disambiguate keeps the blame on the one end with independent evidence
+// (a dead member, a port not ACTIVE); without it both are cleared and the
+// cells fall through to a pair suspect, which claims no more than we know.
+func (l *localizer) disambiguate(sp *railSpan, blamed []bool) {
+	var withEvidence []int
+	for i, n := range sp.members {
+		if blamed[i] && (l.memberNote(n) != "" || l.portNote(n, sp.rail) != "") {
+			withEvidence = append(withEvidence, i)
+		}
+	}
+	keep := -1
+	if len(withEvidence) == 1 {
+		keep = withEvidence[0]
+	}
+	for i := range blamed {
+		blamed[i] = i == keep
+	}
+}
+
+// accept records a finding for member i, taking the bad cells on the sides
+// it covers and marking them explained.
+//
+// skip (nil: none) are members whose cells the finding did not count: a
+// one-sided HCA is judged against healthy peers only, so cells to an HCA
+// blamed on both sides stay that HCA's and Bad never exceeds Total.
+func (l *localizer) accept(sp *railSpan, i int, f *finding, skip []bool) {
+	for j := range sp.members {
+		if j == i || (skip != nil && skip[j]) {
+			continue
+		}
+		if f.sides&sideOut != 0 {
+			l.take(f, sp.at(i, j))
+		}
+		if f.sides&sideIn != 0 {
+			l.take(f, sp.at(j, i))
+		}
+	}
+	l.findings = append(l.findings, *f)
+}
+
+// take claims a bad cell for an HCA finding. Two blamed HCAs both claim
+// the cell between them (each is bad there), but a cell a switch group
+// explains belongs to the group alone.
+func (l *localizer) take(f *finding, k int) {
+	if l.badAt(k) && (l.byGroup == nil || !l.byGroup[k]) {
+		f.cells = append(f.cells, k)
+		l.explained[k] = true
+	}
+}
+
+// oneSided blames an HCA that is bad in one direction only (a failing
+// transmit lane, a one-way MTU or route problem): every cell of its row, or
+// of its column, is bad against peers that are otherwise fine. It needs two
+// such cells, or a single bad pair would be called an HCA.
+func (l *localizer) oneSided(sp *railSpan, blamed []bool) {
+	m := len(sp.members)
+	type cand struct {
+		i              int
+		sides          side
+		rb, rt, cb, ct int
+	}
+	var cands []cand
+	wider := make([]bool, m) // blamed already, or blamed here
+	copy(wider, blamed)
+	for i := 0; i < m; i++ {
+		if blamed[i] {
+			continue
+		}
+		c := cand{i: i}
+		for j := 0; j < m; j++ {
+			if j == i || blamed[j] {
+				continue
+			}
+			if k := sp.at(i, j); l.testedAt(k) && !l.explained[k] {
+				c.rt++
+				if l.badAt(k) && !l.explained[k] {
+					c.rb++
+				}
+			}
+			if k := sp.at(j, i); l.testedAt(k) && !l.explained[k] {
+				c.ct++
+				if l.badAt(k) && !l.explained[k] {
+					c.cb++
+				}
+			}
+		}
+		if c.rt >= 2 && mostly(c.rb, c.rt) {
+			c.sides |= sideOut
+		}
+		if c.ct >= 2 && mostly(c.cb, c.ct) {
+			c.sides |= sideIn
+		}
+		if c.sides != 0 {
+			cands = append(cands, c)
+			wider[i] = true
+		}
+	}
+	if len(cands) == 0 {
+		return
+	}
+	bgBad, bgTested := l.background(sp, wider)
+	if !fine(bgBad, bgTested) {
+		return // the whole rail is noisy; pairs show it without a false blame
+	}
+	for _, c := range cands {
+		f := finding{node: sp.members[c.i], rail: sp.rail, sides: c.sides,
+			rowBad: c.rb, rowTested: c.rt, colBad: c.cb, colTested: c.ct,
+			bgBad: bgBad, bgTested: bgTested}
+		l.accept(sp, c.i, &f, blamed)
+	}
+}
+
+// pairs turns what no wider suspect explains into one suspect per unordered
+// pair, both directions together, since they share the same route. rc is
+// the rail's tally, the background a pair is compared with.
+func (l *localizer) pairs(sp *railSpan, rc railCounts) {
+	m := len(sp.members)
+	for i := 0; i < m; i++ {
+		for j := i + 1; j < m; j++ {
+			a, b := sp.at(i, j), sp.at(j, i)
+			badA := l.badAt(a) && !l.explained[a]
+			badB := l.badAt(b) && !l.explained[b]
+			if !badA && !badB {
+				continue
+			}
+			var cells []int
+			src, dst := sp.members[i], sp.members[j]
+			if badA {
+				cells = append(cells, a)
+			}
+			if badB {
+				cells = append(cells, b)
+				if !badA {
+					src, dst = dst, src
+				}
+			}
+			total := 0
+			for _, k := range []int{a, b} {
+				if l.testedAt(k) {
+					total++
+				}
+				if l.badAt(k) {
+					l.explained[k] = true
+				}
+			}
+			l.out = append(l.out, l.pairSuspect(src, dst, sp.rail, cells, total, badA && badB, rc, m))
+		}
+	}
+}
+
+func (l *localizer) railSuspect(sp *railSpan, rc railCounts, affected int) {
+	var cells []int
+	end := sp.start + len(sp.members)*(len(sp.members)-1)
+	for k := sp.start; k < end; k++ {
+		if l.badAt(k) {
+			cells = append(cells, k)
+			l.explained[k] = true
+		}
+	}
+	for _, n := range sp.members {
+		l.absorbed[n*l.m.Rails+sp.rail] = true
+	}
+	l.out = append(l.out, l.railSuspectFor(sp.rail, cells, rc.tested, affected, len(sp.members)))
+}

@@ -1,0 +1,109 @@
+package reference
+
+import (
+	"fmt"
+	"io"
+	"sort"
+
+	"github.com/rdmamesh/rdmamesh/internal/hostlist"
+)
+
+// ExcludeOptions decide which suspects take nodes out of a job. The zero
+// value is the recommended policy for a prolog:
+//
+//   - node, hca and switch-group suspects exclude their node(s): one bad
+//     HCA stalls every collective the node joins, slow or failed alike;
+//   - failed pair suspects exclude both ends: the two cannot talk, so a
+//     job using both would hang, and the matrix cannot say which end to
+//     keep. Slow or narrow pairs exclude nobody: a slow route costs less
+//     than two nodes;
+//   - rail suspects exclude nobody: every node has the rail. The NCCL env
+//     leaves that rail's HCA out instead.
+type ExcludeOptions struct {
+	KeepPairs     bool    // failed pairs exclude nobody
+	KeepSlow      bool    // slow-latency / low-bandwidth suspects exclude nobody
+	MinConfidence float64 // suspects below this confidence exclude nobody
+}
+
+// Excluded lists the nodes the suspects take out of a job, sorted by name.
+func (m *Matrix) Excluded(o ExcludeOptions) []string {
+	set := map[string]bool{}
+	for _, s := range m.Suspects {
+		if s.Confidence < o.MinConfidence {
+			continue
+		}
+		perf := s.Verdict == VerdictSlowLatency || s.Verdict == VerdictLowBandwidth
+		switch {
+		case o.KeepSlow && perf:
+		case s.Kind == KindNode || s.Kind == KindHCA:
+			set[s.Node] = true
+		case s.Kind == KindSwitchGroup:
+			for _, n := range s.Members {
+				set[n] = true
+			}
+		case s.Kind == KindPair && s.Verdict == VerdictFailed && !o.KeepPairs:
+			set[s.Node], set[s.Peer] = true, true
+		}
+	}
+	out := make([]string, 0, len(set))
+	for n := range set {
+		if n != "" {
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Usable lists the nodes Excluded leaves, in Matrix.Nodes order.
+func (m *Matrix) Usable(o ExcludeOptions) []string {
+	ex := map[string]bool{}
+	for _, n := range m.Excluded(o) {
+		ex[n] = true
+	}
+	var out []string
+	for _, n := range m.Nodes {
+		if !ex[n.Name] {
+			out = append(out, n.Name)
+		}
+	}
+	return out
+}
+
+// WriteExclude writes the excluded nodes as one Slurm hostlist expression
+// and a newline (`sbatch --exclude=$(cat FILE)`), or nothing at all when no
+// node is excluded, so `[ -s FILE ]` tells the two apart.
+func (m *Matrix) WriteExclude(w io.Writer, o ExcludeOptions) error {
+	ex := m.Excluded(o)
+	if len(ex) == 0 {
+		return nil
+	}
+	expr, err := hostlist.Compress(ex)
+	if err != nil {
+		return fmt.Errorf("exclude list: %w", err)
+	}
+	_, err = io.WriteString(w, expr+"\n")
+	return err
+}
+
+// HostfileOptions shape WriteHostfile's lines.
+type HostfileOptions struct {
+	Exclude ExcludeOptions
+	// Slots > 0 writes "node slots=N" (Open MPI, DeepSpeed); 0 writes bare
+	// names, one per line (MPICH, Slurm --nodelist files).
+	Slots int
+}
+
+// WriteHostfile writes the usable nodes, one per line, in name order.
+func (m *Matrix) WriteHostfile(w io.Writer, o HostfileOptions) error {
+	for _, n := range m.Usable(o.Exclude) {
+		line := n + "\n"
+		if o.Slots > 0 {
+			line = fmt.Sprintf("%s slots=%d\n", n, o.Slots)
+		}
+		if _, err := io.WriteString(w, line); err != nil {
+			return err
+		}
+	}
+	return nil
+}

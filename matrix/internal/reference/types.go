@@ -1,0 +1,205 @@
+// Package reference is a frozen copy of package matrix as it was before the
+// compact analysis (issue 15): the equivalence tests build every input with
+// both and compare the outputs byte for byte. Only tests import it; do not
+// change it except to fix the copy itself.
+//
+// The original package comment follows. Package matrix turns directional per-rail measurements into a fabric
+// verdict: cells, rollups, suspects and exports. It is pure: no I/O besides
+// the io.Writer handed to an exporter, no clocks, no goroutines.
+package reference
+
+import "github.com/rdmamesh/rdmamesh/internal/probe"
+
+// Node is one worker as the sweep saw it.
+type Node struct {
+	Name   string            `json:"name"`
+	State  string            `json:"state"` // alive | suspect | dead | left
+	Labels map[string]string `json:"labels,omitempty"`
+	Ports  []probe.Port      `json:"ports"` // index = rail
+}
+
+// Cell is one directional measurement: row Src (initiator), column Dst, on
+// Rail. Class ok means it measured; anything else says why not.
+type Cell struct {
+	Src       string           `json:"src"`
+	Dst       string           `json:"dst"`
+	Rail      int              `json:"rail"`
+	SrcDevice string           `json:"src_device"`
+	DstDevice string           `json:"dst_device"`
+	Round     int              `json:"round"`
+	Class     probe.Class      `json:"class"`
+	Error     *probe.Error     `json:"error,omitempty"`
+	Latency   *probe.Latency   `json:"latency,omitempty"`
+	Bandwidth *probe.Bandwidth `json:"bandwidth,omitempty"`
+	// DstRail is the destination's rail when it is not Rail (cross-rail
+	// sweeps: Src's HCA on Rail to Dst's HCA on *DstRail); nil = same rail.
+	DstRail *int `json:"dst_rail,omitempty"`
+	// Retests are the confirmation measurements of this cell, oldest first;
+	// the fields above are the first measurement.
+	Retests []Attempt `json:"retests,omitempty"`
+}
+
+// Attempt is one confirmation measurement of a cell.
+type Attempt struct {
+	Round     int              `json:"round"`
+	Class     probe.Class      `json:"class"`
+	Error     *probe.Error     `json:"error,omitempty"`
+	Latency   *probe.Latency   `json:"latency,omitempty"`
+	Bandwidth *probe.Bandwidth `json:"bandwidth,omitempty"`
+}
+
+// Verdict is the matrix's judgement of one cell.
+type Verdict string
+
+const (
+	VerdictOK           Verdict = "ok"
+	VerdictFailed       Verdict = "failed"        // the test did not complete (Class != ok)
+	VerdictSlowLatency  Verdict = "slow-latency"  // p50 > LatencyFactor x population min
+	VerdictLowBandwidth Verdict = "low-bandwidth" // < BandwidthFraction x population max
+	VerdictUntested     Verdict = "untested"      // no measurement recorded (yet)
+)
+
+// Thresholds decide which measured cells are bad. The first two are the v0
+// population rules (NVIDIA ClusterKit's); every later field is a rule that a
+// zero value turns off, so a Thresholds written before they existed judges
+// exactly as it did. Start from DefaultThresholds() and change fields: a
+// completely zero Thresholds means "the defaults", a partly set one does not
+// switch on the line-rate rule by itself. README.md explains each rule.
+//
+// Thresholds stays comparable (no maps or slices): callers test it against
+// the zero value.
+type Thresholds struct {
+	LatencyFactor     float64 `json:"latency_factor"`     // p50 > this x the rail's minimum p50; default 2.1
+	BandwidthFraction float64 `json:"bandwidth_fraction"` // Gb/s < this x the rail's maximum; default 0.93
+
+	// LineRateFraction flags a cell whose Gb/s is under this share of the
+	// slower end's port rate (Node.Ports[rail].RateGbps). 0.9 in the
+	// defaults, like ngc_multinode_perf; 0 = off.
+	LineRateFraction float64 `json:"line_rate_fraction,omitempty"`
+	// TailFactor flags a cell whose p99 is over this many times its rail's
+	// median p99: one node's tail stalls every collective it is part of,
+	// while its p50 can look fine. 5 in the defaults; 0 = off.
+	TailFactor float64 `json:"tail_factor,omitempty"`
+	// RobustZ flags a cell whose p50 or p99 lies more than this many robust
+	// standard deviations (1.4826 x MAD) above its rail's median, or whose
+	// Gb/s lies that far below. 0 = off; 5 to 8 are sensible.
+	RobustZ float64 `json:"robust_z,omitempty"`
+	// Absolute limits, independent of the population. 0 = off.
+	MaxP99Ns float64 `json:"max_p99_ns,omitempty"`
+	MinGbps  float64 `json:"min_gbps,omitempty"`
+
+	// Baseline compares each cell with the same cell of an earlier, good
+	// sweep. nil = off. BaselineLatency is the p50 growth allowed (0.10 =
+	// +10%), BaselineBandwidth the Gb/s drop allowed (0.05 = -5%); with a
+	// Baseline and both zero, +10% and -5% apply.
+	Baseline          *Baseline `json:"-"`
+	BaselineName      string    `json:"baseline,omitempty"` // Baseline.Name, kept in the JSON when the pointer is not
+	BaselineLatency   float64   `json:"baseline_latency,omitempty"`
+	BaselineBandwidth float64   `json:"baseline_bandwidth,omitempty"`
+
+	// GroupLabel is the Node.Labels key whose values form switch groups
+	// (nodes behind one leaf, rack or group). "" looks for leaf, switch,
+	// rack, group in that order; "-" turns switch-group localization off.
+	GroupLabel string `json:"group_label,omitempty"`
+
+	// TestedOnly judges a sweep whose plan does not cover every pair and
+	// rail (one-to-all, a rail subset, cross rails only): cells without a
+	// measurement stay untested but neither fail the sweep nor make their
+	// nodes suspects, and JUnit leaves them out. Off, an untested cell is a
+	// failure: the gate must not pass a sweep that measured half the fabric.
+	TestedOnly bool `json:"tested_only,omitempty"`
+}
+
+// Result is a cell with its verdict.
+type Result struct {
+	Cell
+	Verdict Verdict `json:"verdict"`
+	Reason  string  `json:"reason,omitempty"`
+}
+
+// Rollup summarises the cells touching one node (as row or column) or one rail.
+type Rollup struct {
+	Key          string  `json:"key"` // node name, or "rail-N"
+	Cells        int     `json:"cells"`
+	OK           int     `json:"ok"`
+	Failed       int     `json:"failed"`
+	Slow         int     `json:"slow"`
+	LowBandwidth int     `json:"low_bandwidth"`
+	Untested     int     `json:"untested"`
+	P50Ns        float64 `json:"p50_ns"`   // median of cell p50s
+	MinGbps      float64 `json:"min_gbps"` // worst measured bandwidth
+}
+
+// AllRails is the Rail of a suspect that spans every rail of its node (kind
+// node). It is negative so nobody mistakes it for rail 0.
+const AllRails = -1
+
+// Suspect is a component the matrix blames, with the evidence.
+type Suspect struct {
+	Kind     string      `json:"kind"` // hca | node | rail | switch-group | pair
+	Node     string      `json:"node,omitempty"`
+	Device   string      `json:"device,omitempty"`
+	Rail     int         `json:"rail"`
+	Peer     string      `json:"peer,omitempty"` // for kind pair
+	Class    probe.Class `json:"class,omitempty"`
+	Reason   string      `json:"reason"`
+	Fix      string      `json:"fix,omitempty"`
+	Bad      int         `json:"bad"`   // cells that implicate it
+	Total    int         `json:"total"` // cells it took part in
+	Evidence string      `json:"evidence,omitempty"`
+	// Verdict is the dominant verdict of the implicated cells. Class alone
+	// cannot say "slow" or "low bandwidth": those cells measured (class ok).
+	Verdict Verdict `json:"verdict,omitempty"`
+
+	// BgBad/BgTotal are the comparison cells the blame was measured against
+	// (the peers' other cells, or the cells outside a group).
+	BgBad   int `json:"bg_bad"`
+	BgTotal int `json:"bg_total"`
+	// Confidence (0..1) that this component, and not a neighbour, explains
+	// the cells; README.md gives the formula. Below LowConfidence, Note says
+	// why the matrix cannot tell.
+	Confidence float64 `json:"confidence"`
+	Note       string  `json:"note,omitempty"`
+	// Group ("leaf=L3") and its Members, for kind switch-group.
+	Group   string   `json:"group,omitempty"`
+	Members []string `json:"members,omitempty"`
+}
+
+// LowConfidence is the confidence under which a suspect always carries a
+// Note saying what is ambiguous.
+const LowConfidence = 0.5
+
+// SchemaVersion is Matrix.SchemaVersion for the JSON this package writes;
+// SCHEMA.md documents it. It grows only when a field changes meaning or
+// goes away; new optional fields do not bump it.
+const SchemaVersion = 2
+
+// Matrix is the analysed sweep.
+type Matrix struct {
+	// SchemaVersion is 0 in JSON written before it existed (version 1).
+	SchemaVersion int        `json:"schema_version"`
+	Nodes         []Node     `json:"nodes"`
+	Rails         int        `json:"rails"`
+	Thresholds    Thresholds `json:"thresholds"`
+	Cells         []Result   `json:"cells"` // every (src != dst, rail), sorted by rail, src, dst
+	// Cross holds the cross-rail cells (Cell.DstRail set) of a cross- or
+	// all-rail sweep, judged against their own population, sorted by
+	// rail, dst rail, src, dst.
+	Cross       []Result        `json:"cross,omitempty"`
+	CrossCounts map[Verdict]int `json:"cross_counts,omitempty"`
+	Counts      map[Verdict]int `json:"counts"`
+	NodeRollups []Rollup        `json:"node_rollups"`
+	RailRollups []Rollup        `json:"rail_rollups"`
+	Suspects    []Suspect       `json:"suspects"` // most implicated first
+	Healthy     bool            `json:"healthy"`
+	// Ignored counts input cells Build could not place: an unknown node,
+	// src == dst, or a rail outside 0..maxRails-1. Non-zero means the caller
+	// fed cells from another membership view; worth a log line, not a panic.
+	Ignored int `json:"ignored,omitempty"`
+	// GroupLabel is the label key switch groups were formed from ("" when
+	// none): Thresholds.GroupLabel, or the one found automatically.
+	GroupLabel string `json:"group_label,omitempty"`
+	// CellsOmitted counts the ok cells left out of Cells and Cross by
+	// BadOnly; 0 in a complete matrix.
+	CellsOmitted int `json:"cells_omitted,omitempty"`
+}
