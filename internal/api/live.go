@@ -1,0 +1,41 @@
+package api
+
+import "time"
+
+// LiveID is the pseudo sweep id under which the always-on mesh's rolling
+// matrix is served: /api/v1/sweeps/live/{matrix,grid,layer,pair} read it
+// like a sweep's, so the heatmap needs no second code path.
+const LiveID = "live"
+
+// LiveInfo is GET /api/v1/live: the always-on mesh as the leader sees it.
+type LiveInfo struct {
+	// Enabled is false when live probing is off (live.enabled) or no
+	// worker can probe (no fabric with probe ports).
+	Enabled bool `json:"enabled"`
+	// PlanID grows with every plan (membership or parameter change).
+	PlanID uint64 `json:"plan_id"`
+	// Members is how many nodes the plan probes; Probing how many of
+	// them reported a window recently.
+	Members int `json:"members"`
+	Probing int `json:"probing"`
+	// Window is the newest window folded into the matrix, WindowStart when
+	// it began and WindowSeconds how long a window lasts.
+	Window        int64     `json:"window"`
+	WindowStart   time.Time `json:"window_start"`
+	WindowSeconds float64   `json:"window_seconds"`
+	// AgeSeconds is how long ago the newest folded window ended: a stale
+	// live view says so instead of looking healthy.
+	AgeSeconds float64 `json:"age_seconds"`
+	// CoverageSeconds is the plan's worst case between two probes of one
+	// same-rail pair; HorizonWindows how many windows a cell stays.
+	CoverageSeconds float64 `json:"coverage_seconds"`
+	HorizonWindows  int64   `json:"horizon_windows"`
+	// RatePerHCA is the plan's probe cap per HCA, probes per second.
+	RatePerHCA float64 `json:"rate_per_hca"`
+	// Cells is how many directed cells the live matrix judged; Healthy and
+	// Suspects summarise its verdict.
+	Cells    int    `json:"cells"`
+	Healthy  bool   `json:"healthy"`
+	Suspects int    `json:"suspects"`
+	Error    string `json:"error,omitempty"`
+}
