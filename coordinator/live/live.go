@@ -12,8 +12,10 @@ package live
 import (
 	"cmp"
 	"fmt"
+	"slices"
 	"sync"
 
+	"github.com/rdmamesh/rdmamesh/internal/api"
 	"github.com/rdmamesh/rdmamesh/internal/liveplan"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
 	"github.com/rdmamesh/rdmamesh/matrix"
@@ -53,12 +55,13 @@ type Matrix struct {
 
 	mu     sync.Mutex
 	cells  map[cellKey]liveplan.Summary
-	latest int64 // newest window folded
+	latest int64              // newest window folded
+	totals map[int]*[2]uint64 // rail → probes answered, lost (monotonic)
 }
 
 // New makes an empty live matrix.
 func New(opts Options) *Matrix {
-	return &Matrix{opts: opts.orDefaults(), cells: map[cellKey]liveplan.Summary{}, latest: -1}
+	return &Matrix{opts: opts.orDefaults(), cells: map[cellKey]liveplan.Summary{}, latest: -1, totals: map[int]*[2]uint64{}}
 }
 
 // Fold records src's summaries. A summary of a window older than the one
@@ -73,8 +76,18 @@ func (m *Matrix) Fold(src string, sums []liveplan.Summary) {
 			continue
 		}
 		k := cellKey{src: src, dst: s.Node, rail: s.Rail}
-		if old, ok := m.cells[k]; ok && old.Window > s.Window {
+		old, ok := m.cells[k]
+		if ok && old.Window > s.Window {
 			continue
+		}
+		if !ok || old.Window < s.Window { // a re-sent window counts once
+			t := m.totals[s.Rail]
+			if t == nil {
+				t = new([2]uint64)
+				m.totals[s.Rail] = t
+			}
+			t[0] += uint64(max(s.Answered, 0))
+			t[1] += uint64(max(s.Lost, 0))
 		}
 		m.cells[k] = s
 		m.latest = max(m.latest, s.Window)
@@ -154,4 +167,58 @@ func (m *Matrix) Analyse(nodes []matrix.Node, th matrix.Thresholds) *matrix.Matr
 	}
 	th.TestedOnly = true
 	return matrix.Build(nodes, m.Cells(), th)
+}
+
+// Rails reports each rail's probing for /metrics, rails in order.
+func (m *Matrix) Rails() []api.LiveRail {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	by := map[int]*api.LiveRail{}
+	get := func(rail int) *api.LiveRail {
+		r := by[rail]
+		if r == nil {
+			r = &api.LiveRail{Rail: rail, RTTBuckets: make([]uint64, len(api.LiveRTTBounds))}
+			by[rail] = r
+		}
+		return r
+	}
+	for rail, t := range m.totals {
+		r := get(rail)
+		r.ProbesAnswered, r.ProbesLost = t[0], t[1]
+	}
+	judged := map[int][2]int{} // rail → answered, lost over judged cells
+	for k, s := range m.cells {
+		c, ok := m.cell(k, s)
+		if !ok {
+			continue
+		}
+		r := get(k.rail)
+		r.Cells++
+		if c.Class != probe.ClassOK {
+			r.BadCells++
+		}
+		j := judged[k.rail]
+		j[0] += s.Answered
+		j[1] += s.Lost
+		judged[k.rail] = j
+		if s.Answered > 0 && s.P50Ns > 0 {
+			sec := s.P50Ns / 1e9
+			for i, b := range api.LiveRTTBounds {
+				if sec <= b {
+					r.RTTBuckets[i]++
+				}
+			}
+			r.RTTCount++
+			r.RTTSumSeconds += sec
+		}
+	}
+	out := make([]api.LiveRail, 0, len(by))
+	for rail, r := range by {
+		if j := judged[rail]; j[0]+j[1] > 0 {
+			r.LossRatio = float64(j[1]) / float64(j[0]+j[1])
+		}
+		out = append(out, *r)
+	}
+	slices.SortFunc(out, func(a, b api.LiveRail) int { return cmp.Compare(a.Rail, b.Rail) })
+	return out
 }

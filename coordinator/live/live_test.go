@@ -143,3 +143,35 @@ func TestTooFewProbesStayUntested(t *testing.T) {
 		t.Errorf("cells %+v: want only the judged one (a held window with enough probes counts)", cells)
 	}
 }
+
+func TestRailStats(t *testing.T) {
+	ns := nodes(4, 2)
+	m := New(Options{})
+	lossy := func(s, d string, r int) (int, float64) {
+		if r == 1 && d == "node-02" {
+			return 10, 1
+		}
+		return 0, 1
+	}
+	sums := window(ns, 2, 1, lossy)
+	fold(m, sums)
+	fold(m, sums) // a collection retried: counted once
+	rails := m.Rails()
+	if len(rails) != 2 {
+		t.Fatalf("rails %+v", rails)
+	}
+	r0, r1 := rails[0], rails[1]
+	if r0.ProbesAnswered != 12*20 || r0.ProbesLost != 0 || r0.LossRatio != 0 || r0.BadCells != 0 || r0.Cells != 12 {
+		t.Errorf("rail 0: %+v", r0)
+	}
+	// Three cells into node-02 lose 10 of 20 each: 30 of 240.
+	if r1.ProbesLost != 30 || r1.ProbesAnswered != 210 || r1.BadCells != 3 {
+		t.Errorf("rail 1: %+v", r1)
+	}
+	if want := 30.0 / 240; r1.LossRatio != want {
+		t.Errorf("rail 1 loss ratio %v, want %v", r1.LossRatio, want)
+	}
+	if r0.RTTCount != 12 || r0.RTTBuckets[len(r0.RTTBuckets)-1] != 12 || r0.RTTBuckets[0] != 0 {
+		t.Errorf("rail 0 RTT histogram: count %d buckets %v (4 µs p50s)", r0.RTTCount, r0.RTTBuckets)
+	}
+}

@@ -39,3 +39,26 @@ type LiveInfo struct {
 	Suspects int    `json:"suspects"`
 	Error    string `json:"error,omitempty"`
 }
+
+// LiveRail is one rail's probing as the live matrix holds it, for
+// /metrics: probe totals since the leader took over, the loss over the
+// held cells, and the held cells' p50 round trips as histogram counts
+// over LiveRTTBounds.
+type LiveRail struct {
+	Rail           int     `json:"rail"`
+	ProbesAnswered uint64  `json:"probes_answered"`
+	ProbesLost     uint64  `json:"probes_lost"`
+	LossRatio      float64 `json:"loss_ratio"`
+	Cells          int     `json:"cells"`
+	BadCells       int     `json:"bad_cells"`
+	// RTTBuckets[i] counts cells whose p50 round trip is <= LiveRTTBounds[i]
+	// (cumulative, as Prometheus histograms are); RTTCount and RTTSumSeconds
+	// cover every cell.
+	RTTBuckets    []uint64 `json:"rtt_buckets,omitempty"`
+	RTTCount      uint64   `json:"rtt_count"`
+	RTTSumSeconds float64  `json:"rtt_sum_seconds"`
+}
+
+// LiveRTTBounds are the histogram bounds of live round trips, in seconds:
+// 2 µs (a healthy leaf) to 100 ms (a path in trouble).
+var LiveRTTBounds = []float64{2e-6, 4e-6, 8e-6, 16e-6, 32e-6, 64e-6, 128e-6, 256e-6, 512e-6, 1e-3, 4e-3, 16e-3, 100e-3}

@@ -69,7 +69,7 @@ var rules = map[string][]string{
 	"internal/counters":           nil,
 	"internal/liveplan":           {"internal/fabric", "internal/probe"},
 	"worker/live":                 {"internal/fabric", "internal/liveplan", "internal/probe"},
-	"coordinator/live":            {"internal/liveplan", "internal/probe", "matrix"},
+	"coordinator/live":            {"internal/api", "internal/liveplan", "internal/probe", "matrix"},
 	"internal/fabric/verbs":       {"internal/probe", "internal/fabric", "internal/member"},
 	"internal/metrics":            {"internal/api", "internal/probe", "matrix"},
 	"internal/testing/deploytest": {"internal/config/docgen/keyflags"},

@@ -88,6 +88,12 @@ func suspects(add adder, ss []matrix.Suspect, k int) {
 	for kind, n := range byKind {
 		add(defSuspects, float64(n), kind)
 	}
+	suspectSeries(add, defSuspect, ss, k)
+}
+
+// suspectSeries exports the k most implicated suspects' bad cells on d
+// (the sweep's or the live mesh's family; both have the same labels).
+func suspectSeries(add adder, d *def, ss []matrix.Suspect, k int) {
 	// Two suspects can share every label (say, one pair blamed with two
 	// verdicts folded into one); summing keeps the series unique.
 	type key struct{ kind, node, device, rail, peer, verdict string }
@@ -105,7 +111,7 @@ func suspects(add adder, ss []matrix.Suspect, k int) {
 		sum[kk] += s.Bad
 	}
 	for _, kk := range order {
-		add(defSuspect, float64(sum[kk]), kk.kind, kk.node, kk.device, kk.rail, kk.peer, kk.verdict)
+		add(d, float64(sum[kk]), kk.kind, kk.node, kk.device, kk.rail, kk.peer, kk.verdict)
 	}
 }
 

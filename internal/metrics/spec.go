@@ -49,7 +49,7 @@ func (d *def) metric(v float64, labels ...string) prometheus.Metric {
 // Reference lists every metric rdmamesh exports, in documentation order.
 func Reference() []Spec {
 	var out []Spec
-	for _, group := range [][]*def{commonDefs, coordDefs, workerDefs} {
+	for _, group := range [][]*def{commonDefs, coordDefs, liveDefs, workerDefs} {
 		for _, d := range group {
 			out = append(out, d.Spec)
 		}

@@ -18,7 +18,8 @@ import (
 // exported: the docs cannot list a metric that does not exist, nor miss one.
 func TestReferenceMatchesExport(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(NewCoordinator(standardSource(), CoordinatorOptions{}), BuildInfo("both", "v", "c", "go"))
+	reg.MustRegister(NewCoordinator(standardSource(), CoordinatorOptions{}), NewLive(standardLive(), 0),
+		BuildInfo("both", "v", "c", "go"))
 	w := NewWorker()
 	w.SetSource(newWorkerSource())
 	w.ObserveTask(probe.TaskResult{Rails: []probe.RailResult{{Class: probe.ClassOK}}})
