@@ -19,11 +19,13 @@ func newDemoCmd() *cobra.Command {
 	d := config.Defaults()
 	var once bool
 	var jsonFile, junitFile, preset string
+	var inject []string
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Coordinator + simulated workers in one process, with the web UI: no RDMA hardware needed",
 		Example: "  rdmamesh demo --nodes 16\n" +
-			"  rdmamesh demo --nodes 16 --once --fault node-03/mlx5_1:down --json out.json",
+			"  rdmamesh demo --nodes 16 --once --fault node-03/mlx5_1:down --json out.json\n" +
+			"  rdmamesh demo --nodes 32 --inject 30s=node-05/mlx5_0:loss=5% --inject 3m=heal",
 		Args: cobra.NoArgs,
 	}
 	f := cmd.Flags()
@@ -39,10 +41,15 @@ func newDemoCmd() *cobra.Command {
 	f.BoolVar(&once, "once", false, "run one sweep, print the summary and exit with the gate's code")
 	f.StringVar(&jsonFile, "json", "", "with --once: write the matrix JSON here")
 	f.StringVar(&junitFile, "junit", "", "with --once: write JUnit XML here")
+	f.StringArrayVar(&inject, "inject", nil, "break the running demo: AFTER=FAULT (same syntax as --fault) or AFTER=heal, repeatable; e.g. 30s=node-05/mlx5_0:loss=5%")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		c, err := loadConfig(cmd, map[string]string{"nodes": "demo.nodes", "rails": "demo.rails",
 			"fault": "sim.faults", "listen": "demo.listen", "seed": "sim.seed", "time-scale": "sim.time_scale",
 			"mode": "sweep.mode", "pair-timeout": "coordinator.pair_timeout"})
+		if err != nil {
+			return err
+		}
+		injections, err := parseInjections(inject)
 		if err != nil {
 			return err
 		}
@@ -62,7 +69,7 @@ func newDemoCmd() *cobra.Command {
 			log.Warn("demo.listen is reachable beyond loopback and the demo has no token: anyone who reaches it can start sweeps",
 				"listen", c.Demo.Listen)
 		}
-		return runDemo(cmd.Context(), c, preset, demoOut{once: once, json: jsonFile, junit: junitFile},
+		return runDemo(cmd.Context(), c, preset, demoOut{once: once, json: jsonFile, junit: junitFile, inject: injections},
 			cmd.OutOrStdout(), cmd.ErrOrStderr(), log)
 	}
 	return cmd
@@ -71,6 +78,7 @@ func newDemoCmd() *cobra.Command {
 type demoOut struct {
 	once        bool
 	json, junit string
+	inject      []injection
 }
 
 func runDemo(ctx context.Context, c *config.Config, preset string, o demoOut, stdout, stderr io.Writer, log *slog.Logger) error {
@@ -89,6 +97,16 @@ func runDemo(ctx context.Context, c *config.Config, preset string, o demoOut, st
 		return err
 	}
 	defer cl.Stop()
+	if len(o.inject) > 0 {
+		stdout = &lockedWriter{w: stdout}
+		injCtx, stopInj := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { // stopped and awaited before the cluster stops
+			defer close(done)
+			runInjections(injCtx, cl, start, o.inject, stdout)
+		}()
+		defer func() { stopInj(); <-done }()
+	}
 	fmt.Fprintf(stdout, "rdmamesh demo: %d simulated nodes x %d rails (%s) up in %s\n", c.Demo.Nodes, c.Demo.Rails,
 		preset, time.Since(start).Round(time.Millisecond))
 	fmt.Fprintf(stdout, "web UI: %s/\n", cl.URL)

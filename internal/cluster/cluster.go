@@ -66,6 +66,8 @@ type Cluster struct {
 	dead    []string
 	log     *slog.Logger
 	stop    sync.Once
+	fab     *sim.Fabric
+	base    []sim.Fault // the faults the cluster started with
 }
 
 // Replica is one coordinator with its web server and raft transport.
@@ -106,7 +108,7 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{workers: map[string]*worker.Agent{}, log: log}
+	c := &Cluster{workers: map[string]*worker.Agent{}, log: log, fab: fab, base: faults}
 	for i := 0; i < o.Nodes; i++ {
 		c.names = append(c.names, NodeName(i, o.Nodes))
 	}
