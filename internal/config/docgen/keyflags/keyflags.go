@@ -67,7 +67,7 @@ var NotKeys = map[string][]string{
 	"":            {"help", "config"},
 	"worker":      {"help"},
 	"coordinator": {"help"},
-	"demo":        {"help", "once", "json", "junit", "preset"},
+	"demo":        {"help", "once", "json", "junit", "preset", "inject"},
 }
 
 // ConfigCommands are the commands that load the configuration; a
