@@ -72,11 +72,14 @@ export async function getLayer(sweep, metric, rail) {
   return { header, body, etag };
 }
 
-// events reads the sweep's Server-Sent Events with fetch, not EventSource:
+// events reads the sweep's Server-Sent Events.
+export const events = (sweep, signal, onEvent) => streamEvents(sweepPath(sweep, "/events"), signal, onEvent);
+
+// streamEvents reads Server-Sent Events with fetch, not EventSource:
 // EventSource cannot send the bearer token. onEvent(name, data) gets each
 // event; the promise settles when the stream ends or signal aborts.
-export async function events(sweep, signal, onEvent) {
-  const res = await request(sweepPath(sweep, "/events"), { signal, cache: "no-store" });
+export async function streamEvents(path, signal, onEvent) {
+  const res = await request(path, { signal, cache: "no-store" });
   if (!res.ok) await readJSON(res);
   const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
   let buf = "";
