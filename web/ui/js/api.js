@@ -24,15 +24,17 @@ function withToken(opts) {
 }
 
 export async function request(path, opts) {
+  const sent = localStorage.getItem(tokenKey);
   let res = await fetch(path, withToken(opts));
   if (res.status === 401 && !tokenDeclined) {
-    const token = window.prompt("This rdmamesh coordinator needs its API token (auth.token):");
-    if (token) {
-      localStorage.setItem(tokenKey, token.trim());
-      res = await fetch(path, withToken(opts));
-    } else {
-      tokenDeclined = true; // do not nag on every poll; reload to try again
+    // Requests refused together (the sweep list and the live mesh's
+    // state) ask once: a later one finds the answer already stored.
+    if (localStorage.getItem(tokenKey) === sent) {
+      const token = window.prompt("This rdmamesh coordinator needs its API token (auth.token):");
+      if (token) localStorage.setItem(tokenKey, token.trim());
+      else tokenDeclined = true; // do not nag on every poll; reload to try again
     }
+    if (!tokenDeclined) res = await fetch(path, withToken(opts));
   }
   return res;
 }
