@@ -61,7 +61,12 @@ func (c client) do(ctx context.Context, method, path string, body []byte, v any)
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
 		raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-		return statusError(method, path, resp.Status, resp.StatusCode, raw)
+		err := statusError(method, path, resp.Status, resp.StatusCode, raw)
+		var ge *Error
+		if errors.As(err, &ge) {
+			ge.Status = resp.StatusCode
+		}
+		return err
 	}
 	// A 1,024-node, 8-rail matrix is about 4.6 GB of JSON. json.Decoder
 	// holds a value's whole text before decoding it, so a matrix decodes

@@ -1,4 +1,5 @@
-// Package gate runs or fetches a sweep through the coordinator's API and turns
+// Package gate runs or fetches a sweep through the coordinator's API, or
+// reads the always-on mesh's live window (--live, live.go), and turns
 // the verdict into an exit code and files for CI and job launchers: JSON,
 // JUnit, CSV, a Slurm exclude list, a hostfile, an NCCL env file and a diff
 // against an earlier sweep.
@@ -33,11 +34,16 @@ const (
 type Options struct {
 	Coordinator string // base URL, e.g. http://coordinator:8080
 	Latest      bool   // judge the newest sweep instead of starting one
-	Request     api.SweepRequest
-	Poll        time.Duration
-	Timeout     time.Duration // whole run: the gate's time budget
-	Client      *http.Client
-	Token       string // bearer token for the coordinator API (auth.token)
+	// Live judges the always-on mesh's live window instead of a sweep
+	// (live.go); LiveMaxAge is how old that window may be, 0 meaning three
+	// of its windows.
+	Live       bool
+	LiveMaxAge time.Duration
+	Request    api.SweepRequest
+	Poll       time.Duration
+	Timeout    time.Duration // whole run: the gate's time budget
+	Client     *http.Client
+	Token      string // bearer token for the coordinator API (auth.token)
 	// TLS verifies an https coordinator (and presents a client certificate
 	// to one that requires it); nil = the system roots. Ignored with Client.
 	TLS *tls.Config
@@ -99,7 +105,11 @@ func Run(ctx context.Context, o Options, out, errOut io.Writer) int {
 		o.Client = defaultClient(o.TLS)
 	}
 	c := client{base: strings.TrimRight(o.Coordinator, "/"), http: o.Client, token: o.Token}
-	m, info, err := judge(ctx, c, o, out)
+	judgeWith := judge
+	if o.Live {
+		judgeWith = judgeLive
+	}
+	m, header, err := judgeWith(ctx, c, o, out)
 	if err != nil {
 		return report(errOut, err)
 	}
@@ -111,7 +121,7 @@ func Run(ctx context.Context, o Options, out, errOut io.Writer) int {
 	if err := writeFiles(m, diff, o); err != nil {
 		return report(errOut, err)
 	}
-	fmt.Fprintf(out, "sweep %s (%s, %d nodes, %d rounds)\n", info.ID, info.Mode, len(info.Nodes), info.Rounds)
+	fmt.Fprintln(out, header)
 	fmt.Fprint(out, m.Summary())
 	if diff != nil {
 		fmt.Fprintf(out, "compared with %s:\n%s", o.DiffAgainst, diff.Text())
@@ -135,6 +145,13 @@ func (o Options) check() error {
 		return usage(fmt.Errorf("host slots %d: want 0 (names only) or more", o.HostSlots))
 	case o.DiffJSONFile != "" && o.DiffAgainst == "":
 		return usage(errors.New("a diff JSON file needs --diff-against (the earlier matrix to compare with)"))
+	case o.LiveMaxAge < 0:
+		return usage(fmt.Errorf("--live-max-age %s: want a positive duration, or 0 for three live windows", o.LiveMaxAge))
+	case o.LiveMaxAge > 0 && !o.Live:
+		return usage(errors.New("--live-max-age needs --live"))
+	}
+	if err := o.checkLive(); err != nil {
+		return usage(err)
 	}
 	for _, f := range o.outputs() {
 		if err := checkDir(f.path); err != nil {
@@ -148,6 +165,9 @@ func (o Options) check() error {
 type Error struct {
 	Code int
 	Err  error
+	// Status is the HTTP status of the answer that caused it; 0 when
+	// there was none.
+	Status int
 }
 
 func (e *Error) Error() string { return e.Err.Error() }
@@ -167,7 +187,14 @@ func report(errOut io.Writer, err error) int {
 	return ExitInfra
 }
 
-func judge(ctx context.Context, c client, o Options, out io.Writer) (*matrix.Matrix, api.SweepInfo, error) {
+// judge runs or finds the sweep and returns its matrix and the summary's
+// first line.
+func judge(ctx context.Context, c client, o Options, out io.Writer) (*matrix.Matrix, string, error) {
+	m, info, err := judgeSweep(ctx, c, o, out)
+	return m, fmt.Sprintf("sweep %s (%s, %d nodes, %d rounds)", info.ID, info.Mode, len(info.Nodes), info.Rounds), err
+}
+
+func judgeSweep(ctx context.Context, c client, o Options, out io.Writer) (*matrix.Matrix, api.SweepInfo, error) {
 	var info api.SweepInfo
 	if o.Latest {
 		if err := c.get(ctx, "/api/v1/sweeps/latest", &info); err != nil {
@@ -204,13 +231,18 @@ func judge(ctx context.Context, c client, o Options, out io.Writer) (*matrix.Mat
 	if info.State != api.SweepDone {
 		return nil, info, infra(fmt.Errorf("sweep %s ended %s: %s", info.ID, info.State, info.Error))
 	}
-	path := "/api/v1/sweeps/" + info.ID + "/matrix"
+	m, err := getMatrix(ctx, c, o, info.ID)
+	return m, info, err
+}
+
+func getMatrix(ctx context.Context, c client, o Options, id string) (*matrix.Matrix, error) {
+	path := "/api/v1/sweeps/" + id + "/matrix"
 	if !o.needsAllCells() {
 		path += "?cells=bad" // 4.3 GB of JSON at 1,024 x 8, nearly all of it ok cells
 	}
 	var m matrix.Matrix
 	if err := c.get(ctx, path, &m); err != nil {
-		return nil, info, err
+		return nil, err
 	}
-	return &m, info, nil
+	return &m, nil
 }

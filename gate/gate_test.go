@@ -26,6 +26,10 @@ import (
 // fabric builds the matrix a coordinator would serve: 6 nodes, 2 rails of
 // 400G InfiniBand, every cell measured; broken nodes have rail 1 down.
 func fabric(broken ...string) *matrix.Matrix {
+	return fabricJudged(matrix.DefaultThresholds(), broken...)
+}
+
+func fabricJudged(th matrix.Thresholds, broken ...string) *matrix.Matrix {
 	var nodes []matrix.Node
 	var cells []matrix.Cell
 	for i := 1; i <= 6; i++ {
@@ -57,7 +61,7 @@ func fabric(broken ...string) *matrix.Matrix {
 			}
 		}
 	}
-	return matrix.Build(nodes, cells, matrix.DefaultThresholds())
+	return matrix.Build(nodes, cells, th)
 }
 
 // coordinator fakes the API the gate uses: a sweep that advances one round

@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
@@ -25,6 +26,7 @@ const (
 )
 
 type viewCache struct {
+	limit   int // entries kept; 0 means maxViews
 	mu      sync.Mutex
 	entries []*viewEntry // least recently used first
 }
@@ -55,7 +57,7 @@ func (vc *viewCache) entry(m *matrix.Matrix) *viewEntry {
 		}
 	}
 	e := &viewEntry{m: m, blobs: map[string]*blob{}}
-	if len(vc.entries) >= maxViews {
+	if len(vc.entries) >= cmp.Or(vc.limit, maxViews) {
 		vc.entries = vc.entries[1:]
 	}
 	vc.entries = append(vc.entries, e)

@@ -59,29 +59,14 @@ func (s *Server) sweepEvents(c *gin.Context) {
 		return
 	}
 	id := info.ID
-	h := c.Writer.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no") // nginx buffers responses unless told not to
-	c.Status(http.StatusOK)
-
-	ctx := c.Request.Context()
-	stop := s.shutdownSignal(c.Request)
-	tick := time.NewTicker(s.eventPoll)
-	defer tick.Stop()
+	sse := s.openSSE(c)
+	defer sse.close()
 	var last []byte
-	lastWrite := time.Now()
-	send := func(event string, data []byte) bool {
-		_, err := fmt.Fprintf(c.Writer, "event: %s\ndata: %s\n\n", event, data)
-		c.Writer.Flush()
-		lastWrite = time.Now()
-		return err == nil
-	}
 	for {
 		info, ok := s.b.Sweep(id)
 		if !ok {
 			data, _ := json.Marshal(map[string]string{"id": id})
-			send("gone", data)
+			sse.send("gone", data)
 			return
 		}
 		data, err := json.Marshal(progressOf(info))
@@ -90,27 +75,75 @@ func (s *Server) sweepEvents(c *gin.Context) {
 		}
 		switch {
 		case info.State != api.SweepRunning:
-			send("end", data)
+			sse.send("end", data)
 			return
 		case !bytes.Equal(data, last):
-			if !send("progress", data) {
+			if !sse.send("progress", data) {
 				return
 			}
 			last = data
-		case time.Since(lastWrite) >= eventHeartbeat:
-			if _, err := c.Writer.WriteString(": ping\n\n"); err != nil {
-				return
-			}
-			c.Writer.Flush()
-			lastWrite = time.Now()
-		}
-		select {
-		case <-ctx.Done():
+		case !sse.heartbeat():
 			return
-		case <-stop:
-			return
-		case <-tick.C:
 		}
+		if !sse.wait() {
+			return
+		}
+	}
+}
+
+// sseStream is one open Server-Sent Events answer: the sweep and live
+// streams share its framing, heartbeat and ending.
+type sseStream struct {
+	c         *gin.Context
+	stop      <-chan struct{}
+	tick      *time.Ticker
+	lastWrite time.Time
+}
+
+// openSSE writes the stream's headers; the caller must close it.
+func (s *Server) openSSE(c *gin.Context) *sseStream {
+	h := c.Writer.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no") // nginx buffers responses unless told not to
+	c.Status(http.StatusOK)
+	return &sseStream{c: c, stop: s.shutdownSignal(c.Request), tick: time.NewTicker(s.eventPoll), lastWrite: time.Now()}
+}
+
+func (e *sseStream) close() { e.tick.Stop() }
+
+// send writes one event and reports whether the client still listens.
+func (e *sseStream) send(event string, data []byte) bool {
+	_, err := fmt.Fprintf(e.c.Writer, "event: %s\ndata: %s\n\n", event, data)
+	e.c.Writer.Flush()
+	e.lastWrite = time.Now()
+	return err == nil
+}
+
+// heartbeat writes a comment line when the stream has been quiet for
+// eventHeartbeat; false means the client is gone.
+func (e *sseStream) heartbeat() bool {
+	if time.Since(e.lastWrite) < eventHeartbeat {
+		return true
+	}
+	if _, err := e.c.Writer.WriteString(": ping\n\n"); err != nil {
+		return false
+	}
+	e.c.Writer.Flush()
+	e.lastWrite = time.Now()
+	return true
+}
+
+// wait sleeps until the next poll; false when the client went away or the
+// server shuts down.
+func (e *sseStream) wait() bool {
+	select {
+	case <-e.c.Request.Context().Done():
+		return false
+	case <-e.stop:
+		return false
+	case <-e.tick.C:
+		return true
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 type sseEvent struct {
 	name string
 	data progressEvent
+	raw  string // the data line, for streams of other events
 }
 
 // stream opens an event stream and delivers its events on a channel that
@@ -50,7 +51,8 @@ func stream(t *testing.T, url string, hdr ...string) (<-chan sseEvent, *http.Res
 			case strings.HasPrefix(line, "event: "):
 				ev.name = strings.TrimPrefix(line, "event: ")
 			case strings.HasPrefix(line, "data: "):
-				_ = json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &ev.data)
+				ev.raw = strings.TrimPrefix(line, "data: ")
+				_ = json.Unmarshal([]byte(ev.raw), &ev.data)
 			case line == "" && ev.name != "":
 				out <- ev
 				ev = sseEvent{}
@@ -86,9 +88,9 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func eventServer(t *testing.T, f *fakeBackend, opts Options) *httptest.Server {
+func eventServer(t *testing.T, b Backend, opts Options) *httptest.Server {
 	t.Helper()
-	s := New(f, opts)
+	s := New(b, opts)
 	s.eventPoll = 2 * time.Millisecond
 	ts := httptest.NewServer(s.Handler())
 	t.Cleanup(ts.Close)
@@ -182,11 +184,16 @@ func TestEventsStopWhenClientLeaves(t *testing.T) {
 	waitFor(t, "the stream to poll", func() bool { return f.polls() > 2 })
 	cancel()
 	res.Body.Close()
-	// Stopped means the poll count stays put across many poll intervals.
-	var last int
-	stable := 0
+	waitStopped(t, f.polls)
+}
+
+// waitStopped waits until a stream's backend poll count stays put across
+// many poll intervals: its handler has stopped.
+func waitStopped(t *testing.T, polls func() int) {
+	t.Helper()
+	var last, stable int
 	waitFor(t, "polling to stop", func() bool {
-		p := f.polls()
+		p := polls()
 		if p == last {
 			stable++
 		} else {

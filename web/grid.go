@@ -18,6 +18,7 @@ import (
 // gzipped, against hundreds of MB for the full matrix JSON.
 type gridInfo struct {
 	Sweep       string            `json:"sweep"`
+	Order       string            `json:"order"` // names the node order; each layer carries it too
 	Rails       int               `json:"rails"`
 	GroupLabel  string            `json:"group_label,omitempty"`
 	Nodes       []gridNode        `json:"nodes"` // display order: by group, then name
@@ -55,7 +56,7 @@ type metricInfo struct {
 
 func (v *view) grid(sweep string) gridInfo {
 	rails := max(v.m.Rails, 0)
-	g := gridInfo{Sweep: sweep, Rails: rails, GroupLabel: v.m.GroupLabel, Groups: v.groups,
+	g := gridInfo{Sweep: sweep, Order: v.orderKey, Rails: rails, GroupLabel: v.m.GroupLabel, Groups: v.groups,
 		Cells: v.m.NumCells(), Cross: len(v.m.Cross), Counts: map[string]int{}, Healthy: v.m.Healthy,
 		Suspects: v.m.Suspects, RailRollups: v.m.RailRollups, Thresholds: v.m.Thresholds,
 		Metrics: []metricInfo{{Name: "status", Label: "status"}}, Overview: v.overview()}
@@ -94,6 +95,9 @@ func (v *view) grid(sweep string) gridInfo {
 // sweepMatrix resolves :id and its matrix, answering 404 itself when either
 // is missing.
 func (s *Server) sweepMatrix(c *gin.Context) (api.SweepInfo, *matrix.Matrix, bool) {
+	if c.Param("id") == api.LiveID {
+		return s.liveMatrix(c)
+	}
 	info, ok := s.resolveSweep(c)
 	if !ok {
 		return info, nil, false
@@ -146,7 +150,7 @@ func (s *Server) getLayer(c *gin.Context) {
 		abortError(c, http.StatusBadRequest, fmt.Sprintf("rail %d: sweep %q has rails 0..%d", rail, info.ID, m.Rails-1), "rail")
 		return
 	}
-	b, err := s.layerBlob(m, metricName, rail)
+	b, err := s.layerBlob(info.ID, m, metricName, rail)
 	if err != nil {
 		s.log.Error("layer encoding failed", "sweep", info.ID, "metric", metricName, "rail", rail, "err", err)
 		abortError(c, http.StatusInternalServerError, "layer encoding failed: "+err.Error(), "")
@@ -192,7 +196,7 @@ func (s *Server) getPair(c *gin.Context) {
 	if !ok {
 		return
 	}
-	v := s.views.entry(m).view()
+	v := s.cache(info.ID).entry(m).view()
 	si, ok1 := v.byName[src]
 	di, ok2 := v.byName[dst]
 	if !ok1 || !ok2 {

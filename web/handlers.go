@@ -68,6 +68,11 @@ func (s *Server) getSweep(c *gin.Context) {
 // resolveSweep finds the sweep named by the :id parameter or answers 404.
 func (s *Server) resolveSweep(c *gin.Context) (api.SweepInfo, bool) {
 	id := c.Param("id")
+	if id == api.LiveID {
+		abortError(c, http.StatusNotFound, "\"live\" is the always-on mesh, not a sweep: GET /api/v1/live for its window, "+
+			"/api/v1/live/events for its events, /api/v1/sweeps/live/{matrix,grid,layer,pair} for its matrix", "")
+		return api.SweepInfo{}, false
+	}
 	if id == latestID {
 		if sweeps := s.b.Sweeps(); len(sweeps) > 0 {
 			return sweeps[0], true

@@ -168,6 +168,9 @@ type layerHeader struct {
 	Metric  string `json:"metric"` // status | p50 | p99 | bw | line
 	Rail    int    `json:"rail"`   // -1 = worst over all rails
 	N       int    `json:"n"`
+	// Order is the grid's order key: the layer's rows and columns are in
+	// that grid's node order.
+	Order string `json:"order"`
 	// For value metrics: the scale, its unit, and which way is healthy.
 	Unit   string `json:"unit,omitempty"`
 	Better string `json:"better,omitempty"`
@@ -179,7 +182,7 @@ type layerHeader struct {
 
 // encodeLayer renders one layer. rail is a rail number or allRails.
 func (v *view) encodeLayer(metricName string, rail int) ([]byte, error) {
-	h := layerHeader{Version: 1, Metric: metricName, Rail: rail, N: v.n, Counts: make([]int, 256)}
+	h := layerHeader{Version: 1, Metric: metricName, Rail: rail, N: v.n, Order: v.orderKey, Counts: make([]int, 256)}
 	var mt metric
 	if metricName != "status" {
 		var ok bool

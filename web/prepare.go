@@ -67,7 +67,7 @@ func (s *Server) prepareNewest(last string) (key string) {
 		return key // the request path would fail the same way; do not spin
 	}
 	for _, rail := range firstPaintRails(s.views.entry(m).view()) {
-		if _, err := s.layerBlob(m, "status", rail); err != nil {
+		if _, err := s.layerBlob(info.ID, m, "status", rail); err != nil {
 			s.log.Error("preparing the status layer failed", "sweep", info.ID, "rail", rail, "err", err)
 			return key
 		}
@@ -79,12 +79,12 @@ func (s *Server) prepareNewest(last string) (key string) {
 // gridBlob and layerBlob are the cached answers of /grid and /layer; the
 // handlers and Prepare share them, and with them the cache keys.
 func (s *Server) gridBlob(id string, m *matrix.Matrix) (*blob, error) {
-	e := s.views.entry(m)
+	e := s.cache(id).entry(m)
 	return e.blob("grid:"+id, func() ([]byte, error) { return json.Marshal(e.view().grid(id)) })
 }
 
-func (s *Server) layerBlob(m *matrix.Matrix, metric string, rail int) (*blob, error) {
-	e := s.views.entry(m)
+func (s *Server) layerBlob(id string, m *matrix.Matrix, metric string, rail int) (*blob, error) {
+	e := s.cache(id).entry(m)
 	return e.blob(fmt.Sprintf("layer:%s:%d", metric, rail), func() ([]byte, error) { return e.view().encodeLayer(metric, rail) })
 }
 

@@ -15,9 +15,14 @@
 //	GET  /api/v1/sweeps/{id}/pair      every cell between ?src= and ?dst=, both directions
 //	GET  /api/v1/sweeps/{id}/events    progress as Server-Sent Events (events.go)
 //	GET  /api/v1/diff                  matrix.Diff of ?old= and ?new= sweeps (&limit=)
+//	GET  /api/v1/live                  api.LiveInfo of the always-on mesh (404 when it is off; live.go)
+//	GET  /api/v1/live/events           a "window" Server-Sent Event on every new live window
 //	GET  /                             the UI (index.html, app.js, style.css)
 //
-// The id "latest" names the newest sweep. Every error answer is an api.Error.
+// The id "latest" names the newest sweep, and api.LiveID ("live") the
+// always-on mesh's rolling matrix: /api/v1/sweeps/live/{matrix,grid,layer,pair}
+// serve it like a sweep's when the Backend is also a LiveBackend.
+// Every error answer is an api.Error.
 //
 // # Errors from StartSweep
 //
@@ -98,6 +103,8 @@ type Server struct {
 	ui     *ui
 	engine *gin.Engine
 	views  viewCache
+	// liveViews holds the live matrix's views apart from the sweeps'.
+	liveViews viewCache
 
 	// eventPoll is how often an event stream asks the backend for progress.
 	eventPoll time.Duration
@@ -126,7 +133,7 @@ func New(b Backend, opts Options) *Server {
 	releaseMode.Do(func() { gin.SetMode(gin.ReleaseMode) })
 
 	s := &Server{b: b, opts: opts, log: log, ui: newUI(title), eventPoll: defaultEventPoll,
-		shutdown: map[*http.Server]chan struct{}{}}
+		shutdown: map[*http.Server]chan struct{}{}, liveViews: viewCache{limit: maxLiveViews}}
 	s.engine = s.routes()
 	return s
 }
@@ -156,6 +163,8 @@ func (s *Server) routes() *gin.Engine {
 	v1.GET("/sweeps/:id/pair", s.getPair)
 	v1.GET("/sweeps/:id/events", s.sweepEvents)
 	v1.GET("/diff", s.getDiff)
+	v1.GET("/live", s.getLive)
+	v1.GET("/live/events", s.liveEvents)
 
 	if s.opts.Metrics != nil {
 		r.GET("/metrics", s.auth, gin.WrapH(s.opts.Metrics))

@@ -2,9 +2,11 @@ package web
 
 import (
 	"cmp"
+	"hash/fnv"
 	"math"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -23,8 +25,13 @@ type view struct {
 	pos    []int32          // index in m.Nodes → display position
 	byName map[string]int32 // node name → index in m.Nodes
 	groups []gridGroup
-	rates  []float64 // m.Nodes index*rails + rail → port Gb/s, 0 unknown
-	hca    []hcaTally
+	// orderKey names the display order (a hash of the names in it). The
+	// grid and every layer carry it, so the UI can tell a layer of another
+	// order from the grid it holds: the live matrix's nodes change with
+	// membership between one request and the next.
+	orderKey string
+	rates    []float64 // m.Nodes index*rails + rail → port Gb/s, 0 unknown
+	hca      []hcaTally
 
 	overviewOnce sync.Once
 	ov           overview // see overview
@@ -83,6 +90,12 @@ func newView(m *matrix.Matrix) *view {
 		}
 		v.groups = append(v.groups, gridGroup{Name: g, Start: p, Count: 1})
 	}
+	h := fnv.New64a()
+	for _, i := range v.order {
+		h.Write([]byte(m.Nodes[i].Name))
+		h.Write([]byte{0})
+	}
+	v.orderKey = strconv.FormatUint(h.Sum64(), 36)
 	rails := max(m.Rails, 0)
 	v.rates = make([]float64, n*rails)
 	for i, nd := range m.Nodes {

@@ -18,7 +18,7 @@ func newGateCmd() *cobra.Command {
 	var tlsFiles gateTLS
 	cmd := &cobra.Command{
 		Use:   "gate --coordinator URL",
-		Short: "Run a sweep (or judge the latest) and exit 0 healthy, 1 unhealthy, 2 usage/config, 3 infrastructure",
+		Short: "Run a sweep (or judge the latest, or the live window) and exit 0 healthy, 1 unhealthy, 2 usage/config, 3 infrastructure",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.Request.Mode != "" && o.Request.Mode != "quick" && o.Request.Mode != "full" {
@@ -57,6 +57,8 @@ func newGateCmd() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&o.Coordinator, "coordinator", "", "coordinator base URL, e.g. http://coordinator:8080")
 	f.BoolVar(&o.Latest, "latest", false, "judge the newest sweep instead of starting one")
+	f.BoolVar(&o.Live, "live", false, "judge the always-on mesh's live window instead of starting a sweep (exit 3 when live probing is off or stale)")
+	f.DurationVar(&o.LiveMaxAge, "live-max-age", 0, "with --live: how long ago the live window may have ended before it counts as stale (default: three live windows)")
 	f.StringVar(&o.JSONFile, "json", "", "write the matrix as JSON to this file")
 	f.StringVar(&o.JUnitFile, "junit", "", "write JUnit XML (one testcase per pair and rail) to this file")
 	f.StringVar(&o.Request.Mode, "mode", "", "sweep mode: quick or full (default: the coordinator's)")

@@ -14,6 +14,7 @@ import { hideTooltip, place } from "./js/tooltip.js";
 import { renderPanels } from "./js/panels.js";
 import { $ } from "./js/util.js";
 import { overviewPlan, suspectPlan, nodePlan, whyText, ZOOM_SPAN, HINTS } from "./js/views.js";
+import { LIVE_ID, fetchLive, liveController } from "./js/live.js";
 
 const LIST_POLL_MS = 5000;
 const RELOAD_MIN_MS = 700; // at most this often while results stream in
@@ -43,10 +44,17 @@ const state = {
   hoverEv: null,
   timer: 0,
   firstPaintMs: 0,
+  live: null, // the live mesh when it is on: {info, at} (js/live.js)
+  liveWindows: [], // live windows that refreshed the view, for the page's own tests
 };
 let lastSize = ""; // canvasSpace() of the last draw
 
 // ---- heatmap ------------------------------------------------------------------
+
+const live = liveController(state, {
+  onWindow: () => loadMatrix(), // the grid and the current layer (and the rails view's layers)
+  onError: (msg) => setConn(msg),
+});
 
 const { onHover, openDrill } = pointer(state, () => heatmap);
 const heatmap = new Heatmap($("heatmap"), $("heatmap-wrap"), {
@@ -203,6 +211,13 @@ async function loadLayer(pending) {
   try {
     const layer = await (pending || layerFor(grid.sweep));
     if (seq !== layerSeq) return; // a newer choice superseded this one
+    if (layer.header.order !== grid.order) {
+      // Nodes came or went between the grid and the layer (the live
+      // matrix follows membership): fetch the grid again, then the layer.
+      if (state.loading) state.reloadAgain = true;
+      else loadMatrix();
+      return;
+    }
     if (!state.layer || layer.etag !== state.layer.etag || layer.header.metric !== state.layer.header.metric) state.layer = layer;
     if (layer.header.metric === "status" && layer.header.rail < 0) {
       const n = layer.header.n;
@@ -246,13 +261,19 @@ async function refreshList() {
   // at 1,024 nodes) waits for the first paint unless it is on screen.
   const wantNodes = state.firstPaintMs || !$("view-nodes").hidden || (state.listed && !state.sweepID);
   const nodes = wantNodes ? getJSON("api/v1/nodes") : Promise.resolve(null);
+  const liveInfo = fetchLive().catch(() => null); // a coordinator without the live mesh is no connection problem
   try {
     state.sweeps = (await getJSON("api/v1/sweeps")) || [];
+    live.set(await liveInfo);
     const before = state.sweepID;
-    if (state.follow || !state.sweeps.some((s) => s.id === state.sweepID)) {
-      state.sweepID = state.sweeps.length ? state.sweeps[0].id : "";
+    const onLive = state.sweepID === LIVE_ID && state.live;
+    if (!onLive && (state.follow || !state.sweeps.some((s) => s.id === state.sweepID))) {
+      // With no sweep yet the page opens on the live mesh, and still
+      // follows the first sweep when one starts.
+      state.sweepID = state.sweeps.length ? state.sweeps[0].id : state.live ? LIVE_ID : "";
     }
-    renderSweepSelect(state.sweeps, state.sweepID);
+    renderSweepSelect(state.sweeps, state.sweepID, !!state.live);
+    live.sync();
     const cur = currentSweep();
     if (state.sweepID !== before || !state.grid) loadMatrix();
     if (cur && cur.state === "running") watch(cur);
@@ -315,6 +336,7 @@ function renderMatrixInfo() {
   const sw = currentSweep();
   renderPanels(state.grid, {
     sweepID: state.sweepID,
+    live: state.sweepID === LIVE_ID,
     running: !!sw && sw.state === "running",
     rail: state.rail,
     onRail: setRail,
@@ -345,7 +367,7 @@ function showTab() {
 
 $("sweep").addEventListener("change", (ev) => {
   state.sweepID = ev.target.value;
-  state.follow = ev.target.selectedIndex === 0;
+  state.follow = state.sweeps.length > 0 && ev.target.value === state.sweeps[0].id;
   state.grid = null;
   state.layer = null;
   heatmap.focus = null;

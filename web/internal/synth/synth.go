@@ -32,6 +32,9 @@ type Faults struct {
 	// Standard: the dead HCA, slow node, half-bandwidth group and flaky
 	// pair of the constants above.
 	Standard bool
+	// DeadHCA: only the standard dead HCA, the fault the live view's
+	// tests watch appear on an otherwise healthy fabric.
+	DeadHCA bool
 	// RailDown ≥ 0 takes every node's HCA on that rail down: the
 	// rail-wide fault that turns an "all rails (worst)" view solid.
 	RailDown int
@@ -52,7 +55,7 @@ func Fabric(n, rails int) ([]matrix.Node, []matrix.Cell) { return FabricWith(n, 
 // live in two big slices so 8 M cells do not cost 16 M small allocations.
 func FabricWith(n, rails int, f Faults) ([]matrix.Node, []matrix.Cell) {
 	deadRail := -1 // the standard dead HCA's rail
-	if f.Standard {
+	if f.Standard || f.DeadHCA {
 		deadRail = DeadHCARail % rails
 	}
 	nodes := make([]matrix.Node, n)
@@ -111,9 +114,9 @@ func FabricWith(n, rails int, f Faults) ([]matrix.Node, []matrix.Cell) {
 				switch {
 				case r == f.RailDown:
 					c.Class, c.Error, c.Latency, c.Bandwidth = probe.ClassPortDown, railDown[s], nil, nil
-				case !f.Standard:
 				case r == deadRail && (s == DeadHCANode || d == DeadHCANode):
 					c.Class, c.Error, c.Latency, c.Bandwidth = probe.ClassPortDown, down, nil, nil
+				case !f.Standard:
 				case s == SlowNode || d == SlowNode:
 					for _, p := range []*float64{&lats[k].P50Ns, &lats[k].P90Ns, &lats[k].P99Ns, &lats[k].P999Ns, &lats[k].MaxNs} {
 						*p *= 4

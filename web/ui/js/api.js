@@ -24,15 +24,17 @@ function withToken(opts) {
 }
 
 export async function request(path, opts) {
+  const sent = localStorage.getItem(tokenKey);
   let res = await fetch(path, withToken(opts));
   if (res.status === 401 && !tokenDeclined) {
-    const token = window.prompt("This rdmamesh coordinator needs its API token (auth.token):");
-    if (token) {
-      localStorage.setItem(tokenKey, token.trim());
-      res = await fetch(path, withToken(opts));
-    } else {
-      tokenDeclined = true; // do not nag on every poll; reload to try again
+    // Requests refused together (the sweep list and the live mesh's
+    // state) ask once: a later one finds the answer already stored.
+    if (localStorage.getItem(tokenKey) === sent) {
+      const token = window.prompt("This rdmamesh coordinator needs its API token (auth.token):");
+      if (token) localStorage.setItem(tokenKey, token.trim());
+      else tokenDeclined = true; // do not nag on every poll; reload to try again
     }
+    if (!tokenDeclined) res = await fetch(path, withToken(opts));
   }
   return res;
 }
@@ -72,11 +74,14 @@ export async function getLayer(sweep, metric, rail) {
   return { header, body, etag };
 }
 
-// events reads the sweep's Server-Sent Events with fetch, not EventSource:
+// events reads the sweep's Server-Sent Events.
+export const events = (sweep, signal, onEvent) => streamEvents(sweepPath(sweep, "/events"), signal, onEvent);
+
+// streamEvents reads Server-Sent Events with fetch, not EventSource:
 // EventSource cannot send the bearer token. onEvent(name, data) gets each
 // event; the promise settles when the stream ends or signal aborts.
-export async function events(sweep, signal, onEvent) {
-  const res = await request(sweepPath(sweep, "/events"), { signal, cache: "no-store" });
+export async function streamEvents(path, signal, onEvent) {
+  const res = await request(path, { signal, cache: "no-store" });
   if (!res.ok) await readJSON(res);
   const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
   let buf = "";

@@ -4,12 +4,13 @@
 import { STATUS } from "./palette.js";
 import { $, el, fmtUs, fmtGbps, suspectTarget } from "./util.js";
 
-// renderPanels shows grid g (null: none yet). ctx: {sweepID, running, rail,
-// onRail(rail), onSuspect(suspect)}.
+// renderPanels shows grid g (null: none yet). ctx: {sweepID, live, running,
+// rail, onRail(rail), onSuspect(suspect)}.
 export function renderPanels(g, ctx) {
   const sum = $("summary");
   if (!g) {
-    sum.textContent = ctx.sweepID ? "No matrix for this sweep yet." : "No sweeps yet: start one from the Sweeps tab.";
+    sum.textContent = ctx.live ? "The live mesh has judged no window yet: the workers report one per window." :
+      ctx.sweepID ? "No matrix for this sweep yet." : "No sweeps yet: start one from the Sweeps tab.";
     $("suspects").replaceChildren(el("li", "", "No matrix yet."));
     $("rails").replaceChildren();
     return;
@@ -18,7 +19,7 @@ export function renderPanels(g, ctx) {
   const badge = el("span", `badge ${running ? "running" : g.healthy ? "healthy" : "unhealthy"}`,
     running ? "RUNNING" : g.healthy ? "HEALTHY" : "UNHEALTHY");
   const counts = STATUS.filter(Boolean).map((s) => `${(g.counts[s.key] || 0).toLocaleString()} ${s.label}`).join(", ");
-  sum.replaceChildren(badge, `${g.nodes.length} nodes × ${g.rails} rail(s), ${g.cells.toLocaleString()} cells: ${counts}` +
+  sum.replaceChildren(badge, `${ctx.live ? "live: " : ""}${g.nodes.length} nodes × ${g.rails} rail(s), ${g.cells.toLocaleString()} cells: ${counts}` +
     `${g.cross ? ` · ${g.cross} cross-rail cells (in the drill-down)` : ""} · ${g.suspects.length} suspect(s)` +
     `${g.group_label ? ` · ordered by “${g.group_label}”` : ""}`);
   const sel = $("rail");

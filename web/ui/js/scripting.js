@@ -20,6 +20,18 @@ export function scriptingAPI(state) {
     get grid() {
       return state.grid;
     },
+    // The live mesh's newest info (null when off), and the windows whose
+    // events refreshed the Live view.
+    get live() {
+      return state.live && state.live.info;
+    },
+    get liveWindows() {
+      return state.liveWindows;
+    },
+    // idle: no matrix load runs or waits to run.
+    get idle() {
+      return !state.loading && !state.reloadAgain;
+    },
     // cellCenter is the client position of pair (i, j) in the pairs view.
     cellCenter(i, j) {
       const d = $("heatmap").dataset;

@@ -3,6 +3,7 @@
 
 import { request, readJSON, getJSON, download, sweepPath } from "./api.js";
 import { $, el, fmtTime, fmtDuration, fmtUs, fmtGbps, suspectTarget } from "./util.js";
+import { LIVE_ID } from "./live.js";
 
 let pickA = "";
 let pickB = "";
@@ -213,14 +214,20 @@ export function showProgress(p) {
   $("progress-text").textContent = `${head}: round ${p.rounds_done} of ${p.rounds} · cells ${p.cells_done}/${p.cells} (${pct}%)${retest}`;
 }
 
-// renderSweepSelect lists the sweeps in the header, current selected.
-export function renderSweepSelect(sweeps, current) {
+// renderSweepSelect lists the sweeps in the header, current selected, and
+// above them the live mesh when live is true.
+export function renderSweepSelect(sweeps, current, live) {
   const sel = $("sweep");
   const opts = sweeps.map((s) => {
     const o = el("option", "", `${s.id} · ${s.state} · ${s.mode} · ${(s.nodes || []).length} nodes`);
     o.value = s.id;
     return o;
   });
+  if (live) {
+    const o = el("option", "", "Live · always-on mesh");
+    o.value = LIVE_ID;
+    opts.unshift(o);
+  }
   if (!opts.length) {
     const o = el("option", "", "no sweeps yet");
     o.value = "";
