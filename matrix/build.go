@@ -87,8 +87,8 @@ func Analyse(nodes []Node, src Source, cells []Cell, th Thresholds) *Matrix {
 	}
 	a := &analysis{ns: ns, spans: spans, g: g, j: newJudge(ns, th, spans, total),
 		st: make([]railStats, len(spans)), cells: make([]uint8, total)}
-	railRollups := a.judgeRails()
-	// The scratch grew to a rail's cells (24 bytes each): not for keeping.
+	railRollups, nodeRollups := a.judgeRails()
+	// The scratch grew to a rail's cells: not for keeping.
 	a.j.p50, a.j.p99, a.j.gbs = nil, nil, nil
 
 	stored := th
@@ -119,7 +119,7 @@ func Analyse(nodes []Node, src Source, cells []Cell, th Thresholds) *Matrix {
 			m.Healthy = m.Healthy && crossOK
 		}
 	}
-	m.NodeRollups = a.nodeRollups()
+	m.NodeRollups = nodeRollups
 	m.RailRollups = railRollups
 	groups := findGroups(ns, th.GroupLabel)
 	m.GroupLabel = groups.label
