@@ -61,6 +61,7 @@ type finding struct {
 }
 
 type localizer struct {
+	dg        diagnosis
 	m         *Matrix
 	a         *analysis // the cells, compact
 	spans     []railSpan
@@ -76,7 +77,7 @@ type localizer struct {
 	out       []Suspect
 }
 
-func localize(m *Matrix, a *analysis, groups groupSet) []Suspect {
+func localize(m *Matrix, a *analysis, groups groupSet, dg diagnosis) []Suspect {
 	out := []Suspect{}
 	n := len(a.cells)
 	// Before the first result lands there is nothing to localize, and a list
@@ -86,6 +87,7 @@ func localize(m *Matrix, a *analysis, groups groupSet) []Suspect {
 	}
 	spans := a.spans
 	l := &localizer{
+		dg:        dg,
 		m:         m,
 		a:         a,
 		spans:     spans,
