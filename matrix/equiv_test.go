@@ -70,7 +70,8 @@ func TestMain(m *testing.M) {
 	}
 	// The allowance for the new steps is narrow only while they fire on
 	// few builds: on most, everything is still compared to the byte.
-	if code == 0 && equiv.marked*4 > equiv.compared {
+	whole := flag.Lookup("test.run") != nil && flag.Lookup("test.run").Value.String() == ""
+	if code == 0 && whole && equiv.marked*4 > equiv.compared {
 		fmt.Fprintf(os.Stderr, "equivalence: %d of %d builds carry direction, time or spread findings: too many to compare without their suspects\n",
 			equiv.marked, equiv.compared)
 		code = 1

@@ -215,6 +215,7 @@ func (l *localizer) hcaSuspect(f *finding) Suspect {
 		what += " (" + note + ")"
 	}
 	s.Reason = what + l.example(d)
+	l.withDirection(&s, name, l.direction(f.node, f.rail))
 	return s
 }
 
@@ -244,6 +245,7 @@ func (l *localizer) nodeSuspect(n int, bad []int, total int, parts []*finding) S
 		s.Reason += " (" + note + ")"
 	}
 	s.Reason += l.example(d)
+	l.withDirection(&s, name, l.nodeDirection(parts))
 	return s
 }
 
