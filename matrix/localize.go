@@ -58,6 +58,10 @@ type finding struct {
 	bgBad      int // cells on the rail touching no blamed HCA
 	bgTested   int
 	collapsed  bool
+	// from is the round its cells fail from (fromRound), 0 otherwise;
+	// rowBad..colTested then count only from that round on, and before
+	// is how many of its cells were fine earlier.
+	from, before int
 }
 
 type localizer struct {
@@ -223,6 +227,9 @@ func (l *localizer) rail(sp *railSpan) {
 		}
 	}
 	l.oneSided(sp, blamed)
+	if !l.dg.legacy {
+		l.fromRound(sp, blamed)
+	}
 	if grouped {
 		l.regroundGroups(sp)
 	}
