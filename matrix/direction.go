@@ -35,10 +35,11 @@ type direction struct {
 	what  string // the measured gap, for the reason
 }
 
-// sideFigs are one side's cells: failed and tested counts, Gb/s and p50s.
+// sideFigs are one side's cells: failed, bad and tested counts, Gb/s and
+// p50s.
 type sideFigs struct {
-	failed, tested int
-	gbps, p50      []float64
+	failed, bad, tested int
+	gbps, p50           []float64
 }
 
 // direction compares node n's row and column on rail.
@@ -58,6 +59,9 @@ func (l *localizer) direction(n, rail int) direction {
 			return
 		}
 		f.tested++
+		if l.badAt(k) {
+			f.bad++
+		}
 		if l.a.verdict(k) == VerdictFailed {
 			f.failed++
 			return
@@ -80,28 +84,15 @@ func (l *localizer) direction(n, rail int) direction {
 }
 
 // compareSides decides from the failed shares first (the hardest
-// evidence), then bandwidth, then latency.
+// evidence), then the bad shares (a side slow or short of bandwidth while
+// the other passes), then bandwidth, then latency.
 func compareSides(out, in *sideFigs) direction {
-	so, si := share(out.failed, out.tested), share(in.failed, in.tested)
-	worse, better := max(so, si), min(so, si)
-	if out.tested >= 2 && in.tested >= 2 && worse >= mostlyShare && worse >= directionFactor*better {
-		d := direction{dir: dirEgress}
-		if si > so {
-			d.dir = dirIngress
-		}
-		d.what = fmt.Sprintf("failed %d/%d as initiator vs %d/%d as target", out.failed, out.tested, in.failed, in.tested)
-		if better > 0 {
-			d.ratio = worse / better
-			d.what += fmt.Sprintf(" (%sx)", sig3(d.ratio))
-		} else {
-			// No failure on the better side: the ratio is at least what
-			// one failed cell there would give.
-			n := in.tested
-			if d.dir == dirIngress {
-				n = out.tested
-			}
-			d.ratio = worse * float64(n)
-			d.what += fmt.Sprintf(" (at least %sx)", sig3(d.ratio))
+	if d := compareShares("failed", out.failed, out.tested, in.failed, in.tested); d.dir != "" {
+		return d
+	}
+	if d := compareShares("bad in", out.bad, out.tested, in.bad, in.tested); d.dir != "" {
+		if len(out.gbps) > 0 && len(in.gbps) > 0 {
+			d.what += fmt.Sprintf("; as initiator %s Gb/s median vs %s Gb/s as target", sig3(median(out.gbps)), sig3(median(in.gbps)))
 		}
 		return d
 	}
@@ -180,6 +171,36 @@ func (l *localizer) nodeDirection(parts []*finding) direction {
 			d.dir, d.ratio = fd.dir, fd.ratio
 			d.what = fmt.Sprintf("on all %d HCAs; rail %d: %s", len(parts), f.rail, fd.what)
 		}
+	}
+	return d
+}
+
+// compareShares finds a direction in the share of cells that are (what)
+// on each side: the worse at least mostlyShare and directionFactor times
+// the better, both sides tested at least twice.
+func compareShares(what string, outN, outT, inN, inT int) direction {
+	so, si := share(outN, outT), share(inN, inT)
+	worse, better := max(so, si), min(so, si)
+	if outT < 2 || inT < 2 || worse < mostlyShare || worse < directionFactor*better {
+		return direction{}
+	}
+	d := direction{dir: dirEgress}
+	if si > so {
+		d.dir = dirIngress
+	}
+	d.what = fmt.Sprintf("%s %d/%d as initiator vs %d/%d as target", what, outN, outT, inN, inT)
+	if better > 0 {
+		d.ratio = worse / better
+		d.what += fmt.Sprintf(" (%sx)", sig3(d.ratio))
+	} else {
+		// None on the better side: the ratio is at least what one cell
+		// there would give.
+		n := inT
+		if d.dir == dirIngress {
+			n = outT
+		}
+		d.ratio = worse * float64(n)
+		d.what += fmt.Sprintf(" (at least %sx)", sig3(d.ratio))
 	}
 	return d
 }
