@@ -17,8 +17,9 @@ type analysis struct {
 	spans []railSpan
 	g     *cellGrid
 	j     *judge
-	st    []railStats // per rail
-	cells []uint8     // per cell: verdict index | class code << 3
+	st    []railStats  // per rail
+	cells []uint8      // per cell: verdict index | class code << 3
+	cv    []railSpread // per rail: how noisy its population is
 }
 
 // The cell byte: the verdict's index in allVerdicts (3 bits) and the

@@ -97,7 +97,7 @@ func analyse(nodes []Node, src Source, cells []Cell, th Thresholds, dg diagnosis
 		total += m * (m - 1)
 	}
 	a := &analysis{ns: ns, spans: spans, g: g, j: newJudge(ns, th, spans, total),
-		st: make([]railStats, len(spans)), cells: make([]uint8, total)}
+		st: make([]railStats, len(spans)), cells: make([]uint8, total), cv: make([]railSpread, len(spans))}
 	railRollups, nodeRollups := a.judgeRails()
 	// The scratch grew to a rail's cells: not for keeping.
 	a.j.p50, a.j.p99, a.j.gbs = nil, nil, nil

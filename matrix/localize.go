@@ -129,6 +129,11 @@ func localize(m *Matrix, a *analysis, groups groupSet, dg diagnosis) []Suspect {
 		l.untestedNodes()
 	}
 	l.noteWideRails()
+	if !l.dg.legacy {
+		for i := range l.out {
+			l.noisy(&l.out[i])
+		}
+	}
 	for i := range l.out {
 		weakNote(&l.out[i])
 	}

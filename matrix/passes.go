@@ -48,6 +48,7 @@ func (a *analysis) judgeRails() (rails, nodes []Rollup) {
 		m := len(sp.members)
 		rf.reset(m * (m - 1))
 		a.j.begin()
+		sample := newSpreadSample(m * (m - 1))
 		k := sp.start
 		for _, s := range sp.members {
 			for _, d := range sp.members {
@@ -60,12 +61,14 @@ func (a *analysis) judgeRails() (rails, nodes []Rollup) {
 				p50s[k], rf.p99[o], rf.g[o], rf.big[o] = orNaN(f.p50, f.hasP), orNaN(f.p99, f.hasT), orNaN(f.g, f.hasG), f.big
 				if b&verdictMask == 0 { // ok
 					a.j.addFigs(f)
+					sample.add(o, &f)
 				}
 				k++
 			}
 		}
 		st := a.j.done()
 		a.st[sp.rail] = st
+		a.cv[sp.rail] = sample.done()
 
 		rates = rates[:0]
 		for _, n := range sp.members {
