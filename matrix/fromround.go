@@ -102,18 +102,14 @@ func (l *localizer) fromRound(sp *railSpan, blamed []bool) {
 		cands = append(cands, c)
 		wider[i] = true
 	}
-	if len(cands) == 0 {
-		return
+	pos := make([]int, len(cands))
+	fs := make([]finding, len(cands))
+	for n, c := range cands {
+		pos[n] = c.i
+		fs[n] = finding{node: sp.members[c.i], rail: sp.rail, sides: sideOut | sideIn, from: c.from, before: c.before,
+			rowBad: c.rb, rowTested: c.rt, colBad: c.cb, colTested: c.ct}
 	}
-	bgBad, bgTested := l.background(sp, wider)
-	if !fine(bgBad, bgTested) {
-		return
-	}
-	for _, c := range cands {
-		f := finding{node: sp.members[c.i], rail: sp.rail, sides: sideOut | sideIn, from: c.from, before: c.before,
-			rowBad: c.rb, rowTested: c.rt, colBad: c.cb, colTested: c.ct, bgBad: bgBad, bgTested: bgTested}
-		l.accept(sp, c.i, &f, blamed)
-	}
+	l.acceptIfClean(sp, blamed, wider, pos, fs)
 }
 
 // minFrom is the earliest round any part started failing from; 0 = none.

@@ -363,18 +363,31 @@ func (l *localizer) oneSided(sp *railSpan, blamed []bool) {
 			wider[i] = true
 		}
 	}
-	if len(cands) == 0 {
+	pos := make([]int, len(cands))
+	fs := make([]finding, len(cands))
+	for n, c := range cands {
+		pos[n] = c.i
+		fs[n] = finding{node: sp.members[c.i], rail: sp.rail, sides: c.sides,
+			rowBad: c.rb, rowTested: c.rt, colBad: c.cb, colTested: c.ct}
+	}
+	l.acceptIfClean(sp, blamed, wider, pos, fs)
+}
+
+// acceptIfClean blames candidates judged against healthy peers (fs, of
+// the members at positions pos) only when the rail's background without
+// them (wider: them and the HCAs blamed before) is clean: otherwise the
+// whole rail is noisy, and pairs show it without a false blame.
+func (l *localizer) acceptIfClean(sp *railSpan, blamed, wider []bool, pos []int, fs []finding) {
+	if len(fs) == 0 {
 		return
 	}
 	bgBad, bgTested := l.background(sp, wider)
 	if !fine(bgBad, bgTested) {
-		return // the whole rail is noisy; pairs show it without a false blame
+		return
 	}
-	for _, c := range cands {
-		f := finding{node: sp.members[c.i], rail: sp.rail, sides: c.sides,
-			rowBad: c.rb, rowTested: c.rt, colBad: c.cb, colTested: c.ct,
-			bgBad: bgBad, bgTested: bgTested}
-		l.accept(sp, c.i, &f, blamed)
+	for n := range fs {
+		fs[n].bgBad, fs[n].bgTested = bgBad, bgTested
+		l.accept(sp, pos[n], &fs[n], blamed)
 	}
 }
 
