@@ -39,8 +39,18 @@ func (a *analysis) judgeRails() (rails, nodes []Rollup) {
 	p50s := make([]float64, len(a.cells)) // per cell, NaN = none; 8 bytes a cell while judging
 	nt := make([]rollTally, len(a.ns))
 	rails = make([]Rollup, len(a.spans))
+	// The scratch is sized for the largest rail up front: grown by append,
+	// its outgrown copies were garbage the collector let pile up to about
+	// twice the live heap.
+	most := 0
+	for si := range a.spans {
+		m := len(a.spans[si].members)
+		most = max(most, m*(m-1))
+	}
 	var rf railFigs
-	var scratch []float64
+	rf.reset(most)
+	a.j.reserve(most)
+	scratch := make([]float64, 0, most) // the rail's p50s, for its median
 	var rates []float64
 	var f figs
 	for si := range a.spans {

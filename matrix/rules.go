@@ -80,6 +80,17 @@ type railStats struct {
 	zP50, zP99, zG  robust
 }
 
+// reserve sizes the scratch for n cells, so a rail of n never grows it.
+func (j *judge) reserve(n int) {
+	robust := j.th.RobustZ > 0
+	if robust || j.th.TailFactor > 0 {
+		j.p99 = make([]float64, 0, n)
+	}
+	if robust {
+		j.p50, j.gbs = make([]float64, 0, n), make([]float64, 0, n)
+	}
+}
+
 // begin, add and done gather a rail's population figures from its cells
 // one at a time, so the cells need not be held.
 func (j *judge) begin() {
