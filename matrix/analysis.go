@@ -17,8 +17,9 @@ type analysis struct {
 	spans []railSpan
 	g     *cellGrid
 	j     *judge
-	st    []railStats // per rail
-	cells []uint8     // per cell: verdict index | class code << 3
+	st    []railStats  // per rail
+	cells []uint8      // per cell: verdict index | class code << 3
+	cv    []railSpread // per rail: how noisy its population is
 }
 
 // The cell byte: the verdict's index in allVerdicts (3 bits) and the
@@ -34,6 +35,9 @@ const (
 )
 
 func packCell(v Verdict, c probe.Class) uint8 {
+	if v == VerdictOK && c == probe.ClassOK { // nearly every cell: skip the search
+		return 1 << verdictBits
+	}
 	code := uint8(classOther)
 	if c == "" {
 		code = 0
@@ -89,7 +93,7 @@ func (a *analysis) fill(r *Result, k int) {
 	sp, s, d := a.locate(k)
 	note := fillResult(r, a.ns, a.g, s, d, sp.rail)
 	if r.Verdict == VerdictOK {
-		a.j.cell(r, sp.rail, &a.st[sp.rail], a.rate(s, d, sp.rail), a.j.baseAt(k), true)
+		a.j.cell(r, sp.rail, &a.st[sp.rail], a.rate(s, d, sp.rail), a.j.baseAt(k))
 	}
 	if note != "" {
 		addNote(r, note)
@@ -107,86 +111,6 @@ func (a *analysis) rate(s, d, rail int) float64 {
 }
 
 func (a *analysis) peeker() *peeker { return &peeker{g: a.g} }
-
-// judgeRails gives every same-rail cell its verdict in two streaming passes
-// a rail: the class verdicts and the population statistics, then the
-// measured-cell rules; the second also gathers the rail's rollup.
-func (a *analysis) judgeRails() []Rollup {
-	p := a.peeker()
-	rollups := make([]Rollup, len(a.spans))
-	var scratch []float64
-	for si := range a.spans {
-		sp := &a.spans[si]
-		a.j.begin()
-		k := sp.start
-		for _, s := range sp.members {
-			for _, d := range sp.members {
-				if s != d {
-					r := p.peek(s, d, sp.rail)
-					a.cells[k] = packCell(r.Verdict, r.Class)
-					a.j.add(r)
-					k++
-				}
-			}
-		}
-		st := a.j.done()
-		a.st[sp.rail] = st
-		acc := rollupAcc{r: Rollup{Key: railKey(sp.rail)}, p50s: scratch[:0]}
-		k = sp.start
-		for _, s := range sp.members {
-			for _, d := range sp.members {
-				if s == d {
-					continue
-				}
-				r := p.peek(s, d, sp.rail)
-				if r.Verdict == VerdictOK {
-					if v := a.j.cell(r, sp.rail, &st, a.rate(s, d, sp.rail), a.j.baseAt(k), false); v != VerdictOK {
-						r.Verdict = v
-						a.cells[k] = packCell(v, r.Class)
-					}
-				}
-				acc.add(r)
-				k++
-			}
-		}
-		rollups[si] = acc.done()
-		scratch = acc.p50s // reuse the grown buffer for the next rail
-	}
-	return rollups
-}
-
-// nodeRollups counts, per node, the cells where it is the row or the
-// column, walking its row and column on each rail so that only one node's
-// p50s are held at a time.
-func (a *analysis) nodeRollups() []Rollup {
-	p := a.peeker()
-	out := make([]Rollup, len(a.ns))
-	var scratch []float64
-	for n := range a.ns {
-		acc := rollupAcc{r: Rollup{Key: a.ns[n].Name}, p50s: scratch[:0]}
-		for si := range a.spans {
-			sp := &a.spans[si]
-			i := sort.SearchInts(sp.members, n)
-			if i == len(sp.members) || sp.members[i] != n {
-				continue
-			}
-			for j, o := range sp.members {
-				if j == i {
-					continue
-				}
-				r := p.peek(n, o, sp.rail)
-				r.Verdict = a.verdict(sp.at(i, j))
-				acc.add(r)
-				r = p.peek(o, n, sp.rail)
-				r.Verdict = a.verdict(sp.at(j, i))
-				acc.add(r)
-			}
-		}
-		out[n] = acc.done()
-		scratch = acc.p50s
-	}
-	return out
-}
 
 func (a *analysis) counts() map[Verdict]int {
 	var n [len(allVerdicts)]int

@@ -68,6 +68,17 @@ var afterBuild func(nodes []Node, src Source, cells []Cell, th Thresholds, m *Ma
 // Materialize. It keeps src and cells and reads them again on demand, so
 // neither may change afterwards; src's Fill is never called concurrently.
 func Analyse(nodes []Node, src Source, cells []Cell, th Thresholds) *Matrix {
+	return analyse(nodes, src, cells, th, diagnosis{})
+}
+
+// diagnosis switches the localization steps added after the frozen
+// reference (matrix/internal/reference) off: direction, time and spread.
+// The equivalence harness analyses every sweep both ways, so the old
+// steps stay identical to the reference and the new ones change only
+// what they claim (equiv_test.go).
+type diagnosis struct{ legacy bool }
+
+func analyse(nodes []Node, src Source, cells []Cell, th Thresholds, dg diagnosis) *Matrix {
 	th = th.orDefaults()
 	ns, orig := sortedNodes(nodes)
 	cells, cross := splitCross(cells)
@@ -86,9 +97,9 @@ func Analyse(nodes []Node, src Source, cells []Cell, th Thresholds) *Matrix {
 		total += m * (m - 1)
 	}
 	a := &analysis{ns: ns, spans: spans, g: g, j: newJudge(ns, th, spans, total),
-		st: make([]railStats, len(spans)), cells: make([]uint8, total)}
-	railRollups := a.judgeRails()
-	// The scratch grew to a rail's cells (24 bytes each): not for keeping.
+		st: make([]railStats, len(spans)), cells: make([]uint8, total), cv: make([]railSpread, len(spans))}
+	railRollups, nodeRollups := a.judgeRails()
+	// The scratch grew to a rail's cells: not for keeping.
 	a.j.p50, a.j.p99, a.j.gbs = nil, nil, nil
 
 	stored := th
@@ -119,11 +130,11 @@ func Analyse(nodes []Node, src Source, cells []Cell, th Thresholds) *Matrix {
 			m.Healthy = m.Healthy && crossOK
 		}
 	}
-	m.NodeRollups = a.nodeRollups()
+	m.NodeRollups = nodeRollups
 	m.RailRollups = railRollups
 	groups := findGroups(ns, th.GroupLabel)
 	m.GroupLabel = groups.label
-	m.Suspects = localize(m, a, groups)
+	m.Suspects = localize(m, a, groups, dg)
 	if len(m.Cross) > 0 {
 		m.Suspects = append(m.Suspects, crossSuspects(m.Cross)...)
 	}

@@ -80,8 +80,9 @@ func (m *Matrix) Materialize() *Matrix {
 // WalkFigures calls fn for the cells lo ≤ k < hi of a compact matrix, in
 // Cells order, with the cell's rail, its two nodes' positions in m.Nodes
 // and a light Result: the verdict, class, round and the figures it was
-// judged by (p50, p99, Gb/s, message rate; the best attempt after
-// retests), but not necessarily names, devices, errors or the reason. It
+// judged by (p50, p99, the latency's samples, Gb/s, message rate; the
+// best attempt after retests), but not necessarily names, devices, errors
+// or the reason. It
 // is what a heatmap needs, without regenerating 8 M reasons; r is reused.
 // Goroutines may walk disjoint ranges at once. On a materialised matrix
 // it panics: range over Cells there.

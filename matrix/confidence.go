@@ -48,10 +48,14 @@ const (
 
 func hcaConfidence(f *finding) float64 {
 	var own float64
-	switch f.sides {
-	case sideOut | sideIn:
+	switch {
+	case f.from > 0:
+		// A fault from a round on: the cells since, both sides together
+		// (a round may have met it as initiator only).
+		own = share(f.rowBad+f.colBad, f.rowTested+f.colTested)
+	case f.sides == sideOut|sideIn:
 		own = min(share(f.rowBad, f.rowTested), share(f.colBad, f.colTested))
-	case sideOut:
+	case f.sides == sideOut:
 		own = share(f.rowBad, f.rowTested)
 	default:
 		own = share(f.colBad, f.colTested)

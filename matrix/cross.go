@@ -94,7 +94,7 @@ func judgeCross(ns []Node, cells []Cell, j *judge) (out []Result, ignored int) {
 		}
 		s, d := byName[c.Src], byName[c.Dst]
 		rate := portRate(lineRate(ns[s], c.Rail), lineRate(ns[d], *c.DstRail))
-		j.cell(c, c.Rail, &st, rate, baseFig{}, true)
+		j.cell(c, c.Rail, &st, rate, baseFig{})
 	}
 	return out, ignored
 }

@@ -293,7 +293,7 @@ func (s figureSource) Figures(f *Figures, a, b, r int) bool {
 	}
 	*f = Figures{Class: c.Class, Round: c.Round, Whole: c.Error != nil || len(c.Retests) > 0}
 	if c.Latency != nil {
-		f.Latency, f.P50Ns, f.P99Ns = true, c.Latency.P50Ns, c.Latency.P99Ns
+		f.Latency, f.P50Ns, f.P99Ns, f.Samples = true, c.Latency.P50Ns, c.Latency.P99Ns, c.Latency.Samples
 	}
 	if c.Bandwidth != nil {
 		f.Bandwidth, f.Gbps, f.MsgRate = true, c.Bandwidth.Gbps, c.Bandwidth.MsgRate

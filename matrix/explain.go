@@ -194,11 +194,16 @@ func (l *localizer) hcaSuspect(f *finding) Suspect {
 			f.rail, orWord(joinNotes(l.portNote(f.node, f.rail), l.memberNote(f.node)), "independent evidence"))
 	}
 	var what string
-	switch f.sides {
-	case sideOut | sideIn:
+	switch {
+	case f.from > 0:
+		what = fmt.Sprintf("%s fails on rail %d from round %d on: %d/%d of its cells since then are bad, with %d peers "+
+			"(its %d cells before were ok)", name, f.rail, f.from, f.rowBad+f.colBad, f.rowTested+f.colTested,
+			failedPeers(l, f), f.before)
+		s.FromRound = f.from
+	case f.sides == sideOut|sideIn:
 		what = fmt.Sprintf("%s is bad on rail %d as initiator in %d/%d cells and as target in %d/%d",
 			name, f.rail, f.rowBad, f.rowTested, f.colBad, f.colTested)
-	case sideOut:
+	case f.sides == sideOut:
 		what = fmt.Sprintf("%s is bad on rail %d only as initiator: %d/%d cells to healthy peers",
 			name, f.rail, f.rowBad, f.rowTested)
 		s.Total = f.rowTested
@@ -215,6 +220,7 @@ func (l *localizer) hcaSuspect(f *finding) Suspect {
 		what += " (" + note + ")"
 	}
 	s.Reason = what + l.example(d)
+	l.withDirection(&s, name, l.direction(f.node, f.rail))
 	return s
 }
 
@@ -243,7 +249,12 @@ func (l *localizer) nodeSuspect(n int, bad []int, total int, parts []*finding) S
 	if note := l.memberNote(n); note != "" {
 		s.Reason += " (" + note + ")"
 	}
+	if from := minFrom(parts); from > 0 {
+		s.FromRound = from
+		s.Reason += fmt.Sprintf(", failing from round %d on (its earlier cells were ok)", from)
+	}
 	s.Reason += l.example(d)
+	l.withDirection(&s, name, l.nodeDirection(parts))
 	return s
 }
 

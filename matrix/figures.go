@@ -12,7 +12,10 @@ type Figures struct {
 	// Latency and Bandwidth say whether the cell carries those figures.
 	Latency, Bandwidth bool
 	P50Ns, P99Ns       float64
-	Gbps, MsgRate      float64
+	// Samples is the latency's sample count (probe.Latency.Samples); 0 in
+	// a FigureSource that does not keep it.
+	Samples       int
+	Gbps, MsgRate float64
 	// Whole means the cell carries more than these (an error, retests):
 	// the analysis then reads it with Fill.
 	Whole bool
@@ -73,7 +76,7 @@ func (p *peeker) load(s, d, rail int) bool {
 			c := &p.r.Cell
 			c.Class, c.Round = p.f.Class, p.f.Round
 			if p.f.Latency {
-				p.lat = probe.Latency{P50Ns: p.f.P50Ns, P99Ns: p.f.P99Ns}
+				p.lat = probe.Latency{Samples: p.f.Samples, P50Ns: p.f.P50Ns, P99Ns: p.f.P99Ns}
 				c.Latency = &p.lat
 			}
 			if p.f.Bandwidth {

@@ -58,9 +58,14 @@ type finding struct {
 	bgBad      int // cells on the rail touching no blamed HCA
 	bgTested   int
 	collapsed  bool
+	// from is the round its cells fail from (fromRound), 0 otherwise;
+	// rowBad..colTested then count only from that round on, and before
+	// is how many of its cells were fine earlier.
+	from, before int
 }
 
 type localizer struct {
+	dg        diagnosis
 	m         *Matrix
 	a         *analysis // the cells, compact
 	spans     []railSpan
@@ -76,7 +81,7 @@ type localizer struct {
 	out       []Suspect
 }
 
-func localize(m *Matrix, a *analysis, groups groupSet) []Suspect {
+func localize(m *Matrix, a *analysis, groups groupSet, dg diagnosis) []Suspect {
 	out := []Suspect{}
 	n := len(a.cells)
 	// Before the first result lands there is nothing to localize, and a list
@@ -86,6 +91,7 @@ func localize(m *Matrix, a *analysis, groups groupSet) []Suspect {
 	}
 	spans := a.spans
 	l := &localizer{
+		dg:        dg,
 		m:         m,
 		a:         a,
 		spans:     spans,
@@ -123,6 +129,11 @@ func localize(m *Matrix, a *analysis, groups groupSet) []Suspect {
 		l.untestedNodes()
 	}
 	l.noteWideRails()
+	if !l.dg.legacy {
+		for i := range l.out {
+			l.noisy(&l.out[i])
+		}
+	}
 	for i := range l.out {
 		weakNote(&l.out[i])
 	}
@@ -221,6 +232,9 @@ func (l *localizer) rail(sp *railSpan) {
 		}
 	}
 	l.oneSided(sp, blamed)
+	if !l.dg.legacy {
+		l.fromRound(sp, blamed)
+	}
 	if grouped {
 		l.regroundGroups(sp)
 	}
@@ -349,18 +363,31 @@ func (l *localizer) oneSided(sp *railSpan, blamed []bool) {
 			wider[i] = true
 		}
 	}
-	if len(cands) == 0 {
+	pos := make([]int, len(cands))
+	fs := make([]finding, len(cands))
+	for n, c := range cands {
+		pos[n] = c.i
+		fs[n] = finding{node: sp.members[c.i], rail: sp.rail, sides: c.sides,
+			rowBad: c.rb, rowTested: c.rt, colBad: c.cb, colTested: c.ct}
+	}
+	l.acceptIfClean(sp, blamed, wider, pos, fs)
+}
+
+// acceptIfClean blames candidates judged against healthy peers (fs, of
+// the members at positions pos) only when the rail's background without
+// them (wider: them and the HCAs blamed before) is clean: otherwise the
+// whole rail is noisy, and pairs show it without a false blame.
+func (l *localizer) acceptIfClean(sp *railSpan, blamed, wider []bool, pos []int, fs []finding) {
+	if len(fs) == 0 {
 		return
 	}
 	bgBad, bgTested := l.background(sp, wider)
 	if !fine(bgBad, bgTested) {
-		return // the whole rail is noisy; pairs show it without a false blame
+		return
 	}
-	for _, c := range cands {
-		f := finding{node: sp.members[c.i], rail: sp.rail, sides: c.sides,
-			rowBad: c.rb, rowTested: c.rt, colBad: c.cb, colTested: c.ct,
-			bgBad: bgBad, bgTested: bgTested}
-		l.accept(sp, c.i, &f, blamed)
+	for n := range fs {
+		fs[n].bgBad, fs[n].bgTested = bgBad, bgTested
+		l.accept(sp, pos[n], &fs[n], blamed)
 	}
 }
 

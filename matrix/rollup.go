@@ -2,41 +2,40 @@ package matrix
 
 import (
 	"fmt"
+	"math"
 )
 
-// rollupAcc gathers one rollup; p50s are kept to take a median, which one
-// dead-slow cell cannot drag the way it drags a mean.
-type rollupAcc struct {
-	r    Rollup
-	p50s []float64
-	bw   bool
+// rollTally counts one rollup's cells by verdict index and keeps its
+// lowest Gb/s; the caller takes the p50 median (which one dead-slow cell
+// cannot drag the way it drags a mean) from the cells' p50s. key orders
+// equal minima the way the cells were once added one by one, so a 0 and
+// a -0 Gb/s cell still give the same output.
+type rollTally struct {
+	n       [len(allVerdicts)]int
+	minG    float64
+	minKey  int
+	hasMinG bool
 }
 
-func (a *rollupAcc) add(c *Result) {
-	a.r.Cells++
-	switch c.Verdict {
-	case VerdictOK:
-		a.r.OK++
-	case VerdictFailed:
-		a.r.Failed++
-	case VerdictSlowLatency:
-		a.r.Slow++
-	case VerdictLowBandwidth:
-		a.r.LowBandwidth++
-	case VerdictUntested:
-		a.r.Untested++
+func (t *rollTally) add(v uint8, g float64, key int) {
+	t.n[v]++
+	if math.IsNaN(g) {
+		return
 	}
-	if p, ok := p50(c); ok {
-		a.p50s = append(a.p50s, p)
-	}
-	if g, ok := gbps(c); ok && (!a.bw || g < a.r.MinGbps) {
-		a.r.MinGbps, a.bw = g, true
+	if !t.hasMinG || g < t.minG || (g == t.minG && key < t.minKey) {
+		t.minG, t.minKey, t.hasMinG = g, key, true
 	}
 }
 
-func (a *rollupAcc) done() Rollup {
-	a.r.P50Ns = median(a.p50s)
-	return a.r
+func (t *rollTally) rollup(key string, p50 float64) Rollup {
+	r := Rollup{Key: key, OK: t.n[0], Failed: t.n[1], Slow: t.n[2], LowBandwidth: t.n[3], Untested: t.n[4], P50Ns: p50}
+	for _, n := range t.n {
+		r.Cells += n
+	}
+	if t.hasMinG {
+		r.MinGbps = t.minG
+	}
+	return r
 }
 
 func railKey(r int) string { return fmt.Sprintf("rail-%d", r) }

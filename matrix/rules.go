@@ -80,6 +80,17 @@ type railStats struct {
 	zP50, zP99, zG  robust
 }
 
+// reserve sizes the scratch for n cells, so a rail of n never grows it.
+func (j *judge) reserve(n int) {
+	robust := j.th.RobustZ > 0
+	if robust || j.th.TailFactor > 0 {
+		j.p99 = make([]float64, 0, n)
+	}
+	if robust {
+		j.p50, j.gbs = make([]float64, 0, n), make([]float64, 0, n)
+	}
+}
+
 // begin, add and done gather a rail's population figures from its cells
 // one at a time, so the cells need not be held.
 func (j *judge) begin() {
@@ -88,20 +99,30 @@ func (j *judge) begin() {
 }
 
 func (j *judge) add(c *Result) {
-	if c.Verdict != VerdictOK {
-		return
+	if c.Verdict == VerdictOK {
+		j.addFigs(figsOf(c))
 	}
+}
+
+// addFigs gathers one ok cell's figures. Only the rules that need a
+// population's median keep the values: min and max need none.
+func (j *judge) addFigs(f figs) {
 	st := &j.cur
-	if p, ok := p50(c); ok {
-		st.minP50 = min(st.minP50, p)
-		j.p50 = append(j.p50, p)
+	robust := j.th.RobustZ > 0
+	if f.hasP {
+		st.minP50 = min(st.minP50, f.p50)
+		if robust {
+			j.p50 = append(j.p50, f.p50)
+		}
 	}
-	if p, ok := p99(c); ok {
-		j.p99 = append(j.p99, p)
+	if f.hasT && (robust || j.th.TailFactor > 0) {
+		j.p99 = append(j.p99, f.p99)
 	}
-	if g, ok := gbps(c); ok {
-		st.maxGbps = max(st.maxGbps, g)
-		j.gbs = append(j.gbs, g)
+	if f.hasG {
+		st.maxGbps = max(st.maxGbps, f.g)
+		if robust {
+			j.gbs = append(j.gbs, f.g)
+		}
 	}
 }
 
@@ -126,19 +147,44 @@ func (j *judge) stats(cells []Result) railStats {
 	return j.done()
 }
 
-// cell runs every enabled rule on one measured cell and returns its
-// verdict. With text it also sets c's verdict and reason; without, it
-// allocates nothing, which is how the compact analysis judges millions of
-// cells and regenerates a reason later, for the few cells shown. Latency
-// wins the verdict because ClusterKit checks it first; the reason keeps
-// every broken rule so nothing is hidden.
-func (j *judge) cell(c *Result, rail int, st *railStats, rate float64, b baseFig, text bool) Verdict {
+// figs are the figures the rules read from a cell, each only when valid
+// (see p50, p99, gbps); big is bigMessages.
+type figs struct {
+	p50, p99, g      float64
+	hasP, hasT, hasG bool
+	big              bool
+}
+
+func figsOf(c *Result) figs {
+	var f figs
+	f.p50, f.hasP = p50(c)
+	f.p99, f.hasT = p99(c)
+	f.g, f.hasG = gbps(c)
+	f.big = bigMessages(c)
+	return f
+}
+
+// cell runs every enabled rule on one measured cell and sets its verdict
+// and reason.
+func (j *judge) cell(c *Result, rail int, st *railStats, rate float64, b baseFig) Verdict {
+	return j.rules(figsOf(c), c.Verdict, rail, st, rate, b, c)
+}
+
+// rules runs every enabled rule on the figures of a cell whose class
+// verdict is v and returns its verdict. With c (text) it also sets c's
+// verdict and reason; without, it allocates nothing, which is how the
+// compact analysis judges millions of cells and regenerates a reason
+// later, for the few cells shown, by the same code. Latency wins the
+// verdict because ClusterKit checks it first; the reason keeps every
+// broken rule so nothing is hidden.
+func (j *judge) rules(f figs, v Verdict, rail int, st *railStats, rate float64, b baseFig, c *Result) Verdict {
 	th := &j.th
+	text := c != nil
 	var slow, low []string
 	nSlow, nLow := 0, 0
-	p, hasP := p50(c)
-	tail, hasT := p99(c)
-	g, hasG := gbps(c)
+	p, hasP := f.p50, f.hasP
+	tail, hasT := f.p99, f.hasT
+	g, hasG := f.g, f.hasG
 
 	// Ratios, not products, so a cell exactly at the limit (2226 ns over a
 	// 1060 ns minimum) is not flagged by a rounding error.
@@ -190,7 +236,7 @@ func (j *judge) cell(c *Result, rail int, st *railStats, rate float64, b baseFig
 			low = append(low, fmt.Sprintf("bandwidth %s Gb/s is under the %s Gb/s minimum", sig3(g), num(th.MinGbps)))
 		}
 	}
-	if th.LineRateFraction > 0 && hasG && rate > 0 && bigMessages(c) && g/rate < th.LineRateFraction {
+	if th.LineRateFraction > 0 && hasG && rate > 0 && f.big && g/rate < th.LineRateFraction {
 		if nLow++; text {
 			low = append(low, fmt.Sprintf("bandwidth %s Gb/s is %s%% of the %s Gb/s port rate (limit %s%%)",
 				sig3(g), sig3(100*g/rate), sig3(rate), sig3(100*th.LineRateFraction)))
@@ -208,7 +254,6 @@ func (j *judge) cell(c *Result, rail int, st *railStats, rate float64, b baseFig
 				sig3(g), sig3(100*(1-g/b.gbps)), quoteName(th.BaselineName), sig3(b.gbps), sig3(100*th.BaselineBandwidth)))
 		}
 	}
-	v := c.Verdict
 	switch {
 	case nSlow > 0:
 		v = VerdictSlowLatency

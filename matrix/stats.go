@@ -2,48 +2,64 @@ package matrix
 
 import "math"
 
-// selectK returns the k-th smallest value (0-based), reordering xs. Median
-// and MAD over a million cells per rail need linear time, not a sort.
+// selectK returns the k-th smallest value (0-based), reordering xs so that
+// no value left of k is larger and none right of it smaller. Median and
+// MAD over a million cells per rail need linear time, not a sort.
 func selectK(xs []float64, k int) float64 {
-	lo, hi := 0, len(xs)-1
-	for lo < hi {
-		// Median of three keeps sorted input (common: cells arrive in
-		// order of similar figures) from degrading to quadratic time.
-		mid := lo + (hi-lo)/2
-		if xs[mid] < xs[lo] {
-			xs[mid], xs[lo] = xs[lo], xs[mid]
+	floydRivest(xs, 0, len(xs)-1, k)
+	return xs[k]
+}
+
+// floydRivest is Floyd and Rivest's selection (1975): before partitioning
+// a long range it selects within a small sample that brackets k, so the
+// pivot lands next to the answer and the range shrinks to a sliver at
+// once: about 1.5 comparisons a value for a median, against 3 and more
+// for quickselect. At 1,024 x 8 the analysis takes 32 M values' medians.
+func floydRivest(xs []float64, left, right, k int) {
+	for right > left {
+		if right-left > 600 {
+			n := float64(right - left + 1)
+			i := float64(k - left + 1)
+			z := math.Log(n)
+			s := 0.5 * math.Exp(2*z/3)
+			sd := 0.5 * math.Sqrt(z*s*(n-s)/n)
+			if i < n/2 {
+				sd = -sd
+			}
+			lo := max(left, int(math.Floor(float64(k)-i*s/n+sd)))
+			hi := min(right, int(math.Floor(float64(k)+(n-i)*s/n+sd)))
+			floydRivest(xs, lo, hi, k)
 		}
-		if xs[hi] < xs[lo] {
-			xs[hi], xs[lo] = xs[lo], xs[hi]
+		t := xs[k]
+		i, j := left, right
+		xs[left], xs[k] = xs[k], xs[left]
+		if xs[right] > t {
+			xs[right], xs[left] = xs[left], xs[right]
 		}
-		if xs[hi] < xs[mid] {
-			xs[hi], xs[mid] = xs[mid], xs[hi]
-		}
-		pivot := xs[mid]
-		i, j := lo, hi
-		for i <= j {
-			for xs[i] < pivot {
+		for i < j {
+			xs[i], xs[j] = xs[j], xs[i]
+			i++
+			j--
+			for xs[i] < t {
 				i++
 			}
-			for xs[j] > pivot {
-				j--
-			}
-			if i <= j {
-				xs[i], xs[j] = xs[j], xs[i]
-				i++
+			for xs[j] > t {
 				j--
 			}
 		}
-		switch {
-		case k <= j:
-			hi = j
-		case k >= i:
-			lo = i
-		default:
-			return xs[k]
+		if xs[left] == t {
+			xs[left], xs[j] = xs[j], xs[left]
+		} else {
+			j++
+			xs[j], xs[right] = xs[right], xs[j]
+		}
+		if j <= k {
+			left = j + 1
+		}
+		if k <= j {
+			right = j - 1
 		}
 	}
-	return xs[k]
 }
 
 // median reorders xs; callers pass a scratch slice they own.

@@ -158,7 +158,24 @@ type Suspect struct {
 	// Group ("leaf=L3") and its Members, for kind switch-group.
 	Group   string   `json:"group,omitempty"`
 	Members []string `json:"members,omitempty"`
+
+	// Direction is "egress" when the HCA's (or node's) cells are much
+	// worse as initiator than as target, "ingress" for the reverse;
+	// DirectionRatio is how much worse (README.md, Localization).
+	Direction      string  `json:"direction,omitempty"`
+	DirectionRatio float64 `json:"direction_ratio,omitempty"`
+	// FromRound is the round from which its cells fail, when they were
+	// fine before it (a fault that struck mid-sweep); 0 = not time-based.
+	FromRound int `json:"from_round,omitempty"`
+	// Spread is the robust coefficient of variation of the figure behind
+	// a performance verdict on its rail, when that spread lowered the
+	// confidence (README.md, Confidence); 0 = it did not.
+	Spread float64 `json:"spread,omitempty"`
 }
+
+// newDiagnosis reports whether s carries a finding of the steps the
+// frozen reference lacks (direction, time, spread).
+func (s *Suspect) newDiagnosis() bool { return s.Direction != "" || s.FromRound > 0 || s.Spread > 0 }
 
 // LowConfidence is the confidence under which a suspect always carries a
 // Note saying what is ambiguous.

@@ -1,8 +1,6 @@
 package metrics
 
 import (
-	"cmp"
-	"slices"
 	"strconv"
 
 	"github.com/rdmamesh/rdmamesh/internal/api"
@@ -33,18 +31,12 @@ func resultSummary(add adder, s api.SweepInfo, m *matrix.Matrix, o CoordinatorOp
 	for _, v := range verdicts {
 		add(defCells, float64(m.Counts[v]), string(v))
 	}
-	classes := map[probe.Class]int{}
-	for _, cl := range failureClasses {
-		classes[cl] = 0
-	}
-	// EachCell reads a compact analysis (the coordinator's) cell by cell.
-	m.EachCell(func(_ int, c *matrix.Result) error {
-		if cl := c.Class; cl != "" && cl != probe.ClassOK {
-			classes[cl]++
-		}
-		return nil
-	})
-	for cl, n := range classes {
+	// One walk of the figures feeds the class counts, the HCA rollups and
+	// the worst pairs: a compact matrix (the coordinator's) regenerates no
+	// reason for it.
+	w := newCellWalk(m, o.WorstPairs)
+	w.walk()
+	for cl, n := range w.classes {
 		add(defFailedCells, float64(n), string(cl))
 	}
 
@@ -57,9 +49,13 @@ func resultSummary(add adder, s api.SweepInfo, m *matrix.Matrix, o CoordinatorOp
 		rollup(add, r, defRailCells, defRailBad, defRailLatency, defRailBandwidth, strconv.Itoa(i))
 	}
 	if !o.NoHCA {
-		hcas(add, m)
+		for _, h := range w.hcas {
+			rail := strconv.Itoa(h.rail)
+			add(defHCACells, float64(h.cells), h.node, h.device, rail)
+			add(defHCABad, float64(h.bad), h.node, h.device, rail)
+		}
 	}
-	worstPairs(add, m, o.WorstPairs)
+	w.worstPairs(add)
 }
 
 func bad(r matrix.Rollup) int { return r.Failed + r.Slow + r.LowBandwidth }
@@ -112,113 +108,5 @@ func suspectSeries(add adder, d *def, ss []matrix.Suspect, k int) {
 	}
 	for _, kk := range order {
 		add(d, float64(sum[kk]), kk.kind, kk.node, kk.device, kk.rail, kk.peer, kk.verdict)
-	}
-}
-
-// hcas rolls cells up per (node, rail): an HCA is an endpoint of every cell
-// it initiates or answers.
-func hcas(add adder, m *matrix.Matrix) {
-	type hca struct {
-		node   string
-		rail   int
-		device string
-		cells  int
-		bad    int
-	}
-	ports := make(map[string][]probe.Port, len(m.Nodes))
-	for _, n := range m.Nodes {
-		ports[n.Name] = n.Ports
-	}
-	idx := map[string]int{}
-	var list []hca
-	touch := func(node string, rail int, device string, isBad bool) {
-		k := node + "\x00" + strconv.Itoa(rail)
-		i, ok := idx[k]
-		if !ok {
-			i = len(list)
-			idx[k] = i
-			// The inventory names the HCA even for an untested cell, which
-			// carries no device.
-			dev := ""
-			if p := ports[node]; rail >= 0 && rail < len(p) {
-				dev = p[rail].Device
-			}
-			list = append(list, hca{node: node, rail: rail, device: dev})
-		}
-		h := &list[i]
-		if h.device == "" {
-			h.device = device
-		}
-		h.cells++
-		if isBad {
-			h.bad++
-		}
-	}
-	m.EachCell(func(_ int, c *matrix.Result) error {
-		isBad := c.Verdict == matrix.VerdictFailed || c.Verdict == matrix.VerdictSlowLatency ||
-			c.Verdict == matrix.VerdictLowBandwidth
-		touch(c.Src, c.Rail, c.SrcDevice, isBad)
-		touch(c.Dst, c.Rail, c.DstDevice, isBad)
-		return nil
-	})
-	for _, h := range list {
-		rail := strconv.Itoa(h.rail)
-		add(defHCACells, float64(h.cells), h.node, h.device, rail)
-		add(defHCABad, float64(h.bad), h.node, h.device, rail)
-	}
-}
-
-// worstPairs exports the k slowest cells by p50 (with their p99) and the k
-// narrowest by bandwidth. Ties break by rail, src, dst so the exported set
-// is stable from scrape to scrape.
-func worstPairs(add adder, m *matrix.Matrix, k int) {
-	if k <= 0 {
-		return
-	}
-	order := func(a, b *matrix.Result) int {
-		return cmp.Or(cmp.Compare(a.Rail, b.Rail), cmp.Compare(a.Src, b.Src), cmp.Compare(a.Dst, b.Dst))
-	}
-	byLat := func(a, b *matrix.Result) int {
-		return cmp.Or(cmp.Compare(b.Latency.P50Ns, a.Latency.P50Ns), order(a, b))
-	}
-	byBW := func(a, b *matrix.Result) int {
-		return cmp.Or(cmp.Compare(a.Bandwidth.Gbps, b.Bandwidth.Gbps), order(a, b))
-	}
-	// Candidates are copies (a compact matrix reuses its Result), kept to
-	// the best k whenever they pass a few k, so a sweep of millions of
-	// cells holds only a few hundred.
-	var lat, bw []*matrix.Result
-	keep := func(xs []*matrix.Result, c *matrix.Result, by func(a, b *matrix.Result) int) []*matrix.Result {
-		xs = append(xs, c)
-		if len(xs) >= 4*k+64 {
-			slices.SortFunc(xs, by)
-			xs = xs[:k]
-		}
-		return xs
-	}
-	m.EachCell(func(_ int, r *matrix.Result) error {
-		hasLat := r.Latency != nil && r.Latency.Samples > 0
-		hasBW := r.Bandwidth != nil && r.Bandwidth.Gbps > 0
-		if hasLat || hasBW {
-			c := new(matrix.Result)
-			*c = *r
-			if hasLat {
-				lat = keep(lat, c, byLat)
-			}
-			if hasBW {
-				bw = keep(bw, c, byBW)
-			}
-		}
-		return nil
-	})
-	slices.SortFunc(lat, byLat)
-	slices.SortFunc(bw, byBW)
-	for _, c := range lat[:min(k, len(lat))] {
-		rail := strconv.Itoa(c.Rail)
-		add(defPairLatency, c.Latency.P50Ns/1e9, c.Src, c.Dst, rail)
-		add(defPairLatencyP99, c.Latency.P99Ns/1e9, c.Src, c.Dst, rail)
-	}
-	for _, c := range bw[:min(k, len(bw))] {
-		add(defPairBandwidth, gbpsToBytes(c.Bandwidth.Gbps), c.Src, c.Dst, strconv.Itoa(c.Rail))
 	}
 }

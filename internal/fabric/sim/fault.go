@@ -37,9 +37,22 @@ type Effects struct {
 	// larger packets vanish, so big writes fail while small ones pass.
 	DropAbove int  `json:"drop_above,omitempty"`
 	WrongGID  bool `json:"wrong_gid,omitempty"` // RTR rejects the GID (EINVAL)
+	// Egress and Ingress act on one direction of the HCA's traffic only:
+	// what it transmits, or what it receives (loss=P%@egress, bw=F@ingress).
+	Egress  OneWay `json:"egress,omitzero"`
+	Ingress OneWay `json:"ingress,omitzero"`
 }
 
-const effectList = "down, dead, loss=P%, bw=F, lat=Nx, tail=Nx, mtu=N, gid=wrong"
+// OneWay is a fault on one direction of an HCA's traffic. A test's writes
+// flow from initiator to target and its acknowledgements back, so a test
+// meets the initiator's egress and the target's ingress in full, and the
+// other two on its acknowledgements only (see Session.Connect).
+type OneWay struct {
+	Loss float64 `json:"loss,omitempty"`
+	BW   float64 `json:"bw,omitempty"`
+}
+
+const effectList = "down, dead, loss=P%, bw=F, lat=Nx, tail=Nx, mtu=N, gid=wrong; loss and bw take @egress or @ingress"
 
 // maxRange keeps a typo like node-1~node-999999999 from allocating the world.
 const maxRange = 100000
@@ -175,15 +188,23 @@ func (f *Fault) parseEffects(list string) error {
 	e := &f.Effects
 	for _, tok := range strings.Split(list, ",") {
 		tok = strings.TrimSpace(tok)
-		name, val, hasVal := strings.Cut(tok, "=")
 		if tok == "" {
 			return fmt.Errorf("empty effect in %q (want %s)", list, effectList)
 		}
-		if seen[name] {
-			return fmt.Errorf("effect %q given twice", name)
+		plain, dir, hasDir := strings.Cut(tok, "@")
+		name, val, hasVal := strings.Cut(plain, "=")
+		key := name + "@" + dir
+		if seen[key] {
+			return fmt.Errorf("effect %q given twice", strings.TrimSuffix(key, "@"))
 		}
-		seen[name] = true
+		seen[key] = true
 		var err error
+		if hasDir {
+			if err := e.parseOneWay(tok, name, val, dir); err != nil {
+				return err
+			}
+			continue
+		}
 		switch name {
 		case "down", "dead":
 			if hasVal {
@@ -235,6 +256,42 @@ func (f *Fault) parseEffects(list string) error {
 	return nil
 }
 
+// parseOneWay reads loss=P%@DIR or bw=F@DIR.
+func (e *Effects) parseOneWay(tok, name, val, dir string) error {
+	var w *OneWay
+	switch dir {
+	case "egress":
+		w = &e.Egress
+	case "ingress":
+		w = &e.Ingress
+	default:
+		return fmt.Errorf("bad direction in %q: write @egress (what the HCA transmits) or @ingress (what it receives)", tok)
+	}
+	var one Effects
+	switch name {
+	case "loss", "bw":
+		if err := one.parseEffectsValue(tok, name, val); err != nil {
+			return err
+		}
+	case "lat":
+		return fmt.Errorf("effect %q: a latency ping-pong crosses both directions, so lat takes no direction (use loss or bw)", tok)
+	default:
+		return fmt.Errorf("effect %q takes no direction; only loss and bw do (like loss=3%%@egress)", tok)
+	}
+	w.Loss, w.BW = max(w.Loss, one.Loss), max(w.BW, one.BW)
+	return nil
+}
+
+// parseEffectsValue parses one undirected loss or bw value into e.
+func (e *Effects) parseEffectsValue(tok, name, val string) error {
+	f := Fault{}
+	if err := f.parseEffects(name + "=" + val); err != nil {
+		return fmt.Errorf("%v (in %q)", err, tok)
+	}
+	*e = f.Effects
+	return nil
+}
+
 // String is the canonical spec, which ParseFault reads back to an equal Fault.
 func (f Fault) String() string {
 	t := f.node
@@ -264,6 +321,13 @@ func (e Effects) String() string {
 	add(e.Tail > 0, "tail="+num(e.Tail)+"x")
 	add(e.DropAbove > 0, "mtu="+strconv.Itoa(e.DropAbove))
 	add(e.WrongGID, "gid=wrong")
+	for _, w := range []struct {
+		dir string
+		o   OneWay
+	}{{"egress", e.Egress}, {"ingress", e.Ingress}} {
+		add(w.o.Loss > 0, "loss="+num(w.o.Loss*100)+"%@"+w.dir)
+		add(w.o.BW > 0, "bw="+num(w.o.BW)+"@"+w.dir)
+	}
 	return strings.Join(parts, ",")
 }
 
@@ -324,7 +388,28 @@ func merge(a, b Effects) Effects {
 		Tail:      math.Max(a.Tail, b.Tail),
 		DropAbove: minInt(a.DropAbove, b.DropAbove),
 		WrongGID:  a.WrongGID || b.WrongGID,
+		Egress:    OneWay{Loss: 1 - (1-a.Egress.Loss)*(1-b.Egress.Loss), BW: minSet(a.Egress.BW, b.Egress.BW)},
+		Ingress:   OneWay{Loss: 1 - (1-a.Ingress.Loss)*(1-b.Ingress.Loss), BW: minSet(a.Ingress.BW, b.Ingress.BW)},
 	}
+}
+
+// ackShare is the part of a one-way loss that a test meets on its
+// acknowledgements alone: RC acknowledges cumulatively, so a lost ACK
+// costs a retransmission only when no later one covers it.
+const ackShare = 0.25
+
+// directed is what a test from the HCA with effects init to the one with
+// effects target meets of their one-way faults, as undirected effects: the
+// writes cross init's egress and target's ingress, the acknowledgements
+// the other two.
+func directed(init, target Effects) Effects {
+	data := OneWay{Loss: 1 - (1-init.Egress.Loss)*(1-target.Ingress.Loss)}
+	ack := 1 - (1-init.Ingress.Loss)*(1-target.Egress.Loss)
+	bw := init.Egress.BW
+	if bw == 0 || (target.Ingress.BW != 0 && target.Ingress.BW < bw) {
+		bw = target.Ingress.BW
+	}
+	return Effects{Loss: 1 - (1-data.Loss)*(1-ackShare*ack), BW: bw}
 }
 
 func (e Effects) bwFactor() float64 {

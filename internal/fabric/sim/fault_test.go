@@ -30,6 +30,10 @@ func TestParseFaultGood(t *testing.T) {
 		{"gpu098~gpu101:dead", []string{"gpu098", "gpu099", "gpu100", "gpu101"}, "", Effects{Dead: true}},
 		{"n1~n1:down", []string{"n1"}, "", Effects{Down: true}},
 		{"host.example-1:down", []string{"host.example-1"}, "", Effects{Down: true}},
+		{"node-05:loss=3%@egress", []string{"node-05"}, "", Effects{Egress: OneWay{Loss: 0.03}}},
+		{"node-05/mlx5_0:bw=0.2@ingress,loss=1%", []string{"node-05"}, "mlx5_0", Effects{Loss: 0.01, Ingress: OneWay{BW: 0.2}}},
+		{"node-05:loss=2%@egress,loss=5%@ingress,bw=0.5@egress", []string{"node-05"}, "",
+			Effects{Egress: OneWay{Loss: 0.02, BW: 0.5}, Ingress: OneWay{Loss: 0.05}}},
 	}
 	for _, c := range cases {
 		t.Run(c.spec, func(t *testing.T) {
@@ -95,8 +99,13 @@ func TestParseFaultBad(t *testing.T) {
 		spec string
 		want string // must appear in the error, naming the bad part
 	}{
-		{"node-03:lsos=3", `unknown effect "lsos" (want down, dead, loss=P%, bw=F, lat=Nx, tail=Nx, mtu=N, gid=wrong)`},
+		{"node-03:lsos=3", `unknown effect "lsos" (want down, dead, loss=P%, bw=F, lat=Nx, tail=Nx, mtu=N, gid=wrong; loss and bw take @egress or @ingress)`},
 		{"node-03", `missing ":EFFECT"`},
+		{"node-03:loss=3%@up", "write @egress (what the HCA transmits) or @ingress"},
+		{"node-03:lat=5x@egress", "lat takes no direction"},
+		{"node-03:down@egress", "takes no direction; only loss and bw do"},
+		{"node-03:loss=3@egress", "loss wants a percentage"},
+		{"node-03:loss=3%@egress,loss=4%@egress", `effect "loss@egress" given twice`},
 		{":down", "empty target"},
 		{"node-03:", "no effect"},
 		{"node-03:down,,dead", "empty effect"},

@@ -86,5 +86,5 @@ func ExampleParseFault() {
 	fmt.Println(err)
 	// Output:
 	// [node-05 node-06 node-07] mlx5_1 0.3 20
-	// fault "node-03:lsos=3": unknown effect "lsos" (want down, dead, loss=P%, bw=F, lat=Nx, tail=Nx, mtu=N, gid=wrong)
+	// fault "node-03:lsos=3": unknown effect "lsos" (want down, dead, loss=P%, bw=F, lat=Nx, tail=Nx, mtu=N, gid=wrong; loss and bw take @egress or @ingress)
 }

@@ -90,7 +90,9 @@ func (p *ProbePort) Send(to fabric.ProbeAddr, seq uint64) error {
 		return nil // sent; nobody answers
 	}
 	survive := (1 - near.Loss) * (1 - far.Loss)
-	if p.rng.Float64() >= survive*survive {
+	there := (1 - near.Egress.Loss) * (1 - far.Ingress.Loss) // the probe; its answer crosses the other two
+	back := (1 - far.Egress.Loss) * (1 - near.Ingress.Loss)
+	if p.rng.Float64() >= survive*survive*there*back {
 		return nil
 	}
 	e := merge(near, far)

@@ -67,7 +67,7 @@ func (s *Session) Connect(ctx context.Context, remote probe.QPInfo) error {
 		return invalidGID(spec, remote.Node, remote.Device, remote.GIDIndex)
 	}
 	s.remote = remote
-	s.path = merge(near, far)
+	s.path = merge(merge(near, far), directed(near, far))
 	s.pathMTU = min(s.info.MTU, remote.MTU)
 	s.connected = true
 
@@ -223,11 +223,16 @@ func (s *Session) begin(ctx context.Context, p probe.TestParams) error {
 func (s *Session) lossy() string {
 	var ends []string
 	fab := s.node.fab
-	if l := fab.Effects(s.node.name, s.ep.Device).Loss; l > 0 {
-		ends = append(ends, fmt.Sprintf("%.3g%% loss at %s %s", l*100, s.node.name, s.ep.Device))
-	}
-	if l := fab.Effects(s.remote.Node, s.remote.Device).Loss; l > 0 {
-		ends = append(ends, fmt.Sprintf("%.3g%% loss at %s %s", l*100, s.remote.Node, s.remote.Device))
+	for _, end := range [][2]string{{s.node.name, s.ep.Device}, {s.remote.Node, s.remote.Device}} {
+		e := fab.Effects(end[0], end[1])
+		for _, l := range []struct {
+			what string
+			p    float64
+		}{{"", e.Loss}, {"egress ", e.Egress.Loss}, {"ingress ", e.Ingress.Loss}} {
+			if l.p > 0 {
+				ends = append(ends, fmt.Sprintf("%.3g%% %sloss at %s %s", l.p*100, l.what, end[0], end[1]))
+			}
+		}
 	}
 	return strings.Join(ends, ", ")
 }

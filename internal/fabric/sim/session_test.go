@@ -496,3 +496,51 @@ func TestParallelRails(t *testing.T) {
 		t.Fatal("parallel rails disagree with sequential ones")
 	}
 }
+
+// TestOneWayFaults: a one-way fault degrades the tests whose writes cross
+// it in full and the reverse tests only through their acknowledgements.
+func TestOneWayFaults(t *testing.T) {
+	p := probe.DefaultTestParams()
+	p.LatencyIters, p.BWIters = 100, 10
+	base := runPair(t, mustFabric(t, Config{Seed: 3}), "node-01", "node-02", 0, p)
+	cases := []struct {
+		fault                string
+		outLo, outHi         float64 // node-02 -> node-01 Gb/s over healthy
+		inLo, inHi           float64 // node-01 -> node-02
+		outFailLo, outFailHi float64 // share of node-02's tests as initiator failing
+	}{
+		{"node-02:bw=0.3@egress", 0.28, 0.32, 0.98, 1.02, 0, 0},
+		{"node-02:bw=0.3@ingress", 0.98, 1.02, 0.28, 0.32, 0, 0},
+		// Loss: writes lose 20%, acknowledgements a quarter of that.
+		{"node-02/mlx5_0:loss=20%@egress", 1 / 2.6 * 0.98, 1 / 2.6 * 1.02, 1 / 1.4 * 0.98, 1 / 1.4 * 1.02, 0.12, 0.28},
+	}
+	for _, c := range cases {
+		fab := mustFabric(t, Config{Seed: 4, Faults: faults(t, c.fault)})
+		failed, n := 0, 200
+		var out outcome
+		for i := 0; i < n; i++ {
+			o := runPair(t, fab, "node-02", "node-01", 0, p)
+			if o.Err != nil {
+				failed++
+				continue
+			}
+			out = o
+		}
+		in := runPair(t, mustFabric(t, Config{Seed: 5, Faults: faults(t, c.fault)}), "node-01", "node-02", 0, p)
+		for attempt := 0; in.Err != nil && attempt < 20; attempt++ {
+			in = runPair(t, mustFabric(t, Config{Seed: int64(6 + attempt), Faults: faults(t, c.fault)}), "node-01", "node-02", 0, p)
+		}
+		if in.Err != nil || out.BW.Gbps == 0 {
+			t.Fatalf("%s: no test passed (%v)", c.fault, in.Err)
+		}
+		if r := out.BW.Gbps / base.BW.Gbps; r < c.outLo || r > c.outHi {
+			t.Errorf("%s: as initiator %.3f of healthy, want %.3f..%.3f", c.fault, r, c.outLo, c.outHi)
+		}
+		if r := in.BW.Gbps / base.BW.Gbps; r < c.inLo || r > c.inHi {
+			t.Errorf("%s: as target %.3f of healthy, want %.3f..%.3f", c.fault, r, c.inLo, c.inHi)
+		}
+		if r := float64(failed) / float64(n); r < c.outFailLo || r > c.outFailHi {
+			t.Errorf("%s: %.2f of its tests as initiator failed, want %.2f..%.2f", c.fault, r, c.outFailLo, c.outFailHi)
+		}
+	}
+}

@@ -1,0 +1,181 @@
+package metrics
+
+import (
+	"cmp"
+	"slices"
+	"strconv"
+
+	"github.com/rdmamesh/rdmamesh/internal/probe"
+	"github.com/rdmamesh/rdmamesh/matrix"
+)
+
+// cellWalk gathers what the result metrics need per cell in one pass: a
+// compact matrix's figures through WalkFigures (no cell is materialised,
+// no reason regenerated), a materialised one's Cells.
+type cellWalk struct {
+	m       *matrix.Matrix
+	classes map[probe.Class]int
+	hcas    []hcaTally
+	hcaAt   []int // node*Rails+rail → 1 + index in hcas; 0 = not seen yet
+	k       int   // worst pairs kept
+	lat, bw []pairFigure
+}
+
+// hcaTally rolls cells up per (node, rail): an HCA is an endpoint of every
+// cell it initiates or answers.
+type hcaTally struct {
+	node, device string
+	rail         int
+	cells, bad   int
+}
+
+// pairFigure is one cell's worst-pair candidate.
+type pairFigure struct {
+	rail          int
+	src, dst      string
+	p50, p99, bw  float64
+	hasLat, hasBW bool
+}
+
+func newCellWalk(m *matrix.Matrix, worst int) *cellWalk {
+	w := &cellWalk{m: m, classes: map[probe.Class]int{}, k: worst, hcaAt: make([]int, len(m.Nodes)*m.Rails)}
+	for _, cl := range failureClasses {
+		w.classes[cl] = 0
+	}
+	return w
+}
+
+func (w *cellWalk) walk() {
+	m := w.m
+	if m.Compact() {
+		m.WalkFigures(0, m.NumCells(), func(k, rail, src, dst int, r *matrix.Result) {
+			w.cell(k, rail, src, dst, r, "", "")
+		})
+		return
+	}
+	pos := make(map[string]int, len(m.Nodes))
+	for i, n := range m.Nodes {
+		pos[n.Name] = i
+	}
+	for k := range m.Cells {
+		c := &m.Cells[k]
+		s, okS := pos[c.Src]
+		d, okD := pos[c.Dst]
+		if okS && okD && c.Rail >= 0 && c.Rail < m.Rails {
+			w.cell(k, c.Rail, s, d, c, c.SrcDevice, c.DstDevice)
+		}
+	}
+}
+
+// cell takes cell k; srcDev and dstDev are its devices when known ("" in a
+// compact walk, which reads them only when the inventory lacks them).
+func (w *cellWalk) cell(k, rail, src, dst int, r *matrix.Result, srcDev, dstDev string) {
+	if cl := r.Class; cl != "" && cl != probe.ClassOK {
+		w.classes[cl]++
+	}
+	isBad := r.Verdict == matrix.VerdictFailed || r.Verdict == matrix.VerdictSlowLatency ||
+		r.Verdict == matrix.VerdictLowBandwidth
+	w.touch(k, src, rail, srcDev, true, isBad)
+	w.touch(k, dst, rail, dstDev, false, isBad)
+	w.keepPair(rail, src, dst, r)
+}
+
+func (w *cellWalk) touch(k, node, rail int, device string, isSrc, isBad bool) {
+	slot := node*w.m.Rails + rail
+	i := w.hcaAt[slot] - 1
+	if i < 0 {
+		i = len(w.hcas)
+		w.hcaAt[slot] = i + 1
+		// The inventory names the HCA even for an untested cell, which
+		// carries no device.
+		n := &w.m.Nodes[node]
+		dev := ""
+		if rail < len(n.Ports) {
+			dev = n.Ports[rail].Device
+		}
+		w.hcas = append(w.hcas, hcaTally{node: n.Name, rail: rail, device: dev})
+	}
+	h := &w.hcas[i]
+	if h.device == "" && device == "" && w.m.Compact() {
+		// Only for an HCA the inventory does not list: its cells say.
+		c := w.m.CellAt(k)
+		device = c.DstDevice
+		if isSrc {
+			device = c.SrcDevice
+		}
+	}
+	if h.device == "" {
+		h.device = device
+	}
+	h.cells++
+	if isBad {
+		h.bad++
+	}
+}
+
+// keepPair offers a cell to the worst pairs: the k slowest by p50 (with
+// their p99) and the k narrowest by bandwidth. Candidates are kept to the
+// best k whenever they pass a few k, so a sweep of millions of cells holds
+// only a few hundred.
+func (w *cellWalk) keepPair(rail, src, dst int, r *matrix.Result) {
+	if w.k <= 0 {
+		return
+	}
+	c := pairFigure{rail: rail, hasLat: measuredLatency(r), hasBW: r.Bandwidth != nil && r.Bandwidth.Gbps > 0}
+	if !c.hasLat && !c.hasBW {
+		return
+	}
+	c.src, c.dst = w.m.Nodes[src].Name, w.m.Nodes[dst].Name
+	if c.hasLat {
+		c.p50, c.p99 = r.Latency.P50Ns, r.Latency.P99Ns
+		w.lat = w.keep(w.lat, c, byLatency)
+	}
+	if c.hasBW {
+		c.bw = r.Bandwidth.Gbps
+		w.bw = w.keep(w.bw, c, byBandwidth)
+	}
+}
+
+// measuredLatency: a latency of samples, or with a positive p50 when the
+// count is unknown: a compact matrix's figures may not carry it
+// (matrix.Figures.Samples is 0 from a FigureSource that does not keep
+// it), and a latency of no samples is all zeros (probe.Summarize).
+func measuredLatency(r *matrix.Result) bool {
+	l := r.Latency
+	return l != nil && (l.Samples > 0 || l.P50Ns > 0)
+}
+
+func (w *cellWalk) keep(xs []pairFigure, c pairFigure, by func(a, b pairFigure) int) []pairFigure {
+	xs = append(xs, c)
+	if len(xs) >= 4*w.k+64 {
+		slices.SortFunc(xs, by)
+		xs = xs[:w.k]
+	}
+	return xs
+}
+
+// Ties break by rail, src, dst so the exported set is stable from scrape
+// to scrape.
+func pairOrder(a, b pairFigure) int {
+	return cmp.Or(cmp.Compare(a.rail, b.rail), cmp.Compare(a.src, b.src), cmp.Compare(a.dst, b.dst))
+}
+
+func byLatency(a, b pairFigure) int { return cmp.Or(cmp.Compare(b.p50, a.p50), pairOrder(a, b)) }
+
+func byBandwidth(a, b pairFigure) int { return cmp.Or(cmp.Compare(a.bw, b.bw), pairOrder(a, b)) }
+
+func (w *cellWalk) worstPairs(add adder) {
+	if w.k <= 0 {
+		return
+	}
+	slices.SortFunc(w.lat, byLatency)
+	slices.SortFunc(w.bw, byBandwidth)
+	for _, c := range w.lat[:min(w.k, len(w.lat))] {
+		rail := strconv.Itoa(c.rail)
+		add(defPairLatency, c.p50/1e9, c.src, c.dst, rail)
+		add(defPairLatencyP99, c.p99/1e9, c.src, c.dst, rail)
+	}
+	for _, c := range w.bw[:min(w.k, len(w.bw))] {
+		add(defPairBandwidth, gbpsToBytes(c.bw), c.src, c.dst, strconv.Itoa(c.rail))
+	}
+}

@@ -1,0 +1,221 @@
+package matrix
+
+import (
+	"math"
+	"sort"
+
+	"github.com/rdmamesh/rdmamesh/internal/probe"
+)
+
+// The analysis reads every same-rail cell of its input once. Per rail, the
+// first pass reads each cell's class and figures, gives it its class
+// verdict and gathers the population statistics; the figures wait in
+// memory (a rail's p99 and Gb/s, every cell's p50) for the second pass,
+// which runs the rules and tallies the rail and both nodes of the cell.
+// The node medians are taken last, from the p50s. Reading the input once
+// instead of four times (statistics, rules, each end's rollup) is what
+// brought 1,024 x 8 from 4–5 s to under 2 (README.md).
+
+// railFigs are one rail's figures between the two passes, by position in
+// the rail's span; NaN = none (a valid figure is never NaN).
+type railFigs struct {
+	p99, g []float64
+	big    []bool
+}
+
+func (f *railFigs) reset(n int) {
+	if cap(f.p99) < n {
+		f.p99, f.g, f.big = make([]float64, n), make([]float64, n), make([]bool, n)
+	}
+	f.p99, f.g, f.big = f.p99[:n], f.g[:n], f.big[:n]
+}
+
+const verdictMask = 1<<verdictBits - 1
+
+// judgeRails gives every same-rail cell its verdict and returns the rail
+// and node rollups.
+func (a *analysis) judgeRails() (rails, nodes []Rollup) {
+	p := a.peeker()
+	p50s := make([]float64, len(a.cells)) // per cell, NaN = none; 8 bytes a cell while judging
+	nt := make([]rollTally, len(a.ns))
+	rails = make([]Rollup, len(a.spans))
+	// The scratch is sized for the largest rail up front: grown by append,
+	// its outgrown copies were garbage the collector let pile up to about
+	// twice the live heap.
+	most := 0
+	for si := range a.spans {
+		m := len(a.spans[si].members)
+		most = max(most, m*(m-1))
+	}
+	var rf railFigs
+	rf.reset(most)
+	a.j.reserve(most)
+	scratch := make([]float64, 0, most) // the rail's p50s, for its median
+	var rates []float64
+	var f figs
+	for si := range a.spans {
+		sp := &a.spans[si]
+		m := len(sp.members)
+		rf.reset(m * (m - 1))
+		a.j.begin()
+		sample := newSpreadSample(m * (m - 1))
+		k := sp.start
+		for _, s := range sp.members {
+			for _, d := range sp.members {
+				if s == d {
+					continue
+				}
+				b := p.figures(s, d, sp.rail, &f)
+				a.cells[k] = b
+				o := k - sp.start
+				p50s[k], rf.p99[o], rf.g[o], rf.big[o] = orNaN(f.p50, f.hasP), orNaN(f.p99, f.hasT), orNaN(f.g, f.hasG), f.big
+				if b&verdictMask == 0 { // ok
+					a.j.addFigs(f)
+					sample.add(o, &f)
+				}
+				k++
+			}
+		}
+		st := a.j.done()
+		a.st[sp.rail] = st
+		a.cv[sp.rail] = sample.done()
+
+		rates = rates[:0]
+		for _, n := range sp.members {
+			rates = append(rates, lineRate(a.ns[n], sp.rail))
+		}
+		var rt rollTally
+		k = sp.start
+		for i, s := range sp.members {
+			for j, d := range sp.members {
+				if i == j {
+					continue
+				}
+				o := k - sp.start
+				v := a.cells[k] & verdictMask
+				if v == 0 { // ok: the rules may still find it slow or short of bandwidth
+					f := figs{p50: p50s[k], p99: rf.p99[o], g: rf.g[o], big: rf.big[o]}
+					f.hasP, f.hasT, f.hasG = !math.IsNaN(f.p50), !math.IsNaN(f.p99), !math.IsNaN(f.g)
+					if nv := a.j.rules(f, VerdictOK, sp.rail, &st, portRate(rates[i], rates[j]), a.j.baseAt(k), nil); nv != VerdictOK {
+						v = verdictIndex(nv)
+						a.cells[k] = a.cells[k]&^verdictMask | v
+					}
+				}
+				g := rf.g[o]
+				rt.add(v, g, 0)
+				// The order the cells were once added to a node's rollup:
+				// rail, the peer's position, the row before the column.
+				nt[s].add(v, g, ((si*len(a.ns))+j)*2)
+				nt[d].add(v, g, ((si*len(a.ns))+i)*2+1)
+				k++
+			}
+		}
+		scratch = appendValid(scratch[:0], p50s[sp.start:sp.end()])
+		rails[si] = rt.rollup(railKey(sp.rail), median(scratch))
+	}
+	return rails, a.nodeMedians(nt, p50s)
+}
+
+// nodeMedians finishes the node rollups with the median of each node's
+// p50s, its row and its column on every rail. A column is strided through
+// the grid (a rail's row apart), so nodes are taken a block at a time and
+// their columns read row by row, in memory order: at 1,024 x 8 that is
+// several times faster than chasing each column, for a few MB of lists.
+func (a *analysis) nodeMedians(nt []rollTally, p50s []float64) []Rollup {
+	nodes := make([]Rollup, len(a.ns))
+	perNode := 0
+	for si := range a.spans {
+		perNode += 2 * max(len(a.spans[si].members)-1, 0)
+	}
+	block := max(1, min(len(a.ns), (1<<20)/max(perNode, 1)))
+	lists := make([][]float64, block)
+	for n0 := 0; n0 < len(a.ns); n0 += block {
+		n1 := min(n0+block, len(a.ns))
+		for b := range lists {
+			lists[b] = lists[b][:0]
+		}
+		for si := range a.spans {
+			sp := &a.spans[si]
+			m1 := len(sp.members) - 1
+			// The block's members on this rail are a run of positions,
+			// members being in node order.
+			i0, i1 := sort.SearchInts(sp.members, n0), sort.SearchInts(sp.members, n1)
+			for i := i0; i < i1; i++ {
+				row := sp.start + i*m1
+				b := sp.members[i] - n0
+				lists[b] = appendValid(lists[b], p50s[row:row+m1])
+			}
+			for j := range sp.members {
+				row := p50s[sp.start+j*m1 : sp.start+(j+1)*m1] // j's row, diagonal skipped
+				for i := i0; i < i1; i++ {
+					col := i
+					switch {
+					case i == j:
+						continue
+					case i > j:
+						col--
+					}
+					if v := row[col]; !math.IsNaN(v) {
+						b := sp.members[i] - n0
+						lists[b] = append(lists[b], v)
+					}
+				}
+			}
+		}
+		for n := n0; n < n1; n++ {
+			nodes[n] = nt[n].rollup(a.ns[n].Name, median(lists[n-n0]))
+		}
+	}
+	return nodes
+}
+
+func orNaN(v float64, ok bool) float64 {
+	if ok {
+		return v
+	}
+	return math.NaN()
+}
+
+func appendValid(dst, xs []float64) []float64 {
+	for _, v := range xs {
+		if !math.IsNaN(v) {
+			dst = append(dst, v)
+		}
+	}
+	return dst
+}
+
+// figures reads cell (s, d, rail) for the first pass into *f and returns
+// its cell byte: the class verdict (ok, failed or untested) and the judged
+// class. A FigureSource's plain cells are read without building a Result.
+func (p *peeker) figures(s, d, rail int, f *figs) uint8 {
+	g := p.g
+	if g.figs != nil && (len(g.cells) == 0 || rail >= g.idx.rails || g.idx.find(s, d, rail) < 0) {
+		in := &p.f
+		if !g.figs.Figures(in, g.orig[s], g.orig[d], rail) {
+			*f = figs{big: true}
+			return packCell(VerdictUntested, "")
+		}
+		if !in.Whole {
+			*f = figs{big: true}
+			if in.Latency {
+				f.p50, f.hasP = in.P50Ns, validLatency(in.P50Ns)
+				f.p99, f.hasT = in.P99Ns, validLatency(in.P99Ns)
+			}
+			if in.Bandwidth {
+				f.g, f.hasG = in.Gbps, in.Gbps >= 0 && !math.IsInf(in.Gbps, 0) && !math.IsNaN(in.Gbps)
+				f.big = !(in.MsgRate > 0) || in.Gbps*1e9/8/in.MsgRate >= minLineRateMessage
+			}
+			cls := in.Class
+			if cls == "" && (in.Latency || in.Bandwidth) {
+				cls = probe.ClassOK
+			}
+			return packCell(classVerdict(cls, true), cls)
+		}
+	}
+	r := p.peek(s, d, rail)
+	*f = figsOf(r)
+	return packCell(r.Verdict, r.Class)
+}
+
+func validLatency(p float64) bool { return p > 0 && !math.IsInf(p, 0) && !math.IsNaN(p) }
