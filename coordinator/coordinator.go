@@ -115,7 +115,6 @@ type Coordinator struct {
 	reg      *registry
 	inflight *inflight
 	client   *http.Client
-	wire     wireForms // which workers take binary tasks (wire.go)
 
 	ctx    context.Context
 	cancel context.CancelFunc
