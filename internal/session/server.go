@@ -49,9 +49,15 @@ type ServerOptions struct {
 	Endpoint func(ep probe.Endpoint) (probe.Endpoint, error)
 	// OnSession sees every responder outcome (nil = served normally).
 	OnSession func(error)
-	// OnClose sees each closed session with what its initiator measured
-	// over it, when the close carried outcomes.
-	OnClose func(id string, o wire.SessionOutcome)
+	// A responder that reports its tests (`rdmamesh probe --listen`)
+	// follows each session: OnOpen sees every rail of an open, opened (id
+	// set) or refused (got.Error); OnClose sees the initiator's close of a
+	// session before it ends, with what the initiator measured over it (o
+	// nil when the close carried none); OnEnd sees the responder half gone,
+	// after its close or at its deadline, with the responder's own error.
+	OnOpen  func(id string, req *wire.SessionOpen, rl *wire.SessionRail, got *wire.SessionRailOpen)
+	OnClose func(id string, o *wire.SessionOutcome)
+	OnEnd   func(id string, err error)
 	Log     *slog.Logger
 }
 
@@ -136,6 +142,9 @@ func (s *Server) handleOpen(w http.ResponseWriter, r *http.Request) {
 	rep := wire.SessionOpened{Rails: make([]wire.SessionRailOpen, len(req.Rails))}
 	for i := range req.Rails {
 		rep.Rails[i] = s.openRail(r.Context(), &req, &req.Rails[i])
+		if s.o.OnOpen != nil {
+			s.o.OnOpen(rep.Rails[i].SessionID, &req, &req.Rails[i], &rep.Rails[i])
+		}
 	}
 	wire.Write(w, http.StatusOK, wire.SessionOpenedMsg.Append(nil, &rep))
 }
@@ -243,6 +252,9 @@ func (s *Server) open(ctx context.Context, local probe.Endpoint, initiator probe
 		if keepQP(err) {
 			<-rctx.Done() // keep the QP alive until the initiator is done with it
 		}
+		if s.o.OnEnd != nil {
+			s.o.OnEnd(id, err)
+		}
 	}()
 	return id, info, nil
 }
@@ -278,10 +290,14 @@ func (s *Server) handleClose(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	for i, id := range req.IDs {
-		s.table.close(id) // an unknown ID already ended (timeout); nothing to do
-		if s.o.OnClose != nil && i < len(req.Outcomes) {
-			s.o.OnClose(id, req.Outcomes[i])
+		if s.o.OnClose != nil {
+			var o *wire.SessionOutcome
+			if i < len(req.Outcomes) {
+				o = &req.Outcomes[i]
+			}
+			s.o.OnClose(id, o)
 		}
+		s.table.close(id) // an unknown ID already ended (timeout); nothing to do
 	}
 	w.WriteHeader(http.StatusNoContent)
 }
