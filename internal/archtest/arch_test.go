@@ -65,7 +65,7 @@ var rules = map[string][]string{
 	// the coordinator adapts raft, the store and HTTP to them.
 	"coordinator/sweep": {"coordinator/scheduler", "internal/probe", "internal/api", "internal/hostlist", "matrix"},
 	// The store records the sweep's own types, so it sits above sweep.
-	"coordinator/store":           {"coordinator/sweep", "coordinator/scheduler", "internal/probe", "internal/api", "matrix"},
+	"coordinator/store":           {"coordinator/sweep", "coordinator/scheduler", "internal/probe", "internal/wire", "internal/api", "matrix"},
 	"web":                         {"internal/api", "internal/probe", "matrix"},
 	"gate":                        {"internal/api", "matrix", "internal/probe"},
 	"internal/inventory":          {"internal/probe", "internal/counters"},

@@ -186,3 +186,19 @@ func FuzzSessionOpen(f *testing.F)   { fuzzCodec(f, SessionOpenMsg) }
 func FuzzSessionOpened(f *testing.F) { fuzzCodec(f, SessionOpenedMsg) }
 func FuzzSessionClose(f *testing.F)  { fuzzCodec(f, SessionCloseMsg) }
 func FuzzError(f *testing.F)         { fuzzCodec(f, ErrorMsg) }
+
+func TestRecordsRoundTrip(t *testing.T) {
+	roundTrips(t, StartRecord)
+	roundTrips(t, EndRecord)
+	roundTrips(t, RetestPlanRecord)
+}
+
+func TestRecordsReject(t *testing.T) {
+	rejects(t, StartRecord, SweepStart{Nodes: []Node{{Name: "a", Ports: []probe.Port{{Device: "mlx5_0"}}}}})
+	rejects(t, EndRecord, SweepEnd{SweepID: "s", State: "done"})
+	rejects(t, RetestPlanRecord, RetestPlan{SweepID: "s", Pass: 1, Rounds: []PlannedRound{{Index: 3, Pairs: []Pair{{"a", "b"}}}}})
+}
+
+func FuzzStartRecord(f *testing.F)      { fuzzCodec(f, StartRecord) }
+func FuzzEndRecord(f *testing.F)        { fuzzCodec(f, EndRecord) }
+func FuzzRetestPlanRecord(f *testing.F) { fuzzCodec(f, RetestPlanRecord) }
