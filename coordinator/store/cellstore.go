@@ -1,12 +1,10 @@
 package store
 
 import (
-	"maps"
 	"slices"
 
 	"github.com/rdmamesh/rdmamesh/internal/probe"
 	"github.com/rdmamesh/rdmamesh/internal/wire"
-	"github.com/rdmamesh/rdmamesh/matrix"
 )
 
 // cellStore holds one sweep's cells compactly: at 1,024 nodes x 8 rails a
@@ -57,93 +55,12 @@ const (
 	classMask = wire.ClassMask
 )
 
-// NodeIndex places a sweep's cells in its grid; the leader's round encoder
-// and the FSM's store share it, so both agree on which cells fit.
-type NodeIndex struct {
-	nodes []wire.Node
-	idx   map[string]int32
-	n     int
-	rails int
-}
-
-// NewNodeIndex indexes a sweep's nodes as its start record lists them.
-func NewNodeIndex(nodes []matrix.Node) NodeIndex { return newNodeIndex(nodesIn(nodes)) }
-
-func newNodeIndex(nodes []wire.Node) NodeIndex {
-	x := NodeIndex{nodes: nodes, idx: make(map[string]int32, len(nodes)), n: len(nodes), rails: wire.GridRails(nodes)}
-	for i, nd := range nodes {
-		x.idx[nd.Name] = int32(i)
-	}
-	return x
-}
-
 func newCellStore(nodes []wire.Node) *cellStore {
 	return &cellStore{NodeIndex: newNodeIndex(nodes), classCode: map[probe.Class]uint8{}, errCode: map[probe.Error]uint16{},
 		retests: map[int32][]wire.Attempt{}, extra: map[cellKey]wire.Cell{}}
 }
 
 func (s *cellStore) len() int { return s.count }
-
-func portDevice(n *wire.Node, rail int) string {
-	if rail >= 0 && rail < len(n.Ports) {
-		return n.Ports[rail].Device
-	}
-	return ""
-}
-
-// slotOf says where c lives in the grid, or false when it must be kept whole.
-func (s *NodeIndex) slotOf(c *wire.Cell) (int32, bool) {
-	si, di, ok := s.indices(c, nil)
-	if !ok {
-		return 0, false
-	}
-	return s.slot(int(si), int(di), c.Rail), true
-}
-
-// indices gives c's source and destination node indices, or false when c
-// does not fit the grid. A memo (may be nil) remembers the last names
-// looked up: a round's cells come a direction's rails at a time.
-func (s *NodeIndex) indices(c *wire.Cell, m *idxMemo) (int32, int32, bool) {
-	if c.DstRail != nil && *c.DstRail != c.Rail || c.Rail < 0 || c.Rail >= s.rails || c.Round < 0 || c.Round > 0xffff {
-		return 0, 0, false
-	}
-	if m == nil {
-		m = &idxMemo{}
-	}
-	si, ok1 := m.lookup(s.idx, &m.src, c.Src)
-	di, ok2 := m.lookup(s.idx, &m.dst, c.Dst)
-	if !ok1 || !ok2 || si == di || c.SrcDevice != portDevice(&s.nodes[si], c.Rail) || c.DstDevice != portDevice(&s.nodes[di], c.Rail) {
-		return 0, 0, false
-	}
-	if c.Latency != nil && (c.Latency.Samples < 0 || c.Latency.Samples > 1<<32-1) {
-		return 0, 0, false
-	}
-	return si, di, true
-}
-
-type idxMemo struct{ src, dst memoEntry }
-
-type memoEntry struct {
-	name string
-	i    int32
-	ok   bool
-}
-
-func (*idxMemo) lookup(idx map[string]int32, e *memoEntry, name string) (int32, bool) {
-	if e.name != name || name == "" {
-		e.i, e.ok = idx[name]
-		e.name = name
-	}
-	return e.i, e.ok
-}
-
-func (s *NodeIndex) slot(src, dst, rail int) int32 { return wire.GridSlot(s.n, src, dst, rail) }
-
-// key is the cellKey of a grid slot.
-func (s *NodeIndex) key(slot int32) cellKey {
-	src, d, rail := wire.GridCoords(s.n, slot)
-	return cellKey{Src: s.nodes[src].Name, Dst: s.nodes[d].Name, Rail: rail, DstRail: rail}
-}
 
 func (s *cellStore) classOf(c probe.Class) (uint8, bool) {
 	if code, ok := s.classCode[c]; ok {
@@ -224,15 +141,6 @@ func quantBW(b *probe.Bandwidth) *probe.Bandwidth {
 		return nil
 	}
 	return new(wire.BWCodes(b).Bandwidth())
-}
-
-func (s *NodeIndex) slotOfKey(k cellKey) (int32, bool) {
-	si, ok1 := s.idx[k.Src]
-	di, ok2 := s.idx[k.Dst]
-	if !ok1 || !ok2 || si == di || k.Rail != k.DstRail || k.Rail < 0 || k.Rail >= s.rails {
-		return 0, false
-	}
-	return s.slot(int(si), int(di), k.Rail), true
 }
 
 // putDense writes one grid cell; the codes are already the store's.
@@ -390,64 +298,4 @@ func (s *cellStore) addAttempt(k cellKey, a wire.Attempt) bool {
 	}
 	s.retests[slot] = append(slices.Clip(s.retests[slot]), a)
 	return true
-}
-
-// storeView is a read-only copy of a store's state: the live store's for a
-// read under the FSM lock, or a frozen one for a snapshot.
-type storeView struct {
-	nodes   []wire.Node
-	n       int
-	rails   int
-	blocks  []*cellBlock
-	count   int
-	classes []probe.Class
-	errs    []*probe.Error
-	retests map[int32][]wire.Attempt
-	extra   map[cellKey]wire.Cell
-}
-
-// view reads the live store; valid only while the caller holds the lock.
-func (s *cellStore) view() storeView {
-	return storeView{nodes: s.nodes, n: s.n, rails: s.rails, blocks: s.blocks, count: s.count, classes: s.classes, errs: s.errs,
-		retests: s.retests, extra: s.extra}
-}
-
-// freeze returns a view that later writes cannot change.
-func (s *cellStore) freeze() storeView {
-	v := s.view()
-	v.classes = slices.Clip(v.classes)
-	v.errs = slices.Clip(v.errs)
-	v.retests = maps.Clone(s.retests)
-	v.extra = maps.Clone(s.extra)
-	s.epoch++
-	return v
-}
-
-// cell decodes grid slot (block b, index j) for the analysis. lat and bw,
-// when given, are where the figures go, so a caller decoding millions of
-// cells can hand out slices of one allocation.
-func (v *storeView) cell(slot int32, b *cellBlock, j int, lat *probe.Latency, bw *probe.Bandwidth) matrix.Cell {
-	src, d, rail := wire.GridCoords(v.n, slot)
-	cls := b.Class[j]
-	c := matrix.Cell{Src: v.nodes[src].Name, Dst: v.nodes[d].Name, Rail: rail,
-		SrcDevice: portDevice(&v.nodes[src], rail), DstDevice: portDevice(&v.nodes[d], rail),
-		Round: int(b.Round[j]), Class: v.classes[cls&classMask-1], Retests: attemptsOut(v.retests[slot])}
-	if b.Err != nil && b.Err[j] != 0 {
-		c.Error = v.errs[b.Err[j]-1]
-	}
-	if cls&flagLat != 0 {
-		if lat == nil {
-			lat = new(probe.Latency)
-		}
-		*lat = b.Lat[j].Latency(b.SamplesAt(j))
-		c.Latency = lat
-	}
-	if cls&flagBW != 0 {
-		if bw == nil {
-			bw = new(probe.Bandwidth)
-		}
-		*bw = b.BW[j].Bandwidth()
-		c.Bandwidth = bw
-	}
-	return c
 }

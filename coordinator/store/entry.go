@@ -1,7 +1,11 @@
-// Package store is the coordinator's replicated state: the raft FSM, the
-// log entries it applies, the compact cell store and its snapshots. It
-// knows nothing of raft's wiring: Apply takes a *raft.Log and is tested
-// as a plain function.
+// Package store is the coordinator's replicated state: the raft FSM and
+// its entry table (entry.go, fsm.go), round entries (round.go), the compact
+// cell grid (cellstore.go, nodeindex.go, view.go), snapshots (snapshot.go)
+// and the readers the analysis uses (read.go, gridsource.go,
+// gridfigures.go). Entries and snapshots are internal/wire's records; the
+// store keeps its state in those types and converts to the sweep engine's
+// and the matrix's at its boundary (convert.go). It knows nothing of raft's
+// wiring: Apply takes a *raft.Log and is tested as a plain function.
 package store
 
 import (
