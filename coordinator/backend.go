@@ -154,7 +154,11 @@ func (c *Coordinator) startSweep(req api.SweepRequest) (api.SweepInfo, error) {
 	now := time.Now().UTC()
 	info := api.SweepInfo{ID: sweep.NewID(now), State: api.SweepRunning, Mode: mode, Nodes: names, Rails: rails,
 		Rounds: len(rounds), Cells: sweep.CountCells(spec, nodes, rounds), Started: now, Spec: &resolved}
-	if err := c.apply(store.EntrySweepStart, store.Start{Info: info, Spec: spec, Nodes: nodes}); err != nil {
+	entry, err := store.EncodeStart(store.Start{Info: info, Spec: spec, Nodes: nodes})
+	if err != nil {
+		return api.SweepInfo{}, sweep.BadRequest("nodes", err.Error())
+	}
+	if err := c.apply(entry); err != nil {
 		return api.SweepInfo{}, sweep.Unavailable("cannot commit the sweep: " + err.Error())
 	}
 	return info, nil

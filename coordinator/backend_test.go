@@ -46,9 +46,9 @@ func TestEvictMatrices(t *testing.T) {
 func TestMatrixLiveReuse(t *testing.T) {
 	c := &Coordinator{fsm: store.New(5, nil), matrices: map[string]cachedMatrix{}}
 	nodes := []matrix.Node{{Name: "a"}, {Name: "b"}, {Name: "c"}}
-	c.fsm.Apply(entry(t, store.EntrySweepStart, store.Start{Info: api.SweepInfo{ID: "s", State: api.SweepRunning}, Nodes: nodes}))
+	c.fsm.Apply(entry(t, store.Start{Info: api.SweepInfo{ID: "s", State: api.SweepRunning}, Nodes: nodes}))
 	round := func(r int, src, dst string) {
-		c.fsm.Apply(entry(t, store.EntryRound, sweep.RoundResult{SweepID: "s", Round: r, Cells: []matrix.Cell{okCell(src, dst, 0)}}))
+		c.fsm.Apply(entry(t, sweep.RoundResult{SweepID: "s", Round: r, Cells: []matrix.Cell{okCell(src, dst, 0)}}))
 	}
 	tookLast := func(d time.Duration) { // as if the last build had taken d
 		m := c.matrices["s"]
@@ -75,7 +75,7 @@ func TestMatrixLiveReuse(t *testing.T) {
 	}
 	round(3, "c", "a")
 	tookLast(time.Hour)
-	c.fsm.Apply(entry(t, store.EntrySweepEnd, store.End{SweepID: "s", State: api.SweepDone}))
+	c.fsm.Apply(entry(t, store.End{SweepID: "s", State: api.SweepDone}))
 	if m, _ := c.Matrix("s"); measured(m) != 4 {
 		t.Fatalf("an ended sweep was served a stale analysis (%d cells measured, want 4)", measured(m))
 	}

@@ -115,7 +115,6 @@ type Coordinator struct {
 	reg      *registry
 	inflight *inflight
 	client   *http.Client
-	wire     wireForms // which workers take binary tasks (wire.go)
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -338,16 +337,7 @@ func (c *Coordinator) lead(ctx context.Context) {
 	}
 }
 
-func (c *Coordinator) apply(t store.EntryType, v any) error {
-	_, err := c.applySized(t, v)
-	return err
-}
-
-// applySized is apply that also says how many bytes the entry took.
-func (c *Coordinator) applySized(t store.EntryType, v any) (int, error) {
-	b, err := store.EncodeEntry(t, v)
-	if err != nil {
-		return 0, err
-	}
-	return len(b), c.raft.Apply(b, 10*time.Second).Error()
+// apply commits one encoded entry (store.Encode...) through raft.
+func (c *Coordinator) apply(entry []byte) error {
+	return c.raft.Apply(entry, 10*time.Second).Error()
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/rdmamesh/rdmamesh/coordinator/sweep"
 	"github.com/rdmamesh/rdmamesh/internal/api"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
+	"github.com/rdmamesh/rdmamesh/internal/wire"
 	"github.com/rdmamesh/rdmamesh/matrix"
 )
 
@@ -25,17 +26,17 @@ func (a answerAll) RoundTrip(req *http.Request) (*http.Response, error) {
 		req.Body.Close()
 	}
 	return &http.Response{StatusCode: http.StatusOK, Status: "200 OK", Request: req, ContentLength: int64(len(a.body)),
-		Header: http.Header{"Content-Type": {probe.BinaryType}}, Body: io.NopCloser(bytes.NewReader(a.body))}, nil
+		Header: http.Header{"Content-Type": {wire.ContentType}}, Body: io.NopCloser(bytes.NewReader(a.body))}, nil
 }
 
 func dispatchCoordinator(nodes []matrix.Node) *Coordinator {
-	res := probe.TaskResult{Version: probe.Version}
+	res := wire.TaskResult{}
 	for r := range nodes[0].Ports {
-		res.Rails = append(res.Rails, probe.RailResult{Rail: r, SrcDevice: nodes[0].Ports[r].Device, DstDevice: nodes[0].Ports[r].Device,
+		res.Rails = append(res.Rails, wire.RailResult{Rail: r, SrcDevice: nodes[0].Ports[r].Device, DstDevice: nodes[0].Ports[r].Device,
 			Class: probe.ClassOK, Latency: &probe.Latency{Samples: 1000, MinNs: 990, P50Ns: 1010, P90Ns: 1030, P99Ns: 1100, P999Ns: 1300, MaxNs: 2000, StdevNs: 12}})
 	}
 	c := &Coordinator{log: slog.New(slog.DiscardHandler), reg: newRegistry(), inflight: newInflight(),
-		client: &http.Client{Transport: answerAll{probe.AppendTaskResult(nil, res)}}}
+		client: &http.Client{Transport: answerAll{wire.TaskResultMsg.Append(nil, &res)}}}
 	for _, n := range nodes {
 		c.reg.nodes[n.Name] = &api.NodeInfo{Name: n.Name, State: "alive", APIAddr: n.Name + ":7471"}
 	}

@@ -8,15 +8,31 @@ import (
 
 	"github.com/rdmamesh/rdmamesh/coordinator/scheduler"
 	"github.com/rdmamesh/rdmamesh/coordinator/store"
+	"github.com/rdmamesh/rdmamesh/coordinator/sweep"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
 	"github.com/rdmamesh/rdmamesh/matrix"
 )
 
-func entry(t *testing.T, typ store.EntryType, v any) *raft.Log {
+// entry is one raft log entry: a store.Start, End or sweep.RoundResult
+// (its cells kept whole; the FSM puts them where they fit).
+func entry(t *testing.T, v any) *raft.Log {
 	t.Helper()
-	b, err := store.EncodeEntry(typ, v)
-	if err != nil {
-		t.Fatal(err)
+	var b []byte
+	switch v := v.(type) {
+	case store.Start:
+		var err error
+		if b, err = store.EncodeStart(v); err != nil {
+			t.Fatal(err)
+		}
+	case store.End:
+		b = store.EncodeEnd(v)
+	case sweep.RoundResult:
+		var err error
+		if b, err = store.EncodeRound(nil, v); err != nil {
+			t.Fatal(err)
+		}
+	default:
+		t.Fatalf("no entry for a %T", v)
 	}
 	return &raft.Log{Index: 1, Data: b}
 }

@@ -62,13 +62,13 @@ func (k *raftCommitter) CommitRound(r sweep.RoundResult) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	return len(b), k.c.raft.Apply(b, 10*time.Second).Error()
+	return len(b), k.c.apply(b)
 }
 
 func (k *raftCommitter) CommitRetestPlan(p sweep.RetestPlan) error {
-	return k.c.apply(store.EntryRetestPlan, p)
+	return k.c.apply(store.EncodeRetestPlan(p))
 }
 
 func (k *raftCommitter) EndSweep(id, state, msg string, healthy *bool) error {
-	return k.c.apply(store.EntrySweepEnd, store.End{SweepID: id, State: state, Error: msg, At: time.Now().UTC(), Healthy: healthy})
+	return k.c.apply(store.EncodeEnd(store.End{SweepID: id, State: state, Error: msg, At: time.Now().UTC(), Healthy: healthy}))
 }

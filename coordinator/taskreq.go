@@ -3,22 +3,18 @@ package coordinator
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"io"
 	"net/http"
 	"sync"
 
-	"github.com/rdmamesh/rdmamesh/internal/probe"
+	"github.com/rdmamesh/rdmamesh/internal/wire"
 )
 
 // The leader sends a million tasks in a 1,024-node sweep; what each one
 // allocates is paid again in garbage collection. The buffers below are
 // pooled, and the constant header values are shared (a RoundTripper must
 // not modify a request).
-var (
-	binaryTypeHdr = []string{probe.BinaryType}
-	jsonTypeHdr   = []string{"application/json"}
-)
+var wireTypeHdr = []string{wire.ContentType}
 
 // taskBody reads a task's encoded form and hands the buffer back to its
 // pool when the transport closes it: the transport may still be reading
@@ -58,7 +54,7 @@ func (t *taskBody) Close() error {
 }
 
 // putBuf pools a buffer unless it grew past what tasks and answers need,
-// so one huge JSON answer is not held for the rest of the process.
+// so one huge answer is not held for the rest of the process.
 func putBuf[T any](p *sync.Pool, v *T, b []byte) {
 	if cap(b) <= 64<<10 {
 		p.Put(v)
@@ -66,16 +62,9 @@ func putBuf[T any](p *sync.Pool, v *T, b []byte) {
 }
 
 // taskRequest builds the POST of t to a worker.
-func (c *Coordinator) taskRequest(ctx context.Context, apiAddr string, t probe.Task, binary bool) (*http.Request, error) {
+func (c *Coordinator) taskRequest(ctx context.Context, apiAddr string, t wire.Task) (*http.Request, error) {
 	buf := taskBufs.Get().(*taskBuf)
-	ctype := jsonTypeHdr
-	if binary {
-		buf.b = probe.AppendTask(buf.b[:0], t)
-		ctype = binaryTypeHdr
-	} else {
-		b, _ := json.Marshal(t) // plain data: cannot fail
-		buf.b = append(buf.b[:0], b...)
-	}
+	buf.b = wire.TaskMsg.Append(buf.b[:0], &t)
 	body := &taskBody{buf: buf}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url(apiAddr, "/v1/tasks"), body)
 	if err != nil {
@@ -86,10 +75,7 @@ func (c *Coordinator) taskRequest(ctx context.Context, apiAddr string, t probe.T
 	// still retried on a fresh connection when none of it was written, the
 	// only case net/http retries one in anyway.
 	req.ContentLength = int64(len(buf.b))
-	req.Header["Content-Type"] = ctype
-	if binary {
-		req.Header["Accept"] = binaryTypeHdr
-	}
+	req.Header["Content-Type"] = wireTypeHdr
 	c.authorize(req)
 	return req, nil
 }

@@ -2,7 +2,7 @@ package coordinator
 
 import (
 	"context"
-	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -10,13 +10,12 @@ import (
 	"time"
 
 	"github.com/rdmamesh/rdmamesh/internal/probe"
+	"github.com/rdmamesh/rdmamesh/internal/wire"
 )
 
-// fakeWorker answers tasks the way a worker of a given age does.
-type fakeWorker struct {
-	jsonOnly bool // built before the binary form
-	status   int  // non-zero: answer this status with an error reply
-}
+// fakeWorker answers tasks; status non-zero answers that status with an
+// error reply.
+type fakeWorker struct{ status int }
 
 func (f fakeWorker) RoundTrip(req *http.Request) (*http.Response, error) {
 	raw, _ := io.ReadAll(req.Body)
@@ -25,49 +24,31 @@ func (f fakeWorker) RoundTrip(req *http.Request) (*http.Response, error) {
 		return &http.Response{StatusCode: status, Status: http.StatusText(status), Request: req, ContentLength: int64(len(b)),
 			Header: http.Header{"Content-Type": {ctype}}, Body: io.NopCloser(strings.NewReader(string(b)))}, nil
 	}
-	bin := req.Header.Get("Content-Type") == probe.BinaryType
-	if bin && f.jsonOnly {
-		b, _ := json.Marshal(probe.ErrorReply{Error: &probe.Error{Class: probe.ClassInternal, Cause: "decode request: invalid character"}})
-		return answer(http.StatusBadRequest, "application/json", b)
-	}
-	var t probe.Task
-	var err error
-	if bin {
-		t, err = probe.DecodeTask(raw)
-	} else {
-		err = json.Unmarshal(raw, &t)
-	}
-	if err != nil {
-		return answer(http.StatusTeapot, "text/plain", []byte(err.Error()))
+	t, err := wire.TaskMsg.Decode(raw)
+	if err != nil || req.Header.Get("Content-Type") != wire.ContentType {
+		return answer(http.StatusTeapot, "text/plain", []byte(fmt.Sprint(err)))
 	}
 	if f.status != 0 {
-		b, _ := json.Marshal(probe.ErrorReply{Error: &probe.Error{Class: probe.ClassResource, Cause: "busy with " + t.Src}})
-		return answer(f.status, "application/json", b)
+		return answer(f.status, wire.ContentType, wire.ErrorMsg.Append(nil, &probe.Error{Class: probe.ClassResource, Cause: "busy with " + t.Src}))
 	}
-	res := probe.TaskResult{Version: probe.Version, SweepID: t.SweepID, Src: t.Src, Dst: t.Dst}
+	res := wire.TaskResult{SweepID: t.SweepID, Src: t.Src, Dst: t.Dst}
 	for _, rp := range t.Rails {
-		res.Rails = append(res.Rails, probe.RailResult{Rail: rp.Rail, SrcDevice: rp.Src.Device, Class: probe.ClassOK,
+		res.Rails = append(res.Rails, wire.RailResult{Rail: rp.Rail, SrcDevice: rp.Src.Device, Class: probe.ClassOK,
 			Latency: &probe.Latency{Samples: 1, P50Ns: float64(1000 + rp.Rail)}})
 	}
-	if bin {
-		return answer(http.StatusOK, probe.BinaryType, probe.AppendTaskResult(nil, res))
-	}
-	b, _ := json.Marshal(res)
-	return answer(http.StatusOK, "application/json", b)
+	return answer(http.StatusOK, wire.ContentType, wire.TaskResultMsg.Append(nil, &res))
 }
 
 func TestPostTask(t *testing.T) {
-	task := probe.Task{Version: probe.Version, SweepID: "s", Src: "a", Dst: "b",
+	task := wire.Task{SweepID: "s", Src: "a", Dst: "b",
 		Rails: []probe.RailPair{{Rail: 0, Src: probe.Endpoint{Device: "mlx5_0"}}, {Rail: 1, Src: probe.Endpoint{Device: "mlx5_1"}}}}
 	for _, tc := range []struct {
 		name      string
 		w         fakeWorker
 		wantClass probe.Class
-		wantJSON  bool // the worker is remembered as JSON-only
 	}{
-		{"binary", fakeWorker{}, "", false},
-		{"old worker falls back to JSON", fakeWorker{jsonOnly: true}, "", true},
-		{"error reply", fakeWorker{status: http.StatusServiceUnavailable}, probe.ClassResource, false},
+		{"result", fakeWorker{}, ""},
+		{"error reply", fakeWorker{status: http.StatusServiceUnavailable}, probe.ClassResource},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := &Coordinator{client: &http.Client{Transport: tc.w}}
@@ -84,9 +65,6 @@ func TestPostTask(t *testing.T) {
 				case len(res.Rails) != 2 || res.Rails[1].Latency.P50Ns != 1001 || res.Rails[1].SrcDevice != "mlx5_1" || res.Src != "a":
 					t.Fatalf("result %+v", res)
 				}
-			}
-			if got := !c.wire.binary("a:1"); got != tc.wantJSON {
-				t.Fatalf("JSON-only %v, want %v", got, tc.wantJSON)
 			}
 		})
 	}
@@ -107,7 +85,7 @@ func (h hungWorker) RoundTrip(req *http.Request) (*http.Response, error) {
 // TestPostTaskEnds checks the two ways a tracked task ends early: the pair
 // timeout and its peer declared dead.
 func TestPostTaskEnds(t *testing.T) {
-	task := probe.Task{Version: probe.Version, SweepID: "s", Src: "a", Dst: "b", Rails: []probe.RailPair{{Rail: 0}}}
+	task := wire.Task{SweepID: "s", Src: "a", Dst: "b", Rails: []probe.RailPair{{Rail: 0}}}
 	c := &Coordinator{inflight: newInflight()}
 	c.client = &http.Client{Transport: hungWorker{}}
 	ctx, release := c.inflight.track(context.Background(), time.Millisecond, "a", "b")

@@ -21,6 +21,8 @@ import (
 	"github.com/rdmamesh/rdmamesh/internal/member"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
 	"github.com/rdmamesh/rdmamesh/internal/selffault"
+	"github.com/rdmamesh/rdmamesh/internal/session"
+	"github.com/rdmamesh/rdmamesh/internal/wire"
 )
 
 // Options configure an Agent.
@@ -45,7 +47,7 @@ type Options struct {
 	Token     string // bearer token for the worker API; empty = open
 	// Observability hooks; nil = off. OnTask sees every task result,
 	// OnSession every responder outcome (nil error = served normally).
-	OnTask    func(probe.TaskResult)
+	OnTask    func(wire.TaskResult)
 	OnSession func(error)
 	Metrics   http.Handler // served at GET /metrics behind the token
 	GossipKey []byte       // memberlist AES key (16, 24 or 32 bytes); empty = plaintext
@@ -69,8 +71,9 @@ type Agent struct {
 	ln       net.Listener
 	srv      *http.Server
 	apiAddr  string
-	sessions *sessionTable
-	client   *http.Client
+	sessions *session.Server
+	client   *http.Client   // peers' APIs: health
+	peers    session.Client // peers' APIs: probe sessions
 
 	mu  sync.Mutex
 	inv probe.Inventory
@@ -80,7 +83,6 @@ type Agent struct {
 
 	healthStop context.CancelFunc // health.go: the loop that republishes on device events
 	healthDone chan struct{}
-	served     connectCounts // responder sessions connected, by mode
 }
 
 // Start brings the agent up: inventory, API listener, then gossip, so that a
@@ -96,8 +98,9 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	a := &Agent{opts: o, log: log.With("node", o.Name), sessions: newSessionTable(),
-		client: &http.Client{Transport: peerTransport(o.HTTPTransport, o.ClientTLS)}, serveErr: make(chan error, 1)}
+	a := &Agent{opts: o, log: log.With("node", o.Name), client: &http.Client{Transport: peerTransport(o.HTTPTransport, o.ClientTLS)},
+		serveErr: make(chan error, 1)}
+	a.sessions, a.peers = a.sessionServer(), a.sessionClient()
 	if err := a.refreshInventory(ctx); err != nil {
 		return nil, err
 	}
@@ -218,7 +221,7 @@ func (a *Agent) stop(leave bool) {
 			a.log.Debug("gossip shutdown", "err", err)
 		}
 		a.stopHTTP()
-		a.sessions.closeAll()
+		a.sessions.CloseAll()
 		a.client.CloseIdleConnections()
 	})
 }

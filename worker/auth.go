@@ -2,14 +2,14 @@ package worker
 
 import (
 	"crypto/subtle"
-	"errors"
 	"fmt"
 	"net/http"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/rdmamesh/rdmamesh/internal/probe"
+	"github.com/rdmamesh/rdmamesh/internal/session"
+	"github.com/rdmamesh/rdmamesh/internal/wire"
 )
 
 // requireToken guards the worker API: with a token configured every /v1 call
@@ -24,9 +24,27 @@ func (a *Agent) requireToken(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		writeErr(w, http.StatusUnauthorized, &probe.Error{Class: probe.ClassInternal,
+		wire.Refuse(w, r, http.StatusUnauthorized, &probe.Error{Class: probe.ClassInternal,
 			Cause: "missing or wrong bearer token", Fix: "give every rdmamesh process the same auth.token (or auth.token_file)"})
 	})
+}
+
+// sessionServer is this worker's responder: it serves opens that the
+// coordinator scheduled (the ticket) for this node, on ports it has.
+func (a *Agent) sessionServer() *session.Server {
+	return session.NewServer(session.ServerOptions{Fabric: a.opts.Fabric, Log: a.log, OnSession: a.opts.OnSession,
+		Authorize: a.authorizeSession,
+		Endpoint: func(ep probe.Endpoint) (probe.Endpoint, error) {
+			if !a.hasPort(ep.Device, ep.Port) {
+				return ep, fmt.Errorf("no HCA port %s/%d on %s", ep.Device, ep.Port, a.opts.Name)
+			}
+			return ep, nil
+		}})
+}
+
+// sessionClient opens the remote halves of this worker's tasks on peers.
+func (a *Agent) sessionClient() session.Client {
+	return session.Client{HTTP: a.client, Token: a.opts.Token, TLS: a.opts.ClientTLS != nil, Self: "worker " + a.opts.Name}
 }
 
 func (a *Agent) authorize(req *http.Request) {
@@ -36,50 +54,15 @@ func (a *Agent) authorize(req *http.Request) {
 }
 
 // authorizeSession checks that the coordinator scheduled this session and
-// that it is for us (403 when not); validSessionFields then checks every
-// field a provider would hand to the HCA (400), all before any verbs call.
-func (a *Agent) authorizeSession(req probe.SessionRequest, now time.Time) error {
+// that it is for us (403 when not).
+func (a *Agent) authorizeSession(req *wire.SessionOpen, now time.Time) error {
 	if req.Dst != a.opts.Name {
 		return fmt.Errorf("session for %q sent to worker %q", req.Dst, a.opts.Name)
-	}
-	if req.Src == "" || req.Src != req.Initiator.Node {
-		return fmt.Errorf("session src %q does not match the initiator's QP info node %q", req.Src, req.Initiator.Node)
 	}
 	if a.opts.Token != "" {
 		if err := probe.VerifyTicket([]byte(a.opts.Token), req.Ticket, req.SweepID, req.Src, req.Dst, req.Deadline, now); err != nil {
 			return err
 		}
-	}
-	return nil
-}
-
-func (a *Agent) validSessionFields(req probe.SessionRequest) error {
-	if !a.hasPort(req.Local.Device, req.Local.Port) {
-		return fmt.Errorf("no HCA port %s/%d on %s", req.Local.Device, req.Local.Port, a.opts.Name)
-	}
-	if req.Local.GIDIndex < -1 || req.Local.GIDIndex > 0xffff {
-		return fmt.Errorf("gid_index %d out of range", req.Local.GIDIndex)
-	}
-	return validQP(req.Initiator)
-}
-
-// validQP rejects QP info that cannot come from a real HCA.
-func validQP(q probe.QPInfo) error {
-	switch {
-	case q.QPN == 0 || q.QPN >= 1<<24:
-		return fmt.Errorf("initiator qpn %#x outside 1..0xffffff", q.QPN)
-	case q.PSN >= 1<<24:
-		return fmt.Errorf("initiator psn %#x outside 24 bits", q.PSN)
-	case !slices.Contains([]int{256, 512, 1024, 2048, 4096}, q.MTU):
-		return fmt.Errorf("initiator mtu %d is not an IB MTU (256..4096)", q.MTU)
-	case q.Size < 0 || q.Size > 1<<30:
-		return fmt.Errorf("initiator buffer size %d out of range", q.Size)
-	case q.LinkLayer != "InfiniBand" && q.LinkLayer != "Ethernet":
-		return fmt.Errorf("initiator link layer %q: want InfiniBand or Ethernet", q.LinkLayer)
-	case q.LinkLayer == "Ethernet" && !strings.Contains(q.GID, ":"):
-		return fmt.Errorf("initiator GID %q is not an IPv6-form GID (RoCE needs one)", q.GID)
-	case q.Device == "" || len(q.Device) > 64:
-		return errors.New("initiator device name missing or too long")
 	}
 	return nil
 }

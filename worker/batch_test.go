@@ -15,15 +15,14 @@ import (
 	"github.com/rdmamesh/rdmamesh/internal/fabric"
 	"github.com/rdmamesh/rdmamesh/internal/fabric/sim"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
+	"github.com/rdmamesh/rdmamesh/internal/wire"
 )
 
-// handlers routes requests to in-process worker APIs; hide404 makes one
-// path answer 404, like a worker from before it existed.
+// handlers routes requests to in-process worker APIs and counts them.
 type handlers struct {
-	mu      sync.Mutex
-	h       map[string]http.Handler
-	hide404 string
-	calls   map[string]int
+	mu    sync.Mutex
+	h     map[string]http.Handler
+	calls map[string]int
 	// before, when set, runs first and may fail the request the way the
 	// transport would.
 	before func() error
@@ -33,7 +32,6 @@ func (p *handlers) RoundTrip(req *http.Request) (*http.Response, error) {
 	p.mu.Lock()
 	h := p.h[req.URL.Host]
 	p.calls[req.Method+" "+req.URL.Path]++
-	hide := p.hide404 != "" && req.URL.Path == p.hide404
 	before := p.before
 	p.mu.Unlock()
 	if before != nil {
@@ -42,11 +40,7 @@ func (p *handlers) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	rec := httptest.NewRecorder()
-	if hide {
-		http.NotFound(rec, req)
-	} else {
-		h.ServeHTTP(rec, req)
-	}
+	h.ServeHTTP(rec, req)
 	return rec.Result(), nil
 }
 
@@ -89,8 +83,8 @@ func twoAgents(t *testing.T, faults ...string) (*Agent, *Agent, *handlers) {
 	return out[0], out[1], rt
 }
 
-func railTask(a, b *Agent, rails int) probe.Task {
-	t := probe.Task{Version: probe.Version, SweepID: "s", Src: "a", Dst: "b", DstAPI: b.APIAddr(), Params: probe.DefaultTestParams(),
+func railTask(a, b *Agent, rails int) wire.Task {
+	t := wire.Task{SweepID: "s", Src: "a", Dst: "b", DstAPI: b.APIAddr(), Params: probe.DefaultTestParams(),
 		Deadline: time.Now().Add(time.Minute)}
 	t.Params.LatencyIters, t.Params.BWSize = 50, 0
 	for r := 0; r < rails; r++ {
@@ -119,24 +113,7 @@ func TestRunTaskBatchesPeerSessions(t *testing.T) {
 	if n := rt.count("POST /v1/sessions/close"); n != 1 {
 		t.Errorf("%d batch closes, want 1", n)
 	}
-	if n := b.sessions.len(); n != 0 {
-		t.Errorf("%d responder sessions left open on the peer", n)
-	}
-}
-
-func TestRunTaskFallsBackToSessionPerRail(t *testing.T) {
-	a, b, rt := twoAgents(t)
-	rt.hide404 = "/v1/sessions/batch"
-	res := a.RunTask(context.Background(), railTask(a, b, 4))
-	for _, rr := range res.Rails {
-		if rr.Class != probe.ClassOK {
-			t.Errorf("rail %d: %s %v", rr.Rail, rr.Class, rr.Error)
-		}
-	}
-	if n := rt.count("DELETE /v1/sessions/"); n != 4 {
-		t.Errorf("%d per-rail closes, want 4", n)
-	}
-	if n := b.sessions.len(); n != 0 {
+	if n := b.sessions.Len(); n != 0 {
 		t.Errorf("%d responder sessions left open on the peer", n)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/rdmamesh/rdmamesh/internal/fabric"
 	"github.com/rdmamesh/rdmamesh/internal/fabric/sim"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
+	"github.com/rdmamesh/rdmamesh/internal/wire"
 	"github.com/rdmamesh/rdmamesh/worker"
 )
 
@@ -54,11 +55,11 @@ func simPair(t *testing.T, wrapDst func(fabric.Fabric) fabric.Fabric) (*worker.A
 	return src, dst.APIAddr()
 }
 
-func cmTask(dstAPI string) probe.Task {
+func cmTask(dstAPI string) wire.Task {
 	p := probe.DefaultTestParams()
 	p.Connect = probe.ConnectRDMACM
 	ep := probe.Endpoint{Device: "mlx5_0", Port: 1, GIDIndex: -1}
-	return probe.Task{Version: probe.Version, SweepID: "s1", Src: "node-01", Dst: "node-02", DstAPI: dstAPI,
+	return wire.Task{SweepID: "s1", Src: "node-01", Dst: "node-02", DstAPI: dstAPI,
 		Rails: []probe.RailPair{{Rail: 0, Src: ep, Dst: ep}}, Params: p, Deadline: time.Now().Add(time.Minute)}
 }
 

@@ -7,7 +7,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/rdmamesh/rdmamesh/internal/probe"
@@ -104,14 +103,6 @@ func healthSummary(hs []probe.DeviceHealth) string {
 	return strings.Join(parts, ", ")
 }
 
-// keepResponderQP says whether a responder that ended with err should hold
-// its QP until the initiator closes the session. Not when the port or
-// device is gone: the QP is useless, and holding it would keep a device
-// that is being removed open (the kernel waits for every user).
-func keepResponderQP(err error) bool {
-	return err == nil || probe.Classify(err).Class != probe.ClassPortDown
-}
-
 // HealthReply is GET /v1/health: device health from the fabric's watcher
 // and the worker process's own resource use (the lab's churn test reads it
 // to show nothing leaks).
@@ -127,17 +118,6 @@ type HealthReply struct {
 	Served map[string]int64 `json:"served"`
 }
 
-// connectCounts counts responder sessions by connection mode.
-type connectCounts struct{ exchange, rdmacm atomic.Int64 }
-
-func (c *connectCounts) add(mode string) {
-	if mode == probe.ConnectRDMACM {
-		c.rdmacm.Add(1)
-	} else {
-		c.exchange.Add(1)
-	}
-}
-
 // ProcessStats is what a leak shows up in.
 type ProcessStats struct {
 	Goroutines int   `json:"goroutines"`
@@ -149,8 +129,8 @@ type ProcessStats struct {
 func (a *Agent) handleHealth(w http.ResponseWriter, _ *http.Request) {
 	inv := a.Inventory()
 	rep := HealthReply{Node: a.opts.Name, Generation: inv.Generation, Ports: len(inv.Ports), Usable: usablePorts(inv.Ports),
-		Process: ProcessStats{Goroutines: runtime.NumGoroutine(), FDs: countFDs(), RSSBytes: rss(), Sessions: a.sessions.len()},
-		Served:  map[string]int64{probe.ConnectExchange: a.served.exchange.Load(), probe.ConnectRDMACM: a.served.rdmacm.Load()}}
+		Process: ProcessStats{Goroutines: runtime.NumGoroutine(), FDs: countFDs(), RSSBytes: rss(), Sessions: a.sessions.Len()},
+		Served:  a.sessions.Served()}
 	if hr, ok := a.opts.Fabric.(HealthReporter); ok {
 		rep.Devices = hr.Health()
 	}

@@ -2,13 +2,13 @@ package worker
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"time"
 
 	"github.com/rdmamesh/rdmamesh/internal/fabric"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
 	"github.com/rdmamesh/rdmamesh/internal/selffault"
+	"github.com/rdmamesh/rdmamesh/internal/wire"
 )
 
 // RunTask measures Src → Dst on every rail of t at once (rail i ↔ rail i use
@@ -19,7 +19,7 @@ import (
 // open the local halves (in parallel), open every remote half in one batch
 // request, connect and measure (in parallel), then close the remote halves
 // in one request and the local ones.
-func (a *Agent) RunTask(ctx context.Context, t probe.Task) probe.TaskResult {
+func (a *Agent) RunTask(ctx context.Context, t wire.Task) wire.TaskResult {
 	start, faults := time.Now(), selffault.Count()
 	if !t.Deadline.IsZero() {
 		var cancel context.CancelFunc
@@ -28,7 +28,7 @@ func (a *Agent) RunTask(ctx context.Context, t probe.Task) probe.TaskResult {
 	}
 	rails := make([]railRun, len(t.Rails))
 	for i, rp := range t.Rails {
-		rails[i] = railRun{agent: a, rp: rp, rr: probe.RailResult{Rail: rp.Rail, SrcDevice: rp.Src.Device, DstDevice: rp.Dst.Device,
+		rails[i] = railRun{agent: a, rp: rp, rr: wire.RailResult{Rail: rp.Rail, SrcDevice: rp.Src.Device, DstDevice: rp.Dst.Device,
 			SrcGID: rp.Src.GIDIndex, DstGID: rp.Dst.GIDIndex}}
 	}
 	defer func() {
@@ -42,8 +42,8 @@ func (a *Agent) RunTask(ctx context.Context, t probe.Task) probe.TaskResult {
 	closeRemote := a.openRemote(ctx, t, rails)
 	each(rails, func(r *railRun) { r.measure(ctx, t) })
 	closeRemote()
-	res := probe.TaskResult{Version: probe.Version, SweepID: t.SweepID, Round: t.Round, Src: t.Src, Dst: t.Dst,
-		Rails: make([]probe.RailResult, len(rails))}
+	res := wire.TaskResult{SweepID: t.SweepID, Round: t.Round, Src: t.Src, Dst: t.Dst,
+		Rails: make([]wire.RailResult, len(rails))}
 	for i := range rails {
 		res.Rails[i] = rails[i].rr
 	}
@@ -58,7 +58,7 @@ func (a *Agent) RunTask(ctx context.Context, t probe.Task) probe.TaskResult {
 // a failure then may be ours (an accept that never happened looks like a
 // hung peer), so every failed rail becomes a tester fault and the whole
 // result says so.
-func (a *Agent) markTester(res *probe.TaskResult) {
+func (a *Agent) markTester(res *wire.TaskResult) {
 	res.Tester = a.testerError()
 	for i := range res.Rails {
 		if rr := &res.Rails[i]; rr.Class.Failed() {
@@ -76,13 +76,12 @@ func (a *Agent) testerError() *probe.Error {
 // railRun is one rail of a task as it goes through the phases; once failed
 // is set the later phases skip it.
 type railRun struct {
-	agent  *Agent
-	rp     probe.RailPair
-	rr     probe.RailResult
-	sess   fabric.Session
-	local  probe.QPInfo
-	peer   probe.QPInfo
-	peerID string // the remote half's session, when opened one by one
+	agent *Agent
+	rp    probe.RailPair
+	rr    wire.RailResult
+	sess  fabric.Session
+	local probe.QPInfo
+	peer  probe.QPInfo
 	// peerOpened: the remote half exists, so a failure may be the peer's
 	// (its port went down, it died) rather than ours.
 	peerOpened bool
@@ -105,7 +104,7 @@ func each(rails []railRun, f func(*railRun)) {
 	wg.Wait()
 }
 
-func (r *railRun) fail(ctx context.Context, t probe.Task, err error) {
+func (r *railRun) fail(ctx context.Context, t wire.Task, err error) {
 	if r.peerOpened {
 		err = r.agent.explainPeerFailure(t, r.rp, err)
 	}
@@ -118,7 +117,7 @@ func (r *railRun) fail(ctx context.Context, t probe.Task, err error) {
 	r.failed = true
 }
 
-func (r *railRun) open(ctx context.Context, a *Agent, t probe.Task) {
+func (r *railRun) open(ctx context.Context, a *Agent, t wire.Task) {
 	sess, err := a.opts.Fabric.Open(ctx, r.rp.Src, t.Params)
 	if err != nil {
 		r.fail(ctx, t, err)
@@ -129,23 +128,21 @@ func (r *railRun) open(ctx context.Context, a *Agent, t probe.Task) {
 }
 
 // openRemote opens the peer's halves of the rails still going, in one
-// request when the peer can take it, and returns what closes them.
-func (a *Agent) openRemote(ctx context.Context, t probe.Task, rails []railRun) func() {
-	var want []probe.SessionRail
+// request, and returns what closes them.
+func (a *Agent) openRemote(ctx context.Context, t wire.Task, rails []railRun) func() {
+	var want []wire.SessionRail
 	var idx []int
 	for i := range rails {
 		if !rails[i].failed {
-			want = append(want, probe.SessionRail{Rail: rails[i].rp.Rail, Local: rails[i].rp.Dst, Initiator: rails[i].local})
+			want = append(want, wire.SessionRail{Rail: rails[i].rp.Rail, Local: rails[i].rp.Dst, Initiator: rails[i].local})
 			idx = append(idx, i)
 		}
 	}
 	if len(want) == 0 {
 		return func() {}
 	}
-	reply, err := a.openPeers(ctx, t, want)
-	if errors.Is(err, errNoBatch) {
-		return a.openRemoteOneByOne(ctx, t, rails)
-	}
+	reply, err := a.peers.Open(ctx, t.DstAPI, &wire.SessionOpen{SweepID: t.SweepID, Src: t.Src, Dst: t.Dst,
+		Deadline: t.Deadline, Ticket: t.Ticket, Params: t.Params, Rails: want})
 	if err != nil {
 		for _, i := range idx {
 			rails[i].fail(ctx, t, err)
@@ -163,31 +160,14 @@ func (a *Agent) openRemote(ctx context.Context, t probe.Task, rails []railRun) f
 		rails[i].peer, rails[i].peerOpened = got.Responder, true
 		rails[i].rr.DstGID = got.Responder.GIDIndex
 	}
-	return func() { a.closePeers(t, ids) }
-}
-
-// openRemoteOneByOne is openRemote against a worker without the batch
-// endpoints: a request per rail, in parallel.
-func (a *Agent) openRemoteOneByOne(ctx context.Context, t probe.Task, rails []railRun) func() {
-	each(rails, func(r *railRun) {
-		peer, err := a.openPeer(ctx, t, r.rp, r.local)
-		if err != nil {
-			r.fail(ctx, t, err)
-			return
-		}
-		r.peer, r.peerID, r.peerOpened = peer.Responder, peer.SessionID, true
-		r.rr.DstGID = peer.Responder.GIDIndex
-	})
 	return func() {
-		for i := range rails {
-			if rails[i].peerID != "" {
-				a.closePeer(t.DstAPI, rails[i].peerID)
-			}
+		if err := a.peers.Close(t.Src, t.Dst, t.DstAPI, &wire.SessionClose{IDs: ids}); err != nil {
+			a.log.Debug("close peer sessions", "api", t.DstAPI, "err", err)
 		}
 	}
 }
 
-func (r *railRun) measure(ctx context.Context, t probe.Task) {
+func (r *railRun) measure(ctx context.Context, t wire.Task) {
 	if err := r.sess.Connect(ctx, r.peer); err != nil {
 		r.fail(ctx, t, err)
 		return

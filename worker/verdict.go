@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rdmamesh/rdmamesh/internal/probe"
+	"github.com/rdmamesh/rdmamesh/internal/wire"
 )
 
 // mtuMismatch reports two ends whose active MTUs differ. The test itself
@@ -54,7 +55,7 @@ func end(q probe.QPInfo) string {
 // went down from a lossy path (all end in retries or silence), but the
 // peer's API can: a worker that no longer answers died during the test,
 // and one whose device health is bad lost its port.
-func (a *Agent) explainPeerFailure(t probe.Task, rp probe.RailPair, err error) error {
+func (a *Agent) explainPeerFailure(t wire.Task, rp probe.RailPair, err error) error {
 	pe := probe.Classify(err)
 	switch pe.Class {
 	case probe.ClassRetryExceeded, probe.ClassTimeout, probe.ClassPeerLost, probe.ClassInternal:

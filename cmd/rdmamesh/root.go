@@ -38,10 +38,15 @@ var errSilent = errors.New("")
 
 // run is main without the os.Exit, so exit codes are testable in-process.
 func run(args []string, stdout, stderr io.Writer) int {
-	root := newRoot(stdout, stderr)
-	root.SetArgs(args)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	return runContext(ctx, args, stdout, stderr)
+}
+
+// runContext is run until ctx ends (an interrupt, or a test's cancel).
+func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	root := newRoot(stdout, stderr)
+	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return 0

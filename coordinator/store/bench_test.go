@@ -77,12 +77,10 @@ func BenchmarkCodecRound(b *testing.B) {
 func BenchmarkApplyRound(b *testing.B) {
 	nodes, rounds := benchSweep(b, 1024)
 	x := NewNodeIndex(nodes)
-	start, err := EncodeEntry(EntrySweepStart, Start{Info: api.SweepInfo{ID: "s", State: api.SweepRunning}, Nodes: nodes})
-	if err != nil {
-		b.Fatal(err)
-	}
+	start := mustStart(b, Start{Info: api.SweepInfo{ID: "s", State: api.SweepRunning}, Nodes: nodes})
 	rng := rand.New(rand.NewPCG(3, 4))
 	entries := make([][]byte, 16)
+	var err error
 	for i := range entries {
 		if entries[i], err = EncodeRound(&x, sweep.RoundResult{SweepID: "s", Round: i, Cells: roundCells(nodes, rounds[i], rng)}); err != nil {
 			b.Fatal(err)
@@ -115,7 +113,7 @@ func BenchmarkSweepState1024(b *testing.B) {
 	nodes, rounds := benchSweep(b, 1024)
 	x := NewNodeIndex(nodes)
 	f := New(1, nil)
-	start, _ := EncodeEntry(EntrySweepStart, Start{Info: api.SweepInfo{ID: "s", State: api.SweepRunning}, Nodes: nodes})
+	start := mustStart(b, Start{Info: api.SweepInfo{ID: "s", State: api.SweepRunning}, Nodes: nodes})
 	f.Apply(&raft.Log{Data: start})
 	rng := rand.New(rand.NewPCG(5, 6))
 	before := liveHeap()
@@ -152,4 +150,12 @@ func liveHeap() uint64 {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	return ms.HeapAlloc
+}
+
+func mustStart(tb testing.TB, s Start) []byte {
+	b, err := EncodeStart(s)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
 }

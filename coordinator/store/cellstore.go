@@ -1,22 +1,22 @@
 package store
 
 import (
-	"maps"
 	"slices"
 
 	"github.com/rdmamesh/rdmamesh/internal/probe"
-	"github.com/rdmamesh/rdmamesh/matrix"
+	"github.com/rdmamesh/rdmamesh/internal/wire"
 )
 
 // cellStore holds one sweep's cells compactly: at 1,024 nodes x 8 rails a
-// map of matrix.Cell took about 3 GB (string keys, a Cell and a Latency per
+// map of whole cells took about 3 GB (string keys, a Cell and a Latency per
 // cell); this takes about 17 bytes a cell.
 //
 // Same-rail cells between the sweep's own nodes, whose devices are the
 // nodes' inventory devices (every cell a sweep produces), live in a grid:
-// slot (rail*n + src)*n + dst, in blocks of 64 slots allocated on first
-// use, so a sparse plan (one-to-all, k-batch) stays small. Figures are
-// stored as quant codes. Anything else (cross-rail cells, unknown nodes,
+// slot (rail*n + src)*n + dst (wire.GridSlot), in blocks of 64 slots
+// allocated on first use, so a sparse plan (one-to-all, k-batch) stays
+// small. Figures are stored as quant codes: the grid is the snapshot's
+// format (internal/wire) held in memory. Anything else (cross-rail cells, unknown nodes,
 // hand-made test cells) is kept whole in extra.
 //
 // Snapshots share blocks copy-on-write: freeze bumps the epoch, and a write
@@ -35,144 +35,38 @@ type cellStore struct {
 	classCode map[probe.Class]uint8
 	errs      []*probe.Error // error code-1 → error; append-only
 	errCode   map[probe.Error]uint16
-	retests   map[int32][]matrix.Attempt // by slot
-	extra     map[cellKey]matrix.Cell
+	retests   map[int32][]wire.Attempt // by slot
+	extra     map[cellKey]wire.Cell
+}
+
+// cellBlock is a grid block as the store keeps it: the snapshot format's
+// block, with what copy-on-write and the sample counts need.
+type cellBlock struct {
+	wire.GridBlock
+	epoch  uint64
+	hasLat int // cells with latency, to know Samples is set
 }
 
 const (
-	blockBits = 6
-	blockLen  = 1 << blockBits
-
-	// A block's class byte: the class code (1..maxClasses; 0 = no cell)
-	// and whether latency and bandwidth figures are present.
-	flagLat    = 1 << 6
-	flagBW     = 1 << 7
-	classMask  = flagLat - 1
-	maxClasses = classMask
+	blockBits = wire.BlockBits
+	blockLen  = wire.BlockLen
+	flagLat   = wire.FlagLat
+	flagBW    = wire.FlagBW
+	classMask = wire.ClassMask
 )
 
-// latQ holds min, p50, p90, p99, p999, max and stdev as quant codes.
-type latQ [7]uint16
-
-// bwQ holds Gb/s, messages/s and seconds as quant codes, and the bytes.
-type bwQ struct {
-	bytes int64
-	q     [3]uint16
-}
-
-type cellBlock struct {
-	epoch    uint64
-	class    [blockLen]uint8
-	round    [blockLen]uint16
-	samples  uint32            // Latency.Samples shared by the block...
-	samplesX *[blockLen]uint32 // ...or per slot once they differ
-	lat      *[blockLen]latQ   // nil until a cell has latency
-	bw       *[blockLen]bwQ    // nil until a cell has bandwidth
-	err      *[blockLen]uint16 // error codes; nil until a cell has one
-	hasLat   int               // cells with latency, to know samples is set
-}
-
-// NodeIndex places a sweep's cells in its grid; the leader's round encoder
-// and the FSM's store share it, so both agree on which cells fit.
-type NodeIndex struct {
-	nodes []matrix.Node
-	idx   map[string]int32
-	n     int
-	rails int
-}
-
-func NewNodeIndex(nodes []matrix.Node) NodeIndex {
-	x := NodeIndex{nodes: nodes, idx: make(map[string]int32, len(nodes)), n: len(nodes)}
-	for i, nd := range nodes {
-		x.idx[nd.Name] = int32(i)
-		x.rails = max(x.rails, len(nd.Ports))
-	}
-	return x
-}
-
-func newCellStore(nodes []matrix.Node) *cellStore {
-	return &cellStore{NodeIndex: NewNodeIndex(nodes), classCode: map[probe.Class]uint8{}, errCode: map[probe.Error]uint16{},
-		retests: map[int32][]matrix.Attempt{}, extra: map[cellKey]matrix.Cell{}}
+func newCellStore(nodes []wire.Node) *cellStore {
+	return &cellStore{NodeIndex: newNodeIndex(nodes), classCode: map[probe.Class]uint8{}, errCode: map[probe.Error]uint16{},
+		retests: map[int32][]wire.Attempt{}, extra: map[cellKey]wire.Cell{}}
 }
 
 func (s *cellStore) len() int { return s.count }
-
-func portDevice(n matrix.Node, rail int) string {
-	if rail >= 0 && rail < len(n.Ports) {
-		return n.Ports[rail].Device
-	}
-	return ""
-}
-
-// slotOf says where c lives in the grid, or false when it must be kept whole.
-func (s *NodeIndex) slotOf(c *matrix.Cell) (int32, bool) {
-	si, di, ok := s.indices(c, nil)
-	if !ok {
-		return 0, false
-	}
-	return s.slot(int(si), int(di), c.Rail), true
-}
-
-// indices gives c's source and destination node indices, or false when c
-// does not fit the grid. A memo (may be nil) remembers the last names
-// looked up: a round's cells come a direction's rails at a time.
-func (s *NodeIndex) indices(c *matrix.Cell, m *idxMemo) (int32, int32, bool) {
-	if c.DstRail != nil && *c.DstRail != c.Rail || c.Rail < 0 || c.Rail >= s.rails || c.Round < 0 || c.Round > 0xffff {
-		return 0, 0, false
-	}
-	if m == nil {
-		m = &idxMemo{}
-	}
-	si, ok1 := m.lookup(s.idx, &m.src, c.Src)
-	di, ok2 := m.lookup(s.idx, &m.dst, c.Dst)
-	if !ok1 || !ok2 || si == di || c.SrcDevice != portDevice(s.nodes[si], c.Rail) || c.DstDevice != portDevice(s.nodes[di], c.Rail) {
-		return 0, 0, false
-	}
-	if c.Latency != nil && (c.Latency.Samples < 0 || c.Latency.Samples > 1<<32-1) {
-		return 0, 0, false
-	}
-	return si, di, true
-}
-
-type idxMemo struct{ src, dst memoEntry }
-
-type memoEntry struct {
-	name string
-	i    int32
-	ok   bool
-}
-
-func (*idxMemo) lookup(idx map[string]int32, e *memoEntry, name string) (int32, bool) {
-	if e.name != name || name == "" {
-		e.i, e.ok = idx[name]
-		e.name = name
-	}
-	return e.i, e.ok
-}
-
-func (s *NodeIndex) slot(src, dst, rail int) int32 { return gridSlot(s.n, src, dst, rail) }
-
-// gridSlot and gridCoords are the grid's layout, for n nodes: rail-major,
-// then source, then destination.
-func gridSlot(n, src, dst, rail int) int32 { return int32((rail*n+src)*n + dst) }
-
-func gridCoords(n int, slot int32) (src, dst, rail int) {
-	sl := int(slot)
-	dst, sl = sl%n, sl/n
-	return sl % n, dst, sl / n
-}
-
-// key is the cellKey of a grid slot.
-func (s *NodeIndex) key(slot int32) cellKey {
-	src, d, rail := gridCoords(s.n, slot)
-	return cellKey{Src: s.nodes[src].Name, Dst: s.nodes[d].Name, Rail: rail, DstRail: rail}
-}
 
 func (s *cellStore) classOf(c probe.Class) (uint8, bool) {
 	if code, ok := s.classCode[c]; ok {
 		return code, true
 	}
-	if len(s.classes) >= maxClasses {
+	if len(s.classes) >= wire.MaxClasses {
 		return 0, false
 	}
 	s.classes = append(s.classes, c)
@@ -199,20 +93,19 @@ func (s *cellStore) errOf(e *probe.Error) (uint16, bool) {
 }
 
 // put stores c, replacing any cell with its key.
-func (s *cellStore) put(c matrix.Cell) {
+func (s *cellStore) put(c wire.Cell) {
 	if slot, ok := s.slotOf(&c); ok {
 		class, okC := s.classOf(c.Class)
 		errc, okE := s.errOf(c.Error)
 		if okC && okE {
-			var lat *latQ
+			var lat *wire.LatQ
 			var samples uint32
 			if l := c.Latency; l != nil {
-				lat = &latQ{quant(l.MinNs), quant(l.P50Ns), quant(l.P90Ns), quant(l.P99Ns), quant(l.P999Ns), quant(l.MaxNs), quant(l.StdevNs)}
-				samples = uint32(l.Samples)
+				lat, samples = new(wire.LatCodes(l)), uint32(l.Samples)
 			}
-			var bw *bwQ
+			var bw *wire.BWQ
 			if b := c.Bandwidth; b != nil {
-				bw = &bwQ{bytes: b.Bytes, q: [3]uint16{quant(b.Gbps), quant(b.MsgRate), quant(b.Duration)}}
+				bw = new(wire.BWCodes(b))
 			}
 			s.putDense(slot, class, uint16(c.Round), lat, samples, bw, errc)
 			s.setRetests(slot, c.Retests)
@@ -231,35 +124,34 @@ func (s *cellStore) put(c matrix.Cell) {
 
 // quantized rounds a kept-whole cell's figures like the grid's, so every
 // stored figure reads back the same whichever way it was kept.
-func quantized(c matrix.Cell) matrix.Cell {
-	if l := c.Latency; l != nil {
-		c.Latency = &probe.Latency{Samples: l.Samples, MinNs: quantize(l.MinNs), P50Ns: quantize(l.P50Ns), P90Ns: quantize(l.P90Ns),
-			P99Ns: quantize(l.P99Ns), P999Ns: quantize(l.P999Ns), MaxNs: quantize(l.MaxNs), StdevNs: quantize(l.StdevNs)}
-	}
-	if b := c.Bandwidth; b != nil {
-		c.Bandwidth = &probe.Bandwidth{Gbps: quantize(b.Gbps), MsgRate: quantize(b.MsgRate), Bytes: b.Bytes, Duration: quantize(b.Duration)}
-	}
+func quantized(c wire.Cell) wire.Cell {
+	c.Latency, c.Bandwidth = quantLat(c.Latency), quantBW(c.Bandwidth)
 	return c
 }
 
-func (s *NodeIndex) slotOfKey(k cellKey) (int32, bool) {
-	si, ok1 := s.idx[k.Src]
-	di, ok2 := s.idx[k.Dst]
-	if !ok1 || !ok2 || si == di || k.Rail != k.DstRail || k.Rail < 0 || k.Rail >= s.rails {
-		return 0, false
+func quantLat(l *probe.Latency) *probe.Latency {
+	if l == nil {
+		return nil
 	}
-	return s.slot(int(si), int(di), k.Rail), true
+	return new(wire.LatCodes(l).Latency(uint32(l.Samples)))
+}
+
+func quantBW(b *probe.Bandwidth) *probe.Bandwidth {
+	if b == nil {
+		return nil
+	}
+	return new(wire.BWCodes(b).Bandwidth())
 }
 
 // putDense writes one grid cell; the codes are already the store's.
-func (s *cellStore) putDense(slot int32, class uint8, round uint16, lat *latQ, samples uint32, bw *bwQ, errc uint16) {
+func (s *cellStore) putDense(slot int32, class uint8, round uint16, lat *wire.LatQ, samples uint32, bw *wire.BWQ, errc uint16) {
 	if k, ok := s.extraAt(slot); ok {
 		delete(s.extra, k)
 		s.count--
 	}
 	b := s.writable(int(slot) >> blockBits)
 	j := int(slot) & (blockLen - 1)
-	old := b.class[j]
+	old := b.Class[j]
 	if old == 0 {
 		s.count++
 	}
@@ -269,31 +161,31 @@ func (s *cellStore) putDense(slot int32, class uint8, round uint16, lat *latQ, s
 	v := class
 	if lat != nil {
 		v |= flagLat
-		if b.lat == nil {
-			b.lat = new([blockLen]latQ)
+		if b.Lat == nil {
+			b.Lat = new([blockLen]wire.LatQ)
 		}
-		b.lat[j] = *lat
+		b.Lat[j] = *lat
 		b.setSamples(j, samples)
 		b.hasLat++
-	} else if b.lat != nil {
-		b.lat[j] = latQ{}
+	} else if b.Lat != nil {
+		b.Lat[j] = wire.LatQ{}
 	}
 	if bw != nil {
 		v |= flagBW
-		if b.bw == nil {
-			b.bw = new([blockLen]bwQ)
+		if b.BW == nil {
+			b.BW = new([blockLen]wire.BWQ)
 		}
-		b.bw[j] = *bw
-	} else if b.bw != nil {
-		b.bw[j] = bwQ{}
+		b.BW[j] = *bw
+	} else if b.BW != nil {
+		b.BW[j] = wire.BWQ{}
 	}
-	if errc != 0 && b.err == nil {
-		b.err = new([blockLen]uint16)
+	if errc != 0 && b.Err == nil {
+		b.Err = new([blockLen]uint16)
 	}
-	if b.err != nil {
-		b.err[j] = errc
+	if b.Err != nil {
+		b.Err[j] = errc
 	}
-	b.class[j], b.round[j] = v, round
+	b.Class[j], b.Round[j] = v, round
 }
 
 // extraAt finds a kept-whole cell with a grid slot's key; only hand-made
@@ -309,37 +201,30 @@ func (s *cellStore) extraAt(slot int32) (cellKey, bool) {
 
 func (b *cellBlock) setSamples(j int, v uint32) {
 	switch {
-	case b.samplesX != nil:
-		b.samplesX[j] = v
-	case b.hasLat == 0 || b.samples == v:
-		b.samples = v
+	case b.SamplesX != nil:
+		b.SamplesX[j] = v
+	case b.hasLat == 0 || b.Samples == v:
+		b.Samples = v
 	default:
-		b.samplesX = new([blockLen]uint32)
-		for i := range b.samplesX {
-			b.samplesX[i] = b.samples
+		b.SamplesX = new([blockLen]uint32)
+		for i := range b.SamplesX {
+			b.SamplesX[i] = b.Samples
 		}
-		b.samplesX[j] = v
+		b.SamplesX[j] = v
 	}
-}
-
-func (b *cellBlock) samplesAt(j int) uint32 {
-	if b.samplesX != nil {
-		return b.samplesX[j]
-	}
-	return b.samples
 }
 
 // clear empties a grid slot; it reports whether there was a cell.
 func (s *cellStore) clear(slot int32) bool {
 	bi, j := int(slot)>>blockBits, int(slot)&(blockLen-1)
-	if s.blocks == nil || s.blocks[bi] == nil || s.blocks[bi].class[j] == 0 {
+	if s.blocks == nil || s.blocks[bi] == nil || s.blocks[bi].Class[j] == 0 {
 		return false
 	}
 	b := s.writable(bi)
-	if b.class[j]&flagLat != 0 {
+	if b.Class[j]&flagLat != 0 {
 		b.hasLat--
 	}
-	b.class[j] = 0
+	b.Class[j] = 0
 	delete(s.retests, slot)
 	return true
 }
@@ -347,7 +232,7 @@ func (s *cellStore) clear(slot int32) bool {
 // writable returns block bi for writing, cloning what a snapshot shares.
 func (s *cellStore) writable(bi int) *cellBlock {
 	if s.blocks == nil {
-		s.blocks = make([]*cellBlock, (s.rails*s.n*s.n+blockLen-1)/blockLen)
+		s.blocks = make([]*cellBlock, wire.GridBlocks(s.n, s.rails))
 		s.blocksEpoch = s.epoch
 	}
 	if s.blocksEpoch != s.epoch {
@@ -369,26 +254,26 @@ func (s *cellStore) writable(bi int) *cellBlock {
 func (b *cellBlock) clone(epoch uint64) *cellBlock {
 	c := *b
 	c.epoch = epoch
-	if b.samplesX != nil {
-		x := *b.samplesX
-		c.samplesX = &x
+	if b.SamplesX != nil {
+		x := *b.SamplesX
+		c.SamplesX = &x
 	}
-	if b.lat != nil {
-		x := *b.lat
-		c.lat = &x
+	if b.Lat != nil {
+		x := *b.Lat
+		c.Lat = &x
 	}
-	if b.bw != nil {
-		x := *b.bw
-		c.bw = &x
+	if b.BW != nil {
+		x := *b.BW
+		c.BW = &x
 	}
-	if b.err != nil {
-		x := *b.err
-		c.err = &x
+	if b.Err != nil {
+		x := *b.Err
+		c.Err = &x
 	}
 	return &c
 }
 
-func (s *cellStore) setRetests(slot int32, r []matrix.Attempt) {
+func (s *cellStore) setRetests(slot int32, r []wire.Attempt) {
 	if len(r) == 0 {
 		delete(s.retests, slot)
 		return
@@ -396,83 +281,21 @@ func (s *cellStore) setRetests(slot int32, r []matrix.Attempt) {
 	s.retests[slot] = r
 }
 
-// get returns the cell with key k.
-func (s *cellStore) get(k cellKey) (matrix.Cell, bool) {
+// addAttempt adds a confirmation attempt to the cell with key k; false
+// when there is no such cell.
+func (s *cellStore) addAttempt(k cellKey, a wire.Attempt) bool {
 	if c, ok := s.extra[k]; ok {
-		return c, true
+		c.Retests = append(slices.Clip(c.Retests), a)
+		s.extra[k] = c
+		return true
 	}
 	slot, ok := s.slotOfKey(k)
 	if !ok || s.blocks == nil {
-		return matrix.Cell{}, false
+		return false
 	}
-	b := s.blocks[int(slot)>>blockBits]
-	j := int(slot) & (blockLen - 1)
-	if b == nil || b.class[j] == 0 {
-		return matrix.Cell{}, false
+	if b := s.blocks[int(slot)>>blockBits]; b == nil || b.Class[int(slot)&(blockLen-1)] == 0 {
+		return false
 	}
-	v := s.view()
-	return v.cell(slot, b, j, nil, nil), true
-}
-
-// storeView is a read-only copy of a store's state: the live store's for a
-// read under the FSM lock, or a frozen one for a snapshot.
-type storeView struct {
-	nodes   []matrix.Node
-	n       int
-	rails   int
-	blocks  []*cellBlock
-	count   int
-	classes []probe.Class
-	errs    []*probe.Error
-	retests map[int32][]matrix.Attempt
-	extra   map[cellKey]matrix.Cell
-}
-
-// view reads the live store; valid only while the caller holds the lock.
-func (s *cellStore) view() storeView {
-	return storeView{nodes: s.nodes, n: s.n, rails: s.rails, blocks: s.blocks, count: s.count, classes: s.classes, errs: s.errs,
-		retests: s.retests, extra: s.extra}
-}
-
-// freeze returns a view that later writes cannot change.
-func (s *cellStore) freeze() storeView {
-	v := s.view()
-	v.classes = slices.Clip(v.classes)
-	v.errs = slices.Clip(v.errs)
-	v.retests = maps.Clone(s.retests)
-	v.extra = maps.Clone(s.extra)
-	s.epoch++
-	return v
-}
-
-// cell decodes grid slot (block b, index j). lat and bw, when given, are
-// where the figures go, so a caller decoding millions of cells can hand out
-// slices of one allocation.
-func (v *storeView) cell(slot int32, b *cellBlock, j int, lat *probe.Latency, bw *probe.Bandwidth) matrix.Cell {
-	src, d, rail := gridCoords(v.n, slot)
-	cls := b.class[j]
-	c := matrix.Cell{Src: v.nodes[src].Name, Dst: v.nodes[d].Name, Rail: rail,
-		SrcDevice: portDevice(v.nodes[src], rail), DstDevice: portDevice(v.nodes[d], rail),
-		Round: int(b.round[j]), Class: v.classes[cls&classMask-1], Retests: v.retests[slot]}
-	if b.err != nil && b.err[j] != 0 {
-		c.Error = v.errs[b.err[j]-1]
-	}
-	if cls&flagLat != 0 {
-		if lat == nil {
-			lat = new(probe.Latency)
-		}
-		q := &b.lat[j]
-		*lat = probe.Latency{Samples: int(b.samplesAt(j)), MinNs: unquant(q[0]), P50Ns: unquant(q[1]), P90Ns: unquant(q[2]),
-			P99Ns: unquant(q[3]), P999Ns: unquant(q[4]), MaxNs: unquant(q[5]), StdevNs: unquant(q[6])}
-		c.Latency = lat
-	}
-	if cls&flagBW != 0 {
-		if bw == nil {
-			bw = new(probe.Bandwidth)
-		}
-		q := &b.bw[j]
-		*bw = probe.Bandwidth{Gbps: unquant(q.q[0]), MsgRate: unquant(q.q[1]), Bytes: q.bytes, Duration: unquant(q.q[2])}
-		c.Bandwidth = bw
-	}
-	return c
+	s.retests[slot] = append(slices.Clip(s.retests[slot]), a)
+	return true
 }

@@ -1,11 +1,14 @@
-// Package store is the coordinator's replicated state: the raft FSM, the
-// log entries it applies, the compact cell store and its snapshots. It
-// knows nothing of raft's wiring: Apply takes a *raft.Log and is tested
-// as a plain function.
+// Package store is the coordinator's replicated state: the raft FSM and
+// its entry table (entry.go, fsm.go), round entries (round.go), the compact
+// cell grid (cellstore.go, nodeindex.go, view.go), snapshots (snapshot.go)
+// and the readers the analysis uses (read.go, gridsource.go,
+// gridfigures.go). Entries and snapshots are internal/wire's records; the
+// store keeps its state in those types and converts to the sweep engine's
+// and the matrix's at its boundary (convert.go). It knows nothing of raft's
+// wiring: Apply takes a *raft.Log and is tested as a plain function.
 package store
 
 import (
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -15,11 +18,13 @@ import (
 
 	"github.com/rdmamesh/rdmamesh/coordinator/sweep"
 	"github.com/rdmamesh/rdmamesh/internal/api"
+	"github.com/rdmamesh/rdmamesh/internal/wire"
 	"github.com/rdmamesh/rdmamesh/matrix"
 )
 
 // EntryType is the first byte of every raft log entry; the FSM dispatches
-// on it.
+// on it. The rest of the entry is one internal/wire message: its version
+// byte, then its fields.
 //
 // An entry type this FSM does not know is one a newer coordinator wrote
 // during a rolling upgrade. With the Ignorable bit set its writer declared
@@ -33,11 +38,10 @@ import (
 type EntryType byte
 
 const (
-	EntrySweepStart EntryType = 1
-	EntryRound      EntryType = 2
-	EntrySweepEnd   EntryType = 3
-	EntryRetestPlan EntryType = 4
-	// EntryRoundBin (5) is in codec.go.
+	EntrySweepStart EntryType = 1 // wire.StartRecord
+	EntryRound      EntryType = 2 // wire round entry (round.go)
+	EntrySweepEnd   EntryType = 3 // wire.EndRecord
+	EntryRetestPlan EntryType = 4 // wire.RetestPlanRecord
 
 	// Ignorable marks an entry type that an FSM which does not know it may
 	// skip.
@@ -51,23 +55,44 @@ var handlers = map[EntryType]func(*FSM, []byte) error{
 	EntryRound:      (*FSM).applyRound,
 	EntrySweepEnd:   (*FSM).applyEnd,
 	EntryRetestPlan: (*FSM).applyRetestPlan,
-	EntryRoundBin:   (*FSM).applyRoundBin,
 }
 
-// Start is a new sweep as committed: its header, spec and nodes.
+// Start is a new sweep as the coordinator commits it: its header, spec and
+// nodes.
 type Start struct {
-	Info  api.SweepInfo `json:"info"`
-	Spec  sweep.Spec    `json:"spec"`
-	Nodes []matrix.Node `json:"nodes"`
+	Info  api.SweepInfo
+	Spec  sweep.Spec
+	Nodes []matrix.Node
 }
 
 // End is a sweep's outcome.
 type End struct {
-	SweepID string    `json:"sweep_id"`
-	State   string    `json:"state"`
-	Error   string    `json:"error,omitempty"`
-	At      time.Time `json:"at"`
-	Healthy *bool     `json:"healthy,omitempty"`
+	SweepID string
+	State   string
+	Error   string
+	At      time.Time
+	Healthy *bool
+}
+
+// EncodeStart is the entry of a new sweep; an error names a sweep too big
+// for one grid, which every replica would refuse.
+func EncodeStart(s Start) ([]byte, error) {
+	nodes := nodesIn(s.Nodes)
+	if err := wire.CheckGrid(nodes); err != nil {
+		return nil, err
+	}
+	return wire.StartRecord.Append([]byte{byte(EntrySweepStart)}, &wire.SweepStart{Info: s.Info, Spec: specIn(s.Spec), Nodes: nodes}), nil
+}
+
+// EncodeEnd is the entry of a sweep's end.
+func EncodeEnd(e End) []byte {
+	return wire.EndRecord.Append([]byte{byte(EntrySweepEnd)},
+		&wire.SweepEnd{SweepID: e.SweepID, State: e.State, Error: e.Error, At: e.At, Healthy: e.Healthy})
+}
+
+// EncodeRetestPlan is the entry of a confirmation pass's plan.
+func EncodeRetestPlan(p sweep.RetestPlan) []byte {
+	return wire.RetestPlanRecord.Append([]byte{byte(EntryRetestPlan)}, new(planIn(&p)))
 }
 
 // FSM is the replicated state: the last keep sweeps and their cells.
@@ -91,15 +116,6 @@ func New(keep int, log *slog.Logger) *FSM {
 		log = slog.Default()
 	}
 	return &FSM{keep: keep, log: log, sweeps: map[string]*sweepRecord{}}
-}
-
-// EncodeEntry is a JSON entry of type t.
-func EncodeEntry(t EntryType, v any) ([]byte, error) {
-	body, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	return append([]byte{byte(t)}, body...), nil
 }
 
 // Apply implements raft.FSM. An entry that cannot be applied panics (see

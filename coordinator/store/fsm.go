@@ -2,12 +2,10 @@ package store
 
 import (
 	"cmp"
-	"encoding/json"
 	"slices"
 
-	"github.com/rdmamesh/rdmamesh/coordinator/sweep"
 	"github.com/rdmamesh/rdmamesh/internal/api"
-	"github.com/rdmamesh/rdmamesh/matrix"
+	"github.com/rdmamesh/rdmamesh/internal/wire"
 )
 
 // cellKey identifies a directional path; DstRail equals Rail except on
@@ -17,7 +15,7 @@ type cellKey struct {
 	Rail, DstRail int
 }
 
-func keyOf(c *matrix.Cell) cellKey {
+func keyOf(c *wire.Cell) cellKey {
 	k := cellKey{Src: c.Src, Dst: c.Dst, Rail: c.Rail, DstRail: c.Rail}
 	if c.DstRail != nil {
 		k.DstRail = *c.DstRail
@@ -25,6 +23,7 @@ func keyOf(c *matrix.Cell) cellKey {
 	return k
 }
 
+// sweepRecord is one sweep as the store keeps it, in the log's types.
 type sweepRecord struct {
 	// Version changes whenever what the analysis reads does (cells,
 	// nodes, spec), so a matrix can be cached until then. A sweep's end and
@@ -33,17 +32,17 @@ type sweepRecord struct {
 	// rebuild is ten seconds and gigabytes).
 	Version uint64
 	Info    api.SweepInfo
-	Spec    sweep.Spec
-	Nodes   []matrix.Node
+	Spec    wire.Spec
+	Nodes   []wire.Node
 	Cells   *cellStore // see cellstore.go
 	Rounds  map[int]bool
 	// Retests holds the confirmation passes planned so far, by pass (1..).
-	Retests map[int]sweep.RetestPlan
+	Retests map[int]wire.RetestPlan
 }
 
 func (f *FSM) applyStart(b []byte) error {
-	var s Start
-	if err := json.Unmarshal(b, &s); err != nil {
+	s, err := wire.StartRecord.Decode(b)
+	if err != nil {
 		return err
 	}
 	f.mu.Lock()
@@ -60,45 +59,15 @@ func (f *FSM) applyStart(b []byte) error {
 	return nil
 }
 
-func (f *FSM) applyRound(b []byte) error {
-	var r sweep.RoundResult
-	if err := json.Unmarshal(b, &r); err != nil {
-		return err
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	rec, ok := f.sweeps[r.SweepID]
-	if !ok {
-		return nil // aged out of the history
-	}
-	if rec.Rounds[r.Round] {
-		return nil // a new leader re-ran a round that had landed after all
-	}
-	retest := rec.isRetestRound(r.Round)
-	for _, c := range r.Cells {
-		rec.merge(c, retest)
-	}
-	f.roundDone(rec, r.Round, retest)
-	return nil
-}
-
 // merge stores one cell of a round. Keyed by (src, dst, rail, dst rail): a
 // main round fills a cell once; a confirmation round adds an attempt to it
 // instead of replacing it.
-func (rec *sweepRecord) merge(c matrix.Cell, retest bool) {
-	if !retest {
+func (rec *sweepRecord) merge(c wire.Cell, retest bool) {
+	// An attempt's figures are quantized as the first measurement's were.
+	if !retest || !rec.Cells.addAttempt(keyOf(&c), wire.Attempt{Round: c.Round, Class: c.Class, Error: c.Error,
+		Latency: quantLat(c.Latency), Bandwidth: quantBW(c.Bandwidth)}) {
 		rec.Cells.put(c)
-		return
 	}
-	old, seen := rec.Cells.get(keyOf(&c))
-	if !seen {
-		rec.Cells.put(c)
-		return
-	}
-	c = quantized(c) // as the first attempt was
-	old.Retests = append(slices.Clip(old.Retests), matrix.Attempt{Round: c.Round, Class: c.Class, Error: c.Error,
-		Latency: c.Latency, Bandwidth: c.Bandwidth})
-	rec.Cells.put(old)
 }
 
 // roundDone marks a round committed; the caller holds the lock.
@@ -113,8 +82,8 @@ func (f *FSM) roundDone(rec *sweepRecord, round int, retest bool) {
 }
 
 func (f *FSM) applyRetestPlan(b []byte) error {
-	var p sweep.RetestPlan
-	if err := json.Unmarshal(b, &p); err != nil {
+	p, err := wire.RetestPlanRecord.Decode(b)
+	if err != nil {
 		return err
 	}
 	f.mu.Lock()
@@ -133,9 +102,9 @@ func (f *FSM) applyRetestPlan(b []byte) error {
 	return nil
 }
 
-func newRecord(info api.SweepInfo, spec sweep.Spec, nodes []matrix.Node) *sweepRecord {
+func newRecord(info api.SweepInfo, spec wire.Spec, nodes []wire.Node) *sweepRecord {
 	return &sweepRecord{Info: info, Spec: spec, Nodes: nodes, Cells: newCellStore(nodes), Rounds: map[int]bool{},
-		Retests: map[int]sweep.RetestPlan{}}
+		Retests: map[int]wire.RetestPlan{}}
 }
 
 // isRetestRound reports whether round index r belongs to a confirmation
@@ -152,8 +121,8 @@ func (rec *sweepRecord) isRetestRound(r int) bool {
 }
 
 func (f *FSM) applyEnd(b []byte) error {
-	var e End
-	if err := json.Unmarshal(b, &e); err != nil {
+	e, err := wire.EndRecord.Decode(b)
+	if err != nil {
 		return err
 	}
 	f.mu.Lock()
@@ -164,12 +133,12 @@ func (f *FSM) applyEnd(b []byte) error {
 	return nil
 }
 
-func sortedCells(m map[cellKey]matrix.Cell) []matrix.Cell {
-	out := make([]matrix.Cell, 0, len(m))
+func sortedCells(m map[cellKey]wire.Cell) []wire.Cell {
+	out := make([]wire.Cell, 0, len(m))
 	for _, c := range m {
 		out = append(out, c)
 	}
-	slices.SortFunc(out, func(a, b matrix.Cell) int {
+	slices.SortFunc(out, func(a, b wire.Cell) int {
 		ka, kb := keyOf(&a), keyOf(&b)
 		return cmp.Or(cmp.Compare(a.Rail, b.Rail), cmp.Compare(ka.DstRail, kb.DstRail), cmp.Compare(a.Src, b.Src), cmp.Compare(a.Dst, b.Dst))
 	})

@@ -17,6 +17,7 @@ import (
 	"github.com/rdmamesh/rdmamesh/coordinator/sweep"
 	"github.com/rdmamesh/rdmamesh/internal/api"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
+	"github.com/rdmamesh/rdmamesh/internal/wire"
 	"github.com/rdmamesh/rdmamesh/matrix"
 )
 
@@ -99,31 +100,28 @@ var (
 func makeFuzzEntries(tb testing.TB) [][]byte {
 	x := NewNodeIndex(fuzzNodes)
 	rng := rand.New(rand.NewPCG(7, 8))
-	enc := func(t EntryType, v any) []byte {
-		b, err := EncodeEntry(t, v)
+	grid := func(round int) []byte {
+		b, err := EncodeRound(&x, sweep.RoundResult{SweepID: "s1", Round: round, Cells: randomCells(rng, fuzzNodes, round)})
 		if err != nil {
 			tb.Fatal(err)
 		}
-		return b
-	}
-	bin := func(round int) []byte {
-		b, err := EncodeRound(&x, sweep.RoundResult{SweepID: "s1", Round: round, Cells: randomCells(rng, fuzzNodes, round)})
-		if err != nil || EntryType(b[0]) != EntryRoundBin {
-			tb.Fatalf("round %d: type %d, %v", round, b[0], err)
+		if rr, err := wire.ReadRound(b[1:]); err != nil || rr.Cells == 0 || len(rr.Whole) != 0 {
+			tb.Fatalf("round %d: %v; want grid cells only", round, err)
 		}
 		return b
 	}
 	dr := 1
 	return [][]byte{
-		enc(EntrySweepStart, Start{Info: api.SweepInfo{ID: "s1", State: api.SweepRunning}, Spec: sweep.Spec{Params: probe.DefaultTestParams()}, Nodes: fuzzNodes}),
-		bin(0),
+		mustStart(tb, Start{Info: api.SweepInfo{ID: "s1", State: api.SweepRunning}, Spec: sweep.Spec{Params: probe.DefaultTestParams()}, Nodes: fuzzNodes}),
+		grid(0),
 		// Round 3 is a confirmation round: its cells add attempts.
-		enc(EntryRetestPlan, sweep.RetestPlan{SweepID: "s1", Pass: 1, Pairs: 1, Rounds: []scheduler.Round{{Index: 3}}}),
-		bin(3),
-		enc(EntryRound, sweep.RoundResult{SweepID: "s1", Round: 2, Cells: []matrix.Cell{okCell("n000", "n001", 0),
+		EncodeRetestPlan(sweep.RetestPlan{SweepID: "s1", Pass: 1, Pairs: 1, Rounds: []scheduler.Round{{Index: 3}}}),
+		grid(3),
+		// Round 2 mixes a grid cell with cells kept whole.
+		entry(tb, EntryRound, sweep.RoundResult{SweepID: "s1", Round: 2, Cells: []matrix.Cell{okCell("n000", "n001", 0),
 			{Src: "n001", Dst: "n002", Rail: 0, DstRail: &dr, Class: probe.ClassPortDown, Error: &probe.Error{Class: probe.ClassPortDown, Cause: "down"}},
-			{Src: "x", Dst: "y", Rail: 3, Class: probe.ClassOK}}}),
-		enc(EntrySweepEnd, End{SweepID: "s1", State: api.SweepDone}),
+			{Src: "x", Dst: "y", Rail: 3, Class: probe.ClassOK}}}).Data,
+		EncodeEnd(End{SweepID: "s1", State: api.SweepDone}),
 	}
 }
 
@@ -147,32 +145,32 @@ func readAll(f *FSM) int {
 	return n
 }
 
-// FuzzRoundEntry decodes a binary round entry as stored (entry type byte
-// removed): header, flate and payload.
+// FuzzRoundEntry decodes a round entry as stored (entry type byte
+// removed): version, flate and payload.
 func FuzzRoundEntry(f *testing.F) {
 	for _, e := range fuzzEntries(f) {
 		f.Add(e[1:])
 		f.Add(e[1 : 1+len(e)/2])
 	}
 	f.Add([]byte{})
-	f.Add([]byte{roundBinVersion})
+	f.Add([]byte{wire.RoundVersion})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		boundedAlloc(t, b, func() { decodeRound(t, b) })
 	})
 }
 
-// FuzzRoundPayload decodes the inflated payload of a binary round entry.
+// FuzzRoundPayload decodes the inflated payload of a round entry.
 func FuzzRoundPayload(f *testing.F) {
 	for _, e := range fuzzEntries(f) {
-		if EntryType(e[0]) == EntryRoundBin {
+		if EntryType(e[0]) == EntryRound {
 			p := inflate(f, e, 2)
 			f.Add(p)
 			f.Add(p[:len(p)/3])
 		}
 	}
-	f.Add([]byte("\x02s1\x00\x01\x01\x02ok\x02[]"))
+	f.Add([]byte("\x02s1\x00\x01\x02\x02ok\x01"))
 	f.Fuzz(func(t *testing.T, p []byte) {
-		b := deflate([]byte{roundBinVersion}, p)
+		b := deflate([]byte{wire.RoundVersion}, p)
 		boundedAlloc(t, p, func() { decodeRound(t, b) })
 	})
 }
@@ -181,23 +179,20 @@ func FuzzRoundPayload(f *testing.F) {
 // sweep and reads every cell back.
 func decodeRound(t *testing.T, b []byte) {
 	x := NewNodeIndex(fuzzNodes)
-	r, err := decodeRoundBin(b)
-	if err == nil {
-		var c binCell
+	if r, err := wire.ReadRound(b); err == nil {
+		var c wire.GridCodes
 		for range r.Cells {
-			if r.next(&c) != nil {
+			if r.Next(&c) != nil {
 				break
 			}
-			if c.src < x.n && c.dst < x.n && c.rail < x.rails {
-				if _, err := r.cell(&x, &c); err != nil {
-					t.Fatalf("cell in range refused: %v", err)
-				}
+			if c.Src < x.n && c.Dst < x.n && c.Rail < x.rails {
+				x.wholeCell(r, &c)
 			}
 		}
-		r.release()
+		r.Release()
 	}
 	fs := fuzzFSM(t)
-	if fs.applyRoundBin(b) == nil {
+	if fs.applyRound(b) == nil {
 		readAll(fs)
 	}
 }
@@ -258,8 +253,8 @@ func roundTripSnapshot(t *testing.T, fs *FSM) {
 	}
 }
 
-// fuzzSnapshots are a binary snapshot of an FSM with grid cells, kept-whole
-// cells, errors, bandwidth and retests, and the JSON form of before.
+// fuzzSnapshots is a snapshot of an FSM with grid cells, kept-whole
+// cells, errors, bandwidth and retests.
 func fuzzSnapshots(tb testing.TB) [][]byte {
 	tb.Helper()
 	fs := New(3, nil)
@@ -274,19 +269,16 @@ func fuzzSnapshots(tb testing.TB) [][]byte {
 	if err := snap.Persist(&sink); err != nil {
 		tb.Fatal(err)
 	}
-	legacy := fmt.Appendf(nil, `{"sweeps":[{"info":{"id":"old","state":"done"},"nodes":[{"name":"a"},{"name":"b"}],`+
-		`"cells":[{"src":"a","dst":"b","rail":0,"class":"ok"}],"rounds":[0]}]}`)
-	return [][]byte{sink.Bytes(), legacy}
+	return [][]byte{sink.Bytes()}
 }
 
-// FuzzSnapshot reads a snapshot as stored: magic, version, flate, payload.
+// FuzzSnapshot reads a snapshot as stored: version, flate, payload.
 func FuzzSnapshot(f *testing.F) {
 	for _, s := range fuzzSnapshots(f) {
 		f.Add(s)
 		f.Add(s[:len(s)/2])
 	}
-	f.Add([]byte{snapMagic})
-	f.Add([]byte{snapMagic, snapVersion})
+	f.Add([]byte{wire.SnapshotVersion})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		boundedAlloc(t, b, func() { restoreAll(t, b) })
 	})
@@ -295,13 +287,13 @@ func FuzzSnapshot(f *testing.F) {
 // FuzzSnapshotPayload reads the inflated payload of a binary snapshot.
 func FuzzSnapshotPayload(f *testing.F) {
 	bin := fuzzSnapshots(f)[0]
-	p := inflate(f, bin, 2)
+	p := inflate(f, bin, 1)
 	f.Add(p)
 	f.Add(p[:len(p)/2])
 	f.Add([]byte{1})
-	f.Add([]byte{1, 2, '{', '}', 2, '[', ']'})
+	f.Add([]byte{1, 2, 1})
 	f.Fuzz(func(t *testing.T, p []byte) {
-		b := deflate([]byte{snapMagic, snapVersion}, p)
+		b := deflate([]byte{wire.SnapshotVersion}, p)
 		boundedAlloc(t, p, func() { restoreAll(t, b) })
 	})
 }
@@ -324,13 +316,13 @@ func restoreAll(t *testing.T, b []byte) {
 // by running every single-byte change of FuzzSnapshotPayload's seed
 // through its property; the crashers are in testdata/fuzz.
 func TestSnapshotImpossibleCells(t *testing.T) {
-	p := inflate(t, fuzzSnapshots(t)[0], 2)
+	p := inflate(t, fuzzSnapshots(t)[0], 1)
 	// The seed's one grid block: its 64 class bytes follow its flags byte.
 	fs := New(3, nil)
 	for _, e := range fuzzEntries(t) {
 		fs.Apply(&raft.Log{Data: e})
 	}
-	class := fs.sweeps["s1"].Cells.blocks[0].class
+	class := fs.sweeps["s1"].Cells.blocks[0].Class
 	at := bytes.Index(p, class[:])
 	if at < 0 || bytes.Count(p, class[:]) != 1 {
 		t.Fatal("cannot find the grid block in the snapshot payload")
@@ -344,7 +336,7 @@ func TestSnapshotImpossibleCells(t *testing.T) {
 			}
 			q[i] = v
 			fs := New(50, nil)
-			if fs.Restore(io.NopCloser(bytes.NewReader(deflate([]byte{snapMagic, snapVersion}, q)))) != nil {
+			if fs.Restore(io.NopCloser(bytes.NewReader(deflate([]byte{wire.SnapshotVersion}, q)))) != nil {
 				continue
 			}
 			tried++

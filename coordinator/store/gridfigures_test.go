@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/rdmamesh/rdmamesh/coordinator/sweep"
 	"github.com/rdmamesh/rdmamesh/internal/api"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
+	"github.com/rdmamesh/rdmamesh/internal/wire"
 	"github.com/rdmamesh/rdmamesh/matrix"
 )
 
@@ -23,7 +23,7 @@ func TestGridFiguresMatchFill(t *testing.T) {
 		}
 		nodes = append(nodes, n)
 	}
-	rec := newRecord(api.SweepInfo{ID: "s"}, sweep.Spec{}, nodes)
+	rec := newRecord(api.SweepInfo{ID: "s"}, wire.Spec{}, nodesIn(nodes))
 	k := 0
 	for _, a := range nodes {
 		for _, b := range nodes {
@@ -42,14 +42,14 @@ func TestGridFiguresMatchFill(t *testing.T) {
 					c.Class, c.Latency = probe.ClassRetryExceeded, nil
 					c.Error = &probe.Error{Class: probe.ClassRetryExceeded, Cause: "lost", Fix: "check cables"}
 				}
-				rec.merge(c, false)
+				rec.merge(cellIn(&c), false)
 				k++
 			}
 		}
 	}
 	retest := okCell("n1", "n2", 1)
 	retest.Round = 9
-	rec.merge(retest, true)
+	rec.merge(cellIn(&retest), true)
 	grid := newGridSource(rec.Cells.freeze())
 	for s := range nodes {
 		for d := range nodes {

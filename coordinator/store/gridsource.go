@@ -2,6 +2,7 @@ package store
 
 import (
 	"github.com/rdmamesh/rdmamesh/internal/probe"
+	"github.com/rdmamesh/rdmamesh/internal/wire"
 	"github.com/rdmamesh/rdmamesh/matrix"
 )
 
@@ -48,11 +49,11 @@ func (g *GridSource) scanHas() []bool {
 		if b == nil {
 			continue
 		}
-		for j, cls := range b.class {
+		for j, cls := range b.Class {
 			if cls == 0 {
 				continue
 			}
-			src, d, rail := gridCoords(n, int32(bi<<blockBits|j))
+			src, d, rail := wire.GridCoords(n, int32(bi<<blockBits|j))
 			has[src*rails+rail], has[d*rails+rail] = true, true
 		}
 	}
@@ -63,13 +64,13 @@ func (g *GridSource) Fill(c *matrix.Cell, src, dst, rail int) bool {
 	if rail >= g.v.rails || src == dst {
 		return false
 	}
-	slot := gridSlot(g.v.n, src, dst, rail)
+	slot := wire.GridSlot(g.v.n, src, dst, rail)
 	bi := int(slot) >> blockBits
 	if bi >= len(g.v.blocks) || g.v.blocks[bi] == nil {
 		return false
 	}
 	b, j := g.v.blocks[bi], int(slot)&(blockLen-1)
-	cls := b.class[j]
+	cls := b.Class[j]
 	if cls == 0 {
 		return false
 	}
@@ -93,4 +94,4 @@ func (g *GridSource) Fill(c *matrix.Cell, src, dst, rail int) bool {
 
 // ExtraCells are the cells kept whole (cross-rail ones, cells outside the
 // grid): BuildFrom takes them as a slice.
-func (g *GridSource) ExtraCells() []matrix.Cell { return sortedCells(g.v.extra) }
+func (g *GridSource) ExtraCells() []matrix.Cell { return cellsOut(sortedCells(g.v.extra)) }

@@ -5,9 +5,9 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/rdmamesh/rdmamesh/coordinator/sweep"
 	"github.com/rdmamesh/rdmamesh/internal/api"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
+	"github.com/rdmamesh/rdmamesh/internal/wire"
 	"github.com/rdmamesh/rdmamesh/matrix"
 )
 
@@ -24,7 +24,7 @@ func TestGridSourceMatchesDecodedCells(t *testing.T) {
 		}
 		nodes = append(nodes, n)
 	}
-	rec := newRecord(api.SweepInfo{ID: "s"}, sweep.Spec{}, nodes)
+	rec := newRecord(api.SweepInfo{ID: "s"}, wire.Spec{}, nodesIn(nodes))
 	round := 0
 	for _, a := range nodes {
 		for _, b := range nodes {
@@ -43,17 +43,17 @@ func TestGridSourceMatchesDecodedCells(t *testing.T) {
 				case round%5 == 0:
 					c.Bandwidth = &probe.Bandwidth{Gbps: 390 + float64(round%9), Bytes: 1 << 30}
 				}
-				rec.merge(c, false)
+				rec.merge(cellIn(&c), false)
 				round++
 			}
 		}
 	}
 	retest := okCell("n4", "n1", 0)
 	retest.Round, retest.SrcDevice, retest.DstDevice = 9, "mlx5_0", "mlx5_0"
-	rec.merge(retest, true)
+	rec.merge(cellIn(&retest), true)
 	zero := 0
-	rec.merge(matrix.Cell{Src: "n1", Dst: "n3", Rail: 1, DstRail: &zero, Class: probe.ClassOK, Latency: &probe.Latency{P50Ns: 1200}}, false)
-	rec.merge(matrix.Cell{Src: "n9", Dst: "n1", Rail: 0, Class: probe.ClassOK}, false)
+	rec.merge(cellIn(&matrix.Cell{Src: "n1", Dst: "n3", Rail: 1, DstRail: &zero, Class: probe.ClassOK, Latency: &probe.Latency{P50Ns: 1200}}), false)
+	rec.merge(cellIn(&matrix.Cell{Src: "n9", Dst: "n1", Rail: 0, Class: probe.ClassOK}), false)
 
 	th := matrix.DefaultThresholds()
 	grid := newGridSource(rec.Cells.freeze())

@@ -1,8 +1,6 @@
 package store
 
 import (
-	"slices"
-
 	"github.com/rdmamesh/rdmamesh/coordinator/sweep"
 	"github.com/rdmamesh/rdmamesh/internal/api"
 	"github.com/rdmamesh/rdmamesh/matrix"
@@ -61,9 +59,9 @@ func (f *FSM) meta(rec *sweepRecord) View {
 	}
 	retests := make(map[int]sweep.RetestPlan, len(rec.Retests))
 	for p, plan := range rec.Retests {
-		retests[p] = plan
+		retests[p] = planOut(&plan)
 	}
-	return View{Version: rec.Version, Record: sweep.Record{Info: rec.Info, Spec: rec.Spec, Nodes: slices.Clone(rec.Nodes),
+	return View{Version: rec.Version, Record: sweep.Record{Info: rec.Info, Spec: specOut(rec.Spec), Nodes: nodesOut(rec.Nodes),
 		Rounds: rounds, Retests: retests}}
 }
 

@@ -139,19 +139,19 @@ type Defaults struct {
 
 // Spec is what a leader needs to (re)run a sweep's remaining rounds.
 // Rounds are re-planned from it and the node list on every leader, so the
-// planners must stay deterministic. It is replicated as JSON: its tags are
-// the log's format.
+// planners must stay deterministic. The log records it as wire.Spec, its
+// field-for-field twin: add a field to both, or the store does not compile.
 type Spec struct {
-	Params      probe.TestParams `json:"params"`
-	PairTimeout time.Duration    `json:"pair_timeout"`
-	Pattern     string           `json:"pattern,omitempty"` // all-pairs | k-batch | one-to-all
-	BatchSize   int              `json:"batch_size,omitempty"`
-	Root        string           `json:"root,omitempty"`
-	RailMode    string           `json:"rail_mode,omitempty"` // same | cross | all
-	Rails       []int            `json:"rails,omitempty"`     // nil = every rail
-	Budget      time.Duration    `json:"budget,omitempty"`    // 0 = none
-	Retests     int              `json:"retests,omitempty"`   // confirmation passes
-	Profile     string           `json:"profile,omitempty"`
+	Params      probe.TestParams
+	PairTimeout time.Duration
+	Pattern     string // all-pairs | k-batch | one-to-all
+	BatchSize   int
+	Root        string
+	RailMode    string        // same | cross | all
+	Rails       []int         // nil = every rail
+	Budget      time.Duration // 0 = none
+	Retests     int           // confirmation passes
+	Profile     string
 }
 
 // TestedOnly reports whether the plan leaves pairs or rails out on purpose,

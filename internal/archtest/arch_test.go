@@ -43,7 +43,10 @@ func list(t *testing.T, tags string) []pkg {
 // rules: package (relative to the module) → module packages it may import.
 // nil means "only the standard library".
 var rules = map[string][]string{
-	"internal/probe":        nil,
+	"internal/probe": nil,
+	"internal/wire":  {"internal/probe", "internal/api"},
+	// The probe-session exchange, spoken by workers and `rdmamesh probe`.
+	"internal/session":      {"internal/probe", "internal/wire", "internal/fabric", "internal/member", "internal/selffault"},
 	"coordinator/scheduler": nil,
 	"internal/api":          {"internal/probe"},
 	"matrix":                {"internal/probe", "internal/hostlist"},
@@ -55,14 +58,14 @@ var rules = map[string][]string{
 	"internal/member":           nil,
 	"internal/config":           nil,
 	"internal/selffault":        nil,
-	"worker":                    {"internal/probe", "internal/member", "internal/selffault", "internal/fabric"},
-	"coordinator": {"internal/probe", "internal/member", "internal/api", "matrix", "coordinator/scheduler", "internal/hostlist", "internal/selffault",
+	"worker":                    {"internal/probe", "internal/wire", "internal/session", "internal/member", "internal/selffault", "internal/fabric"},
+	"coordinator": {"internal/probe", "internal/wire", "internal/member", "internal/api", "matrix", "coordinator/scheduler", "internal/hostlist", "internal/selffault",
 		"coordinator/sweep", "coordinator/store"},
 	// The sweep engine declares what it needs (Dispatcher, Committer, View);
 	// the coordinator adapts raft, the store and HTTP to them.
 	"coordinator/sweep": {"coordinator/scheduler", "internal/probe", "internal/api", "internal/hostlist", "matrix"},
 	// The store records the sweep's own types, so it sits above sweep.
-	"coordinator/store":           {"coordinator/sweep", "coordinator/scheduler", "internal/probe", "internal/api", "matrix"},
+	"coordinator/store":           {"coordinator/sweep", "coordinator/scheduler", "internal/probe", "internal/wire", "internal/api", "matrix"},
 	"web":                         {"internal/api", "internal/probe", "matrix"},
 	"gate":                        {"internal/api", "matrix", "internal/probe"},
 	"internal/inventory":          {"internal/probe", "internal/counters"},
@@ -71,7 +74,7 @@ var rules = map[string][]string{
 	"worker/live":                 {"internal/fabric", "internal/liveplan", "internal/probe"},
 	"coordinator/live":            {"internal/api", "internal/liveplan", "internal/probe", "matrix"},
 	"internal/fabric/verbs":       {"internal/probe", "internal/fabric", "internal/member"},
-	"internal/metrics":            {"internal/api", "internal/probe", "matrix"},
+	"internal/metrics":            {"internal/api", "internal/probe", "internal/wire", "matrix"},
 	"internal/testing/deploytest": {"internal/config/docgen/keyflags"},
 
 	"internal/config/docgen/keyflags": nil,

@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"github.com/rdmamesh/rdmamesh/gate"
 	"github.com/rdmamesh/rdmamesh/internal/api"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
+	"github.com/rdmamesh/rdmamesh/internal/wire"
 )
 
 // TestSecureControlPlane runs a sweep with a token and gossip encryption on,
@@ -25,6 +25,9 @@ func TestSecureControlPlane(t *testing.T) {
 	post := func(url, body, token string) int {
 		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
+		if !strings.HasPrefix(body, "{") {
+			req.Header.Set("Content-Type", wire.ContentType)
+		}
 		if token != "" {
 			req.Header.Set("Authorization", "Bearer "+token)
 		}
@@ -37,13 +40,13 @@ func TestSecureControlPlane(t *testing.T) {
 	}
 	w1, w2 := cl.Worker("node-01"), cl.Worker("node-02")
 	inv1, inv2 := w1.Inventory(), w2.Inventory()
-	task, _ := json.Marshal(probe.Task{Version: probe.Version, SweepID: "rogue", Src: "node-01", Dst: "node-02",
+	task := wire.TaskMsg.Append(nil, &wire.Task{SweepID: "rogue", Src: "node-01", Dst: "node-02",
 		DstAPI: w2.APIAddr(), Params: probe.DefaultTestParams(), Deadline: time.Now().Add(time.Minute),
 		Rails: []probe.RailPair{{Src: probe.Endpoint{Device: inv1.Ports[0].Device, Port: 1}, Dst: probe.Endpoint{Device: inv2.Ports[0].Device, Port: 1}}}})
-	session, _ := json.Marshal(probe.SessionRequest{Version: probe.Version, SweepID: "rogue", Src: "node-01", Dst: "node-02",
-		Deadline: time.Now().Add(time.Minute), Local: probe.Endpoint{Device: inv2.Ports[0].Device, Port: 1},
-		Initiator: probe.QPInfo{Node: "node-01", Device: "mlx5_0", LinkLayer: "Ethernet", QPN: 7, MTU: 4096, GID: "::ffff:10.0.0.1"},
-		Params:    probe.DefaultTestParams()})
+	session := wire.SessionOpenMsg.Append(nil, &wire.SessionOpen{SweepID: "rogue", Src: "node-01", Dst: "node-02",
+		Deadline: time.Now().Add(time.Minute), Params: probe.DefaultTestParams(),
+		Rails: []wire.SessionRail{{Local: probe.Endpoint{Device: inv2.Ports[0].Device, Port: 1},
+			Initiator: probe.QPInfo{Node: "node-01", Device: "mlx5_0", LinkLayer: "Ethernet", QPN: 7, MTU: 4096, GID: "::ffff:10.0.0.1"}}}})
 	cases := []struct {
 		name string
 		code int
@@ -51,8 +54,8 @@ func TestSecureControlPlane(t *testing.T) {
 	}{
 		{"start a sweep without the token", post(cl.URL+"/api/v1/sweeps", `{}`, ""), http.StatusUnauthorized},
 		{"dispatch a task without the token", post("http://"+w1.APIAddr()+"/v1/tasks", string(task), ""), http.StatusUnauthorized},
-		{"open a session without the token", post("http://"+w2.APIAddr()+"/v1/sessions", string(session), ""), http.StatusUnauthorized},
-		{"open an unscheduled session with the token", post("http://"+w2.APIAddr()+"/v1/sessions", string(session), "t0ken"), http.StatusForbidden},
+		{"open a session without the token", post("http://"+w2.APIAddr()+"/v1/sessions/batch", string(session), ""), http.StatusUnauthorized},
+		{"open an unscheduled session with the token", post("http://"+w2.APIAddr()+"/v1/sessions/batch", string(session), "t0ken"), http.StatusForbidden},
 	}
 	for _, c := range cases {
 		if c.code != c.want {

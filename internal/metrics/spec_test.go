@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/rdmamesh/rdmamesh/internal/probe"
+	"github.com/rdmamesh/rdmamesh/internal/wire"
 )
 
 // Every metric a fully populated coordinator and worker export is in
@@ -22,7 +23,7 @@ func TestReferenceMatchesExport(t *testing.T) {
 		BuildInfo("both", "v", "c", "go"))
 	w := NewWorker()
 	w.SetSource(newWorkerSource())
-	w.ObserveTask(probe.TaskResult{Rails: []probe.RailResult{{Class: probe.ClassOK}}})
+	w.ObserveTask(wire.TaskResult{Rails: []wire.RailResult{{Class: probe.ClassOK}}})
 	reg.MustRegister(w)
 	fams := families(t, reg)
 

@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/rdmamesh/rdmamesh/internal/probe"
+	"github.com/rdmamesh/rdmamesh/internal/wire"
 )
 
 // WorkerSource is what the worker collector reads at scrape time;
@@ -85,7 +86,7 @@ func (w *Worker) SetSource(s WorkerSource) { w.src.Store(&s) }
 
 // ObserveTask records one finished task; call it with every result the
 // worker returns to the coordinator.
-func (w *Worker) ObserveTask(r probe.TaskResult) {
+func (w *Worker) ObserveTask(r wire.TaskResult) {
 	w.tasks.Inc()
 	w.taskDur.Observe(r.Elapsed.Seconds())
 	for _, rr := range r.Rails {

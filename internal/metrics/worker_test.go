@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/rdmamesh/rdmamesh/internal/probe"
+	"github.com/rdmamesh/rdmamesh/internal/wire"
 )
 
 type fakeWorker struct {
@@ -45,9 +46,9 @@ func TestWorkerCounters(t *testing.T) {
 		t.Errorf("tests_total has %d pre-set classes, want 12", n)
 	}
 
-	w.ObserveTask(probe.TaskResult{Elapsed: 20 * time.Millisecond, Rails: []probe.RailResult{
+	w.ObserveTask(wire.TaskResult{Elapsed: 20 * time.Millisecond, Rails: []wire.RailResult{
 		{Rail: 0, Class: probe.ClassOK}, {Rail: 1, Class: probe.ClassRetryExceeded}}})
-	w.ObserveTask(probe.TaskResult{Elapsed: 3 * time.Second, Rails: []probe.RailResult{{Rail: 0}}})
+	w.ObserveTask(wire.TaskResult{Elapsed: 3 * time.Second, Rails: []wire.RailResult{{Rail: 0}}})
 	w.ObserveSession(nil)
 	w.ObserveSession(&probe.Error{Class: probe.ClassNoNetdev, Cause: "no netdev"})
 	w.ObserveSession(errors.New("something unclassified"))

@@ -1,6 +1,8 @@
-// Package probe holds the versioned wire types shared by workers and the
-// coordinator: tasks, QP exchange messages, measurement results and the
-// failure classes every fabric provider (verbs or simulated) reports.
+// Package probe is the vocabulary every part of rdmamesh shares about a
+// test: endpoints, rail pairs, QP information, test parameters, what a
+// test measured, and the failure classes every fabric provider (verbs or
+// simulated) reports. How processes put these into messages and records
+// is internal/wire's job.
 package probe
 
 import (
@@ -9,8 +11,8 @@ import (
 	"time"
 )
 
-// Version is bumped on any incompatible change to the types in this package.
-// Peers refuse messages carrying another version instead of misreading them.
+// Version is the inventory's format version (Inventory.Version, served as
+// JSON on the worker's GET /v1/inventory); the coordinator refuses another.
 const Version = 1
 
 // Class names a failure the same way for the verbs engine and the simulator,
@@ -82,6 +84,13 @@ type Endpoint struct {
 	Port     int    `json:"port"`
 	GIDIndex int    `json:"gid_index"` // -1 lets the provider choose
 	Rail     int    `json:"rail"`
+}
+
+// RailPair is one rail of a pair test: which HCA port on each side.
+type RailPair struct {
+	Rail int      `json:"rail"`
+	Src  Endpoint `json:"src"`
+	Dst  Endpoint `json:"dst"`
 }
 
 // QPInfo is what two sides exchange to connect an RC QP pair, like

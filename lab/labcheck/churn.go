@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rdmamesh/rdmamesh/internal/probe"
+	"github.com/rdmamesh/rdmamesh/internal/wire"
 	"github.com/rdmamesh/rdmamesh/worker"
 )
 
@@ -24,30 +26,30 @@ type churnKind struct {
 	name  string
 	every int         // one task in every N is of this kind (first match wins)
 	want  probe.Class // the class it must end with
-	task  func(t *probe.Task, api, dead string)
+	task  func(t *wire.Task, api, dead string)
 }
 
 var churnKinds = []churnKind{
 	// The initiator has its QP when the responder's API turns the request
 	// down (no such HCA there) ...
-	{"responder-rejects", 50, probe.ClassInternal, func(t *probe.Task, api, dead string) {
+	{"responder-rejects", 50, probe.ClassInternal, func(t *wire.Task, api, dead string) {
 		t.Rails[0].Dst.Device = "nosuch0"
 	}},
 	// ... or when the responder's engine cannot open its half (no GID at
 	// that index).
-	{"responder-open-fails", 43, probe.ClassInvalidGID, func(t *probe.Task, api, dead string) {
+	{"responder-open-fails", 43, probe.ClassInvalidGID, func(t *wire.Task, api, dead string) {
 		t.Rails[0].Dst.GIDIndex = 9
 	}},
 	// The initiator has its QP when the responder's worker cannot be reached.
-	{"peer-unreachable", 53, probe.ClassPeerLost, func(t *probe.Task, api, dead string) { t.DstAPI = dead }},
+	{"peer-unreachable", 53, probe.ClassPeerLost, func(t *wire.Task, api, dead string) { t.DstAPI = dead }},
 	// Both QPs connected, the ping-pong cut off by its deadline mid-way.
-	{"deadline-mid-test", 47, probe.ClassTimeout, func(t *probe.Task, api, dead string) {
+	{"deadline-mid-test", 47, probe.ClassTimeout, func(t *wire.Task, api, dead string) {
 		t.Params.LatencyIters, t.Params.Timeout = 100000, 30*time.Millisecond
 	}},
 	// No GID at that index: refused before any object is made.
-	{"bad-gid", 61, probe.ClassInvalidGID, func(t *probe.Task, api, dead string) { t.Rails[0].Src.GIDIndex = 9 }},
-	{"ok-rdmacm", 5, probe.ClassOK, func(t *probe.Task, api, dead string) { t.Params.Connect = probe.ConnectRDMACM }},
-	{"ok-exchange", 1, probe.ClassOK, func(t *probe.Task, api, dead string) {}},
+	{"bad-gid", 61, probe.ClassInvalidGID, func(t *wire.Task, api, dead string) { t.Rails[0].Src.GIDIndex = 9 }},
+	{"ok-rdmacm", 5, probe.ClassOK, func(t *wire.Task, api, dead string) { t.Params.Connect = probe.ConnectRDMACM }},
+	{"ok-exchange", 1, probe.ClassOK, func(t *wire.Task, api, dead string) {}},
 }
 
 type churnReport struct {
@@ -186,7 +188,7 @@ var taskClient = http.Client{Timeout: 90 * time.Second}
 
 func churnOne(base, api, dead, node string, i int) (string, probe.Class, string) {
 	ep := probe.Endpoint{Device: "rxe0", Port: 1, GIDIndex: -1}
-	t := probe.Task{Version: probe.Version, SweepID: "churn", Round: i, Src: node, Dst: node, DstAPI: api,
+	t := wire.Task{SweepID: "churn", Round: i, Src: node, Dst: node, DstAPI: api,
 		Rails:  []probe.RailPair{{Rail: 0, Src: ep, Dst: ep}},
 		Params: probe.TestParams{LatencySize: 8, LatencyIters: 2, Warmup: 0, Timeout: 20 * time.Second},
 		// Deadline bounds a task stuck for reasons of its own.
@@ -199,14 +201,17 @@ func churnOne(base, api, dead, node string, i int) (string, probe.Class, string)
 		}
 	}
 	kind.task(&t, api, dead)
-	body, _ := json.Marshal(t)
-	resp, err := taskClient.Post(base+"/v1/tasks", "application/json", bytes.NewReader(body))
+	resp, err := taskClient.Post(base+"/v1/tasks", wire.ContentType, bytes.NewReader(wire.TaskMsg.Append(nil, &t)))
 	if err != nil {
 		return kind.name, "transport", err.Error()
 	}
 	defer resp.Body.Close()
-	var res probe.TaskResult
-	if err := json.NewDecoder(resp.Body).Decode(&res); err != nil || len(res.Rails) != 1 {
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	var res wire.TaskResult
+	if err == nil {
+		res, err = wire.TaskResultMsg.Decode(raw)
+	}
+	if err != nil || len(res.Rails) != 1 {
 		return kind.name, "transport", fmt.Sprintf("HTTP %s: %v", resp.Status, err)
 	}
 	r := res.Rails[0]

@@ -18,6 +18,7 @@ import (
 	"github.com/rdmamesh/rdmamesh/internal/member"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
 	"github.com/rdmamesh/rdmamesh/internal/testing/scale"
+	"github.com/rdmamesh/rdmamesh/internal/wire"
 	"github.com/rdmamesh/rdmamesh/worker"
 )
 
@@ -173,19 +174,17 @@ func (f *fleet) handler(i int, real http.Handler) http.Handler {
 			http.Error(rw, `{"error":{"class":"auth","cause":"bad token"}}`, http.StatusUnauthorized)
 			return
 		}
-		if r.Header.Get("Content-Type") != probe.BinaryType {
-			// The coordinator falls back to JSON on this answer; the
-			// fleet only speaks the binary form it sends first.
-			http.Error(rw, `{"error":{"class":"internal","cause":"decode request: binary tasks only"}}`, http.StatusUnsupportedMediaType)
+		if r.Header.Get("Content-Type") != wire.ContentType {
+			wire.WriteError(rw, http.StatusUnsupportedMediaType, &probe.Error{Class: probe.ClassInternal, Cause: "decode request: wire tasks only"})
 			return
 		}
 		body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 		if err != nil {
 			return
 		}
-		t, err := probe.DecodeTask(body)
+		t, err := wire.TaskMsg.Decode(body)
 		if err != nil || t.Src != f.ws[i].name {
-			http.Error(rw, `{"error":{"class":"internal","cause":"decode request: bad task"}}`, http.StatusBadRequest)
+			wire.WriteError(rw, http.StatusBadRequest, &probe.Error{Class: probe.ClassInternal, Cause: "decode request: bad task"})
 			return
 		}
 		res := scale.NullResult(t)
@@ -199,9 +198,7 @@ func (f *fleet) handler(i int, real http.Handler) http.Handler {
 			}
 		}
 		f.led.answer(t, res, connOf(r))
-		b := probe.AppendTaskResult(nil, res)
-		rw.Header().Set("Content-Type", probe.BinaryType)
-		_, _ = rw.Write(b)
+		wire.Write(rw, http.StatusOK, wire.TaskResultMsg.Append(nil, &res))
 	})
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rdmamesh/rdmamesh/internal/probe"
+	"github.com/rdmamesh/rdmamesh/internal/wire"
 )
 
 // ledger records every task the fleet answered, per sweep: which cells got
@@ -73,7 +74,7 @@ func (l *ledger) cell(src, dst, rail int) int { return (src*l.n+dst)*l.rails + r
 
 // answer records res, the answer to t, and tags its ok rails with their
 // attempt number (in place: call it before encoding res).
-func (l *ledger) answer(t probe.Task, res probe.TaskResult, conn connKey) {
+func (l *ledger) answer(t wire.Task, res wire.TaskResult, conn connKey) {
 	s := l.sweep(t.SweepID)
 	si, ok1 := l.idx[t.Src]
 	di, ok2 := l.idx[t.Dst]

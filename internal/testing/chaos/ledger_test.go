@@ -6,11 +6,12 @@ import (
 
 	"github.com/rdmamesh/rdmamesh/internal/probe"
 	"github.com/rdmamesh/rdmamesh/internal/testing/scale"
+	"github.com/rdmamesh/rdmamesh/internal/wire"
 )
 
 // answerPair answers src → dst on both rails as the fleet does, sent at.
-func answerPair(l *ledger, id string, round int, src, dst string, at time.Time) probe.TaskResult {
-	t := probe.Task{SweepID: id, Round: round, Src: src, Dst: dst, Params: probe.TestParams{LatencyIters: 100},
+func answerPair(l *ledger, id string, round int, src, dst string, at time.Time) wire.TaskResult {
+	t := wire.Task{SweepID: id, Round: round, Src: src, Dst: dst, Params: probe.TestParams{LatencyIters: 100},
 		Rails:    []probe.RailPair{{Rail: 0}, {Rail: 1}},
 		Deadline: at.Add(l.pairTimeout * 9 / 10)}
 	res := scale.NullResult(t)
@@ -18,7 +19,7 @@ func answerPair(l *ledger, id string, round int, src, dst string, at time.Time) 
 	return res
 }
 
-func cellOf(res probe.TaskResult, rail int) matrixCell {
+func cellOf(res wire.TaskResult, rail int) matrixCell {
 	c := matrixCell{Src: res.Src, Dst: res.Dst, Rail: rail, Round: res.Round, Class: "ok", Verdict: "ok"}
 	c.Latency = &struct {
 		Samples int `json:"samples"`
@@ -29,15 +30,15 @@ func cellOf(res probe.TaskResult, rail int) matrixCell {
 func TestLedgerVerify(t *testing.T) {
 	names := []string{"a", "b", "c"}
 	base := time.Unix(1000, 0)
-	build := func() (*ledger, []probe.TaskResult) {
+	build := func() (*ledger, []wire.TaskResult) {
 		l := newLedger(names, 2, 10*time.Second)
-		var rs []probe.TaskResult
+		var rs []wire.TaskResult
 		for i, p := range [][2]string{{"a", "b"}, {"b", "a"}, {"a", "c"}, {"c", "a"}, {"b", "c"}, {"c", "b"}} {
 			rs = append(rs, answerPair(l, "s", i/2, p[0], p[1], base.Add(time.Duration(i)*time.Second)))
 		}
 		return l, rs
 	}
-	cells := func(rs []probe.TaskResult) []matrixCell {
+	cells := func(rs []wire.TaskResult) []matrixCell {
 		var out []matrixCell
 		for _, r := range rs {
 			out = append(out, cellOf(r, 0), cellOf(r, 1))

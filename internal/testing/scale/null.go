@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/rdmamesh/rdmamesh/internal/probe"
+	"github.com/rdmamesh/rdmamesh/internal/wire"
 )
 
 // nullTask answers a task at once with plausible per-rail figures, without
@@ -13,23 +14,24 @@ import (
 // and its raft log alone, as if 1,024 real hosts ran the tests elsewhere.
 // Only task calls are answered here; gossip and inventory are the workers'.
 func nullTask(req *http.Request) (*http.Response, bool) {
-	if req.Method != http.MethodPost || req.URL.Path != "/v1/tasks" || req.Header.Get("Content-Type") != probe.BinaryType {
+	if req.Method != http.MethodPost || req.URL.Path != "/v1/tasks" || req.Header.Get("Content-Type") != wire.ContentType {
 		return nil, false
 	}
 	body, err := io.ReadAll(req.Body)
 	if err != nil {
 		return nil, false
 	}
-	t, err := probe.DecodeTask(body)
+	t, err := wire.TaskMsg.Decode(body)
 	if err != nil {
 		return nil, false
 	}
-	b := probe.AppendTaskResult(nil, NullResult(t))
+	res := NullResult(t)
+	b := wire.TaskResultMsg.Append(nil, &res)
 	// Built directly rather than through httptest.ResponseRecorder: this
 	// stands in for a remote host's work, and the recorder's header cloning
 	// was a tenth of it.
 	return &http.Response{Status: "200 OK", StatusCode: http.StatusOK, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Header: http.Header{"Content-Type": {probe.BinaryType}}, Body: io.NopCloser(bytes.NewReader(b)),
+		Header: http.Header{"Content-Type": {wire.ContentType}}, Body: io.NopCloser(bytes.NewReader(b)),
 		ContentLength: int64(len(b)), Request: req}, true
 }
 
@@ -47,16 +49,16 @@ func pairHash(src, dst string) uint64 {
 // NullResult is control mode's answer to a task: every rail ok with
 // plausible latency figures, at once. internal/testing/chaos answers its large
 // control-mode cluster with it too.
-func NullResult(t probe.Task) probe.TaskResult {
-	res := probe.TaskResult{Version: probe.Version, SweepID: t.SweepID, Round: t.Round, Src: t.Src, Dst: t.Dst,
-		Rails: make([]probe.RailResult, len(t.Rails))}
+func NullResult(t wire.Task) wire.TaskResult {
+	res := wire.TaskResult{SweepID: t.SweepID, Round: t.Round, Src: t.Src, Dst: t.Dst,
+		Rails: make([]wire.RailResult, len(t.Rails))}
 	lats := make([]probe.Latency, len(t.Rails))
 	h := pairHash(t.Src, t.Dst)
 	for i, rp := range t.Rails {
 		j := float64(h%97+uint64(rp.Rail)) / 10 // a few ns of spread
 		lats[i] = probe.Latency{Samples: t.Params.LatencyIters, MinNs: 990 + j, P50Ns: 1010 + j, P90Ns: 1030 + j, P99Ns: 1100 + j,
 			P999Ns: 1300 + j, MaxNs: 2000 + j, StdevNs: 12 + j/10}
-		res.Rails[i] = probe.RailResult{Rail: rp.Rail, SrcDevice: rp.Src.Device, DstDevice: rp.Dst.Device, Class: probe.ClassOK,
+		res.Rails[i] = wire.RailResult{Rail: rp.Rail, SrcDevice: rp.Src.Device, DstDevice: rp.Dst.Device, Class: probe.ClassOK,
 			SrcGID: rp.Src.GIDIndex, DstGID: rp.Dst.GIDIndex, Latency: &lats[i]}
 	}
 	return res

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/rdmamesh/rdmamesh/coordinator"
-	"github.com/rdmamesh/rdmamesh/internal/probe"
+	"github.com/rdmamesh/rdmamesh/internal/wire"
 )
 
 // observer turns worker task reports and coordinator round reports into
@@ -26,7 +26,7 @@ type observer struct {
 func newObserver() *observer { return &observer{work: map[int]map[[2]string]time.Duration{}} }
 
 // task is worker.Options.OnTask.
-func (o *observer) task(r probe.TaskResult) {
+func (o *observer) task(r wire.TaskResult) {
 	k := [2]string{r.Src, r.Dst}
 	if k[1] < k[0] {
 		k[0], k[1] = k[1], k[0]

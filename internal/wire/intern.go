@@ -1,4 +1,4 @@
-package probe
+package wire
 
 import (
 	"hash/maphash"

@@ -2,7 +2,6 @@ package store
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -15,6 +14,7 @@ import (
 	"github.com/rdmamesh/rdmamesh/coordinator/sweep"
 	"github.com/rdmamesh/rdmamesh/internal/api"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
+	"github.com/rdmamesh/rdmamesh/internal/wire"
 	"github.com/rdmamesh/rdmamesh/matrix"
 )
 
@@ -70,23 +70,31 @@ func randomCells(rng *rand.Rand, nodes []matrix.Node, round int) []matrix.Cell {
 }
 
 func sortCells(cs []matrix.Cell) []matrix.Cell {
-	m := map[cellKey]matrix.Cell{}
-	for _, c := range cs {
+	m := map[cellKey]wire.Cell{}
+	for i := range cs {
+		c := cellIn(&cs[i])
 		m[keyOf(&c)] = c
 	}
-	return sortedCells(m)
+	return cellsOut(sortedCells(m))
 }
 
-// TestBinaryRoundsMatchJSON applies the same rounds as binary and as JSON
-// entries: both FSMs must hold the same cells, the quantized inputs.
-func TestBinaryRoundsMatchJSON(t *testing.T) {
+// quantizedCell is c as the store gives it back.
+func quantizedCell(c matrix.Cell) matrix.Cell {
+	w := quantized(cellIn(&c))
+	return cellOut(&w)
+}
+
+// TestGridRoundsMatchWholeCells applies the same rounds with their cells
+// in grid form and kept whole: both FSMs must hold the same cells, the
+// quantized inputs.
+func TestGridRoundsMatchWholeCells(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	nodes := gridNodes(9, 3)
 	x := NewNodeIndex(nodes)
 	start := entry(t, EntrySweepStart, Start{Info: api.SweepInfo{ID: "s1", State: api.SweepRunning}, Nodes: nodes})
-	bin, js := New(5, nil), New(5, nil)
-	bin.Apply(start)
-	js.Apply(start)
+	grid, whole := New(5, nil), New(5, nil)
+	grid.Apply(start)
+	whole.Apply(start)
 	var want []matrix.Cell
 	for round := range 2 {
 		cells := randomCells(rng, nodes, round)
@@ -95,18 +103,18 @@ func TestBinaryRoundsMatchJSON(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if EntryType(b[0]) != EntryRoundBin {
-			t.Fatalf("round %d encoded as entry type %d, want binary", round, b[0])
+		if rr, err := wire.ReadRound(b[1:]); err != nil || rr.Cells != len(cells) || len(rr.Whole) != 0 {
+			t.Fatalf("round %d: %v; want every cell in grid form", round, err)
 		}
-		bin.Apply(&raft.Log{Index: 2, Data: b})
-		bin.Apply(&raft.Log{Index: 3, Data: b}) // replayed: ignored
-		js.Apply(entry(t, EntryRound, r))
+		grid.Apply(&raft.Log{Index: 2, Data: b})
+		grid.Apply(&raft.Log{Index: 3, Data: b}) // replayed: ignored
+		whole.Apply(entry(t, EntryRound, r))
 		for _, c := range cells {
-			want = append(want, quantized(c))
+			want = append(want, quantizedCell(c))
 		}
 	}
 	want = sortCells(want)
-	for name, f := range map[string]*FSM{"binary": bin, "json": js} {
+	for name, f := range map[string]*FSM{"grid": grid, "whole": whole} {
 		sv, _ := f.sweepData("s1")
 		got := sortCells(sv.Cells)
 		if len(got) != len(want) || sv.Info.CellsDone != len(want) {
@@ -120,8 +128,8 @@ func TestBinaryRoundsMatchJSON(t *testing.T) {
 	}
 }
 
-// TestBinaryRoundFallsBackToJSON: cells the grid cannot hold travel as JSON.
-func TestBinaryRoundFallsBackToJSON(t *testing.T) {
+// TestRoundKeepsOffGridCellsWhole: cells the grid cannot hold travel whole.
+func TestRoundKeepsOffGridCellsWhole(t *testing.T) {
 	x := NewNodeIndex(gridNodes(3, 2))
 	dr := 1
 	for _, c := range []matrix.Cell{
@@ -130,23 +138,26 @@ func TestBinaryRoundFallsBackToJSON(t *testing.T) {
 		{Src: "n000", Dst: "n001", Rail: 0, SrcDevice: "mlx5_9", DstDevice: "mlx5_0", Class: probe.ClassOK},
 	} {
 		b, err := EncodeRound(&x, sweep.RoundResult{SweepID: "s", Cells: []matrix.Cell{c}})
-		if err != nil || EntryType(b[0]) != EntryRound {
-			t.Errorf("%+v: entry type %d, err %v: want JSON", c, b[0], err)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rr, err := wire.ReadRound(b[1:]); err != nil || rr.Cells != 0 || len(rr.Whole) != 1 {
+			t.Errorf("%+v: %v; want the cell whole", c, err)
 		}
 	}
 }
 
-func TestBinaryRoundCorrupt(t *testing.T) {
+func TestRoundCorrupt(t *testing.T) {
 	nodes := gridNodes(4, 2)
 	x := NewNodeIndex(nodes)
 	b, err := EncodeRound(&x, sweep.RoundResult{SweepID: "s1", Cells: randomCells(rand.New(rand.NewPCG(3, 4)), nodes, 0)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, bad := range [][]byte{b[1:2], {roundBinVersion + 1}, append(slices.Clone(b[1:]), 0), b[1 : len(b)-3]} {
+	for _, bad := range [][]byte{b[1:2], {wire.RoundVersion + 1}, append(slices.Clone(b[1:]), 0), b[1 : len(b)-3]} {
 		f := New(1, nil)
 		f.Apply(entry(t, EntrySweepStart, Start{Info: api.SweepInfo{ID: "s1"}, Nodes: nodes}))
-		if err := f.applyRoundBin(bad); err == nil {
+		if err := f.applyRound(bad); err == nil {
 			t.Errorf("corrupt entry of %d bytes applied without error", len(bad))
 		}
 	}
@@ -154,7 +165,7 @@ func TestBinaryRoundCorrupt(t *testing.T) {
 
 // TestSnapshotStreamsFrozenState: a snapshot persisted after more rounds
 // were applied still holds what was there when it was taken, and restores
-// to the same cells; JSON snapshots from before stay readable.
+// to the same cells.
 func TestSnapshotStreamsFrozenState(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	nodes := gridNodes(6, 2)
@@ -189,15 +200,4 @@ func TestSnapshotStreamsFrozenState(t *testing.T) {
 		t.Fatalf("restored %d cells, snapshot held %d (or they differ)", len(after.Cells), len(before.Cells))
 	}
 
-	// The JSON snapshot format of earlier versions.
-	legacy, _ := json.Marshal(snapshotState{Sweeps: []snapshotSweep{{Info: before.Info, Spec: before.Spec, Nodes: before.Nodes,
-		Cells: before.Cells, Rounds: []int{0, 1}}}})
-	h := New(5, nil)
-	if err := h.Restore(io.NopCloser(bytes.NewReader(legacy))); err != nil {
-		t.Fatal(err)
-	}
-	old, _ := h.sweepData("s1")
-	if !reflect.DeepEqual(sortCells(old.Cells), sortCells(before.Cells)) {
-		t.Fatal("a JSON snapshot restores different cells")
-	}
 }

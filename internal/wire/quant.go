@@ -1,4 +1,4 @@
-package store
+package wire
 
 import (
 	"math"
@@ -21,9 +21,9 @@ const (
 	qMinLog2 = -16
 )
 
-// quant encodes v; negative figures and NaN (which no provider reports)
+// Quant encodes v; negative figures and NaN (which no provider reports)
 // become 0, figures past the scale saturate.
-func quant(v float64) uint16 { return quantBy(v, true) }
+func Quant(v float64) uint16 { return quantBy(v, true) }
 
 // quantBy is quant with (fast) or without the table path; without it is
 // how every code was computed first, which the table path must match.
@@ -94,8 +94,8 @@ var log2Tab = func() *[1<<log2Bits + 1]float64 {
 	return &t
 }()
 
-// unquant decodes a code; a table makes it one load.
-func unquant(c uint16) float64 { return quantTable()[c] }
+// Unquant decodes a code; a table makes it one load.
+func Unquant(c uint16) float64 { return quantTable()[c] }
 
 var quantTable = sync.OnceValue(func() *[1 << 16]float64 {
 	var t [1 << 16]float64
@@ -109,6 +109,6 @@ var quantTable = sync.OnceValue(func() *[1 << 16]float64 {
 	return &t
 })
 
-// quantize rounds v to what its code decodes to: what every replica and
+// Quantize rounds v to what its code decodes to: what every replica and
 // every reader sees once v went through the log.
-func quantize(v float64) float64 { return unquant(quant(v)) }
+func Quantize(v float64) float64 { return Unquant(Quant(v)) }

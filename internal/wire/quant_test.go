@@ -1,4 +1,4 @@
-package store
+package wire
 
 import (
 	"math"
@@ -8,20 +8,20 @@ import (
 
 func TestQuant(t *testing.T) {
 	for _, v := range []float64{0, 1, 900, 1000, 16383} {
-		if got := quantize(v); got != v {
+		if got := Quantize(v); got != v {
 			t.Errorf("whole number %v came back as %v", v, got)
 		}
 	}
 	for _, v := range []float64{1e-4, 0.5, 1.5, 999.37, 1043.2847, 16384, 123456.7, 3.9e9, 390.25, 7e5} {
-		got := quantize(v)
+		got := Quantize(v)
 		if rel := math.Abs(got-v) / v; rel > 0.00034 {
 			t.Errorf("%v came back as %v: relative error %.5f%%", v, got, rel*100)
 		}
-		if quant(got) != quant(v) {
+		if Quant(got) != Quant(v) {
 			t.Errorf("%v: code not stable under re-encoding", v)
 		}
 	}
-	if quant(-1) != 0 || quant(math.NaN()) != 0 || quant(math.Inf(1)) != math.MaxUint16 || quant(1e-9) != qExact {
+	if Quant(-1) != 0 || Quant(math.NaN()) != 0 || Quant(math.Inf(1)) != math.MaxUint16 || Quant(1e-9) != qExact {
 		t.Error("out-of-range figures must map to 0 or saturate")
 	}
 }
@@ -30,9 +30,9 @@ func TestQuant(t *testing.T) {
 // the log (a retest merge, a snapshot), or replicas would drift.
 func TestQuantStable(t *testing.T) {
 	for c := 0; c <= math.MaxUint16; c++ {
-		v := unquant(uint16(c))
-		if quantize(v) != v {
-			t.Fatalf("code %d: %v re-encodes to %v", c, v, quantize(v))
+		v := Unquant(uint16(c))
+		if Quantize(v) != v {
+			t.Fatalf("code %d: %v re-encodes to %v", c, v, Quantize(v))
 		}
 	}
 }
@@ -47,8 +47,8 @@ func quantRef(v float64) uint16 { return quantBy(v, false) }
 func TestFastCodeExact(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	check := func(v float64) {
-		if got, want := quant(v), quantRef(v); got != want {
-			t.Fatalf("quant(%v) = %d, reference %d", v, got, want)
+		if got, want := Quant(v), quantRef(v); got != want {
+			t.Fatalf("Quant(%v) = %d, reference %d", v, got, want)
 		}
 	}
 	for range 2_000_000 {
@@ -76,7 +76,7 @@ func BenchmarkQuant(b *testing.B) {
 	b.ReportAllocs()
 	var sum int
 	for i := 0; b.Loop(); i++ {
-		sum += int(quant(vs[i%len(vs)]))
+		sum += int(Quant(vs[i%len(vs)]))
 	}
 	_ = sum
 }

@@ -1,0 +1,96 @@
+package store
+
+import (
+	"github.com/rdmamesh/rdmamesh/internal/wire"
+	"github.com/rdmamesh/rdmamesh/matrix"
+)
+
+// NodeIndex places a sweep's cells in its grid; the leader's round encoder
+// and the FSM's store share it, so both agree on which cells fit.
+type NodeIndex struct {
+	nodes []wire.Node
+	idx   map[string]int32
+	n     int
+	rails int
+}
+
+// NewNodeIndex indexes a sweep's nodes as its start record lists them.
+func NewNodeIndex(nodes []matrix.Node) NodeIndex { return newNodeIndex(nodesIn(nodes)) }
+
+func newNodeIndex(nodes []wire.Node) NodeIndex {
+	x := NodeIndex{nodes: nodes, idx: make(map[string]int32, len(nodes)), n: len(nodes), rails: wire.GridRails(nodes)}
+	for i, nd := range nodes {
+		x.idx[nd.Name] = int32(i)
+	}
+	return x
+}
+
+func portDevice(n *wire.Node, rail int) string {
+	if rail >= 0 && rail < len(n.Ports) {
+		return n.Ports[rail].Device
+	}
+	return ""
+}
+
+// slotOf says where c lives in the grid, or false when it must be kept whole.
+func (s *NodeIndex) slotOf(c *wire.Cell) (int32, bool) {
+	si, di, ok := s.indices(c, nil)
+	if !ok {
+		return 0, false
+	}
+	return s.slot(int(si), int(di), c.Rail), true
+}
+
+// indices gives c's source and destination node indices, or false when c
+// does not fit the grid. A memo (may be nil) remembers the last names
+// looked up: a round's cells come a direction's rails at a time.
+func (s *NodeIndex) indices(c *wire.Cell, m *idxMemo) (int32, int32, bool) {
+	if c.DstRail != nil && *c.DstRail != c.Rail || c.Rail < 0 || c.Rail >= s.rails || c.Round < 0 || c.Round > 0xffff {
+		return 0, 0, false
+	}
+	if m == nil {
+		m = &idxMemo{}
+	}
+	si, ok1 := m.lookup(s.idx, &m.src, c.Src)
+	di, ok2 := m.lookup(s.idx, &m.dst, c.Dst)
+	if !ok1 || !ok2 || si == di || c.SrcDevice != portDevice(&s.nodes[si], c.Rail) || c.DstDevice != portDevice(&s.nodes[di], c.Rail) {
+		return 0, 0, false
+	}
+	if c.Latency != nil && (c.Latency.Samples < 0 || c.Latency.Samples > 1<<32-1) {
+		return 0, 0, false
+	}
+	return si, di, true
+}
+
+type idxMemo struct{ src, dst memoEntry }
+
+type memoEntry struct {
+	name string
+	i    int32
+	ok   bool
+}
+
+func (*idxMemo) lookup(idx map[string]int32, e *memoEntry, name string) (int32, bool) {
+	if e.name != name || name == "" {
+		e.i, e.ok = idx[name]
+		e.name = name
+	}
+	return e.i, e.ok
+}
+
+func (s *NodeIndex) slot(src, dst, rail int) int32 { return wire.GridSlot(s.n, src, dst, rail) }
+
+// key is the cellKey of a grid slot.
+func (s *NodeIndex) key(slot int32) cellKey {
+	src, d, rail := wire.GridCoords(s.n, slot)
+	return cellKey{Src: s.nodes[src].Name, Dst: s.nodes[d].Name, Rail: rail, DstRail: rail}
+}
+
+func (s *NodeIndex) slotOfKey(k cellKey) (int32, bool) {
+	si, ok1 := s.idx[k.Src]
+	di, ok2 := s.idx[k.Dst]
+	if !ok1 || !ok2 || si == di || k.Rail != k.DstRail || k.Rail < 0 || k.Rail >= s.rails {
+		return 0, false
+	}
+	return s.slot(int(si), int(di), k.Rail), true
+}

@@ -1,0 +1,107 @@
+package store
+
+import (
+	"github.com/rdmamesh/rdmamesh/coordinator/sweep"
+	"github.com/rdmamesh/rdmamesh/internal/wire"
+)
+
+// EncodeRound is a round's entry. Cells on x's grid (same rail, the
+// sweep's own nodes and devices; see NodeIndex.indices) go in grid form,
+// node indices and quant codes; the rest go whole. x nil: every cell whole.
+func EncodeRound(x *NodeIndex, r sweep.RoundResult) ([]byte, error) {
+	enc := wire.NewRoundEncoder(r.SweepID, r.Round)
+	var memo idxMemo
+	for i := range r.Cells {
+		c := cellIn(&r.Cells[i])
+		if x != nil && len(c.Retests) == 0 {
+			if si, di, ok := x.indices(&c, &memo); ok && enc.Grid(&wire.GridCell{Src: int(si), Dst: int(di), Rail: c.Rail,
+				Round: c.Round, Class: c.Class, Error: c.Error, Latency: c.Latency, Bandwidth: c.Bandwidth}) {
+				continue
+			}
+		}
+		enc.Whole(&c)
+	}
+	b, err := enc.Finish()
+	if err != nil {
+		return nil, err
+	}
+	return append([]byte{byte(EntryRound)}, b...), nil
+}
+
+// applyRound applies a round entry. Main-round grid cells go straight into
+// the sweep's grid as codes, without building a cell value each;
+// confirmation rounds, which merge attempts, and cells kept whole take the
+// general path.
+func (f *FSM) applyRound(b []byte) error {
+	r, err := wire.ReadRound(b)
+	if err != nil {
+		return err
+	}
+	defer r.Release()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	rec, ok := f.sweeps[r.SweepID]
+	if !ok || rec.Rounds[r.Round] {
+		return nil // aged out, or a round re-run by a new leader
+	}
+	retest := rec.isRetestRound(r.Round)
+	st := rec.Cells
+	general := retest
+	classes := make([]uint8, len(r.Classes))
+	for i, c := range r.Classes {
+		code, ok := st.classOf(c)
+		classes[i], general = code, general || !ok
+	}
+	errs := make([]uint16, len(r.Errors)+1)
+	for i := range r.Errors {
+		code, ok := st.errOf(&r.Errors[i])
+		errs[i+1], general = code, general || !ok
+	}
+	var c wire.GridCodes
+	for range r.Cells {
+		if err := r.Next(&c); err != nil {
+			return err
+		}
+		if c.Src >= st.n || c.Dst >= st.n || c.Src == c.Dst || c.Rail >= st.rails || c.Round < 0 || c.Round > 0xffff {
+			return wire.ErrCorruptRound
+		}
+		if general {
+			rec.merge(st.wholeCell(r, &c), retest)
+			continue
+		}
+		var lat *wire.LatQ
+		if c.Meta&flagLat != 0 {
+			lat = &c.Lat
+		}
+		var bw *wire.BWQ
+		if c.Meta&flagBW != 0 {
+			bw = &c.BW
+		}
+		slot := st.slot(c.Src, c.Dst, c.Rail)
+		st.putDense(slot, classes[c.Meta&classMask], uint16(c.Round), lat, c.Samples, bw, errs[c.Err])
+		st.setRetests(slot, nil)
+	}
+	for _, c := range r.Whole {
+		rec.merge(c, retest)
+	}
+	f.roundDone(rec, r.Round, retest)
+	return nil
+}
+
+// wholeCell turns a decoded grid cell (its indices checked) into a cell
+// against the sweep's nodes.
+func (s *NodeIndex) wholeCell(r *wire.RoundReader, c *wire.GridCodes) wire.Cell {
+	src, dst := &s.nodes[c.Src], &s.nodes[c.Dst]
+	out := wire.Cell{Src: src.Name, Dst: dst.Name, Rail: c.Rail, SrcDevice: portDevice(src, c.Rail), DstDevice: portDevice(dst, c.Rail),
+		Round: c.Round, Class: r.Classes[c.Meta&classMask]}
+	if c.Err > 0 {
+		out.Error = new(r.Errors[c.Err-1])
+	}
+	if c.Meta&flagLat != 0 {
+		out.Latency = new(c.Lat.Latency(c.Samples))
+	}
+	if c.Meta&flagBW != 0 {
+		out.Bandwidth = new(c.BW.Bandwidth())
+	}
+	return out
+}

@@ -1,0 +1,70 @@
+package store
+
+import (
+	"maps"
+	"slices"
+
+	"github.com/rdmamesh/rdmamesh/internal/probe"
+	"github.com/rdmamesh/rdmamesh/internal/wire"
+	"github.com/rdmamesh/rdmamesh/matrix"
+)
+
+// storeView is a read-only copy of a store's state: the live store's for a
+// read under the FSM lock, or a frozen one for a snapshot.
+type storeView struct {
+	nodes   []wire.Node
+	n       int
+	rails   int
+	blocks  []*cellBlock
+	count   int
+	classes []probe.Class
+	errs    []*probe.Error
+	retests map[int32][]wire.Attempt
+	extra   map[cellKey]wire.Cell
+}
+
+// view reads the live store; valid only while the caller holds the lock.
+func (s *cellStore) view() storeView {
+	return storeView{nodes: s.nodes, n: s.n, rails: s.rails, blocks: s.blocks, count: s.count, classes: s.classes, errs: s.errs,
+		retests: s.retests, extra: s.extra}
+}
+
+// freeze returns a view that later writes cannot change.
+func (s *cellStore) freeze() storeView {
+	v := s.view()
+	v.classes = slices.Clip(v.classes)
+	v.errs = slices.Clip(v.errs)
+	v.retests = maps.Clone(s.retests)
+	v.extra = maps.Clone(s.extra)
+	s.epoch++
+	return v
+}
+
+// cell decodes grid slot (block b, index j) for the analysis. lat and bw,
+// when given, are where the figures go, so a caller decoding millions of
+// cells can hand out slices of one allocation.
+func (v *storeView) cell(slot int32, b *cellBlock, j int, lat *probe.Latency, bw *probe.Bandwidth) matrix.Cell {
+	src, d, rail := wire.GridCoords(v.n, slot)
+	cls := b.Class[j]
+	c := matrix.Cell{Src: v.nodes[src].Name, Dst: v.nodes[d].Name, Rail: rail,
+		SrcDevice: portDevice(&v.nodes[src], rail), DstDevice: portDevice(&v.nodes[d], rail),
+		Round: int(b.Round[j]), Class: v.classes[cls&classMask-1], Retests: attemptsOut(v.retests[slot])}
+	if b.Err != nil && b.Err[j] != 0 {
+		c.Error = v.errs[b.Err[j]-1]
+	}
+	if cls&flagLat != 0 {
+		if lat == nil {
+			lat = new(probe.Latency)
+		}
+		*lat = b.Lat[j].Latency(b.SamplesAt(j))
+		c.Latency = lat
+	}
+	if cls&flagBW != 0 {
+		if bw == nil {
+			bw = new(probe.Bandwidth)
+		}
+		*bw = b.BW[j].Bandwidth()
+		c.Bandwidth = bw
+	}
+	return c
+}

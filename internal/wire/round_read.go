@@ -1,0 +1,174 @@
+package wire
+
+import (
+	"bytes"
+	"compress/flate"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/rdmamesh/rdmamesh/internal/probe"
+)
+
+// RoundReader is a decoded round entry: its header and tables at once, its
+// grid cells one at a time (Next), as codes, so that a replica applies a
+// 1,024-node round without building a cell value per cell.
+type RoundReader struct {
+	SweepID string
+	Round   int
+	Cells   int // grid cells
+	Classes []probe.Class
+	Errors  []probe.Error
+	Whole   []Cell
+
+	cols    [nCols]reader // one per column; a short or bad read sets its err
+	prevP50 int64
+	prevStd int64
+	prevB   int64
+	prevBW  [3]int64
+	buf     *bytes.Buffer // the inflated entry the columns read (Release)
+}
+
+// GridCodes is one decoded grid cell.
+type GridCodes struct {
+	Src, Dst, Rail int
+	Meta           uint8 // index into Classes | FlagLat | FlagBW
+	Round          int
+	Err            int // index+1 into Errors; 0 = none
+	Samples        uint32
+	Lat            LatQ
+	BW             BWQ
+}
+
+// ErrCorruptRound is a round entry whose cells do not add up.
+var ErrCorruptRound = errors.New("corrupt round entry")
+
+// ReadRound inflates a round entry and reads its header, tables and whole
+// cells; Next reads its grid cells. Release hands its buffer back.
+func ReadRound(b []byte) (*RoundReader, error) {
+	if err := checkVersion("round", RoundVersion, b); err != nil {
+		return nil, err
+	}
+	zr := inflaters.Get().(io.ReadCloser)
+	defer inflaters.Put(zr)
+	src := bytes.NewReader(b[1:]) // a ByteReader: flate reads no further than its stream
+	if err := zr.(flate.Resetter).Reset(src, nil); err != nil {
+		return nil, err
+	}
+	buf := inflated.Get().(*bytes.Buffer)
+	buf.Reset()
+	rr := &RoundReader{buf: buf}
+	ok := false
+	defer func() {
+		if !ok {
+			rr.Release()
+		}
+	}()
+	if _, err := buf.ReadFrom(zr); err != nil {
+		return nil, fmt.Errorf("round entry: %w", err)
+	}
+	if src.Len() != 0 {
+		return nil, ErrCorruptRound
+	}
+	r := reader{b: buf.Bytes()}
+	rr.SweepID, rr.Round, rr.Cells = r.str(), int(r.u32()), int(r.u32())
+	rr.Classes = getList(&r, func(r *reader, c *probe.Class) { *c = probe.Class(r.str()) })
+	rr.Errors = getList(&r, (*reader).errorFields)
+	for i := range rr.cols {
+		n := r.u64()
+		if r.err != nil || n > uint64(len(r.b)) {
+			return nil, ErrCorruptRound
+		}
+		rr.cols[i] = reader{b: r.b[:n:n]}
+		r.b = r.b[n:]
+	}
+	rr.Whole = getList(&r, (*reader).cell)
+	if err := r.done(); err != nil || len(rr.Classes) > MaxClasses {
+		return nil, ErrCorruptRound
+	}
+	ok = true
+	return rr, nil
+}
+
+var inflaters = sync.Pool{New: func() any { return flate.NewReader(nil) }}
+
+// inflated holds round entries' inflated bytes (about 300 KB at 1,024
+// nodes) between entries: every replica inflates one per round.
+var inflated = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// Release hands the inflated bytes back; Next must not be called after it
+// (what the header and Whole hold are copies).
+func (rr *RoundReader) Release() {
+	if rr.buf != nil {
+		for i := range rr.cols {
+			rr.cols[i] = reader{}
+		}
+		inflated.Put(rr.buf)
+		rr.buf = nil
+	}
+}
+
+// Next decodes the following grid cell into c.
+func (rr *RoundReader) Next(c *GridCodes) error {
+	cols := &rr.cols
+	c.Src, c.Dst, c.Rail = int(cols[colSrc].u64()), int(cols[colDst].u64()), int(cols[colRail].u64())
+	c.Meta = cols[colMeta].byte()
+	c.Round = rr.Round + int(cols[colRound].i64())
+	c.Err = int(cols[colErr].u64())
+	if int(c.Meta&ClassMask) >= len(rr.Classes) || c.Err > len(rr.Errors) {
+		return ErrCorruptRound
+	}
+	if c.Meta&FlagLat != 0 {
+		c.Samples = uint32(cols[colSamples].u64())
+		var d [7]int64
+		for k := range d {
+			d[k] = cols[colLat0+k].i64()
+		}
+		p50 := rr.prevP50 + d[1]
+		lo := p50 - d[0]
+		p90 := p50 + d[2]
+		p99 := p90 + d[3]
+		p999 := p99 + d[4]
+		hi := p999 + d[5]
+		std := rr.prevStd + d[6]
+		c.Lat = LatQ{u16(lo), u16(p50), u16(p90), u16(p99), u16(p999), u16(hi), u16(std)}
+		rr.prevP50, rr.prevStd = p50, std
+	}
+	if c.Meta&FlagBW != 0 {
+		rr.prevB += cols[colBytes].i64()
+		c.BW.Bytes = rr.prevB
+		for k := range rr.prevBW {
+			rr.prevBW[k] += cols[colBW0+k].i64()
+			c.BW.Q[k] = u16(rr.prevBW[k])
+		}
+	}
+	for i := range cols {
+		if cols[i].err != nil {
+			return ErrCorruptRound
+		}
+	}
+	return nil
+}
+
+func u16(v int64) uint16 { return uint16(min(max(v, 0), 0xffff)) }
+
+// Latency decodes a grid cell's latency codes.
+func (q LatQ) Latency(samples uint32) probe.Latency {
+	return probe.Latency{Samples: int(samples), MinNs: Unquant(q[0]), P50Ns: Unquant(q[1]), P90Ns: Unquant(q[2]),
+		P99Ns: Unquant(q[3]), P999Ns: Unquant(q[4]), MaxNs: Unquant(q[5]), StdevNs: Unquant(q[6])}
+}
+
+// Bandwidth decodes a grid cell's bandwidth codes.
+func (q BWQ) Bandwidth() probe.Bandwidth {
+	return probe.Bandwidth{Gbps: Unquant(q.Q[0]), MsgRate: Unquant(q.Q[1]), Bytes: q.Bytes, Duration: Unquant(q.Q[2])}
+}
+
+// LatCodes and BWCodes are what Latency and Bandwidth decode from.
+func LatCodes(l *probe.Latency) LatQ {
+	return LatQ{Quant(l.MinNs), Quant(l.P50Ns), Quant(l.P90Ns), Quant(l.P99Ns), Quant(l.P999Ns), Quant(l.MaxNs), Quant(l.StdevNs)}
+}
+
+func BWCodes(b *probe.Bandwidth) BWQ {
+	return BWQ{Bytes: b.Bytes, Q: [3]uint16{Quant(b.Gbps), Quant(b.MsgRate), Quant(b.Duration)}}
+}

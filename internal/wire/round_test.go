@@ -1,0 +1,247 @@
+package wire
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/rdmamesh/rdmamesh/internal/api"
+	"github.com/rdmamesh/rdmamesh/internal/probe"
+)
+
+// testRound is a round of grid cells over n nodes and 2 rails, with a few
+// failures and bandwidth figures, and two cells kept whole.
+func testRound(rng *rand.Rand, n int) ([]GridCell, []Cell) {
+	var grid []GridCell
+	down := &probe.Error{Class: probe.ClassPortDown, Verb: "ibv_modify_qp(RTR)", Errno: 19, Cause: "port down", Fix: "replug"}
+	for s := range n {
+		for d := range n {
+			for rail := range 2 {
+				if s == d {
+					continue
+				}
+				c := GridCell{Src: s, Dst: d, Rail: rail, Round: 4 + rng.IntN(2), Class: probe.ClassOK}
+				if rng.IntN(9) == 0 {
+					c.Class, c.Error = down.Class, down
+				} else {
+					p50 := 1000 + 100*rng.Float64()
+					c.Latency = &probe.Latency{Samples: 1000, MinNs: p50 * 0.97, P50Ns: p50, P90Ns: p50 * 1.05, P99Ns: p50 * 1.2,
+						P999Ns: p50 * 1.5, MaxNs: p50 * 3, StdevNs: 30}
+					if rng.IntN(3) == 0 {
+						c.Bandwidth = &probe.Bandwidth{Gbps: 390 + rng.Float64(), MsgRate: 7e5, Bytes: 1 << 24, Duration: 0.0123}
+					}
+				}
+				grid = append(grid, c)
+			}
+		}
+	}
+	one := 1
+	whole := []Cell{{Src: "a", Dst: "b", Rail: 0, DstRail: &one, Class: probe.ClassOK, Latency: &probe.Latency{P50Ns: 1.5}},
+		{Src: "x", Dst: "y", Rail: 3, Class: probe.ClassTimeout, Error: &probe.Error{Class: probe.ClassTimeout, Cause: "slow"},
+			Retests: []Attempt{{Round: 9, Class: probe.ClassOK}}}}
+	return grid, whole
+}
+
+func encodeRound(t testing.TB, grid []GridCell, whole []Cell) []byte {
+	enc := NewRoundEncoder("s1", 4)
+	for i := range grid {
+		if !enc.Grid(&grid[i]) {
+			t.Fatalf("cell %d refused", i)
+		}
+	}
+	for i := range whole {
+		enc.Whole(&whole[i])
+	}
+	b, err := enc.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestRoundRoundTrip(t *testing.T) {
+	grid, whole := testRound(rand.New(rand.NewPCG(1, 2)), 7)
+	b := encodeRound(t, grid, whole)
+	rr, err := ReadRound(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rr.Release()
+	if rr.SweepID != "s1" || rr.Round != 4 || rr.Cells != len(grid) || !reflect.DeepEqual(rr.Whole, whole) {
+		t.Fatalf("header %q %d %d, whole %+v", rr.SweepID, rr.Round, rr.Cells, rr.Whole)
+	}
+	var c GridCodes
+	for i, want := range grid {
+		if err := rr.Next(&c); err != nil {
+			t.Fatalf("cell %d: %v", i, err)
+		}
+		got := GridCell{Src: c.Src, Dst: c.Dst, Rail: c.Rail, Round: c.Round, Class: rr.Classes[c.Meta&ClassMask]}
+		if c.Err > 0 {
+			got.Error = &rr.Errors[c.Err-1]
+		}
+		if c.Meta&FlagLat != 0 {
+			got.Latency = new(c.Lat.Latency(c.Samples))
+		}
+		if c.Meta&FlagBW != 0 {
+			got.Bandwidth = new(c.BW.Bandwidth())
+		}
+		want.Latency, want.Bandwidth = quantLatency(want.Latency), quantBandwidth(want.Bandwidth)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("cell %d:\n got %+v\nwant %+v", i, got, want)
+		}
+	}
+	// About 6 bytes a grid cell: a round of a 1,024-node sweep stays
+	// under 100 KB of log.
+	if per := float64(len(b)) / float64(len(grid)); per > 12 {
+		t.Errorf("%.1f bytes a cell", per)
+	}
+}
+
+func quantLatency(l *probe.Latency) *probe.Latency {
+	if l == nil {
+		return nil
+	}
+	return new(LatCodes(l).Latency(uint32(l.Samples)))
+}
+
+func quantBandwidth(b *probe.Bandwidth) *probe.Bandwidth {
+	if b == nil {
+		return nil
+	}
+	return new(BWCodes(b).Bandwidth())
+}
+
+// A round entry with more classes than a class byte holds keeps the rest
+// of its cells whole.
+func TestRoundClassTableFull(t *testing.T) {
+	enc := NewRoundEncoder("s", 0)
+	for i := range MaxClasses + 1 {
+		ok := enc.Grid(&GridCell{Src: 0, Dst: 1, Class: probe.Class(string(rune('A' + i)))})
+		if ok != (i < MaxClasses) {
+			t.Fatalf("class %d: accepted %v", i, ok)
+		}
+	}
+	if _, err := enc.Finish(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRoundRejects(t *testing.T) {
+	grid, whole := testRound(rand.New(rand.NewPCG(3, 4)), 4)
+	b := encodeRound(t, grid, whole)
+	for name, bad := range map[string][]byte{
+		"empty":     nil,
+		"version":   append([]byte{RoundVersion + 1}, b[1:]...),
+		"truncated": b[:len(b)-3],
+		"trailing":  append(bytes.Clone(b), 0),
+	} {
+		if rr, err := ReadRound(bad); err == nil {
+			rr.Release()
+			t.Errorf("%s: read without error", name)
+		}
+	}
+}
+
+// FuzzRound: no round entry may panic the reader, whatever its cells.
+func FuzzRound(f *testing.F) {
+	grid, whole := testRound(rand.New(rand.NewPCG(5, 6)), 3)
+	b := encodeRound(f, grid, whole)
+	f.Add(b)
+	f.Add(b[:len(b)/2])
+	f.Add([]byte{RoundVersion})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		rr, err := ReadRound(b)
+		if err != nil {
+			return
+		}
+		defer rr.Release()
+		var c GridCodes
+		for range min(rr.Cells, 1<<16) {
+			if rr.Next(&c) != nil {
+				return
+			}
+		}
+	})
+}
+
+// testSnapshot is two sweeps: one with a grid (a full block, a sparse one,
+// an empty one), tables, attempts and whole cells; one not started.
+func testSnapshot() []SnapshotSweep {
+	nodes := []Node{{Name: "a", Ports: make([]probe.Port, 2)}, {Name: "b", Ports: make([]probe.Port, 2)}, {Name: "c"}}
+	for i := range nodes[0].Ports {
+		nodes[0].Ports[i], nodes[1].Ports[i] = probe.Port{Device: "mlx5_0", Rail: i}, probe.Port{Device: "mlx5_1", Rail: i}
+	}
+	full := &GridBlock{Samples: 1000, Lat: new([BlockLen]LatQ), BW: new([BlockLen]BWQ), Err: new([BlockLen]uint16)}
+	for j := range 18 { // 2 rails x 3 x 3 slots
+		full.Class[j], full.Round[j] = 1|FlagLat, uint16(j)
+		full.Lat[j] = LatQ{1, 2, 3, 4, 5, 6, uint16(j)}
+	}
+	full.Class[4], full.Err[4] = 2, 1
+	full.Class[7] |= FlagBW
+	full.BW[7] = BWQ{Bytes: 1 << 20, Q: [3]uint16{9, 8, 7}}
+	healthy := true
+	info := api.SweepInfo{ID: "s1", State: api.SweepDone, Nodes: []string{"a", "b", "c"}, Healthy: &healthy}
+	return []SnapshotSweep{
+		{Info: info, Nodes: nodes, Rounds: []int{0, 1, 3}, Spec: Spec{Params: probe.DefaultTestParams(), Rails: []int{}},
+			Retests:  []RetestPlan{{SweepID: "s1", Pass: 1, Rounds: []PlannedRound{{Index: 3, Pairs: []Pair{{"a", "b"}}}}, Pairs: 1}},
+			Whole:    []Cell{{Src: "a", Dst: "z", Class: probe.ClassOK}},
+			Attempts: []SlotAttempts{{Slot: 5, Attempts: []Attempt{{Round: 3, Class: probe.ClassOK}}}},
+			Classes:  []probe.Class{probe.ClassOK, probe.ClassPortDown}, Errors: []probe.Error{{Class: probe.ClassPortDown, Cause: "down"}},
+			Blocks: []*GridBlock{full}},
+		{Info: api.SweepInfo{ID: "s2", State: api.SweepRunning}},
+	}
+}
+
+func TestSnapshotRoundTrip(t *testing.T) {
+	want := testSnapshot()
+	var b bytes.Buffer
+	if err := WriteSnapshot(&b, want); err != nil {
+		t.Fatal(err)
+	}
+	var got []SnapshotSweep
+	if err := ReadSnapshot(bytes.NewReader(b.Bytes()), func(s *SnapshotSweep) error {
+		s.nBlocks = 0
+		got = append(got, *s)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("snapshot does not round-trip:\n got %+v\nwant %+v", got, want)
+	}
+	bad := append([]byte{SnapshotVersion + 1}, b.Bytes()[1:]...)
+	if err := ReadSnapshot(bytes.NewReader(bad), func(*SnapshotSweep) error { return nil }); err == nil {
+		t.Fatal("another snapshot version read without error")
+	}
+}
+
+// FuzzSnapshot: no snapshot may panic the reader.
+func FuzzSnapshot(f *testing.F) {
+	var b bytes.Buffer
+	if err := WriteSnapshot(&b, testSnapshot()); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(b.Bytes())
+	f.Add(b.Bytes()[:b.Len()/2])
+	f.Add([]byte{SnapshotVersion})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		_ = ReadSnapshot(bytes.NewReader(b), func(*SnapshotSweep) error { return nil })
+	})
+}
+
+func TestCheckGrid(t *testing.T) {
+	nodes := make([]Node, 46341) // 46,341² cells on one rail: past an int32 slot
+	nodes[0].Ports = make([]probe.Port, 1)
+	if err := CheckGrid(nodes); err == nil || !strings.Contains(err.Error(), "select fewer nodes") {
+		t.Fatalf("CheckGrid: %v", err)
+	}
+	if err := CheckGrid(nodes[:46340]); err != nil {
+		t.Fatal(err)
+	}
+	b := StartRecord.Append(nil, &SweepStart{Nodes: nodes})
+	if _, err := StartRecord.Decode(b); err == nil {
+		t.Fatal("a start record past the grid decoded")
+	}
+}

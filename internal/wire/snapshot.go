@@ -1,0 +1,270 @@
+package wire
+
+import (
+	"bufio"
+	"compress/flate"
+	"encoding/binary"
+	"fmt"
+	"io"
+
+	"github.com/rdmamesh/rdmamesh/internal/api"
+	"github.com/rdmamesh/rdmamesh/internal/probe"
+)
+
+// A snapshot is the coordinator's whole state. Layout: the version byte,
+// then a flate stream of: the sweep count, and per sweep its head (a
+// length-prefixed message: header, spec, nodes, committed rounds, retest
+// plans, cells kept whole, the grid cells' retest attempts, the grid's
+// class and error tables, its block count) and its grid blocks, each
+// behind its index+1, ended by 0. It is written and read as a stream, so
+// memory stays flat however big the sweeps are.
+const SnapshotVersion = 1
+
+// SnapshotSweep is one sweep in a snapshot.
+type SnapshotSweep struct {
+	Info     api.SweepInfo
+	Spec     Spec
+	Nodes    []Node
+	Rounds   []int // committed, ascending
+	Retests  []RetestPlan
+	Whole    []Cell
+	Attempts []SlotAttempts
+	Classes  []probe.Class // grid class code-1 → class
+	Errors   []probe.Error // grid error code-1 → error
+	// Blocks is the grid: nil before its first cell, else GridBlocks of
+	// the nodes long, a nil block holding no cell.
+	Blocks []*GridBlock
+
+	nBlocks uint64 // as read, before it is checked against the nodes
+}
+
+// SlotAttempts is a grid cell's retest attempts.
+type SlotAttempts struct {
+	Slot     int32
+	Attempts []Attempt
+}
+
+var snapshotHead = &Codec[SnapshotSweep]{name: "snapshot sweep", version: 1,
+	put: func(w *writer, s *SnapshotSweep) {
+		w.sweepInfo(&s.Info)
+		w.spec(&s.Spec)
+		putList(w, s.Nodes, (*writer).node)
+		w.ints(s.Rounds)
+		putList(w, s.Retests, (*writer).retestPlan)
+		putList(w, s.Whole, (*writer).cell)
+		putList(w, s.Attempts, func(w *writer, a *SlotAttempts) {
+			w.u64(uint64(a.Slot))
+			putList(w, a.Attempts, (*writer).attempt)
+		})
+		putList(w, s.Classes, func(w *writer, c *probe.Class) { w.str(string(*c)) })
+		putList(w, s.Errors, (*writer).errorFields)
+		w.u64(uint64(len(s.Blocks)))
+	},
+	get: func(r *reader, s *SnapshotSweep) {
+		r.sweepInfo(&s.Info)
+		r.spec(&s.Spec)
+		s.Nodes = getList(r, (*reader).node)
+		s.Rounds = r.ints()
+		s.Retests = getList(r, (*reader).retestPlan)
+		s.Whole = getList(r, (*reader).cell)
+		s.Attempts = getList(r, func(r *reader, a *SlotAttempts) {
+			a.Slot = int32(r.u32())
+			a.Attempts = getList(r, (*reader).attempt)
+		})
+		s.Classes = getList(r, func(r *reader, c *probe.Class) { *c = probe.Class(r.str()) })
+		s.Errors = getList(r, (*reader).errorFields)
+		s.nBlocks = r.u64()
+	}}
+
+// WriteSnapshot writes sweeps to w.
+func WriteSnapshot(w io.Writer, sweeps []SnapshotSweep) error {
+	bw := bufio.NewWriterSize(w, 1<<20)
+	bw.WriteByte(SnapshotVersion)
+	zw, _ := flate.NewWriter(bw, flate.BestSpeed) // the level is valid
+	out := &streamWriter{w: zw}
+	out.uv(uint64(len(sweeps)))
+	for i := range sweeps {
+		s := &sweeps[i]
+		head := snapshotHead.Append(nil, s)
+		out.uv(uint64(len(head)))
+		out.write(head)
+		for bi, b := range s.Blocks {
+			if b != nil {
+				out.uv(uint64(bi) + 1)
+				out.block(b)
+			}
+		}
+		out.uv(0)
+	}
+	if out.err != nil {
+		return out.err
+	}
+	if err := zw.Close(); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+const (
+	blkSamplesX = 1 << iota
+	blkLat
+	blkBW
+	blkErr
+)
+
+// streamWriter writes to a stream, keeping the first error.
+type streamWriter struct {
+	w   io.Writer
+	buf []byte
+	err error
+}
+
+func (w *streamWriter) write(b []byte) {
+	if w.err == nil && len(b) > 0 {
+		_, w.err = w.w.Write(b)
+	}
+}
+
+func (w *streamWriter) uv(v uint64) {
+	w.buf = binary.AppendUvarint(w.buf[:0], v)
+	w.write(w.buf)
+	w.buf = w.buf[:0]
+}
+
+func (w *streamWriter) block(b *GridBlock) {
+	var flags byte
+	if b.SamplesX != nil {
+		flags |= blkSamplesX
+	}
+	if b.Lat != nil {
+		flags |= blkLat
+	}
+	if b.BW != nil {
+		flags |= blkBW
+	}
+	if b.Err != nil {
+		flags |= blkErr
+	}
+	buf := append(w.buf[:0], flags)
+	buf = append(buf, b.Class[:]...)
+	for _, r := range b.Round {
+		buf = binary.LittleEndian.AppendUint16(buf, r)
+	}
+	buf = binary.AppendUvarint(buf, uint64(b.Samples))
+	if b.SamplesX != nil {
+		for _, s := range b.SamplesX {
+			buf = binary.LittleEndian.AppendUint32(buf, s)
+		}
+	}
+	if b.Lat != nil {
+		// Field by field, so that flate sees runs of similar codes.
+		for k := range len(LatQ{}) {
+			for j := range b.Lat {
+				buf = binary.LittleEndian.AppendUint16(buf, b.Lat[j][k])
+			}
+		}
+	}
+	if b.BW != nil {
+		for j := range b.BW {
+			buf = binary.LittleEndian.AppendUint64(buf, uint64(b.BW[j].Bytes))
+			for _, q := range b.BW[j].Q {
+				buf = binary.LittleEndian.AppendUint16(buf, q)
+			}
+		}
+	}
+	if b.Err != nil {
+		for _, e := range b.Err {
+			buf = binary.LittleEndian.AppendUint16(buf, e)
+		}
+	}
+	w.write(buf)
+	w.buf = buf[:0]
+}
+
+// ReadSnapshot reads a snapshot, handing each sweep to each once its grid
+// is read and checked: every cell in the grid, every class and error code
+// in its table, every figure flag with its figures.
+func ReadSnapshot(r io.Reader, each func(*SnapshotSweep) error) error {
+	br := bufio.NewReaderSize(r, 1<<20)
+	head, err := br.Peek(1)
+	if err != nil {
+		return fmt.Errorf("snapshot: %w", err)
+	}
+	if err := checkVersion("snapshot", SnapshotVersion, head); err != nil {
+		return err
+	}
+	br.Discard(1)
+	zr := flate.NewReader(br)
+	defer zr.Close()
+	in := &streamReader{r: bufio.NewReaderSize(zr, 1<<16)}
+	for n := in.uv(); n > 0 && in.err == nil; n-- {
+		s := in.sweep()
+		if in.err != nil {
+			break
+		}
+		if err := each(s); err != nil {
+			return err
+		}
+	}
+	return in.err
+}
+
+func (in *streamReader) sweep() *SnapshotSweep {
+	raw := in.read(int(min(in.uv(), 1<<31)))
+	if in.err != nil {
+		return nil
+	}
+	s, err := snapshotHead.Decode(raw)
+	if err != nil {
+		in.err = err
+		return nil
+	}
+	if err := CheckGrid(s.Nodes); err != nil {
+		in.fail(fmt.Sprintf("sweep %s: %v", s.Info.ID, err))
+		return nil
+	}
+	n, rails := len(s.Nodes), GridRails(s.Nodes)
+	slots := rails * n * n
+	if nb := s.nBlocks; nb > 0 {
+		if nb != uint64(GridBlocks(n, rails)) {
+			in.fail(fmt.Sprintf("sweep %s: %d grid blocks, its nodes make %d", s.Info.ID, nb, GridBlocks(n, rails)))
+			return nil
+		}
+		s.Blocks = make([]*GridBlock, nb)
+	}
+	if len(s.Classes) > MaxClasses || len(s.Errors) > 0xffff {
+		in.fail("grid tables too long")
+	}
+	for _, a := range s.Attempts {
+		if a.Slot < 0 || int(a.Slot) >= slots {
+			in.fail("retest attempts for a slot past the sweep's grid")
+		}
+	}
+	for in.err == nil {
+		bi := in.uv()
+		if bi == 0 {
+			break
+		}
+		if bi > uint64(len(s.Blocks)) {
+			in.fail("grid block out of range")
+			break
+		}
+		b := in.block(len(s.Classes), len(s.Errors))
+		if b != nil && !inGrid(b, int(bi-1), slots) {
+			// Such a cell has no (src, dst, rail): reading it panicked.
+			in.fail("grid block holds a cell past the sweep's grid")
+		}
+		s.Blocks[bi-1] = b
+	}
+	return &s
+}
+
+// inGrid reports whether every cell of block bi has a slot below slots.
+func inGrid(b *GridBlock, bi, slots int) bool {
+	for j, c := range b.Class {
+		if c != 0 && bi*BlockLen+j >= slots {
+			return false
+		}
+	}
+	return true
+}
