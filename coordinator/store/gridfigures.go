@@ -28,6 +28,7 @@ func (g *GridSource) Figures(f *matrix.Figures, src, dst, rail int) bool {
 	if cls&flagLat != 0 {
 		q := &b.Lat[j]
 		f.Latency, f.P50Ns, f.P99Ns = true, wire.Unquant(q[1]), wire.Unquant(q[3])
+		f.Samples = int(b.SamplesAt(j))
 	}
 	if cls&flagBW != 0 {
 		q := &b.BW[j]

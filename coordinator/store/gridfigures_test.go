@@ -33,6 +33,9 @@ func TestGridFiguresMatchFill(t *testing.T) {
 					continue
 				}
 				c := okCell(a.Name, b.Name, r)
+				// Devices as the inventory names them: a cell that does
+				// not match its nodes' ports is kept whole, off the grid.
+				c.SrcDevice, c.DstDevice = a.Ports[r].Device, b.Ports[r].Device
 				c.Round = k % 5
 				c.Latency = &probe.Latency{Samples: 100, P50Ns: float64(1000 + 17*k), P99Ns: float64(2000 + 5*k)}
 				switch k % 4 {
@@ -48,9 +51,11 @@ func TestGridFiguresMatchFill(t *testing.T) {
 		}
 	}
 	retest := okCell("n1", "n2", 1)
+	retest.SrcDevice, retest.DstDevice = "mlx5_1", "mlx5_1"
 	retest.Round = 9
 	rec.merge(cellIn(&retest), true)
 	grid := newGridSource(rec.Cells.freeze())
+	compared := 0
 	for s := range nodes {
 		for d := range nodes {
 			for r := 0; r < 3; r++ {
@@ -63,9 +68,10 @@ func TestGridFiguresMatchFill(t *testing.T) {
 				if !okC {
 					continue
 				}
+				compared++
 				want := matrix.Figures{Class: c.Class, Round: c.Round, Whole: c.Error != nil || len(c.Retests) > 0}
 				if c.Latency != nil {
-					want.Latency, want.P50Ns, want.P99Ns = true, c.Latency.P50Ns, c.Latency.P99Ns
+					want.Latency, want.P50Ns, want.P99Ns, want.Samples = true, c.Latency.P50Ns, c.Latency.P99Ns, c.Latency.Samples
 				}
 				if c.Bandwidth != nil {
 					want.Bandwidth, want.Gbps, want.MsgRate = true, c.Bandwidth.Gbps, c.Bandwidth.MsgRate
@@ -75,6 +81,9 @@ func TestGridFiguresMatchFill(t *testing.T) {
 				}
 			}
 		}
+	}
+	if compared < k/2 {
+		t.Fatalf("compared %d cells of the %d recorded: the grid lost them", compared, k)
 	}
 	th := matrix.DefaultThresholds()
 	var built, compact bytes.Buffer
