@@ -74,6 +74,8 @@ type Options struct {
 	// OnRound, when set, sees each committed round's timing (scale harness,
 	// metrics). It runs on the sweep goroutine: it must not block.
 	OnRound func(RoundTiming)
+	// Live runs the always-on mesh on the leader (livemesh.go).
+	Live LiveOptions
 }
 
 // RoundTiming is what one committed round cost the leader (see
@@ -115,6 +117,7 @@ type Coordinator struct {
 	reg      *registry
 	inflight *inflight
 	client   *http.Client
+	mesh     mesh // the live mesh; filled on the leader (livemesh.go)
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -324,6 +327,10 @@ func (c *Coordinator) lead(ctx context.Context) {
 	defer wg.Wait()
 	wg.Add(1)
 	go func() { defer wg.Done(); c.reconcileVoters(ctx) }()
+	if c.opts.Live.Enabled {
+		wg.Add(1)
+		go func() { defer wg.Done(); c.runLive(ctx) }()
+	}
 	for _, id := range c.fsm.Running() {
 		c.runSweep(ctx, id)
 	}

@@ -21,6 +21,17 @@ type groupSet struct {
 	of    []int    // node index → group id, -1 when unlabelled; nil = no groups
 }
 
+// GroupLabel is the label key switch groups are formed from for nodes, as
+// the analysis picks it (label "" = automatic, "-" = none): the live
+// mesh's plan groups nodes the same way the matrix localizes them.
+func GroupLabel(ns []Node, label string) string {
+	g := findGroups(ns, label)
+	if g.of == nil {
+		return ""
+	}
+	return g.label
+}
+
 // findGroups groups nodes by label. A label is used only when at least two
 // nodes carry it: one labelled node forms no block.
 func findGroups(ns []Node, label string) groupSet {

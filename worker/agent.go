@@ -23,6 +23,7 @@ import (
 	"github.com/rdmamesh/rdmamesh/internal/selffault"
 	"github.com/rdmamesh/rdmamesh/internal/session"
 	"github.com/rdmamesh/rdmamesh/internal/wire"
+	"github.com/rdmamesh/rdmamesh/worker/live"
 )
 
 // Options configure an Agent.
@@ -61,6 +62,9 @@ type Options struct {
 	ClientTLS *tls.Config
 	// GossipTune adjusts the memberlist config (see member.Options.Tune).
 	GossipTune func(*memberlist.Config)
+	// Prober runs the always-on mesh's probes (worker/live); nil = no live
+	// probing. A fabric that is also a fabric.Prober is the usual one.
+	Prober fabric.Prober
 }
 
 // Agent is a running worker.
@@ -83,6 +87,11 @@ type Agent struct {
 
 	healthStop context.CancelFunc // health.go: the loop that republishes on device events
 	healthDone chan struct{}
+
+	live      *live.Runner // live.go; nil = not probing
+	liveAddrs []probe.LiveAddr
+	liveStop  context.CancelFunc
+	liveDone  chan struct{}
 }
 
 // Start brings the agent up: inventory, API listener, then gossip, so that a
@@ -103,6 +112,9 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 	a.sessions, a.peers = a.sessionServer(), a.sessionClient()
 	if err := a.refreshInventory(ctx); err != nil {
 		return nil, err
+	}
+	if o.Prober != nil {
+		a.startLive(ctx)
 	}
 	ln, err := net.Listen("tcp", o.APIListen)
 	if err != nil {
@@ -197,7 +209,7 @@ func (a *Agent) refreshInventory(ctx context.Context) error {
 		gen = uint64(time.Now().UnixNano())
 	}
 	a.inv = probe.Inventory{Version: probe.Version, Node: a.opts.Name, Generation: gen,
-		APIAddr: a.apiAddr, Provider: a.opts.Fabric.Name(), Labels: a.opts.Labels, Ports: ports, Checks: checks}
+		APIAddr: a.apiAddr, Provider: a.opts.Fabric.Name(), Labels: a.opts.Labels, Ports: ports, Checks: checks, Live: a.liveAddrs}
 	return nil
 }
 
@@ -212,6 +224,7 @@ func (a *Agent) Kill() { a.stop(false) }
 func (a *Agent) stop(leave bool) {
 	a.stopOnce.Do(func() {
 		a.stopHealth()
+		a.stopLive()
 		if leave {
 			if err := a.ml.Leave(2 * time.Second); err != nil {
 				a.log.Debug("gossip leave", "err", err)

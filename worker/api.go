@@ -23,6 +23,8 @@ func (a *Agent) routes() http.Handler {
 	})
 	mux.HandleFunc("GET /v1/health", a.handleHealth)
 	mux.HandleFunc("POST /v1/tasks", a.handleTask)
+	mux.HandleFunc("POST /v1/live/plan", a.handleLivePlan)
+	mux.HandleFunc("GET /v1/live/summaries", a.handleLiveSummaries)
 	a.sessions.Register(mux)
 	if a.opts.Metrics != nil {
 		mux.Handle("GET /metrics", a.opts.Metrics)
@@ -40,7 +42,9 @@ func (a *Agent) handleTask(w http.ResponseWriter, r *http.Request) {
 		wire.Refuse(w, r, http.StatusBadRequest, session.BadRequest(err))
 		return
 	}
+	release := a.holdLive(&t)
 	res := a.RunTask(r.Context(), t)
+	release()
 	if a.opts.OnTask != nil {
 		a.opts.OnTask(res)
 	}

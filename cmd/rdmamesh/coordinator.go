@@ -17,6 +17,7 @@ import (
 
 	"github.com/rdmamesh/rdmamesh/coordinator"
 	"github.com/rdmamesh/rdmamesh/internal/config"
+	"github.com/rdmamesh/rdmamesh/internal/liveplan"
 	"github.com/rdmamesh/rdmamesh/internal/member"
 	"github.com/rdmamesh/rdmamesh/internal/metrics"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
@@ -140,7 +141,7 @@ func runCoordinator(ctx context.Context, c *config.Config, log *slog.Logger) err
 		KeepSweeps: c.Coordinator.KeepSweeps, RaftBind: c.Coordinator.RaftBind, RaftAdvertise: c.Coordinator.RaftAdvertise,
 		RaftTimeout: c.Coordinator.RaftTimeout,
 		Peers:       peers, BootstrapExpect: c.Coordinator.BootstrapExpect, Token: token, GossipKey: key, SweepDefaults: defaults,
-		TLS: srvTLS, ClientTLS: cliTLS})
+		TLS: srvTLS, ClientTLS: cliTLS, Live: liveOptions(c)})
 	if err != nil {
 		ln.Close()
 		return err
@@ -155,7 +156,7 @@ func runCoordinator(ctx context.Context, c *config.Config, log *slog.Logger) err
 	go func() { defer close(joined); keepJoining(joinCtx, co, c.Gossip.Join, log) }()
 	defer func() { stopJoining(); <-joined }()
 	reg := metrics.NewRegistry()
-	reg.MustRegister(metrics.NewCoordinator(co, metrics.CoordinatorOptions{}),
+	reg.MustRegister(metrics.NewCoordinator(co, metrics.CoordinatorOptions{}), metrics.NewLive(co, 0),
 		metrics.BuildInfo("coordinator", version, commit, runtime.Version()))
 	ws := web.New(co, web.Options{Logger: log, Title: "rdmamesh", Token: token,
 		OpenReads: c.Auth.OpenReads, Metrics: metrics.Handler(reg)})
@@ -180,4 +181,10 @@ func runCoordinator(ctx context.Context, c *config.Config, log *slog.Logger) err
 	}
 	<-served
 	return nil
+}
+
+// liveOptions is the coordinator's live mesh from the live.* keys.
+func liveOptions(c *config.Config) coordinator.LiveOptions {
+	return coordinator.LiveOptions{Enabled: c.Live.Enabled, Params: liveplan.Params{RatePerHCA: c.Live.RatePerHCA,
+		GroupRate: c.Live.GroupRate, Window: c.Live.Window, ProbesPerWindow: c.Live.ProbesPerWindow, Period: c.Live.Period}}
 }

@@ -100,7 +100,7 @@ func runWorker(ctx context.Context, c *config.Config, log *slog.Logger) error {
 	a, err := worker.Start(ctx, worker.Options{Name: name, Fabric: fab, GossipBind: c.Gossip.Bind,
 		GossipAdvertise: c.Gossip.Advertise, Join: c.Gossip.Join, APIListen: c.Worker.APIListen,
 		APIAdvertise: c.Worker.APIAdvertise, Labels: c.Worker.Labels, Devices: c.Worker.Devices, LAN: true, WAN: c.Gossip.Profile == "wan", Logger: log,
-		Discover: discover, Token: token, GossipKey: key, TLS: srvTLS, ClientTLS: cliTLS,
+		Discover: discover, Token: token, GossipKey: key, TLS: srvTLS, ClientTLS: cliTLS, Prober: liveProber(c, fab, log),
 		OnTask: wm.ObserveTask, OnSession: wm.ObserveSession, Metrics: metrics.Handler(reg)})
 	if err != nil {
 		return err
@@ -166,4 +166,18 @@ func openFabric(c *config.Config, name string, pol inventory.GIDPolicy) (fabric.
 		return nil, fmt.Errorf("worker.fabric verbs: %w (use --fabric sim to run without RDMA hardware)", err)
 	}
 	return f, nil
+}
+
+// liveProber is the fabric's probe ports when live probing is on (the
+// coordinator's plan then says whom to probe). The verbs engine has none
+// yet: say so once instead of probing nothing silently.
+func liveProber(c *config.Config, fab fabric.Fabric, log *slog.Logger) fabric.Prober {
+	if !c.Live.Enabled {
+		return nil
+	}
+	p := fabric.ProberOf(fab)
+	if p == nil {
+		log.Info("live probing: this fabric has no probe ports; this worker takes part in sweeps only", "fabric", fab.Name())
+	}
+	return p
 }

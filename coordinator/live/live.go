@@ -222,3 +222,6 @@ func (m *Matrix) Rails() []api.LiveRail {
 	slices.SortFunc(out, func(a, b api.LiveRail) int { return cmp.Compare(a.Rail, b.Rail) })
 	return out
 }
+
+// Horizon is how many windows a cell stays after it was last probed.
+func (m *Matrix) Horizon() int64 { return m.opts.Horizon }

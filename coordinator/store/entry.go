@@ -42,6 +42,10 @@ const (
 	EntryRound      EntryType = 2 // wire round entry (round.go)
 	EntrySweepEnd   EntryType = 3 // wire.EndRecord
 	EntryRetestPlan EntryType = 4 // wire.RetestPlanRecord
+	// EntryLivePlan is the always-on mesh's plan (wire.LivePlanMsg). It is
+	// ignorable: a replica that skips it has no live plan to continue and
+	// its leader would make a new one, which is all the plan is for.
+	EntryLivePlan = Ignorable | 5
 
 	// Ignorable marks an entry type that an FSM which does not know it may
 	// skip.
@@ -55,6 +59,7 @@ var handlers = map[EntryType]func(*FSM, []byte) error{
 	EntryRound:      (*FSM).applyRound,
 	EntrySweepEnd:   (*FSM).applyEnd,
 	EntryRetestPlan: (*FSM).applyRetestPlan,
+	EntryLivePlan:   (*FSM).applyLivePlan,
 }
 
 // Start is a new sweep as the coordinator commits it: its header, spec and
@@ -90,6 +95,32 @@ func EncodeEnd(e End) []byte {
 		&wire.SweepEnd{SweepID: e.SweepID, State: e.State, Error: e.Error, At: e.At, Healthy: e.Healthy})
 }
 
+// EncodeLivePlan is the entry of the live mesh's plan.
+func EncodeLivePlan(p wire.LivePlan) []byte {
+	return wire.LivePlanMsg.Append([]byte{byte(EntryLivePlan)}, &p)
+}
+
+func (f *FSM) applyLivePlan(b []byte) error {
+	p, err := wire.LivePlanMsg.Decode(b)
+	if err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.livePlan = &p
+	return nil
+}
+
+// LivePlan is the newest committed live plan, if any.
+func (f *FSM) LivePlan() (wire.LivePlan, bool) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	if f.livePlan == nil {
+		return wire.LivePlan{}, false
+	}
+	return *f.livePlan, true
+}
+
 // EncodeRetestPlan is the entry of a confirmation pass's plan.
 func EncodeRetestPlan(p sweep.RetestPlan) []byte {
 	return wire.RetestPlanRecord.Append([]byte{byte(EntryRetestPlan)}, new(planIn(&p)))
@@ -104,6 +135,10 @@ type FSM struct {
 	seq    uint64 // bumped on every change; source of record versions
 	sweeps map[string]*sweepRecord
 	order  []string // oldest first
+	// livePlan is the newest committed live plan. It is not in snapshots:
+	// after a restore the leader makes a new one (workers take any plan
+	// whose ID differs from theirs).
+	livePlan *wire.LivePlan
 }
 
 // New returns an empty FSM keeping the last keep sweeps; log (nil: the

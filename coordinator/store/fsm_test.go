@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/raft"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/rdmamesh/rdmamesh/coordinator/sweep"
 	"github.com/rdmamesh/rdmamesh/internal/api"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
+	"github.com/rdmamesh/rdmamesh/internal/wire"
 	"github.com/rdmamesh/rdmamesh/matrix"
 )
 
@@ -293,4 +295,22 @@ func (v *storeView) cells() []matrix.Cell {
 		}
 	}
 	return append(out, cellsOut(sortedCells(v.extra))...)
+}
+
+// The live plan entry is applied and read back; being ignorable, a replica
+// without its handler skips it instead of stopping.
+func TestLivePlanEntry(t *testing.T) {
+	f := New(2, nil)
+	if _, ok := f.LivePlan(); ok {
+		t.Fatal("a new FSM has a live plan")
+	}
+	p := wire.LivePlan{ID: 7, Window: 10 * time.Second, Members: []wire.LiveMember{{Name: "a", Rails: []int{0}}}}
+	f.Apply(&raft.Log{Index: 1, Data: EncodeLivePlan(p)})
+	got, ok := f.LivePlan()
+	if !ok || got.ID != 7 || len(got.Members) != 1 {
+		t.Fatalf("LivePlan = %+v, %v", got, ok)
+	}
+	if EntryLivePlan&Ignorable == 0 {
+		t.Error("the live plan entry must be ignorable: older replicas skip it")
+	}
 }

@@ -58,9 +58,9 @@ var rules = map[string][]string{
 	"internal/member":           nil,
 	"internal/config":           nil,
 	"internal/selffault":        nil,
-	"worker":                    {"internal/probe", "internal/wire", "internal/session", "internal/member", "internal/selffault", "internal/fabric"},
+	"worker":                    {"internal/probe", "internal/wire", "internal/session", "internal/member", "internal/selffault", "internal/fabric", "internal/liveplan", "worker/live"},
 	"coordinator": {"internal/probe", "internal/wire", "internal/member", "internal/api", "matrix", "coordinator/scheduler", "internal/hostlist", "internal/selffault",
-		"coordinator/sweep", "coordinator/store"},
+		"coordinator/sweep", "coordinator/store", "coordinator/live", "internal/liveplan", "internal/fabric"},
 	// The sweep engine declares what it needs (Dispatcher, Committer, View);
 	// the coordinator adapts raft, the store and HTTP to them.
 	"coordinator/sweep": {"coordinator/scheduler", "internal/probe", "internal/api", "internal/hostlist", "matrix"},
@@ -70,7 +70,7 @@ var rules = map[string][]string{
 	"gate":                        {"internal/api", "matrix", "internal/probe"},
 	"internal/inventory":          {"internal/probe", "internal/counters"},
 	"internal/counters":           nil,
-	"internal/liveplan":           {"internal/fabric", "internal/probe"},
+	"internal/liveplan":           {"internal/fabric", "internal/probe", "internal/wire"},
 	"worker/live":                 {"internal/fabric", "internal/liveplan", "internal/probe"},
 	"coordinator/live":            {"internal/api", "internal/liveplan", "internal/probe", "matrix"},
 	"internal/fabric/verbs":       {"internal/probe", "internal/fabric", "internal/member"},

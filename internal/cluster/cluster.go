@@ -54,6 +54,9 @@ type Options struct {
 	// Version and Commit label rdmamesh_build_info on /metrics, as the
 	// coordinator command's do.
 	Version, Commit string
+	// Live runs the always-on mesh: every simulated worker probes through
+	// the sim fabric's probe ports, the leader plans and judges.
+	Live coordinator.LiveOptions
 }
 
 // Cluster is a running in-process deployment.
@@ -133,7 +136,7 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 		}
 		a, err := worker.Start(ctx, worker.Options{Name: name, Fabric: node, GossipBind: "127.0.0.1:0",
 			Join: seeds, APIListen: "127.0.0.1:0", Devices: devices, Logger: log, Token: o.Token, GossipKey: o.GossipKey,
-			TLS: o.TLS, ClientTLS: o.ClientTLS, GossipTune: gossipTune(o.Nodes),
+			TLS: o.TLS, ClientTLS: o.ClientTLS, GossipTune: gossipTune(o.Nodes), Prober: liveProber(o, fab.Node(name)),
 			Labels: map[string]string{"group": fmt.Sprintf("leaf-%02d", len(c.workers)/8+1)}})
 		if err != nil {
 			c.Stop()
@@ -154,6 +157,14 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 		c.workers[name].Kill()
 	}
 	return c, nil
+}
+
+// liveProber is the worker's prober when the cluster runs the live mesh.
+func liveProber(o Options, n *sim.Node) fabric.Prober {
+	if !o.Live.Enabled {
+		return nil
+	}
+	return n
 }
 
 func firstDevices(ctx context.Context, f fabric.Fabric, rails int) ([]string, error) {

@@ -52,14 +52,14 @@ func (c *Cluster) startCoordinators(o Options) error {
 			GossipBind: "127.0.0.1:0", Join: seeds, APIAddr: ln.Addr().String, PairTimeout: o.PairTimeout,
 			Params: o.Params, Mode: o.Mode, FastRaft: true, Reconcile: 500 * time.Millisecond, Logger: c.log,
 			RaftTransport: r.trans, Peers: peers, Token: o.Token, GossipKey: o.GossipKey, SweepDefaults: o.Sweep,
-			ClientTLS: o.ClientTLS})
+			ClientTLS: o.ClientTLS, Live: o.Live})
 		if err != nil {
 			ln.Close()
 			return err
 		}
 		r.Coordinator = co
 		reg := metrics.NewRegistry()
-		reg.MustRegister(metrics.NewCoordinator(co, metrics.CoordinatorOptions{}),
+		reg.MustRegister(metrics.NewCoordinator(co, metrics.CoordinatorOptions{}), metrics.NewLive(co, 0),
 			metrics.BuildInfo("coordinator", o.Version, o.Commit, runtime.Version()))
 		ws := web.New(co, web.Options{Logger: c.log, Title: "rdmamesh demo", Token: o.Token, Metrics: metrics.Handler(reg)})
 		r.srv = &http.Server{Handler: ws.Handler(), ReadHeaderTimeout: 10 * time.Second, TLSConfig: o.TLS,

@@ -27,6 +27,7 @@ type Config struct {
 	Coordinator Coordinator `mapstructure:"coordinator"`
 	Sweep       Sweep       `mapstructure:"sweep"`
 	Demo        Demo        `mapstructure:"demo"`
+	Live        Live        `mapstructure:"live"`
 	Auth        Auth        `mapstructure:"auth"`
 	TLS         TLS         `mapstructure:"tls"`
 }
@@ -62,6 +63,17 @@ type Worker struct {
 	GID          string            `mapstructure:"gid"`    // GID selection policy
 	Devices      []string          `mapstructure:"devices"`
 	Labels       map[string]string `mapstructure:"labels"`
+}
+
+// Live is the always-on mesh: workers probe each other between sweeps at a
+// low rate, the coordinator's leader plans and judges (package liveplan).
+type Live struct {
+	Enabled         bool          `mapstructure:"enabled"`
+	RatePerHCA      float64       `mapstructure:"rate_per_hca"`      // probes/s one HCA sends, at most
+	GroupRate       float64       `mapstructure:"group_rate"`        // probes/s to each peer of its switch group
+	Window          time.Duration `mapstructure:"window"`            // summary and rotation window
+	ProbesPerWindow int           `mapstructure:"probes_per_window"` // per rotation target and window
+	Period          time.Duration `mapstructure:"period"`            // every pair within this; 0 = as the rate allows
 }
 
 type Sim struct {
@@ -178,6 +190,12 @@ func Defaults() map[string]any {
 		"demo.nodes":                   16,
 		"demo.rails":                   2,
 		"demo.listen":                  "127.0.0.1:8080",
+		"live.enabled":                 true,
+		"live.rate_per_hca":            50.0,
+		"live.group_rate":              1.0,
+		"live.window":                  10 * time.Second,
+		"live.probes_per_window":       5,
+		"live.period":                  time.Duration(0),
 	}
 }
 
@@ -481,6 +499,7 @@ func (c *Config) Validate() error {
 	if c.Demo.Rails < 1 || c.Demo.Rails > 8 {
 		bad("demo.rails", "%d must be between 1 and 8", c.Demo.Rails)
 	}
+	c.Live.validate(bad)
 	return errors.Join(errs...)
 }
 
@@ -516,4 +535,22 @@ func Hostname() string {
 // EnvName is the environment variable that sets key.
 func EnvName(key string) string {
 	return "RDMAMESH_" + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
+}
+
+func (l *Live) validate(bad func(key, format string, args ...any)) {
+	if !(l.RatePerHCA > 0) || l.RatePerHCA > 10000 {
+		bad("live.rate_per_hca", "%g must be above 0 and at most 10000 probes per second (default 50)", l.RatePerHCA)
+	}
+	if !(l.GroupRate > 0) || l.GroupRate > l.RatePerHCA {
+		bad("live.group_rate", "%g must be above 0 and at most live.rate_per_hca (default 1)", l.GroupRate)
+	}
+	if l.Window < time.Second || l.Window > 10*time.Minute {
+		bad("live.window", "%s out of range: use 1s to 10m (default 10s)", l.Window)
+	}
+	if l.ProbesPerWindow < 1 || l.ProbesPerWindow > 10000 {
+		bad("live.probes_per_window", "%d must be 1..10000 (default 5)", l.ProbesPerWindow)
+	}
+	if l.Period < 0 || (l.Period > 0 && l.Period < l.Window) {
+		bad("live.period", "%s must be 0 (as the rate allows) or at least live.window", l.Period)
+	}
 }

@@ -86,3 +86,6 @@ type ReadSession interface {
 	Session
 	ReadLatency(ctx context.Context, p probe.TestParams) (probe.Latency, error)
 }
+
+// unwrap gives ProberOf the provider behind the adapter.
+func (a adapted[S]) unwrap() any { return a.p }

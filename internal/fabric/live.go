@@ -49,3 +49,17 @@ type ProbePort interface {
 	// Close stops answering and frees the QP; safe to call twice.
 	Close() error
 }
+
+// ProberOf is f's Prober, looking through Adapt's wrapper: nil when the
+// fabric has no probe ports.
+func ProberOf(f Fabric) Prober {
+	if p, ok := f.(Prober); ok {
+		return p
+	}
+	if u, ok := f.(interface{ unwrap() any }); ok {
+		if p, ok := u.unwrap().(Prober); ok {
+			return p
+		}
+	}
+	return nil
+}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rdmamesh/rdmamesh/internal/fabric"
 )
 
 var t0 = time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC)
@@ -197,4 +199,38 @@ func mustJSON(t *testing.T, v any) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// The plan survives raft and the worker API: the same targets after a
+// trip through its wire form.
+func TestWireRoundTrip(t *testing.T) {
+	ms := testFabric(20, 4, 2)
+	for i := range ms {
+		for _, r := range ms[i].Rails {
+			ms[i].Addrs = append(ms[i].Addrs, fabric.ProbeAddr{Node: ms[i].Name, Device: fmt.Sprintf("mlx5_%d", r), QPN: uint32(100 + i), QKey: 7})
+		}
+	}
+	a, _, err := New(4, ms, Params{Period: 5 * time.Minute}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := a.Wire()
+	b, err := FromWire(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := t0.Add(33 * time.Second)
+	for _, m := range ms {
+		if got, want := b.Targets(m.Name, 1, at), a.Targets(m.Name, 1, at); !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: targets changed over the wire", m.Name)
+		}
+	}
+	w.RatePerHCA = -3
+	if _, err := FromWire(w); err == nil {
+		t.Error("a plan with a negative rate came back from the wire")
+	}
+	s := Summary{Node: "x", Rail: 1, Window: 9, Sent: 5, Answered: 4, Lost: 1, P50Ns: 3, Held: true}
+	if got := SummaryFromWire(WireSummary(s)); got != s {
+		t.Errorf("summary %+v came back %+v", s, got)
+	}
 }

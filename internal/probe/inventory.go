@@ -42,4 +42,18 @@ type Inventory struct {
 	Labels     map[string]string `json:"labels,omitempty"`
 	Ports      []Port            `json:"ports"`
 	Checks     []Check           `json:"checks,omitempty"`
+	// Live lists the worker's always-on probe ports (one per rail it
+	// probes on), which the coordinator puts in the live plan.
+	Live []LiveAddr `json:"live,omitempty"`
+}
+
+// LiveAddr is one probe port's address: a UD queue pair on the port of
+// Rail, reached by GID (RoCE) or LID (InfiniBand).
+type LiveAddr struct {
+	Rail   int    `json:"rail"`
+	Device string `json:"device"`
+	GID    string `json:"gid,omitempty"`
+	LID    uint16 `json:"lid,omitempty"`
+	QPN    uint32 `json:"qpn"`
+	QKey   uint32 `json:"qkey"`
 }

@@ -191,14 +191,21 @@ func TestRecordsRoundTrip(t *testing.T) {
 	roundTrips(t, StartRecord)
 	roundTrips(t, EndRecord)
 	roundTrips(t, RetestPlanRecord)
+	roundTrips(t, LivePlanMsg)
+	roundTrips(t, LiveSummariesMsg)
 }
 
 func TestRecordsReject(t *testing.T) {
 	rejects(t, StartRecord, SweepStart{Nodes: []Node{{Name: "a", Ports: []probe.Port{{Device: "mlx5_0"}}}}})
 	rejects(t, EndRecord, SweepEnd{SweepID: "s", State: "done"})
 	rejects(t, RetestPlanRecord, RetestPlan{SweepID: "s", Pass: 1, Rounds: []PlannedRound{{Index: 3, Pairs: []Pair{{"a", "b"}}}}})
+	rejects(t, LivePlanMsg, LivePlan{ID: 2, Window: 10 * time.Second, Members: []LiveMember{{Name: "a", Rails: []int{0},
+		Addrs: []LiveAddr{{Node: "a", Device: "mlx5_0", QPN: 9}}}}})
+	rejects(t, LiveSummariesMsg, LiveSummaries{Latest: 3, Summaries: []LiveSummary{{Node: "b", Window: 3, Sent: 5, Held: true}}})
 }
 
 func FuzzStartRecord(f *testing.F)      { fuzzCodec(f, StartRecord) }
 func FuzzEndRecord(f *testing.F)        { fuzzCodec(f, EndRecord) }
 func FuzzRetestPlanRecord(f *testing.F) { fuzzCodec(f, RetestPlanRecord) }
+func FuzzLivePlan(f *testing.F)         { fuzzCodec(f, LivePlanMsg) }
+func FuzzLiveSummaries(f *testing.F)    { fuzzCodec(f, LiveSummariesMsg) }

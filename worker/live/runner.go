@@ -50,6 +50,8 @@ type Runner struct {
 	opts   Options
 	log    *slog.Logger
 
+	planSet chan struct{} // SetPlan wakes an idle Run
+
 	mu      sync.Mutex
 	plan    *liveplan.Plan
 	rails   map[int]*railProbe
@@ -62,7 +64,8 @@ func New(node string, p fabric.Prober, opts Options, log *slog.Logger) *Runner {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Runner{node: node, prober: p, opts: opts.orDefaults(), log: log, rails: map[int]*railProbe{}}
+	return &Runner{node: node, prober: p, opts: opts.orDefaults(), log: log, rails: map[int]*railProbe{},
+		planSet: make(chan struct{}, 1)}
 }
 
 // Open opens a probe port on every usable port, by rail, and returns
@@ -98,15 +101,20 @@ func (r *Runner) Open(ctx context.Context, ports []probe.Port) (map[int]fabric.P
 	return addrs, nil
 }
 
-// SetPlan installs plan if it is newer than the one running; targets
-// change at the next tick.
+// SetPlan installs plan unless it is the one running; targets change at
+// the next tick. Any other ID wins, not only a higher one: a new leader
+// that restored from a snapshot may number its plan afresh.
 func (r *Runner) SetPlan(plan *liveplan.Plan) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if plan == nil || (r.plan != nil && plan.ID <= r.plan.ID) {
+	if plan == nil || (r.plan != nil && plan.ID == r.plan.ID) {
 		return false
 	}
 	r.plan = plan
+	select {
+	case r.planSet <- struct{}{}:
+	default:
+	}
 	for _, rp := range r.rails {
 		rp.mu.Lock()
 		rp.window = -1 // re-target now
@@ -182,6 +190,13 @@ func (r *Runner) Run(ctx context.Context) error {
 		}
 	}()
 
+	// Without a plan there is nothing to send: wait for one rather than
+	// tick, so a worker whose coordinator runs no live mesh costs nothing.
+	select {
+	case <-ctx.Done():
+		return nil
+	case <-r.planSet:
+	}
 	t := time.NewTicker(r.opts.Tick)
 	defer t.Stop()
 	last := r.opts.Now()
@@ -197,9 +212,6 @@ func (r *Runner) Run(ctx context.Context) error {
 		r.mu.Lock()
 		plan := r.plan
 		r.mu.Unlock()
-		if plan == nil {
-			continue
-		}
 		for _, rp := range rails {
 			if fin := rp.tick(plan, r.node, now, dt, r.opts.LossTimeout); len(fin) > 0 {
 				r.keep(fin)

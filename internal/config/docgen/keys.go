@@ -8,6 +8,7 @@ var sectionIntro = map[string]string{
 	"coordinator": "The coordinator (`rdmamesh coordinator`): raft, sweeps, the API and UI.",
 	"sweep":       "What one sweep measures; the coordinator's defaults, which a sweep request may override.",
 	"demo":        "The one-process demo (`rdmamesh demo`).",
+	"live":        "The always-on mesh between sweeps (Pingmesh-style live probing): the coordinator leader plans which HCAs probe which, workers probe at a capped rate and report per-window summaries. The coordinator reads these keys; workers follow its plan.",
 	"auth":        "Shared secrets for the APIs. Prefer the `_file` keys: values in the environment show up in process listings. A worker or coordinator that listens beyond loopback needs both `auth.token` and `gossip.key` (or `auth.insecure`); `rdmamesh keygen` writes both files.",
 	"tls":         "Optional TLS for the control plane: the coordinator API and UI, the worker API, forwarded writes and raft. Off unless `tls.cert_file` is set; then every coordinator and worker must have it on. The files are read at start, so a bad certificate stops the process with the key named.",
 }
@@ -36,6 +37,13 @@ var descriptions = map[string]string{
 	"sim.seed":       "Seed of the simulated measurements; equal seeds give equal results.",
 	"sim.faults":     "Faults to inject, `TARGET:EFFECT` (README: fault specs), e.g. `node-03/mlx5_1:down`.",
 	"sim.time_scale": "1: tests take their modelled time; 0: instant; up to 100.",
+
+	"live.enabled":           "Run the always-on mesh: workers probe each other between sweeps (UD probes, one QP per HCA) and the leader judges the live window like a sweep (web UI Live view, `rdmamesh gate --live`, `rdmamesh_live_suspect_bad_cells` and the other live metrics). Needs a fabric with probe ports (the simulated one; the verbs engine has none yet, so real HCAs do not probe).",
+	"live.rate_per_hca":      "Probes per second one HCA sends, at most (in-group and rotation together). 50 x 64 bytes is ~26 kb/s, far below 0.01% of a port.",
+	"live.group_rate":        "Probes per second to each peer of the HCA's own switch group (label leaf, switch, rack or group), probed all the time.",
+	"live.window":            "How long one summary window (and one rotation slice of other groups) lasts.",
+	"live.probes_per_window": "Probes each rotation target gets within its window: enough to tell loss from one drop.",
+	"live.period":            "Every same-rail pair is probed at least this often; the leader refuses a plan that cannot meet it (raise live.rate_per_hca). 0: as often as the rate allows (4.5 min at 1,024 nodes in groups of 32).",
 
 	"coordinator.name":             "Raft server ID and gossip name. Empty: the hostname. Must stay the same across restarts (raft state under data_dir is keyed by it).",
 	"coordinator.api_listen":       "host:port of the API (`/api/v1`), the web UI and `/healthz`.",
