@@ -37,6 +37,12 @@ type mesh struct {
 	plan    *liveplan.Plan
 	cov     liveplan.Coverage
 	key     string // the members the plan was made for
+	// pending is a membership seen but not planned yet, since pendingAt: a
+	// plan is remade once membership holds still for a step (workers
+	// registering one by one would otherwise cause a plan, a raft entry
+	// and a push to every worker each), or after three windows of churn.
+	pending   string
+	pendingAt time.Time
 	mx      *live.Matrix
 	since   map[string]int64     // per worker: the newest window collected
 	heard   map[string]time.Time // per worker: when it last answered a collection
@@ -135,11 +141,31 @@ func (c *Coordinator) replan(ctx context.Context, members []liveplan.Member) err
 		return nil
 	}
 	key := memberKey(members)
+	now := time.Now()
+	window := liveplan.Defaults().Window
+	if w := c.opts.Live.Params.Window; w > 0 {
+		window = w
+	}
 	c.mesh.mu.Lock()
 	cur, curKey := c.mesh.plan, c.mesh.key
-	c.mesh.mu.Unlock()
 	if cur != nil && key == curKey {
+		c.mesh.pending = ""
+		c.mesh.mu.Unlock()
 		return nil
+	}
+	if key != c.mesh.pending {
+		first := c.mesh.pending == ""
+		c.mesh.pending = key
+		if first {
+			c.mesh.pendingAt = now
+		}
+		settling := now.Sub(c.mesh.pendingAt) < 3*window
+		c.mesh.mu.Unlock()
+		if settling {
+			return nil
+		}
+	} else {
+		c.mesh.mu.Unlock()
 	}
 	id, start := uint64(1), time.Now().UTC()
 	if cur != nil {
@@ -155,7 +181,7 @@ func (c *Coordinator) replan(ctx context.Context, members []liveplan.Member) err
 		return fmt.Errorf("commit live plan %d: %w", id, err)
 	}
 	c.mesh.mu.Lock()
-	c.mesh.plan, c.mesh.cov, c.mesh.key, c.mesh.err = pl, cov, key, ""
+	c.mesh.plan, c.mesh.cov, c.mesh.key, c.mesh.err, c.mesh.pending = pl, cov, key, "", ""
 	c.mesh.mu.Unlock()
 	c.log.Info("live plan", "id", id, "members", len(members), "coverage", cov.Period, "max_rate", cov.MaxRate)
 	body := wire.LivePlanMsg.Append(nil, new(pl.Wire()))

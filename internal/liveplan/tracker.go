@@ -37,10 +37,13 @@ func (s Summary) LossRatio() float64 {
 	return 0
 }
 
-// maxOutstanding bounds the probes one target may have in flight: at 50/s
-// and a 2 s loss timeout there are at most 100, so a peer that stops
-// answering costs a fixed ring, not a growing map.
-const maxOutstanding = 256
+// maxOutstanding bounds the probes one target may have in flight: a target
+// gets a few probes a second (at most the HCA's whole cap, 50/s, when it is
+// the only one), so within a 2 s loss timeout a handful are out; a peer
+// that stops answering costs a fixed ring, not a growing map. A probe
+// pushed out of a full ring counts as lost. Trackers are per target and a
+// 1,024-node plan gives an HCA ~70 targets, so the ring is kept small.
+const maxOutstanding = 64
 
 // rttBuckets is a log-scale histogram from 1 µs to ~1 min (16 buckets a
 // decade): percentiles within ~7%, in 128 counters instead of samples.
@@ -60,7 +63,7 @@ type Tracker struct {
 
 	next    uint64 // next sequence number to send
 	head    uint64 // oldest sequence number that may still be pending
-	sent    [maxOutstanding]time.Time
+	sent    [maxOutstanding]int64 // UnixNano, a third of a time.Time
 	pending [maxOutstanding]bool
 	highest uint64 // highest sequence answered, +1 (0 = none yet)
 	hist    [rttBuckets]uint32
@@ -83,7 +86,7 @@ func (t *Tracker) Send(now time.Time) uint64 {
 	if t.pending[slot] {
 		t.cur.Lost++
 	}
-	t.sent[slot], t.pending[slot] = now, true
+	t.sent[slot], t.pending[slot] = now.UnixNano(), true
 	t.cur.Sent++
 	return seq
 }
@@ -124,7 +127,7 @@ func (t *Tracker) Expire(now time.Time) {
 		if !t.pending[slot] {
 			continue
 		}
-		if now.Sub(t.sent[slot]) <= t.timeout {
+		if now.UnixNano()-t.sent[slot] <= int64(t.timeout) {
 			return
 		}
 		t.pending[slot] = false

@@ -24,7 +24,9 @@ type Options struct {
 	// LossTimeout declares a probe lost (default 2s: far beyond any RTT
 	// a healthy fabric shows, short enough to see loss within a window).
 	LossTimeout time.Duration
-	// Tick is how often probes are sent and timeouts checked (20ms).
+	// Tick is how often probes are sent and timeouts checked (100ms: a
+	// target gets a few probes a second, and a tick costs a pass over the
+	// HCA's targets).
 	Tick time.Duration
 	// Keep is how many finished windows of summaries are kept (6).
 	Keep int
@@ -34,7 +36,7 @@ type Options struct {
 
 func (o Options) orDefaults() Options {
 	o.LossTimeout = cmp.Or(o.LossTimeout, 2*time.Second)
-	o.Tick = cmp.Or(o.Tick, 20*time.Millisecond)
+	o.Tick = cmp.Or(o.Tick, 100*time.Millisecond)
 	o.Keep = cmp.Or(o.Keep, 6)
 	if o.Now == nil {
 		o.Now = time.Now
