@@ -1,6 +1,14 @@
 // Package matrix turns directional per-rail measurements into a fabric
 // verdict: cells, rollups, suspects and exports. It is pure: no I/O besides
 // the io.Writer handed to an exporter, no clocks, no goroutines.
+//
+// Why one package of ~5.7k lines rather than several: the analysis is one
+// pipeline over shared unexported state (a verdict byte per cell, per-rail
+// population statistics, the read-once passes, the rail spans localization
+// walks), and every export regenerates cells from that state. Splitting
+// verdicts, localization and exports into packages would export that state
+// as API, which is what keeps a cell at about a byte; the files are split
+// by role instead (README.md lists them).
 package matrix
 
 import "github.com/rdmamesh/rdmamesh/internal/probe"

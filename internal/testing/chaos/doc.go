@@ -22,4 +22,8 @@
 // nor network namespaces: every coordinator advertises a raft address owned
 // by a proxy in this process (Net), which learns who dialled it from the
 // first raft RPC header and refuses or severs links across a cut.
+//
+// It is a test rig of ~3.8k lines (processes, the raft proxy, the ledger
+// that counts every cell, the at-scale variant): one rig with one report,
+// never imported by product code (internal/archtest).
 package chaos
