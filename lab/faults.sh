@@ -193,33 +193,45 @@ case_rdmacm_sweep() {
 	log "RDMA CM sweep: all cells ok, $((after - before)) responder sessions connected through RDMA CM"
 }
 
-faults_run() {
-	local n=$1 c="$LAB_NET.1" i
-	[ "$n" -ge 4 ] || die "the fault cases need 4 VMs"
+# faults_prepare: labcheck, an empty table and the fault sweeps' request.
+faults_prepare() {
 	(cd "$REPO_DIR" && go build -o "$LAB_RUN/labcheck" ./lab/labcheck) || die "building labcheck"
 	FAULT_TABLE="$LAB_RUN/faults.tsv"
 	: > "$FAULT_TABLE"
 	FAULT_ARGS="latency_iters=${LAB_FAULT_ITERS:-100} bw_iters=${LAB_FAULT_BW_ITERS:-10} bw_size=65536 nodes=$(seq -s, -f 'vm%g' 1 4)"
-	# Deadlines short enough that a dead path is declared within a minute,
-	# long enough for emulated RDMA on a loaded host. One pair at a time:
-	# two VMs busy-polling per host core starve the others' gossip, and a
-	# member declared dead by mistake would fail cells the fault never
-	# touched.
-	coord_start "${LAB_FAULT_TEST_TIMEOUT:-60s}" "${LAB_FAULT_PAIR_TIMEOUT:-150s}" "${LAB_FAULT_PARALLELISM:-1}"
-	for i in $(seq 1 "$n"); do
-		worker_stop "vm$i"
-		worker_start "vm$i"
-	done
-	nsx "$LAB_RUN/labcheck" nodes "http://$c:8080" "$n" "${LAB_JOIN_TIMEOUT:-180s}" >/dev/null || die "workers did not join"
-	mark "fault workers joined"
-	case_rdmacm_sweep 4
-	mark "sweep over RDMA CM"
-	local cases=${LAB_FAULTS:-"port_down_before port_down_during device_removed mtu_netdev mtu_path loss_both loss_one gid_linklocal gid_missing memlock_preflight memlock_regmr worker_killed"}
-	for i in $cases; do
+}
+
+# faults_cluster N: the coordinator with the fault cases' deadlines, short
+# enough that a dead path is declared within a minute, long enough for
+# emulated RDMA on a loaded host. One pair at a time: two VMs busy-polling
+# per host core starve the others' gossip, and a member declared dead by
+# mistake would fail cells the fault never touched.
+faults_cluster() {
+	cluster_up "$1" "${LAB_FAULT_TEST_TIMEOUT:-60s}" "${LAB_FAULT_PAIR_TIMEOUT:-150s}" "${LAB_FAULT_PARALLELISM:-1}" >/dev/null
+}
+
+# faults_cases CASE...: run the cases on the running cluster.
+faults_cases() {
+	local i
+	for i in "$@"; do
 		log "fault case $i"
 		"case_$i"
 		mark "fault $i"
 	done
-	sweep_stop
+}
+
+faults_table() {
 	"$LAB_RUN/labcheck" table "$FAULT_TABLE" | tee "$LAB_RUN/faults.txt" || die "fault cases missed (see $LAB_RUN/faults.txt)"
+}
+
+faults_run() {
+	local n=$1
+	[ "$n" -ge 4 ] || die "the fault cases need 4 VMs"
+	faults_prepare
+	faults_cluster "$n"
+	case_rdmacm_sweep 4
+	mark "sweep over RDMA CM"
+	faults_cases ${LAB_FAULTS:-port_down_before port_down_during device_removed mtu_netdev mtu_path loss_both loss_one gid_linklocal gid_missing memlock_preflight memlock_regmr worker_killed}
+	sweep_stop
+	faults_table
 }

@@ -8,6 +8,8 @@
 #   make lab-sweep     4 VMs: workers, coordinator, gate
 #   make lab-faults    4 VMs: sweep through RDMA CM, fault cases and their table
 #   make lab-churn     1 VM: 10,000 test sessions, leak check
+#   make lab-smoke     the CI smoke: from nothing, 4 VMs, doctor, probe, ratio
+#                      table, a sweep, three fault cases (lab/smoke.sh)
 #   make lab-setup     download/build the cached kernel and base initramfs only
 #   make lab-down      stop leftover VMs and delete the lab namespace
 #
@@ -20,7 +22,7 @@ LAB_VMS ?= 4
 LAB_REPS ?= 5
 LAB_SH := lab/lab.sh
 
-.PHONY: lab lab-probe lab-compare lab-sweep lab-faults lab-churn lab-setup lab-down
+.PHONY: lab lab-probe lab-compare lab-sweep lab-faults lab-churn lab-smoke lab-setup lab-down
 
 lab:
 	LAB_REPS=$(LAB_REPS) bash $(LAB_SH) all $(LAB_VMS)
@@ -39,6 +41,9 @@ lab-faults:
 
 lab-churn:
 	bash $(LAB_SH) churn
+
+lab-smoke:
+	bash $(LAB_SH) smoke
 
 lab-setup:
 	bash lab/setup.sh

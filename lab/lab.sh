@@ -9,6 +9,8 @@
 #   lab.sh faults       4 VMs: RDMA CM sweep and the fault cases (LAB_FAULTS=
 #                       "case ..." picks some; LAB_REUSE=1 uses running VMs)
 #   lab.sh churn        1 VM: session churn, leak check
+#   lab.sh smoke        the CI smoke from nothing (smoke.sh), one retry on an
+#                       infrastructure failure (exit 75 of smoke-once)
 #   lab.sh up [N]       boot N VMs (default 2) and leave them running (debugging)
 #   lab.sh shell VM CMD run one command in a running lab VM (debugging)
 #   lab.sh down         stop VMs and delete the namespace
@@ -21,6 +23,7 @@ set -euo pipefail
 . "$LAB_DIR/sweep.sh"
 . "$LAB_DIR/faults.sh"
 . "$LAB_DIR/churn.sh"
+. "$LAB_DIR/smoke.sh"
 
 [ "$(id -u)" -eq 0 ] || die "the lab needs root (network namespace, taps)"
 
@@ -90,8 +93,19 @@ main() {
 	local cmd=${1:-all}
 	shift || true
 	mkdir -p "$LAB_RUN"
-	: > "$LAB_RUN/timings.log"
 	case $cmd in
+	shell | down | smoke) ;;
+	*) : > "$LAB_RUN/timings.log"; rm -f "$LAB_RUN/infra" ;;
+	esac
+	case $cmd in
+	smoke)
+		smoke_run
+		return
+		;;
+	smoke-once)
+		trap cleanup EXIT
+		smoke_once
+		;;
 	all)
 		local n=${1:-4}
 		[ "$n" -ge 4 ] || die "the full lab needs at least 4 VMs"
@@ -173,7 +187,7 @@ main() {
 		vms_down
 		net_down
 		;;
-	*) die "unknown command $cmd (all|probe|compare|sweep|faults|churn|up|shell|down)" ;;
+	*) die "unknown command $cmd (all|probe|compare|sweep|faults|churn|smoke|up|shell|down)" ;;
 	esac
 	log "done in $((SECONDS - T0))s"
 }
