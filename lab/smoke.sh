@@ -34,8 +34,12 @@ smoke_once() {
 	# One coordinator and one set of workers for the clean sweep and the
 	# fault cases: a coordinator restarted under running workers re-admits
 	# a restarted worker only after ~2 minutes of WAN gossip timers.
+	# The fault sweeps' test deadline is 30 s, not the lab's 60 s: a cell
+	# whose responder's writes are lost waits out the whole deadline, and
+	# the loss case has up to six such cells; a clean cell of the fault
+	# sweeps (100 pings, 10 x 64 KiB) takes a few seconds even at load 8.
 	faults_prepare
-	faults_cluster "$n"
+	LAB_FAULT_TEST_TIMEOUT=${LAB_FAULT_TEST_TIMEOUT:-30s} LAB_FAULT_PAIR_TIMEOUT=${LAB_FAULT_PAIR_TIMEOUT:-90s} faults_cluster "$n"
 	printf 'latency_iters: %s\nbw_iters: %s\nretests: 0\n' "${LAB_SMOKE_ITERS:-300}" "${LAB_SMOKE_BW_ITERS:-50}" > "$LAB_RUN/smoke-spec.yaml"
 	LAB_SWEEP_SPEC="$LAB_RUN/smoke-spec.yaml" gate_sweep "$n"
 	mark "sweep"

@@ -52,11 +52,19 @@ worker_stop() {
 
 # cluster_up N TEST_TIMEOUT PAIR_TIMEOUT [PARALLELISM]: the coordinator and
 # a fresh worker in each of N VMs, until all have joined with a usable port.
+#
+# Old workers stop before the new coordinator starts: a coordinator that
+# meets the old ones first (same names, same addresses) keeps their
+# restarted successors out as "dead" for about two minutes under WAN gossip
+# timers (seen: 93 s and 110 s); in this order they join in seconds.
 cluster_up() {
 	local n=$1 i
-	coord_start "$2" "$3" "${4:-0}"
+	sweep_stop
 	for i in $(seq 1 "$n"); do
 		worker_stop "vm$i"
+	done
+	coord_start "$2" "$3" "${4:-0}"
+	for i in $(seq 1 "$n"); do
 		worker_start "vm$i"
 	done
 	nsx "$LAB_RUN/labcheck" nodes "http://$LAB_NET.1:8080" "$n" "${LAB_JOIN_TIMEOUT:-180s}" || {
