@@ -59,16 +59,19 @@ boot() {
 	mark "booted $n VMs"
 }
 
+# LAB_PROBE_ITERS pings (1000) and 200 x 64 KiB writes, each measurement
+# under a 120 s deadline (the smoke pings 300 times: at 88 ms per round
+# trip on a starved host, 1100 round trips came close to it).
 phase_probe() {
 	log "rdmamesh probe vm1 <-> vm2"
-	local srv
+	local srv it=${LAB_PROBE_ITERS:-1000}
 	srv=$(vm_start vm1 "rdmamesh probe --listen")
-	vm_run vm2 "rdmamesh probe --peer $(vm_ip 1) --iters 1000 --bw-size 65536 --bw-iters 200 --timeout 120s" \
+	vm_run vm2 "rdmamesh probe --peer $(vm_ip 1) --iters $it --bw-size 65536 --bw-iters 200 --timeout 120s" \
 		|| { vm_wait "$srv" 30; die "rdmamesh probe failed"; }
 	vm_wait "$srv" 60 > "$LAB_RUN/probe-listener.out" || die "rdmamesh probe listener failed"
 	log "rdmamesh probe vm1 <-> vm2 through RDMA CM"
 	srv=$(vm_start vm1 "rdmamesh probe --listen")
-	vm_run vm2 "rdmamesh probe --peer $(vm_ip 1) --connect rdmacm --iters 1000 --bw-size 65536 --bw-iters 200 --timeout 120s" \
+	vm_run vm2 "rdmamesh probe --peer $(vm_ip 1) --connect rdmacm --iters $it --bw-size 65536 --bw-iters 200 --timeout 120s" \
 		|| { vm_wait "$srv" 30; die "rdmamesh probe --connect rdmacm failed"; }
 	vm_wait "$srv" 60 > "$LAB_RUN/probe-listener-rdmacm.out" || die "rdmamesh probe listener (RDMA CM) failed"
 	grep -q "Connection     : RDMA CM" "$LAB_RUN/probe-listener-rdmacm.out" || die "the listener did not connect through RDMA CM"

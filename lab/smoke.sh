@@ -26,7 +26,7 @@ smoke_once() {
 	mark "build"
 	boot "$n"
 	phase_doctor
-	phase_probe
+	LAB_PROBE_ITERS=${LAB_PROBE_ITERS:-300} phase_probe
 	# compare.sh read LAB_LAT_ITERS/LAB_BW_ITERS when sourced; the smoke's
 	# smaller defaults apply only where the caller set none.
 	CMP_ITERS=${LAB_LAT_ITERS:-500} CMP_BW_ITERS=${LAB_BW_ITERS:-200} compare_run "${LAB_SMOKE_REPS:-2}"
@@ -34,13 +34,17 @@ smoke_once() {
 	# One coordinator and one set of workers for the clean sweep and the
 	# fault cases: a coordinator restarted under running workers re-admits
 	# a restarted worker only after ~2 minutes of WAN gossip timers.
-	# The fault sweeps' test deadline is 30 s, not the lab's 60 s: a cell
-	# whose responder's writes are lost waits out the whole deadline, and
-	# the loss case has up to six such cells; a clean cell of the fault
-	# sweeps (100 pings, 10 x 64 KiB) takes a few seconds even at load 8.
+	# Deadlines and sizes for a starved emulator: at load 15-19 on the 2
+	# cores a clean ping-pong took 88 ms per round trip, and the first
+	# version (300 pings + 100 warm-up under a 30 s deadline) timed a clean
+	# cell out. Now every sweep warms up 20 round trips, the clean sweep
+	# pings 200 times (220 x 88 ms = 19 s) and the fault sweeps 100, under
+	# a 45 s deadline. The deadline also bounds the loss case: a cell
+	# whose responder's writes are lost waits it out, up to six of them.
 	faults_prepare
-	LAB_FAULT_TEST_TIMEOUT=${LAB_FAULT_TEST_TIMEOUT:-30s} LAB_FAULT_PAIR_TIMEOUT=${LAB_FAULT_PAIR_TIMEOUT:-90s} faults_cluster "$n"
-	printf 'latency_iters: %s\nbw_iters: %s\nretests: 0\n' "${LAB_SMOKE_ITERS:-300}" "${LAB_SMOKE_BW_ITERS:-50}" > "$LAB_RUN/smoke-spec.yaml"
+	RDMAMESH_SWEEP_WARMUP=${LAB_SMOKE_WARMUP:-20} LAB_FAULT_TEST_TIMEOUT=${LAB_FAULT_TEST_TIMEOUT:-45s} \
+		LAB_FAULT_PAIR_TIMEOUT=${LAB_FAULT_PAIR_TIMEOUT:-120s} faults_cluster "$n"
+	printf 'latency_iters: %s\nbw_iters: %s\nretests: 0\n' "${LAB_SMOKE_ITERS:-200}" "${LAB_SMOKE_BW_ITERS:-50}" > "$LAB_RUN/smoke-spec.yaml"
 	LAB_SWEEP_SPEC="$LAB_RUN/smoke-spec.yaml" gate_sweep "$n"
 	mark "sweep"
 	faults_cases ${LAB_FAULTS:-port_down_before mtu_netdev loss_both}
