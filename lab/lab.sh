@@ -6,8 +6,12 @@
 #   lab.sh probe        2 VMs: `rdmamesh probe` between them (both connection modes)
 #   lab.sh compare [R]  2 VMs: rdmamesh vs perftest, R interleaved repetitions
 #   lab.sh sweep [N]    N VMs: workers + host coordinator + gate
-#   lab.sh faults       4 VMs: RDMA CM sweep and the fault cases (LAB_FAULTS=
-#                       "case ..." picks some; LAB_REUSE=1 uses running VMs)
+#   lab.sh faults       4 VMs: RDMA CM sweep and the built-in fault scenarios
+#                       (LAB_FAULTS="loss-both ..." picks some; LAB_REUSE=1
+#                       uses running VMs)
+#   lab.sh scenario FILE|NAME...
+#                       fault scenarios from files (format: README.md): reuses
+#                       running VMs or boots them, injects, sweeps, heals, judges
 #   lab.sh churn        1 VM: session churn, leak check
 #   lab.sh smoke        the CI smoke from nothing (smoke.sh), one retry on an
 #                       infrastructure failure (exit 75 of smoke-once)
@@ -22,6 +26,7 @@ set -euo pipefail
 . "$LAB_DIR/compare.sh"
 . "$LAB_DIR/sweep.sh"
 . "$LAB_DIR/faults.sh"
+. "$LAB_DIR/scenario.sh"
 . "$LAB_DIR/churn.sh"
 . "$LAB_DIR/smoke.sh"
 
@@ -139,6 +144,10 @@ main() {
 		faults_run 4
 		mark "faults"
 		;;
+	scenario)
+		trap cleanup EXIT
+		scenario_run "$@"
+		;;
 	churn)
 		trap cleanup EXIT
 		if [ -z "${LAB_REUSE:-}" ]; then
@@ -190,7 +199,7 @@ main() {
 		vms_down
 		net_down
 		;;
-	*) die "unknown command $cmd (all|probe|compare|sweep|faults|churn|smoke|up|shell|down)" ;;
+	*) die "unknown command $cmd (all|probe|compare|sweep|faults|scenario|churn|smoke|up|shell|down)" ;;
 	esac
 	log "done in $((SECONDS - T0))s"
 }

@@ -6,7 +6,8 @@
 #   probe vm1 <-> vm2 through the exchange and through RDMA CM
 #   the perftest ratio table (printed, not asserted)
 #   one sweep through the gate, every cell ok over the chosen GID
-#   three fault scenarios judged for suspect, class, cause and fix
+#   three fault scenarios (lab/scenarios/port-down-before, mtu-netdev,
+#   loss-both) judged for suspect, class, cause and fix
 # Smaller than `make lab`: fewer repetitions, fewer iterations per cell,
 # no confirmation passes in the clean sweep (their re-measurements only
 # chase the emulator's noise), three fault cases out of twelve.
@@ -47,7 +48,8 @@ smoke_once() {
 	printf 'latency_iters: %s\nbw_iters: %s\nretests: 0\n' "${LAB_SMOKE_ITERS:-200}" "${LAB_SMOKE_BW_ITERS:-50}" > "$LAB_RUN/smoke-spec.yaml"
 	LAB_SWEEP_SPEC="$LAB_RUN/smoke-spec.yaml" gate_sweep "$n"
 	mark "sweep"
-	faults_cases ${LAB_FAULTS:-port_down_before mtu_netdev loss_both}
+	scenario_files ${LAB_FAULTS:-port-down-before mtu-netdev loss-both}
+	scenario_cases "${SCN_FILES[@]}"
 	sweep_stop
 	faults_table
 	mark "faults"
