@@ -10,7 +10,7 @@
 #   make lab-churn     1 VM: 10,000 test sessions, leak check
 #   make lab-scenario SCENARIO=FILE   fault scenario file(s) (lab/scenarios/*.yaml
 #                      or your own; format in lab/README.md)
-#   make        4 VMs: rdmamesh sweep vs per-pair perftest (SuperBench
+#   make lab-p7        4 VMs: rdmamesh sweep vs per-pair perftest (SuperBench
 #                      ib-traffic style) wall time, 3 interleaved repetitions
 #   make lab-smoke     the CI smoke: from nothing, 4 VMs, doctor, probe, ratio
 #                      table, a sweep, three fault cases (lab/smoke.sh)
@@ -26,7 +26,7 @@ LAB_VMS ?= 4
 LAB_REPS ?= 5
 LAB_SH := lab/lab.sh
 
-.PHONY: lab lab-probe lab-compare lab-sweep lab-faults lab-churn lab-scenario lab-smoke lab-setup lab-down
+.PHONY: lab lab-probe lab-compare lab-sweep lab-faults lab-churn lab-scenario lab-smoke lab-p7 lab-setup lab-down
 
 lab:
 	LAB_REPS=$(LAB_REPS) bash $(LAB_SH) all $(LAB_VMS)
@@ -59,3 +59,5 @@ lab-setup:
 lab-down:
 	bash $(LAB_SH) down
 
+lab-p7:
+	bash $(LAB_SH) p7 $(or $(P7_REPS),3)

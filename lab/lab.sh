@@ -15,6 +15,8 @@
 #   lab.sh churn        1 VM: session churn, leak check
 #   lab.sh smoke        the CI smoke from nothing (smoke.sh), one retry on an
 #                       infrastructure failure (exit 75 of smoke-once)
+#   lab.sh p7 [R]       4 VMs: rdmamesh sweep vs per-pair perftest wall time,
+#                       R interleaved repetitions (p7.sh; LAB_P7_MODE=quick)
 #   lab.sh up [N]       boot N VMs (default 2) and leave them running (debugging)
 #   lab.sh shell VM CMD run one command in a running lab VM (debugging)
 #   lab.sh down         stop VMs and delete the namespace
@@ -29,6 +31,7 @@ set -euo pipefail
 . "$LAB_DIR/scenario.sh"
 . "$LAB_DIR/churn.sh"
 . "$LAB_DIR/smoke.sh"
+. "$LAB_DIR/p7.sh"
 
 [ "$(id -u)" -eq 0 ] || die "the lab needs root (network namespace, taps)"
 
@@ -144,6 +147,10 @@ main() {
 		faults_run 4
 		mark "faults"
 		;;
+	p7)
+		trap cleanup EXIT
+		p7_run "$@"
+		;;
 	scenario)
 		trap cleanup EXIT
 		scenario_run "$@"
@@ -199,7 +206,7 @@ main() {
 		vms_down
 		net_down
 		;;
-	*) die "unknown command $cmd (all|probe|compare|sweep|faults|scenario|churn|smoke|up|shell|down)" ;;
+	*) die "unknown command $cmd (all|probe|compare|sweep|faults|scenario|p7|churn|smoke|up|shell|down)" ;;
 	esac
 	log "done in $((SECONDS - T0))s"
 }
