@@ -67,6 +67,20 @@ boot() {
 	mark "booted $n VMs"
 }
 
+# boot_or_reuse N: reuse vm1..vmN when they already run (lab.sh up N, or
+# an earlier run with LAB_KEEP=1; they then stay up afterwards), or set up,
+# build and boot them.
+boot_or_reuse() {
+	if vms_running "$1"; then
+		log "reusing the $1 running VMs (they stay up)"
+		LAB_KEEP=1
+	else
+		bash "$LAB_DIR/setup.sh"
+		build_bin
+		boot "$1"
+	fi
+}
+
 # LAB_PROBE_ITERS pings (1000) and 200 x 64 KiB writes, each measurement
 # under a 120 s deadline (the smoke pings 300 times: at 88 ms per round
 # trip on a starved host, 1100 round trips came close to it).

@@ -168,14 +168,7 @@ p7_run() {
 	[ "$P7_ITERS" -ge 5 ] && [ "$P7_BW_ITERS" -ge 5 ] ||
 		die "LAB_P7_ITERS and LAB_P7_BW_ITERS must be at least 5: perftest refuses fewer iterations"
 	(cd "$REPO_DIR" && go build -o "$LAB_RUN/labcheck" ./lab/labcheck) || die "building labcheck"
-	if vms_running "$n"; then
-		log "reusing the $n running VMs (they stay up)"
-		LAB_KEEP=1
-	else
-		bash "$LAB_DIR/setup.sh"
-		build_bin
-		boot "$n"
-	fi
+	boot_or_reuse "$n"
 	# Warm-up 0 like ib_write_lat; a round's pairs at once, as the
 	# per-pair runner runs them.
 	RDMAMESH_SWEEP_WARMUP=0 cluster_up "$n" 120s 600s 0 > /dev/null

@@ -125,14 +125,6 @@ scenario_files() {
 	done
 }
 
-# vms_running N: vm1..vmN are up and answered their boot.
-vms_running() {
-	local i
-	for i in $(seq 1 "$1"); do
-		vm_alive "vm$i" && [ -e "$LAB_RUN/share/state/vm$i.ready" ] || return 1
-	done
-}
-
 # scenario_run FILE...: reuse running VMs (lab.sh up N, or LAB_KEEP=1 of
 # an earlier run; they stay up afterwards) or boot them, start the
 # coordinator and workers, run the scenarios, print the table.
@@ -142,14 +134,7 @@ scenario_run() {
 	scenario_files "$@"
 	(cd "$REPO_DIR" && go build -o "$LAB_RUN/labcheck" ./lab/labcheck) || die "building labcheck"
 	n=$("$LAB_RUN/labcheck" scenario -vms "${SCN_FILES[@]}") || die "a scenario file is not valid"
-	if vms_running "$n"; then
-		log "reusing the $n running VMs (they stay up)"
-		LAB_KEEP=1
-	else
-		bash "$LAB_DIR/setup.sh"
-		build_bin
-		boot "$n"
-	fi
+	boot_or_reuse "$n"
 	faults_prepare
 	faults_cluster "$n"
 	scenario_cases "${SCN_FILES[@]}"

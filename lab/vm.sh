@@ -86,6 +86,14 @@ vms_up() {
 # vm_alive VM: its qemu still runs.
 vm_alive() { kill -0 "$(cat "$LAB_RUN/$1.pid" 2>/dev/null)" 2>/dev/null; }
 
+# vms_running N: vm1..vmN are up and answered their boot.
+vms_running() {
+	local i
+	for i in $(seq 1 "$1"); do
+		vm_alive "vm$i" && [ -e "$LAB_RUN/share/state/vm$i.ready" ] || return 1
+	done
+}
+
 vms_down() {
 	local f pid i
 	for f in "$LAB_RUN"/share/q/*/; do
