@@ -8,6 +8,12 @@
 #   make lab-sweep     4 VMs: workers, coordinator, gate
 #   make lab-faults    4 VMs: sweep through RDMA CM, fault cases and their table
 #   make lab-churn     1 VM: 10,000 test sessions, leak check
+#   make lab-scenario SCENARIO=FILE   fault scenario file(s) (lab/scenarios/*.yaml
+#                      or your own; format in lab/README.md)
+#   make lab-p7        4 VMs: rdmamesh sweep vs per-pair perftest (SuperBench
+#                      ib-traffic style) wall time, 3 interleaved repetitions
+#   make lab-smoke     the CI smoke: from nothing, 4 VMs, doctor, probe, ratio
+#                      table, a sweep, three fault cases (lab/smoke.sh)
 #   make lab-setup     download/build the cached kernel and base initramfs only
 #   make lab-down      stop leftover VMs and delete the lab namespace
 #
@@ -20,7 +26,7 @@ LAB_VMS ?= 4
 LAB_REPS ?= 5
 LAB_SH := lab/lab.sh
 
-.PHONY: lab lab-probe lab-compare lab-sweep lab-faults lab-churn lab-setup lab-down
+.PHONY: lab lab-probe lab-compare lab-sweep lab-faults lab-churn lab-scenario lab-smoke lab-p7 lab-setup lab-down
 
 lab:
 	LAB_REPS=$(LAB_REPS) bash $(LAB_SH) all $(LAB_VMS)
@@ -40,8 +46,18 @@ lab-faults:
 lab-churn:
 	bash $(LAB_SH) churn
 
+lab-scenario:
+	@test -n "$(SCENARIO)" || { echo "usage: make lab-scenario SCENARIO=lab/scenarios/loss-both.yaml (or a name, or several)"; exit 2; }
+	bash $(LAB_SH) scenario $(SCENARIO)
+
+lab-smoke:
+	bash $(LAB_SH) smoke
+
 lab-setup:
 	bash lab/setup.sh
 
 lab-down:
 	bash $(LAB_SH) down
+
+lab-p7:
+	bash $(LAB_SH) p7 $(or $(P7_REPS),3)

@@ -6,9 +6,17 @@
 #   lab.sh probe        2 VMs: `rdmamesh probe` between them (both connection modes)
 #   lab.sh compare [R]  2 VMs: rdmamesh vs perftest, R interleaved repetitions
 #   lab.sh sweep [N]    N VMs: workers + host coordinator + gate
-#   lab.sh faults       4 VMs: RDMA CM sweep and the fault cases (LAB_FAULTS=
-#                       "case ..." picks some; LAB_REUSE=1 uses running VMs)
+#   lab.sh faults       4 VMs: RDMA CM sweep and the built-in fault scenarios
+#                       (LAB_FAULTS="loss-both ..." picks some; LAB_REUSE=1
+#                       uses running VMs)
+#   lab.sh scenario FILE|NAME...
+#                       fault scenarios from files (format: README.md): reuses
+#                       running VMs or boots them, injects, sweeps, heals, judges
 #   lab.sh churn        1 VM: session churn, leak check
+#   lab.sh smoke        the CI smoke from nothing (smoke.sh), one retry on an
+#                       infrastructure failure (exit 75 of smoke-once)
+#   lab.sh p7 [R]       4 VMs: rdmamesh sweep vs per-pair perftest wall time,
+#                       R interleaved repetitions (p7.sh; LAB_P7_MODE=quick)
 #   lab.sh up [N]       boot N VMs (default 2) and leave them running (debugging)
 #   lab.sh shell VM CMD run one command in a running lab VM (debugging)
 #   lab.sh down         stop VMs and delete the namespace
@@ -20,7 +28,10 @@ set -euo pipefail
 . "$LAB_DIR/compare.sh"
 . "$LAB_DIR/sweep.sh"
 . "$LAB_DIR/faults.sh"
+. "$LAB_DIR/scenario.sh"
 . "$LAB_DIR/churn.sh"
+. "$LAB_DIR/smoke.sh"
+. "$LAB_DIR/p7.sh"
 
 [ "$(id -u)" -eq 0 ] || die "the lab needs root (network namespace, taps)"
 
@@ -56,16 +67,33 @@ boot() {
 	mark "booted $n VMs"
 }
 
+# boot_or_reuse N: reuse vm1..vmN when they already run (lab.sh up N, or
+# an earlier run with LAB_KEEP=1; they then stay up afterwards), or set up,
+# build and boot them.
+boot_or_reuse() {
+	if vms_running "$1"; then
+		log "reusing the $1 running VMs (they stay up)"
+		LAB_KEEP=1
+	else
+		bash "$LAB_DIR/setup.sh"
+		build_bin
+		boot "$1"
+	fi
+}
+
+# LAB_PROBE_ITERS pings (1000) and 200 x 64 KiB writes, each measurement
+# under a 120 s deadline (the smoke pings 300 times: at 88 ms per round
+# trip on a starved host, 1100 round trips came close to it).
 phase_probe() {
 	log "rdmamesh probe vm1 <-> vm2"
-	local srv
+	local srv it=${LAB_PROBE_ITERS:-1000}
 	srv=$(vm_start vm1 "rdmamesh probe --listen")
-	vm_run vm2 "rdmamesh probe --peer $(vm_ip 1) --iters 1000 --bw-size 65536 --bw-iters 200 --timeout 120s" \
+	vm_run vm2 "rdmamesh probe --peer $(vm_ip 1) --iters $it --bw-size 65536 --bw-iters 200 --timeout 120s" \
 		|| { vm_wait "$srv" 30; die "rdmamesh probe failed"; }
 	vm_wait "$srv" 60 > "$LAB_RUN/probe-listener.out" || die "rdmamesh probe listener failed"
 	log "rdmamesh probe vm1 <-> vm2 through RDMA CM"
 	srv=$(vm_start vm1 "rdmamesh probe --listen")
-	vm_run vm2 "rdmamesh probe --peer $(vm_ip 1) --connect rdmacm --iters 1000 --bw-size 65536 --bw-iters 200 --timeout 120s" \
+	vm_run vm2 "rdmamesh probe --peer $(vm_ip 1) --connect rdmacm --iters $it --bw-size 65536 --bw-iters 200 --timeout 120s" \
 		|| { vm_wait "$srv" 30; die "rdmamesh probe --connect rdmacm failed"; }
 	vm_wait "$srv" 60 > "$LAB_RUN/probe-listener-rdmacm.out" || die "rdmamesh probe listener (RDMA CM) failed"
 	grep -q "Connection     : RDMA CM" "$LAB_RUN/probe-listener-rdmacm.out" || die "the listener did not connect through RDMA CM"
@@ -90,8 +118,19 @@ main() {
 	local cmd=${1:-all}
 	shift || true
 	mkdir -p "$LAB_RUN"
-	: > "$LAB_RUN/timings.log"
 	case $cmd in
+	shell | down | smoke) ;;
+	*) : > "$LAB_RUN/timings.log"; rm -f "$LAB_RUN/infra" ;;
+	esac
+	case $cmd in
+	smoke)
+		smoke_run
+		return
+		;;
+	smoke-once)
+		trap cleanup EXIT
+		smoke_once
+		;;
 	all)
 		local n=${1:-4}
 		[ "$n" -ge 4 ] || die "the full lab needs at least 4 VMs"
@@ -121,6 +160,14 @@ main() {
 		fi
 		faults_run 4
 		mark "faults"
+		;;
+	p7)
+		trap cleanup EXIT
+		p7_run "$@"
+		;;
+	scenario)
+		trap cleanup EXIT
+		scenario_run "$@"
 		;;
 	churn)
 		trap cleanup EXIT
@@ -173,7 +220,7 @@ main() {
 		vms_down
 		net_down
 		;;
-	*) die "unknown command $cmd (all|probe|compare|sweep|faults|churn|up|shell|down)" ;;
+	*) die "unknown command $cmd (all|probe|compare|sweep|faults|scenario|p7|churn|smoke|up|shell|down)" ;;
 	esac
 	log "done in $((SECONDS - T0))s"
 }

@@ -9,8 +9,10 @@
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
+# nftables: scenario host steps filter the switch (the bridges) with nft's
+# bridge family; the host kernel may have no netem or gact for tc.
 PKGS=(qemu-system-x86 busybox-static kmod iproute2 rdma-core ibverbs-providers ibverbs-utils
-	libibverbs-dev perftest rdmacm-utils cpio gzip util-linux)
+	libibverbs-dev perftest rdmacm-utils cpio gzip util-linux nftables)
 
 install_packages() {
 	local missing=()
@@ -85,7 +87,8 @@ build_base() {
 	# kmod's modprobe and iproute2's ip/rdma replace busybox's: rxe needs the
 	# real modprobe, and busybox ip lacks what rdma link needs. tc (netem
 	# loss) and setpriv (dropping CAP_IPC_LOCK, so a memlock limit bites as
-	# root) serve the fault cases; ibv_asyncwatch shows device events.
+	# root) serve the fault cases and scenarios (netem, ingress + ifb,
+	# prio, u32/flower filters with drop); ibv_asyncwatch shows device events.
 	copy_bin "$root" /usr/bin/kmod /usr/bin/ip /usr/bin/rdma /usr/sbin/tc /usr/bin/setpriv \
 		/usr/bin/ib_write_lat /usr/bin/ib_write_bw /usr/bin/ib_send_lat /usr/bin/rping \
 		/usr/bin/ibv_devinfo /usr/bin/ibv_devices /usr/bin/ibv_asyncwatch
@@ -109,7 +112,7 @@ build_base() {
 	# The package's postinst never ran, so the module index must be built.
 	[ -f "$kroot/lib/modules/$kver/modules.dep" ] || depmod -b "$kroot" "$kver"
 	mods=$(for m in virtio_pci virtio_net 9pnet_virtio 9p crc32_generic ib_uverbs rdma_rxe rdma_ucm \
-		sch_netem sch_ingress ifb act_mirred cls_matchall; do
+		sch_netem sch_ingress sch_prio ifb act_mirred act_gact cls_matchall cls_u32 cls_flower; do
 		modprobe -d "$kroot" -S "$kver" --show-depends "$m" 2>/dev/null | awk '$1 == "insmod" {print $2}'
 	done | sort -u)
 	for m in $mods; do

@@ -50,25 +50,52 @@ worker_stop() {
 		i=0; while kill -0 \$p 2>/dev/null; do i=\$((i+1)); [ \$i -gt 200 ] && exit 1; usleep 50000; done; rm -f /tmp/worker.pid" >/dev/null
 }
 
+# cluster_up N TEST_TIMEOUT PAIR_TIMEOUT [PARALLELISM]: the coordinator and
+# a fresh worker in each of N VMs, until all have joined with a usable port.
+#
+# Old workers stop before the new coordinator starts: a coordinator that
+# meets the old ones first (same names, same addresses) keeps their
+# restarted successors out as "dead" for about two minutes under WAN gossip
+# timers (seen: 93 s and 110 s); in this order they join in seconds.
+cluster_up() {
+	local n=$1 i
+	sweep_stop
+	for i in $(seq 1 "$n"); do
+		worker_stop "vm$i"
+	done
+	coord_start "$2" "$3" "${4:-0}"
+	for i in $(seq 1 "$n"); do
+		worker_start "vm$i"
+	done
+	nsx "$LAB_RUN/labcheck" nodes "http://$LAB_NET.1:8080" "$n" "${LAB_JOIN_TIMEOUT:-180s}" || {
+		tail -20 "$LAB_RUN/logs/coordinator.log" >&2
+		die "workers did not join"
+	}
+	mark "workers joined"
+}
+
 sweep_run() {
-	local n=$1 i c="$LAB_NET.1" check="$LAB_RUN/labcheck"
-	(cd "$REPO_DIR" && go build -o "$check" ./lab/labcheck) || die "building labcheck"
+	local n=$1
+	(cd "$REPO_DIR" && go build -o "$LAB_RUN/labcheck" ./lab/labcheck) || die "building labcheck"
 	# Emulated RDMA is ~1000x slower than hardware: the per-measurement and
 	# per-pair deadlines are raised accordingly; the sizes stay the defaults.
 	# One pair at a time: with every VM busy-polling on a loaded 2-core host,
 	# gossip declared busy workers dead mid-test (their probes went
 	# unanswered for seconds) and the coordinator ended those tests.
-	coord_start "${LAB_TEST_TIMEOUT:-90s}" "${LAB_PAIR_TIMEOUT:-240s}" "${LAB_SWEEP_PARALLELISM:-1}"
-	for i in $(seq 1 "$n"); do
-		worker_start "vm$i"
-	done
-	nsx "$check" nodes "http://$c:8080" "$n" "${LAB_JOIN_TIMEOUT:-180s}" || {
-		tail -20 "$LAB_RUN/logs/coordinator.log" >&2
-		die "workers did not join"
-	}
-	mark "workers joined"
-	local rc=0
-	nsx "$LAB_RUN/rdmamesh" gate --coordinator "http://$c:8080" --json "$LAB_RUN/sweep.json" \
+	cluster_up "$n" "${LAB_TEST_TIMEOUT:-90s}" "${LAB_PAIR_TIMEOUT:-240s}" "${LAB_SWEEP_PARALLELISM:-1}"
+	gate_sweep "$n"
+	sweep_stop
+}
+
+# gate_sweep N: one sweep through `rdmamesh gate` on the running cluster;
+# labcheck asserts every cell of the N nodes ok over the IPv4 RoCE v2 GID.
+gate_sweep() {
+	local n=$1 i c="$LAB_NET.1" check="$LAB_RUN/labcheck"
+	local rc=0 spec=()
+	# LAB_SWEEP_SPEC: a gate spec file (the sweep request's fields), e.g.
+	# the smoke's smaller iteration counts.
+	[ -n "${LAB_SWEEP_SPEC:-}" ] && spec=(--spec "$LAB_SWEEP_SPEC")
+	nsx "$LAB_RUN/rdmamesh" gate --coordinator "http://$c:8080" --json "$LAB_RUN/sweep.json" "${spec[@]}" \
 		--junit "$LAB_RUN/sweep.junit.xml" --timeout "${LAB_SWEEP_TIMEOUT:-30m}" || rc=$?
 	mark "sweep (gate exit $rc)"
 	local strict=
@@ -81,13 +108,13 @@ sweep_run() {
 	else
 		rc=$((rc ? rc : 1))
 	fi
-	sweep_stop
 	[ "$rc" -eq 0 ] || {
 		tail -30 "$LAB_RUN/logs/coordinator.log" >&2
 		for i in $(seq 1 "$n"); do
 			echo "--- worker vm$i" >&2
 			tail -15 "$LAB_RUN/share/q/$(cat "$LAB_RUN/worker-vm$i.job").out" >&2 || true
 		done
+		sweep_stop
 		die "sweep failed (gate exit $rc)"
 	}
 }

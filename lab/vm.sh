@@ -68,17 +68,29 @@ vms_up() {
 			-device "virtio-net-pci,netdev=n1,mac=52:54:00:78:00:$(printf %02x $((10 + i))),romfile=,addr=0x5" \
 			-fsdev "local,id=fs0,path=$LAB_RUN/share,security_model=none" \
 			-device "virtio-9p-pci,fsdev=fs0,mount_tag=lab" \
-			|| die "qemu for vm$i did not start"
+			|| die_infra "qemu for vm$i did not start"
 	done
 	local deadline=$((SECONDS + ${LAB_BOOT_TIMEOUT:-180}))
 	for i in $(seq 1 "$n"); do
 		until [ -e "$LAB_RUN/share/state/vm$i.ready" ]; do
-			if grep -q "lab-init: FAILED" "$LAB_RUN/logs/vm$i.console" 2>/dev/null || [ $SECONDS -gt $deadline ]; then
+			if grep -q "lab-init: FAILED" "$LAB_RUN/logs/vm$i.console" 2>/dev/null || [ $SECONDS -gt $deadline ] ||
+				! kill -0 "$(cat "$LAB_RUN/vm$i.pid" 2>/dev/null)" 2>/dev/null; then
 				tail -30 "$LAB_RUN/logs/vm$i.console" >&2
-				die "vm$i did not come up"
+				die_infra "vm$i did not boot (console: $LAB_RUN/logs/vm$i.console)"
 			fi
 			sleep 0.2
 		done
+	done
+}
+
+# vm_alive VM: its qemu still runs.
+vm_alive() { kill -0 "$(cat "$LAB_RUN/$1.pid" 2>/dev/null)" 2>/dev/null; }
+
+# vms_running N: vm1..vmN are up and answered their boot.
+vms_running() {
+	local i
+	for i in $(seq 1 "$1"); do
+		vm_alive "vm$i" && [ -e "$LAB_RUN/share/state/vm$i.ready" ] || return 1
 	done
 }
 
@@ -110,10 +122,20 @@ vm_start() {
 }
 
 # vm_wait JOB [TIMEOUT_S]: wait for a job, print its output, return its rc.
+# A command the guest never picked up (its .cmd still queued after
+# LAB_QUEUE_TIMEOUT seconds) or a VM whose qemu is gone is the lab's
+# infrastructure failing, not the command: that stops the run as such.
 vm_wait() {
 	local job=$1 limit=${2:-300} base="$LAB_RUN/share/q/$1"
-	local deadline=$((SECONDS + limit))
+	local deadline=$((SECONDS + limit)) pickup=$((SECONDS + ${LAB_QUEUE_TIMEOUT:-90}))
 	until [ -e "$base.rc" ]; do
+		if ! vm_alive "${job%%/*}"; then
+			die_infra "${job%%/*}'s qemu exited (console: $LAB_RUN/logs/${job%%/*}.console)"
+		fi
+		if [ -e "$base.cmd" ] && [ $SECONDS -gt $pickup ]; then
+			tail -5 "$LAB_RUN/logs/${job%%/*}.console" >&2
+			die_infra "the 9p command queue of ${job%%/*} did not pick up a command in ${LAB_QUEUE_TIMEOUT:-90}s (load $(cut -d' ' -f1-3 /proc/loadavg))"
+		fi
 		if [ $SECONDS -gt $deadline ]; then
 			cat "$base.out" 2>/dev/null
 			log "timeout waiting for $job"

@@ -87,7 +87,10 @@ func expect(args []string) error {
 	var problems []string
 	bad, total, others := 0, 0, 0
 	count := map[string]int{}
-	var cause, fix string
+	// cause and fix: the first failed cell's of the node that match;
+	// said: the first failed cell's, shown when none matches, so the
+	// table always tells what the product said.
+	var cause, fix, saidCause, saidFix string
 	for _, c := range m.Cells {
 		mine := c.Src == *node || c.Dst == *node
 		failed := c.Class != probe.ClassOK && c.Class != ""
@@ -99,6 +102,9 @@ func expect(args []string) error {
 				count[string(c.Class)]++
 				if c.Error != nil && cause == "" && cre.MatchString(c.Error.Cause) && fre.MatchString(c.Error.Fix) {
 					cause, fix = c.Error.Cause, c.Error.Fix
+				}
+				if c.Error != nil && saidCause == "" {
+					saidCause, saidFix = c.Error.Cause, c.Error.Fix
 				}
 			}
 		case failed:
@@ -148,8 +154,13 @@ func expect(args []string) error {
 	for _, k := range sortedByCount(count) {
 		cls = append(cls, fmt.Sprintf("%s %d", k, count[k]))
 	}
-	observed := fmt.Sprintf("suspect %s; %d/%d of its cells failed (%s), %d others; cause: %s | fix: %s",
-		suspect, bad, total, strings.Join(cls, ", "), others, short(cause, 150), short(fix, 90))
+	said, cl, fl := "", 150, 90
+	if cause == "" && saidCause != "" {
+		// Nothing matched: the whole of what the product said.
+		cause, fix, said, cl, fl = saidCause, saidFix, "unmatched ", 1000, 1000
+	}
+	observed := fmt.Sprintf("suspect %s; %d/%d of its cells failed (%s), %d others; %scause: %s | fix: %s",
+		suspect, bad, total, strings.Join(cls, ", "), others, said, short(cause, cl), short(fix, fl))
 	result := "PASS"
 	if len(problems) > 0 {
 		result = "FAIL"

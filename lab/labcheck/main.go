@@ -17,6 +17,10 @@
 //	labcheck expect FILE CASE -node N -class C -cause RE ...
 //	                               judge one fault case (expect.go)
 //	labcheck table FILE            print the fault table, fail on any miss
+//	labcheck cellstats FILE        P7's figures of a sweep matrix (p7.go)
+//	labcheck scenario FILE         check a fault scenario file and print its
+//	                               plan for lab/scenario.sh (scenario.go)
+//	labcheck scenario -vms FILE... check them, print the most VMs any needs
 //	labcheck served MODE API...    sum of the workers' responder sessions
 //	                               connected in MODE (exchange|rdmacm)
 //	labcheck churn API NODE N CONC OUT
@@ -138,6 +142,13 @@ func main() {
 			fail("usage: labcheck churn API NODE N CONC OUT")
 		}
 		err = churn(a[0], a[1], atoi(a[2]), atoi(a[3]), a[4])
+	case "scenario":
+		err = scenario(a)
+	case "cellstats":
+		if len(a) != 1 {
+			fail("usage: labcheck cellstats FILE")
+		}
+		err = cellStats(a[0])
 	case "table":
 		if len(a) != 1 {
 			fail("usage: labcheck table FILE")

@@ -1,0 +1,310 @@
+package main
+
+import (
+	"bytes"
+	"cmp"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/rdmamesh/rdmamesh/internal/probe"
+)
+
+// Scenario is one user-defined fault case (lab/scenarios/*.yaml, format in
+// lab/README.md): what breaks, how it heals, what the sweep must say.
+type Scenario struct {
+	Name  string         `yaml:"name"`
+	About string         `yaml:"about"`
+	VMs   int            `yaml:"vms"`
+	Sweep map[string]any `yaml:"sweep"`
+	// InjectAfterCells > 0 injects once that many cells are measured: a
+	// fault that strikes during the sweep. 0 injects before it starts.
+	InjectAfterCells int    `yaml:"inject_after_cells"`
+	Inject           []Step `yaml:"inject"`
+	Heal             []Step `yaml:"heal"`
+	Expect           Expect `yaml:"expect"`
+}
+
+// Step does one thing; exactly one of VM, Host, Worker and Wait is set.
+type Step struct {
+	VM      string `yaml:"vm"`     // run Run inside this VM
+	Host    string `yaml:"host"`   // run Run on the host side of this VM's taps
+	Worker  string `yaml:"worker"` // act on this VM's worker
+	Wait    string `yaml:"wait"`   // wait until the coordinator sees this node in State
+	Run     string `yaml:"run"`
+	Action  string `yaml:"action"` // worker: restart (default), stop, kill, start
+	Flags   string `yaml:"flags"`  // worker: extra flags, e.g. --gid index=0
+	Prefix  string `yaml:"prefix"` // worker: shell run before it, e.g. "ulimit -l 64;"
+	Wrap    string `yaml:"wrap"`   // worker: a command that execs it, e.g. setpriv ...
+	State   string `yaml:"state"`  // wait: usable, unusable, dead or gidN
+	Timeout string `yaml:"timeout"`
+}
+
+// Expect is what labcheck expect judges (expect.go).
+type Expect struct {
+	Node        string   `yaml:"node"`
+	SuspectKind []string `yaml:"suspect_kind"`
+	Classes     []string `yaml:"classes"`
+	Cause       string   `yaml:"cause"`
+	Fix         string   `yaml:"fix"`
+	MinBad      int      `yaml:"min_bad"`
+}
+
+var (
+	sweepInts     = []string{"latency_iters", "latency_size", "bw_iters", "bw_size"}
+	sweepStrings  = map[string][]string{"connect": {probe.ConnectExchange, probe.ConnectRDMACM}, "mode": {"quick", "full"}}
+	suspectKinds  = []string{"hca", "node", "pair", "rail", "switch-group"}
+	workerActions = []string{"restart", "stop", "kill", "start"}
+	vmName        = regexp.MustCompile(`^vm([1-9][0-9]*)$`)
+	waitState     = regexp.MustCompile(`^(usable|unusable|dead|gid[0-9]+)$`)
+	scenarioName  = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
+	failedClasses = []probe.Class{probe.ClassPortDown, probe.ClassRetryExceeded, probe.ClassTimeout, probe.ClassPeerLost,
+		probe.ClassInvalidGID, probe.ClassMTUMismatch, probe.ClassNoNetdev, probe.ClassResource, probe.ClassSkipped, probe.ClassInternal}
+)
+
+// loadScenario reads and checks a scenario file; errors name the field.
+func loadScenario(file string) (*Scenario, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	var s Scenario
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(&s); err != nil && err != io.EOF {
+		return nil, fmt.Errorf("%s: %w (the fields are in lab/README.md, \"Fault scenarios\")", file, err)
+	}
+	if s.Name == "" {
+		s.Name = strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
+	}
+	if s.VMs == 0 {
+		s.VMs = 4
+	}
+	if err := s.check(); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	return &s, nil
+}
+
+func (s *Scenario) check() error {
+	if !scenarioName.MatchString(s.Name) {
+		return fmt.Errorf("name %q: use lower-case letters, digits and dashes (it names the table row and the matrix file)", s.Name)
+	}
+	if s.VMs < 2 || s.VMs > 8 {
+		return fmt.Errorf("vms %d: the lab runs 2 to 8 VMs", s.VMs)
+	}
+	for k, v := range s.Sweep {
+		switch {
+		case slices.Contains(sweepInts, k):
+			if n, ok := v.(int); !ok || n < 1 {
+				return fmt.Errorf("sweep.%s %v: want a positive whole number", k, v)
+			}
+		case sweepStrings[k] != nil:
+			if str, ok := v.(string); !ok || !slices.Contains(sweepStrings[k], str) {
+				return fmt.Errorf("sweep.%s %v: want one of %s", k, v, strings.Join(sweepStrings[k], ", "))
+			}
+		default:
+			return fmt.Errorf("sweep.%s: unknown field; use %s, connect or mode", k, strings.Join(sweepInts, ", "))
+		}
+	}
+	if s.InjectAfterCells < 0 {
+		return fmt.Errorf("inject_after_cells %d: want 0 (before the sweep) or a number of cells", s.InjectAfterCells)
+	}
+	if len(s.Inject) == 0 {
+		return fmt.Errorf("inject: no steps; a scenario must break something")
+	}
+	for i, st := range s.Inject {
+		if err := st.check(s.VMs); err != nil {
+			return fmt.Errorf("inject[%d]: %w", i, err)
+		}
+	}
+	for i, st := range s.Heal {
+		if err := st.check(s.VMs); err != nil {
+			return fmt.Errorf("heal[%d]: %w", i, err)
+		}
+	}
+	return s.Expect.check(s.VMs)
+}
+
+func (st Step) check(vms int) error {
+	set := 0
+	target := ""
+	for _, t := range []string{st.VM, st.Host, st.Worker, st.Wait} {
+		if t != "" {
+			set++
+			target = t
+		}
+	}
+	if set != 1 {
+		return fmt.Errorf("a step has exactly one of vm, host, worker and wait (it has %d)", set)
+	}
+	if err := checkVM(target, vms); err != nil {
+		return err
+	}
+	if st.Timeout != "" {
+		if d, err := time.ParseDuration(st.Timeout); err != nil || d <= 0 {
+			return fmt.Errorf("timeout %q: want a duration such as 90s", st.Timeout)
+		}
+	}
+	only := func(kind string, fields map[string]string) error {
+		for f, v := range fields {
+			if v != "" {
+				return fmt.Errorf("%s: not a field of a %s step", f, kind)
+			}
+		}
+		return nil
+	}
+	switch {
+	case st.VM != "" || st.Host != "":
+		if strings.TrimSpace(st.Run) == "" {
+			return fmt.Errorf("run: the command to run is missing")
+		}
+		return only("vm/host", map[string]string{"action": st.Action, "flags": st.Flags, "prefix": st.Prefix, "wrap": st.Wrap, "state": st.State})
+	case st.Worker != "":
+		if st.Action != "" && !slices.Contains(workerActions, st.Action) {
+			return fmt.Errorf("action %q: want %s", st.Action, strings.Join(workerActions, ", "))
+		}
+		if (st.Action == "stop" || st.Action == "kill") && st.Flags+st.Prefix+st.Wrap != "" {
+			return fmt.Errorf("flags, prefix and wrap start a worker: not for action %s", st.Action)
+		}
+		return only("worker", map[string]string{"run": st.Run, "state": st.State})
+	default:
+		if !waitState.MatchString(st.State) {
+			return fmt.Errorf("state %q: want usable, unusable, dead or gidN (e.g. gid1)", st.State)
+		}
+		return only("wait", map[string]string{"run": st.Run, "action": st.Action, "flags": st.Flags, "prefix": st.Prefix, "wrap": st.Wrap})
+	}
+}
+
+func checkVM(name string, vms int) error {
+	m := vmName.FindStringSubmatch(name)
+	if m == nil {
+		return fmt.Errorf("%q is not a lab VM: they are vm1 .. vm%d", name, vms)
+	}
+	if n, _ := strconv.Atoi(m[1]); n > vms {
+		return fmt.Errorf("%s: the scenario has %d VMs (vms)", name, vms)
+	}
+	return nil
+}
+
+func (e Expect) check(vms int) error {
+	if e.Node == "" {
+		return fmt.Errorf("expect.node: name the VM the fault is on")
+	}
+	if err := checkVM(e.Node, vms); err != nil {
+		return fmt.Errorf("expect.node: %w", err)
+	}
+	if len(e.Classes) == 0 {
+		return fmt.Errorf("expect.classes: list the class(es) the node's failed cells may have most of")
+	}
+	for _, c := range e.Classes {
+		if !slices.Contains(failedClasses, probe.Class(c)) {
+			return fmt.Errorf("expect.classes: %q is not a failure class (%v)", c, failedClasses)
+		}
+	}
+	for _, k := range e.SuspectKind {
+		if !slices.Contains(suspectKinds, k) {
+			return fmt.Errorf("expect.suspect_kind: %q: want %s", k, strings.Join(suspectKinds, ", "))
+		}
+	}
+	if e.Cause == "" {
+		return fmt.Errorf("expect.cause: a regular expression a failed cell's cause must match, e.g. 'lost|never acknowledged'")
+	}
+	for f, re := range map[string]string{"cause": e.Cause, "fix": e.Fix} {
+		if _, err := regexp.Compile(re); err != nil {
+			return fmt.Errorf("expect.%s: %w", f, err)
+		}
+	}
+	if e.MinBad < 0 {
+		return fmt.Errorf("expect.min_bad %d: want at least 1", e.MinBad)
+	}
+	return nil
+}
+
+// shq quotes s for a POSIX shell.
+func shq(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// plan writes the scenario as calls of lab/scenario.sh's functions, one a
+// line, every argument quoted: the runner sources it.
+func (s *Scenario) plan(w io.Writer) {
+	line := func(args ...string) {
+		q := make([]string, len(args))
+		for i, a := range args {
+			q[i] = shq(a)
+		}
+		fmt.Fprintln(w, strings.Join(q, " "))
+	}
+	steps := func(phase string, list []Step) {
+		for _, st := range list {
+			switch {
+			case st.VM != "":
+				line("scn_vm", phase, st.VM, st.Run, st.Timeout)
+			case st.Host != "":
+				line("scn_host", phase, st.Host, st.Run, st.Timeout)
+			case st.Worker != "":
+				line("scn_worker", phase, st.Worker, cmp.Or(st.Action, "restart"), st.Flags, st.Prefix, st.Wrap)
+			default:
+				line("scn_wait", st.Wait, st.State, cmp.Or(st.Timeout, "120s"))
+			}
+		}
+	}
+	keys := make([]string, 0, len(s.Sweep))
+	for k := range s.Sweep {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var args []string
+	for _, k := range keys {
+		args = append(args, fmt.Sprintf("%s=%v", k, s.Sweep[k]))
+	}
+	line("scn_begin", s.Name, strconv.Itoa(s.VMs), s.About)
+	if s.InjectAfterCells == 0 {
+		steps("inject", s.Inject)
+	}
+	line(append([]string{"scn_sweep_start", s.Name}, args...)...)
+	if s.InjectAfterCells > 0 {
+		line("scn_sweep_cells", s.Name, strconv.Itoa(s.InjectAfterCells))
+		steps("inject", s.Inject)
+	}
+	line("scn_sweep_end", s.Name)
+	steps("heal", s.Heal)
+	line("scn_healed", s.Name)
+	e := s.Expect
+	line("scn_expect", s.Name, "-node", e.Node, "-class", strings.Join(e.Classes, ","), "-cause", e.Cause,
+		"-fix", e.Fix, "-min-bad", strconv.Itoa(max(e.MinBad, 1)), "-suspect-kind", strings.Join(e.SuspectKind, ","))
+}
+
+// scenario: labcheck scenario FILE (print its plan) or labcheck scenario
+// -vms FILE... (check them, print the most VMs any needs).
+func scenario(args []string) error {
+	vmsOnly := len(args) > 0 && args[0] == "-vms"
+	if vmsOnly {
+		args = args[1:]
+	}
+	if len(args) == 0 || (!vmsOnly && len(args) != 1) {
+		return fmt.Errorf("usage: labcheck scenario FILE | labcheck scenario -vms FILE...")
+	}
+	most := 0
+	for _, f := range args {
+		s, err := loadScenario(f)
+		if err != nil {
+			return err
+		}
+		most = max(most, s.VMs)
+		if !vmsOnly {
+			s.plan(os.Stdout)
+		}
+	}
+	if vmsOnly {
+		fmt.Println(most)
+	}
+	return nil
+}
