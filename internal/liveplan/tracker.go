@@ -61,8 +61,8 @@ type Tracker struct {
 	rail    int
 	timeout time.Duration
 
-	next    uint64 // next sequence number to send
-	head    uint64 // oldest sequence number that may still be pending
+	next    uint64                // next sequence number to send
+	head    uint64                // oldest sequence number that may still be pending
 	sent    [maxOutstanding]int64 // UnixNano, a third of a time.Time
 	pending [maxOutstanding]bool
 	highest uint64 // highest sequence answered, +1 (0 = none yet)
