@@ -33,22 +33,22 @@ type LiveOptions struct {
 
 // mesh is the leader's live state; followers keep an empty one.
 type mesh struct {
-	mu      sync.Mutex
-	plan    *liveplan.Plan
-	cov     liveplan.Coverage
-	key     string // the members the plan was made for
+	mu   sync.Mutex
+	plan *liveplan.Plan
+	cov  liveplan.Coverage
+	key  string // the members the plan was made for
 	// pending is a membership seen but not planned yet, since pendingAt: a
 	// plan is remade once membership holds still for a step (workers
 	// registering one by one would otherwise cause a plan, a raft entry
 	// and a push to every worker each), or after three windows of churn.
 	pending   string
 	pendingAt time.Time
-	mx      *live.Matrix
-	since   map[string]int64     // per worker: the newest window collected
-	heard   map[string]time.Time // per worker: when it last answered a collection
-	judged  *matrix.Matrix
-	judgedW int64
-	err     string
+	mx        *live.Matrix
+	since     map[string]int64     // per worker: the newest window collected
+	heard     map[string]time.Time // per worker: when it last answered a collection
+	judged    *matrix.Matrix
+	judgedW   int64
+	err       string
 }
 
 // liveFanout bounds the concurrent plan pushes and collections: at 1,024
