@@ -74,6 +74,7 @@ type Result struct {
 
 	Window  time.Duration
 	CPU     float64     // the worker's CPU over the window
+	CPUMax  float64     // its busiest 10 s of the window (a push/pull shows here)
 	RSSMean uint64      // its VmRSS, sampled every second
 	RSSMax  uint64      //
 	HWM     uint64      // its VmHWM in the window (reset at its start)
@@ -214,7 +215,7 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	if err := procstat.ResetPeak(pid); err != nil {
 		return res, fmt.Errorf("reset the worker's VmHWM: %w", err)
 	}
-	say("the worker settled %s after its start (%.2f s of CPU, peak RSS %s); measuring for %s", res.Join.Round(time.Second),
+	say("the worker (pid %d) settled %s after its start (%.2f s of CPU, peak RSS %s); measuring for %s", pid, res.Join.Round(time.Second),
 		res.JoinCPU.Seconds(), procstat.MB(res.JoinHWM), window)
 
 	if err := measure(ctx, &res, w, p, ping, window); err != nil {
@@ -239,12 +240,21 @@ func measure(ctx context.Context, res *Result, w *worker, p *pool, ping *pinger,
 	t0 := time.Now()
 	var sum uint64
 	var n int
+	last, lastAt := cpu0, t0
 	err = poll(ctx, window+time.Minute, time.Second, func() (bool, error) {
 		if !w.running() {
 			return false, fmt.Errorf("the worker exited during the window: %s", w.tail())
 		}
 		r := procstat.RSS(pid)
 		sum, n, res.RSSMax = sum+r, n+1, max(res.RSSMax, r)
+		if el := time.Since(lastAt); el >= 10*time.Second {
+			c, err := procstat.CPU(pid)
+			if err != nil {
+				return false, err
+			}
+			res.CPUMax = max(res.CPUMax, (c-last).Seconds()/el.Seconds())
+			last, lastAt = c, time.Now()
+		}
 		return time.Since(t0) >= window, nil
 	})
 	if err != nil {

@@ -3,6 +3,7 @@ package idle
 import (
 	"fmt"
 	"io"
+	"time"
 )
 
 // Targets of issue 20: an idle worker in a 1,024-member pool.
@@ -18,16 +19,12 @@ func Table(w io.Writer, rs []Result) {
 	fmt.Fprintln(w, "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
 	for _, r := range rs {
 		s, t := r.Window.Seconds(), r.Traffic
-		key := "off"
-		if r.Key {
-			key = "on"
-		}
 		verdict := "met"
 		if r.CPU >= TargetCPU || max(r.RSSMax, r.HWM) >= TargetRSS {
 			verdict = "**missed**"
 		}
 		fmt.Fprintf(w, "| %d | %s | %.3f%% | %.1f / %.1f MB | %.1f / %.1f MB | %.2f / %.2f | %.0f / %.0f | %d / %d (%.0f) | %d / %d | %d / %d | %.0f%%, %.0f MB | %s |\n",
-			r.Members, key, 100*r.CPU, mib(r.RSSMean), mib(r.RSSMax), mib(r.HWM), mib(max(r.HWM, r.JoinHWM)),
+			r.Members, onOff(r.Key), 100*r.CPU, mib(r.RSSMean), mib(r.RSSMax), mib(r.HWM), mib(max(r.HWM, r.JoinHWM)),
 			float64(t.PacketsIn)/s, float64(t.PacketsOut)/s, float64(t.BytesIn)/s, float64(t.BytesOut)/s,
 			t.PushPullsIn, t.PushPulls, float64(t.StreamBytes)/1024, t.TCPPingsIn, t.TCPPingsOut, r.Acked, r.Pings, 100*r.HarnessCPU, mib(r.HarnessRSS), verdict)
 	}
@@ -40,11 +37,18 @@ func Notes(w io.Writer, rs []Result) {
 		if r.PeerCompression {
 			comp = "compressed"
 		}
-		fmt.Fprintf(w, "- %d members, key %v: pool formed in %s (peers' gossip %s); the worker settled in %s using %.2f s of CPU "+
-			"(its join); measured %s; at the end it saw %d members and the peers %d..%d\n",
-			r.Members, r.Key, r.Form.Round(100_000_000), comp, r.Join.Round(100_000_000), r.JoinCPU.Seconds(),
-			r.Window.Round(100_000_000), r.WorkerSees, r.PeersMin, r.PeersMax)
+		fmt.Fprintf(w, "- %d members, key %s: pool formed in %s (peers' gossip %s); the worker settled in %s using %.2f s of CPU "+
+			"(its join); measured %s, busiest 10 s %.2f%% of a core; at the end it saw %d members and the peers %d..%d\n",
+			r.Members, onOff(r.Key), r.Form.Round(time.Second), comp, r.Join.Round(time.Second), r.JoinCPU.Seconds(),
+			r.Window.Round(time.Second), 100*r.CPUMax, r.WorkerSees, r.PeersMin, r.PeersMax)
 	}
 }
 
 func mib(b uint64) float64 { return float64(b) / (1 << 20) }
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}

@@ -24,9 +24,9 @@ var (
 
 // Traffic counts the gossip between the pool and the measured worker, as
 // the pool's sockets see it: UDP (probes, acks, gossip) and TCP streams,
-// told apart at their close by size: a push/pull carries the pool's
-// state (kilobytes), a TCP ping (memberlist's fallback when a UDP probe
-// goes unanswered) a hundred bytes or so.
+// told apart at their close by size (pushPullMin): a push/pull carries
+// the pool's state, a TCP ping (memberlist's fallback when a UDP probe
+// goes unanswered) a ping and an ack.
 type Traffic struct {
 	PacketsIn, BytesIn      atomic.Int64 // UDP the worker received from the pool
 	PacketsOut, BytesOut    atomic.Int64 // UDP the worker sent to the pool
@@ -216,10 +216,11 @@ type countedConn struct {
 	once             sync.Once
 }
 
-// pushPullMin tells the two kinds of stream apart: a TCP ping is a
-// ping and an ack of a few dozen bytes each (more with a gossip key),
-// a push/pull at least one member's state each way.
-const pushPullMin = 1024
+// pushPullMin tells the two kinds of stream apart: a TCP ping and its
+// ack are under 250 bytes together, encrypted or not; a push/pull carries
+// every member's state each way, some 150 bytes a member with a worker's
+// metadata, so over 600 bytes in a pool of two.
+const pushPullMin = 400
 
 func (c *countedConn) Read(b []byte) (int, error) {
 	k, err := c.Conn.Read(b)
