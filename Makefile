@@ -87,6 +87,7 @@ clean:
 -include lab/lab.mk
 -include chaos.mk
 -include slurm.mk
+-include idle.mk
 
 # Browser tests of the web UI in Debian's headless Chromium (installed when
 # missing): a demo with faults injected, screenshots under bin/e2e/.

@@ -9,11 +9,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/rdmamesh/rdmamesh/internal/api"
+	"github.com/rdmamesh/rdmamesh/internal/testing/procstat"
 )
 
 // bigRun is chaos at scale (-scale N, make chaos-scale): the same three
@@ -133,7 +133,7 @@ func (b *bigRun) setup(ctx context.Context) error {
 	if final.State != api.SweepDone {
 		return fmt.Errorf("baseline sweep %s ended %s: %s", info.ID, final.State, final.Error)
 	}
-	b.baseRSS = rssOf(strconv.Itoa(l.p.pid()))
+	b.baseRSS = procstat.RSS(l.p.pid())
 	b.sweep = final.Finished.Sub(final.Started)
 	b.round = b.sweep / time.Duration(max(1, final.Rounds))
 	b.cellsPer = final.Cells
@@ -276,9 +276,9 @@ func (b *bigRun) leaderKill(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("trial %d: %w", trial+1, err)
 		}
-		pid := strconv.Itoa(next.p.pid())
-		take := rssOf(pid)
-		resetPeak(pid)
+		pid := next.p.pid()
+		take := procstat.RSS(pid)
+		_ = procstat.ResetPeak(pid)
 		var res resume
 		final, progress, err := b.follow(ctx, next, info.ID, killed, func() int {
 			res = b.led.resume(info.ID, killed, afterKill(killed))
@@ -288,7 +288,7 @@ func (b *bigRun) leaderKill(ctx context.Context) error {
 			return fmt.Errorf("trial %d: sweep after failover: %w", trial+1, err)
 		}
 		t := bigTrial{election: election, dispatch: res.dispatchAfter, progress: progress, res: res, take: take,
-			rss: rssOf(pid), peak: procField(pid, "VmHWM"), done: final.State == api.SweepDone, mid: final.Finished.After(killed)}
+			rss: procstat.RSS(pid), peak: procstat.HWM(pid), done: final.State == api.SweepDone, mid: final.Finished.After(killed)}
 		if t.chk, err = b.verify(ctx, next, final, nil); err != nil {
 			return fmt.Errorf("trial %d: %w", trial+1, err)
 		}
@@ -518,9 +518,9 @@ func (b *bigRun) partition(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	pid := strconv.Itoa(next.p.pid())
-	take := rssOf(pid)
-	resetPeak(pid)
+	pid := next.p.pid()
+	take := procstat.RSS(pid)
+	_ = procstat.ResetPeak(pid)
 	// The majority resumes the sweep while the minority is asked for
 	// writes and watched for commits it cannot make.
 	tries, refused, moved := 0, 0, 0
@@ -560,7 +560,7 @@ func (b *bigRun) partition(ctx context.Context) error {
 	// came from, while the coordinators still hold those connections.
 	owners := socketOwners(map[string]int{l.name: l.p.pid(), next.name: next.p.pid()})
 	res = b.led.resume(info.ID, cut, byConn(owners, next.name))
-	t := bigTrial{election: elected, dispatch: res.dispatchAfter, res: res, take: take, rss: rssOf(pid), peak: procField(pid, "VmHWM"),
+	t := bigTrial{election: elected, dispatch: res.dispatchAfter, res: res, take: take, rss: procstat.RSS(pid), peak: procstat.HWM(pid),
 		done: final.State == api.SweepDone, mid: true}
 	for _, s := range samples {
 		if s.done > res.lastCommitted+1 {
@@ -611,10 +611,6 @@ func errStrings(err error) []string {
 	}
 	return []string{err.Error()}
 }
-
-// resetPeak starts a process's VmHWM again from its current RSS (Linux
-// clear_refs 5), so the peak read later is that of what came after.
-func resetPeak(pid string) { _ = os.WriteFile("/proc/"+pid+"/clear_refs", []byte("5"), 0) }
 
 // summary writes the large run's figures as a Markdown table.
 func (b *bigRun) summary(w io.Writer) {

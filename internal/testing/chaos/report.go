@@ -7,6 +7,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/rdmamesh/rdmamesh/internal/testing/procstat"
 )
 
 // figure is one line of the final table; a figure with a limit it misses
@@ -100,3 +102,5 @@ func (d durs) max() time.Duration {
 }
 
 func secs(d time.Duration) string { return fmt.Sprintf("%.2fs", d.Seconds()) }
+
+func mb(b uint64) string { return procstat.MB(b) }

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/rdmamesh/rdmamesh/internal/testing/procstat"
 )
 
 // Options configure a chaos run.
@@ -123,7 +125,8 @@ func Run(ctx context.Context, o Options) (code int) {
 	parent := ctx
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	guard := startMemGuard(o.MemLimit, cl.pids, cancel)
+	guard := &procstat.Guard{Limit: o.MemLimit, Children: cl.pids, Name: "driver"}
+	stopGuard := guard.Start(context.WithoutCancel(ctx), cancel) // it samples through the teardown too
 	defer func() {
 		if v := recover(); v != nil {
 			r.fail("driver", fmt.Errorf("panic: %v", v))
@@ -134,7 +137,7 @@ func Run(ctx context.Context, o Options) (code int) {
 			big.stop()
 		}
 		cl.Stop()
-		peak, hit := guard.Stop()
+		peak, hit := stopGuard()
 		if hit != nil {
 			r.fail("memory guard", hit)
 			code = ExitViolation

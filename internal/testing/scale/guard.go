@@ -2,9 +2,12 @@ package scale
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/rdmamesh/rdmamesh/internal/testing/procstat"
 )
 
 // DefaultRSSLimit is where a benchmark stops itself: well under this
@@ -15,23 +18,14 @@ const DefaultRSSLimit = 15 << 30
 
 // GuardRSS samples this process's resident set every interval until ctx
 // ends; past limit it writes why to out and calls exit(code). It is the
-// benchmark's own brake: debug.SetMemoryLimit only makes the collector try
-// harder, it never stops a run that truly needs more.
+// benchmark's own brake (procstat.Guard).
 func GuardRSS(ctx context.Context, limit uint64, every time.Duration, out io.Writer, exit func(int)) {
-	tick := time.NewTicker(every)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-		if rss := procStatus("VmRSS"); rss > limit {
-			fmt.Fprintf(out, "bench: resident memory %d MiB passed the guard of %d MiB (BENCH_RSS_LIMIT_MB): stopping this run before the machine runs out\n",
-				rss>>20, limit>>20)
-			exit(ExitRSSGuard)
-			return
-		}
+	g := &procstat.Guard{Limit: limit, Every: every, Name: "the benchmark"}
+	var b *procstat.BreachError
+	if err := g.Watch(ctx); errors.As(err, &b) {
+		fmt.Fprintf(out, "bench: resident memory %d MiB passed the guard of %d MiB (BENCH_RSS_LIMIT_MB): stopping this run before the machine runs out\n",
+			b.Sum>>20, b.Limit>>20)
+		exit(ExitRSSGuard)
 	}
 }
 

@@ -6,10 +6,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rdmamesh/rdmamesh/internal/testing/procstat"
 )
 
 func TestGuardRSSStopsARunPastItsLimit(t *testing.T) {
-	if procStatus("VmRSS") == 0 {
+	if procstat.RSS(procstat.Self) == 0 {
 		t.Skip("no /proc/self/status")
 	}
 	var out bytes.Buffer

@@ -28,6 +28,7 @@ import (
 	"github.com/rdmamesh/rdmamesh/internal/fabric/sim"
 	"github.com/rdmamesh/rdmamesh/internal/member"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
+	"github.com/rdmamesh/rdmamesh/internal/testing/procstat"
 	"github.com/rdmamesh/rdmamesh/worker"
 )
 
@@ -192,7 +193,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	log.Info("gossip settled", "took", res.Settle.Round(time.Millisecond))
 
 	runtime.GC()
-	resetPeakRSS()
+	_ = procstat.ResetPeak(procstat.Self)
 	heap := startHeapSampler(50 * time.Millisecond)
 	t0, cpu0 := time.Now(), processCPU()
 	info, err := co.StartSweep(ctx, api.SweepRequest{Mode: "quick"})
@@ -205,7 +206,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	res.Sweep, res.SweepCPU = time.Since(t0), processCPU()-cpu0
 	res.ReaderPolls, res.ReaderMatrices = stopReader()
 	res.PeakHeap = heap.Stop()
-	res.PeakRSS = procStatus("VmHWM")
+	res.PeakRSS = procstat.HWM(procstat.Self)
 	if err != nil {
 		return res, err
 	}
@@ -229,18 +230,18 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	defer stopDrain()
 	settle(ctx)
 	debug.FreeOSMemory()
-	resetPeakRSS()
+	_ = procstat.ResetPeak(procstat.Self)
 	t1 := time.Now()
 	m, ok := co.Matrix(info.ID)
 	res.MatrixBuild = time.Since(t1)
 	if !ok {
 		return res, fmt.Errorf("sweep %s has no matrix", info.ID)
 	}
-	res.MatrixPeakRSS = procStatus("VmHWM")
+	res.MatrixPeakRSS = procstat.HWM(procstat.Self)
 	runtime.GC()
 	res.HoldHeap = heapObjects()
 	debug.FreeOSMemory()
-	res.HoldRSS = procStatus("VmRSS")
+	res.HoldRSS = procstat.RSS(procstat.Self)
 	if cfg.HeapProfile != "" {
 		if err := writeHeapProfile(cfg.HeapProfile); err != nil {
 			return res, err
@@ -250,13 +251,13 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		return res, err
 	}
 	if cfg.Payload {
-		resetPeakRSS()
+		_ = procstat.ResetPeak(procstat.Self)
 		t3 := time.Now()
 		res.MatrixJSON, res.MatrixGzip, err = payload(m)
 		if err != nil {
 			return res, err
 		}
-		res.PayloadTime, res.PayloadPeakRSS = time.Since(t3), procStatus("VmHWM")
+		res.PayloadTime, res.PayloadPeakRSS = time.Since(t3), procstat.HWM(procstat.Self)
 	}
 	runtime.KeepAlive(m)
 

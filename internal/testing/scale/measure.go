@@ -1,13 +1,9 @@
 package scale
 
 import (
-	"bufio"
-	"bytes"
 	"os"
 	"runtime/metrics"
 	"runtime/pprof"
-	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -21,33 +17,6 @@ func processCPU() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
-
-// procStatus reads a "VmRSS:   1234 kB" style field of /proc/self/status in
-// bytes; 0 where /proc is missing.
-func procStatus(field string) uint64 {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		name, rest, ok := strings.Cut(sc.Text(), ":")
-		if !ok || name != field {
-			continue
-		}
-		f := strings.Fields(rest)
-		if len(f) == 0 {
-			return 0
-		}
-		kb, _ := strconv.ParseUint(f[0], 10, 64)
-		return kb << 10
-	}
-	return 0
-}
-
-// resetPeakRSS makes VmHWM start again from the current RSS (Linux
-// clear_refs 5), so one phase's peak is not another's.
-func resetPeakRSS() { _ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) }
 
 // heapSampler records the peak of live-plus-unswept heap objects, read
 // through runtime/metrics (no stop-the-world, unlike ReadMemStats).
