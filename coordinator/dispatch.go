@@ -169,5 +169,9 @@ func workerTransport(rt http.RoundTripper, tc *tls.Config) http.RoundTripper {
 	if rt != nil {
 		return rt
 	}
-	return &http.Transport{MaxIdleConnsPerHost: 2, IdleConnTimeout: 2 * time.Minute, TLSClientConfig: tc}
+	// The idle timeout stays below the worker's (2 min, worker/inproc.go):
+	// with equal ones a worker could close a connection just as a task is
+	// written on it, and a reset POST is not retried (seen once in a
+	// 512-node demo as a peer-lost cell).
+	return &http.Transport{MaxIdleConnsPerHost: 2, IdleConnTimeout: 90 * time.Second, TLSClientConfig: tc}
 }
