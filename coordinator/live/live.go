@@ -56,12 +56,14 @@ type Matrix struct {
 	mu     sync.Mutex
 	cells  map[cellKey]liveplan.Summary
 	latest int64              // newest window folded
+	pruned int64              // latest when cells were last aged out
 	totals map[int]*[2]uint64 // rail → probes answered, lost (monotonic)
 }
 
 // New makes an empty live matrix.
 func New(opts Options) *Matrix {
-	return &Matrix{opts: opts.orDefaults(), cells: map[cellKey]liveplan.Summary{}, latest: -1, totals: map[int]*[2]uint64{}}
+	return &Matrix{opts: opts.orDefaults(), cells: map[cellKey]liveplan.Summary{}, latest: -1, pruned: -1,
+		totals: map[int]*[2]uint64{}}
 }
 
 // Fold records src's summaries. A summary of a window older than the one
@@ -92,7 +94,10 @@ func (m *Matrix) Fold(src string, sums []liveplan.Summary) {
 		m.cells[k] = s
 		m.latest = max(m.latest, s.Window)
 	}
-	m.prune()
+	if m.latest != m.pruned { // a collection folds every worker: age out once a window, not per worker
+		m.prune()
+		m.pruned = m.latest
+	}
 }
 
 func (m *Matrix) prune() {
@@ -132,41 +137,53 @@ func (m *Matrix) Cells() []matrix.Cell {
 	return out
 }
 
+// fate is a summary's class, and whether enough probes were judged to say
+// anything: silence, or LossFail of them lost, fails a cell.
+func (m *Matrix) fate(s liveplan.Summary) (probe.Class, bool) {
+	switch {
+	case s.Answered+s.Lost < m.opts.MinProbes:
+		return "", false
+	case s.Answered == 0, s.LossRatio() >= m.opts.LossFail:
+		return probe.ClassRetryExceeded, true
+	}
+	return probe.ClassOK, true
+}
+
 func (m *Matrix) cell(k cellKey, s liveplan.Summary) (matrix.Cell, bool) {
-	n := s.Answered + s.Lost
-	if n < m.opts.MinProbes {
+	class, ok := m.fate(s)
+	if !ok {
 		return matrix.Cell{}, false
 	}
-	c := matrix.Cell{Src: k.src, Dst: k.dst, Rail: k.rail, Round: int(s.Window)}
-	switch loss := s.LossRatio(); {
-	case s.Answered == 0:
-		c.Class = probe.ClassRetryExceeded
-		c.Error = &probe.Error{Class: c.Class,
-			Cause: fmt.Sprintf("none of %d live probes from %s to %s on rail %d was answered (window %d)", n, k.src, k.dst, k.rail, s.Window),
-			Fix:   "the path is broken or the target's port is down: check both ports (`ibstat`), the cable and the switch ports between them"}
-	case loss >= m.opts.LossFail:
-		c.Class = probe.ClassRetryExceeded
-		c.Error = &probe.Error{Class: c.Class,
-			Cause: fmt.Sprintf("%.1f%% of %d live probes from %s to %s on rail %d were lost (window %d): RDMA traffic on this path is being retransmitted",
-				100*loss, n, k.src, k.dst, k.rail, s.Window),
-			Fix: "look for drops on this path: switch port error and discard counters, a degraded cable or optics, PFC/ECN configuration on RoCE"}
-	default:
-		c.Class = probe.ClassOK
+	c := matrix.Cell{Src: k.src, Dst: k.dst, Rail: k.rail, Round: int(s.Window), Class: class}
+	n := s.Answered + s.Lost
+	switch {
+	case class == probe.ClassOK:
 		// A probe's round trip, halved, is comparable with a sweep's
 		// one-way latency; the population rules judge it the same way.
 		c.Latency = &probe.Latency{Samples: s.Answered, P50Ns: s.P50Ns / 2, P99Ns: s.P99Ns / 2, MaxNs: s.MaxNs / 2}
+	case s.Answered == 0:
+		c.Error = &probe.Error{Class: class,
+			Cause: fmt.Sprintf("none of %d live probes from %s to %s on rail %d was answered (window %d)", n, k.src, k.dst, k.rail, s.Window),
+			Fix:   "the path is broken or the target's port is down: check both ports (`ibstat`), the cable and the switch ports between them"}
+	default:
+		c.Error = &probe.Error{Class: class,
+			Cause: fmt.Sprintf("%.1f%% of %d live probes from %s to %s on rail %d were lost (window %d): RDMA traffic on this path is being retransmitted",
+				100*s.LossRatio(), n, k.src, k.dst, k.rail, s.Window),
+			Fix: "look for drops on this path: switch port error and discard counters, a degraded cable or optics, PFC/ECN configuration on RoCE"}
 	}
 	return c, true
 }
 
 // Analyse judges the live cells over nodes. Only probed cells count
-// (TestedOnly): the plan probes a slice of the fabric at a time.
+// (TestedOnly): the plan probes a slice of the fabric at a time. The
+// result is compact (a byte a cell): Build would materialise a Result for
+// every one of the N x N x rails cells, probed or not.
 func (m *Matrix) Analyse(nodes []matrix.Node, th matrix.Thresholds) *matrix.Matrix {
 	if th == (matrix.Thresholds{}) {
 		th = matrix.DefaultThresholds()
 	}
 	th.TestedOnly = true
-	return matrix.Build(nodes, m.Cells(), th)
+	return matrix.Analyse(nodes, nil, m.Cells(), th)
 }
 
 // Rails reports each rail's probing for /metrics, rails in order.
@@ -188,13 +205,13 @@ func (m *Matrix) Rails() []api.LiveRail {
 	}
 	judged := map[int][2]int{} // rail → answered, lost over judged cells
 	for k, s := range m.cells {
-		c, ok := m.cell(k, s)
+		class, ok := m.fate(s)
 		if !ok {
 			continue
 		}
 		r := get(k.rail)
 		r.Cells++
-		if c.Class != probe.ClassOK {
+		if class != probe.ClassOK {
 			r.BadCells++
 		}
 		j := judged[k.rail]
