@@ -107,7 +107,18 @@ func Serve(ctx context.Context, fab fabric.Fabric, o Options, ln net.Listener, o
 	for {
 		select {
 		case <-ctx.Done():
-			return nil
+			// A test that ended just before the stop is still reported:
+			// the select may pick the stop over a report already queued.
+			for {
+				select {
+				case rep := <-l.done:
+					if err := rep.Finish(out, o.JSON); err != nil {
+						fmt.Fprintln(errOut, "rdmamesh probe:", err)
+					}
+				default:
+					return nil
+				}
+			}
 		case err := <-served:
 			served <- err // for the deferred shutdown
 			return &ExitError{1, fmt.Errorf("serve: %w", err)}
