@@ -37,10 +37,9 @@ type mesh struct {
 	plan *liveplan.Plan
 	cov  liveplan.Coverage
 	key  string // the members the plan was made for
-	// pending is a membership seen but not planned yet, since pendingAt: a
-	// plan is remade once membership holds still for a step (workers
-	// registering one by one would otherwise cause a plan, a raft entry
-	// and a push to every worker each), or after three windows of churn.
+	body []byte // the plan as the workers take it (wire.LivePlanMsg)
+	// pending is a membership seen but not planned yet, since pendingAt
+	// (see due).
 	pending   string
 	pendingAt time.Time
 	mx        *live.Matrix
@@ -58,19 +57,14 @@ const liveFanout = 32
 // runLive is the leader's live loop: plan, push, collect, judge, twice a
 // window, until leadership ends.
 func (c *Coordinator) runLive(ctx context.Context) {
-	p := c.opts.Live.Params
-	if err := p.Validate(); err != nil {
+	if err := c.opts.Live.Params.Validate(); err != nil {
 		c.setLiveErr(err.Error())
 		return
-	}
-	window := liveplan.Defaults().Window
-	if p.Window > 0 {
-		window = p.Window
 	}
 	c.mesh.mu.Lock()
 	c.mesh.mx, c.mesh.since, c.mesh.heard = live.New(c.opts.Live.Judge), map[string]int64{}, map[string]time.Time{}
 	c.mesh.mu.Unlock()
-	t := time.NewTicker(window / 2)
+	t := time.NewTicker(c.liveWindow() / 2)
 	defer t.Stop()
 	for {
 		c.liveStep(ctx)
@@ -141,31 +135,12 @@ func (c *Coordinator) replan(ctx context.Context, members []liveplan.Member) err
 		return nil
 	}
 	key := memberKey(members)
-	now := time.Now()
-	window := liveplan.Defaults().Window
-	if w := c.opts.Live.Params.Window; w > 0 {
-		window = w
-	}
 	c.mesh.mu.Lock()
-	cur, curKey := c.mesh.plan, c.mesh.key
-	if cur != nil && key == curKey {
-		c.mesh.pending = ""
-		c.mesh.mu.Unlock()
+	cur := c.mesh.plan
+	due := c.mesh.due(key, time.Now(), c.liveWindow())
+	c.mesh.mu.Unlock()
+	if !due {
 		return nil
-	}
-	if key != c.mesh.pending {
-		first := c.mesh.pending == ""
-		c.mesh.pending = key
-		if first {
-			c.mesh.pendingAt = now
-		}
-		settling := now.Sub(c.mesh.pendingAt) < 3*window
-		c.mesh.mu.Unlock()
-		if settling {
-			return nil
-		}
-	} else {
-		c.mesh.mu.Unlock()
 	}
 	id, start := uint64(1), time.Now().UTC()
 	if cur != nil {
@@ -177,17 +152,39 @@ func (c *Coordinator) replan(ctx context.Context, members []liveplan.Member) err
 	if err != nil {
 		return err
 	}
-	if err := c.apply(store.EncodeLivePlan(pl.Wire())); err != nil {
+	entry := store.EncodeLivePlan(pl.Wire())
+	if err := c.apply(entry); err != nil {
 		return fmt.Errorf("commit live plan %d: %w", id, err)
 	}
+	body := entry[1:] // the raft entry is its type byte and the worker API's message
 	c.mesh.mu.Lock()
-	c.mesh.plan, c.mesh.cov, c.mesh.key, c.mesh.err, c.mesh.pending = pl, cov, key, "", ""
+	c.mesh.plan, c.mesh.cov, c.mesh.key, c.mesh.body, c.mesh.err, c.mesh.pending = pl, cov, key, body, "", ""
 	c.mesh.mu.Unlock()
 	c.log.Info("live plan", "id", id, "members", len(members), "coverage", cov.Period, "max_rate", cov.MaxRate)
-	body := wire.LivePlanMsg.Append(nil, new(pl.Wire()))
 	c.fanout(ctx, members, func(ctx context.Context, m liveplan.Member, api string) { c.pushPlan(ctx, api, body, m.Name) })
 	return nil
 }
+
+// due says whether to plan for membership key now: when it differs from
+// the planned one and has held still for a step (workers registering one
+// by one would otherwise each cost a plan, a raft entry and a push to
+// every worker), or has churned for three windows. The caller holds mu.
+func (m *mesh) due(key string, now time.Time, window time.Duration) bool {
+	switch {
+	case m.plan != nil && key == m.key:
+		m.pending = ""
+		return false
+	case key == m.pending:
+		return true
+	case m.pending == "":
+		m.pendingAt = now
+	}
+	m.pending = key
+	return now.Sub(m.pendingAt) >= 3*window
+}
+
+// liveWindow is the plan's window length.
+func (c *Coordinator) liveWindow() time.Duration { return c.opts.Live.Params.WithDefaults().Window }
 
 func (c *Coordinator) pushPlan(ctx context.Context, apiAddr string, body []byte, node string) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -233,12 +230,11 @@ func (c *Coordinator) fanout(ctx context.Context, ms []liveplan.Member, f func(c
 // another one (it restarted, or missed the push).
 func (c *Coordinator) collect(ctx context.Context, members []liveplan.Member) {
 	c.mesh.mu.Lock()
-	pl := c.mesh.plan
+	pl, body := c.mesh.plan, c.mesh.body
 	c.mesh.mu.Unlock()
 	if pl == nil {
 		return
 	}
-	var body []byte
 	c.fanout(ctx, members, func(ctx context.Context, m liveplan.Member, apiAddr string) {
 		c.mesh.mu.Lock()
 		since, ok := c.mesh.since[m.Name]
@@ -258,13 +254,9 @@ func (c *Coordinator) collect(ctx context.Context, members []liveplan.Member) {
 		c.mesh.mx.Fold(m.Name, sums)
 		c.mesh.mu.Lock()
 		c.mesh.since[m.Name], c.mesh.heard[m.Name] = got.Latest, time.Now()
-		if got.PlanID != pl.ID && body == nil {
-			body = wire.LivePlanMsg.Append(nil, new(pl.Wire()))
-		}
-		b := body
 		c.mesh.mu.Unlock()
 		if got.PlanID != pl.ID {
-			c.pushPlan(ctx, apiAddr, b, m.Name)
+			c.pushPlan(ctx, apiAddr, body, m.Name)
 		}
 	})
 }

@@ -63,7 +63,8 @@ func Defaults() Params {
 	return Params{RatePerHCA: 50, GroupRate: 1, Window: 10 * time.Second, ProbesPerWindow: 5}
 }
 
-func (p Params) orDefaults() Params {
+// WithDefaults fills the zero fields with Defaults'.
+func (p Params) WithDefaults() Params {
 	d := Defaults()
 	p.RatePerHCA = cmp.Or(p.RatePerHCA, d.RatePerHCA)
 	p.GroupRate = cmp.Or(p.GroupRate, d.GroupRate)
@@ -138,7 +139,7 @@ func New(id uint64, members []Member, p Params, start time.Time) (*Plan, Coverag
 	if err := p.Validate(); err != nil {
 		return nil, Coverage{}, err
 	}
-	p = p.orDefaults()
+	p = p.WithDefaults()
 	ms := slices.Clone(members)
 	slices.SortFunc(ms, func(a, b Member) int { return cmp.Compare(a.Name, b.Name) })
 	ms = slices.CompactFunc(ms, func(a, b Member) bool { return a.Name == b.Name })
@@ -171,7 +172,7 @@ func (pl *Plan) UnmarshalJSON(b []byte) error {
 	if err := pl.Params.Validate(); err != nil {
 		return err
 	}
-	pl.Params = pl.Params.orDefaults()
+	pl.Params = pl.Params.WithDefaults()
 	pl.index()
 	return nil
 }
