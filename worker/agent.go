@@ -116,6 +116,12 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 	if o.Prober != nil {
 		a.startLive(ctx)
 	}
+	up := false
+	defer func() {
+		if !up {
+			a.stopLive() // a worker that never came up keeps no probe port open
+		}
+	}()
 	ln, err := net.Listen("tcp", o.APIListen)
 	if err != nil {
 		return nil, fmt.Errorf("worker API listen %s: %w", o.APIListen, err)
@@ -152,6 +158,7 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 	}
 	a.log.Info("worker up", "api", a.apiAddr, "gossip", ml.LocalNode().Address(), "fabric", o.Fabric.Name(),
 		"ports", len(a.Inventory().Ports))
+	up = true
 	return a, nil
 }
 

@@ -67,15 +67,24 @@ func (a *Agent) holdLive(t *wire.Task) func() {
 	}
 }
 
-// The coordinator pushes the plan and collects summaries; both are wire
-// messages, like tasks.
-func (a *Agent) handleLivePlan(w http.ResponseWriter, r *http.Request) {
+// liveRunner is the agent's prober, or nil after refusing the request:
+// a worker whose fabric opened no probe port has nothing to plan or report.
+func (a *Agent) liveRunner(w http.ResponseWriter, r *http.Request) *live.Runner {
 	a.mu.Lock()
 	run := a.live
 	a.mu.Unlock()
 	if run == nil {
 		wire.Refuse(w, r, http.StatusNotFound, &probe.Error{Class: probe.ClassSkipped,
 			Cause: "this worker does not probe: its fabric opened no probe port", Fix: "see the worker's log at start"})
+	}
+	return run
+}
+
+// The coordinator pushes the plan and collects summaries; both are wire
+// messages, like tasks.
+func (a *Agent) handleLivePlan(w http.ResponseWriter, r *http.Request) {
+	run := a.liveRunner(w, r)
+	if run == nil {
 		return
 	}
 	wp, err := session.ReadMessage(r, wire.LivePlanMsg)
@@ -93,12 +102,8 @@ func (a *Agent) handleLivePlan(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *Agent) handleLiveSummaries(w http.ResponseWriter, r *http.Request) {
-	a.mu.Lock()
-	run := a.live
-	a.mu.Unlock()
+	run := a.liveRunner(w, r)
 	if run == nil {
-		wire.Refuse(w, r, http.StatusNotFound, &probe.Error{Class: probe.ClassSkipped,
-			Cause: "this worker does not probe: its fabric opened no probe port"})
 		return
 	}
 	since := int64(-1)

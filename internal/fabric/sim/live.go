@@ -25,20 +25,24 @@ func (s *probeSwitch) lookup(node, dev string) *ProbePort {
 	return s.ports[[2]string{node, dev}]
 }
 
-// answerQueue bounds the answers waiting for Poll: a poller that falls
-// behind loses answers (counted as lost probes), as a full CQ would.
-const answerQueue = 4096
+// maxAnswers bounds the answers waiting for Poll: a poller that falls
+// behind loses answers (counted as lost probes), as a full CQ would. The
+// queue grows only as answers wait, so thousands of idle simulated ports
+// (a 512-node demo has 4,096) cost nothing until they probe.
+const maxAnswers = 4096
 
 // probeBytes is a probe's payload: a sequence number and a timestamp.
 const probeBytes = 64
 
 // ProbePort is a simulated probe QP (fabric.ProbePort).
 type ProbePort struct {
-	fab     *Fabric
-	addr    fabric.ProbeAddr
-	answers chan fabric.Answer
-	rng     *rand.Rand // Send's goroutine only
-	once    sync.Once
+	fab   *Fabric
+	addr  fabric.ProbeAddr
+	mu    sync.Mutex
+	queue []fabric.Answer // answers not yet polled, oldest first
+	ready chan struct{}   // a token when queue may have become non-empty
+	rng   *rand.Rand      // Send's goroutine only
+	once  sync.Once
 }
 
 // OpenProbe opens a probe port on one of this node's HCAs.
@@ -55,8 +59,8 @@ func (n *Node) OpenProbe(ctx context.Context, device string, port int) (fabric.P
 	p := &ProbePort{fab: n.fab,
 		addr: fabric.ProbeAddr{Node: n.name, Device: device, QPN: uint32(hash64(n.fab.seed, "udqp", n.name, device) & 0xffffff),
 			QKey: 0x11111111},
-		answers: make(chan fabric.Answer, answerQueue),
-		rng:     rand.New(rand.NewSource(int64(hash64(n.fab.seed, "live", n.name, device))))}
+		ready: make(chan struct{}, 1),
+		rng:   rand.New(rand.NewSource(int64(hash64(n.fab.seed, "live", n.name, device))))}
 	sw := &n.fab.live
 	sw.mu.Lock()
 	defer sw.mu.Unlock()
@@ -100,41 +104,42 @@ func (p *ProbePort) Send(to fabric.ProbeAddr, seq uint64) error {
 	if p.rng.Float64() < 0.01 {
 		rtt *= e.tailFactor()
 	}
-	select {
-	case p.answers <- fabric.Answer{Seq: seq, From: peer.addr, RTT: time.Duration(rtt)}:
-	default: // the poller fell behind: the answer is lost
-	}
+	p.deliver(fabric.Answer{Seq: seq, From: peer.addr, RTT: time.Duration(rtt)})
 	return nil
+}
+
+func (p *ProbePort) deliver(a fabric.Answer) {
+	p.mu.Lock()
+	if len(p.queue) < maxAnswers { // else the poller fell behind: the answer is lost
+		p.queue = append(p.queue, a)
+	}
+	p.mu.Unlock()
+	select {
+	case p.ready <- struct{}{}:
+	default: // a token is already waiting
+	}
 }
 
 func (p *ProbePort) Poll(ctx context.Context, buf []fabric.Answer) (int, error) {
 	if len(buf) == 0 {
 		return 0, nil
 	}
-	// Queued answers first: a poller draining with an ended context
-	// still gets what arrived.
-	select {
-	case a := <-p.answers:
-		buf[0] = a
-	default:
+	for {
+		// Queued answers first: a poller draining with an ended context
+		// still gets what arrived.
+		p.mu.Lock()
+		n := copy(buf, p.queue)
+		p.queue = p.queue[:copy(p.queue, p.queue[n:])]
+		p.mu.Unlock()
+		if n > 0 {
+			return n, nil
+		}
 		select {
-		case a := <-p.answers:
-			buf[0] = a
+		case <-p.ready:
 		case <-ctx.Done():
 			return 0, ctx.Err()
 		}
 	}
-	n := 1
-	for n < len(buf) {
-		select {
-		case a := <-p.answers:
-			buf[n] = a
-			n++
-		default:
-			return n, nil
-		}
-	}
-	return n, nil
 }
 
 // Close unregisters the port; answers still queued are dropped with it.
