@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -37,7 +38,7 @@ func parseInjections(vals []string) ([]injection, error) {
 		}
 		evs = append(evs, ev{d, strings.TrimSpace(spec)})
 	}
-	slices.SortStableFunc(evs, func(a, b ev) int { return int(a.after - b.after) })
+	slices.SortStableFunc(evs, func(a, b ev) int { return cmp.Compare(a.after, b.after) })
 	var out []injection
 	var active []string
 	for i, e := range evs {

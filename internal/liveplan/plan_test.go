@@ -1,7 +1,6 @@
 package liveplan
 
 import (
-	"encoding/json"
 	"fmt"
 	"math/rand"
 	"reflect"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rdmamesh/rdmamesh/internal/fabric"
+	"github.com/rdmamesh/rdmamesh/internal/wire"
 )
 
 var t0 = time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC)
@@ -127,8 +127,8 @@ func TestDefaultsAtScale(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%d nodes: %v", n, err)
 		}
-		t.Logf("%d nodes x 8 rails, groups of 32: every pair within %v, max rate %.1f/s, plan JSON %d bytes",
-			n, cov.Period, cov.MaxRate, len(mustJSON(t, pl)))
+		t.Logf("%d nodes x 8 rails, groups of 32: every pair within %v, max rate %.1f/s, plan %d bytes on the wire",
+			n, cov.Period, cov.MaxRate, len(wire.LivePlanMsg.Append(nil, new(pl.Wire()))))
 		if n == 1024 && cov.Period > 10*time.Minute {
 			t.Errorf("defaults cover a 1,024-node fabric every %v, want within 10m", cov.Period)
 		}
@@ -160,8 +160,8 @@ func TestRefusals(t *testing.T) {
 }
 
 // Replicas and workers must derive the same targets whatever order they
-// learnt the members in, and from the JSON the coordinator commits.
-func TestDeterministicAndJSONRoundTrip(t *testing.T) {
+// learnt the members in (the wire round trip is TestWireRoundTrip's).
+func TestDeterministic(t *testing.T) {
 	ms := testFabric(50, 8, 2)
 	a, _, err := New(7, ms, Params{}, t0)
 	if err != nil {
@@ -173,32 +173,16 @@ func TestDeterministicAndJSONRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var c Plan
-	if err := json.Unmarshal(mustJSON(t, a), &c); err != nil {
-		t.Fatal(err)
-	}
 	at := t0.Add(95 * time.Second)
 	for _, m := range ms {
 		want := a.Targets(m.Name, 1, at)
 		if got := b.Targets(m.Name, 1, at); !reflect.DeepEqual(got, want) {
 			t.Fatalf("%s: member order changed the targets", m.Name)
 		}
-		if got := c.Targets(m.Name, 1, at); !reflect.DeepEqual(got, want) {
-			t.Fatalf("%s: JSON round trip changed the targets", m.Name)
-		}
 	}
 	if got := a.Targets("nobody", 0, at); got != nil {
 		t.Errorf("unknown node gets targets %v", got)
 	}
-}
-
-func mustJSON(t *testing.T, v any) []byte {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }
 
 // The plan survives raft and the worker API: the same targets after a
