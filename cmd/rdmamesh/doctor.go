@@ -73,6 +73,7 @@ func runDoctor(out io.Writer, o doctorOpts) error {
 	if err != nil {
 		return usageError(err)
 	}
+	opts.Counters = true
 	h, err := inventory.Scan(fsys, opts)
 	if err != nil {
 		return usageError(fmt.Errorf("scan %s: %w", o.root, err))

@@ -29,6 +29,7 @@ func scanFixture(t *testing.T, name string) *Host {
 	if err != nil {
 		t.Fatal(err)
 	}
+	opts.Counters = true // as the doctor scans
 	h, err := Scan(fsys, opts)
 	if err != nil {
 		t.Fatal(err)

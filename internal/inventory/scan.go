@@ -30,6 +30,11 @@ type Options struct {
 	// to the root, e.g. dev/infiniband/uverbs0) for read/write. Nil: only
 	// existence is checked, as file modes in a copied tree mean nothing.
 	Access func(path string) error
+	// Counters reads each port's error and congestion counters (the
+	// doctor shows them). Off for the worker's inventory: it is rescanned
+	// on every health refresh and gossiped, and counters are read where a
+	// test needs them.
+	Counters bool
 }
 
 const (
@@ -46,7 +51,7 @@ const (
 // Devices. Values that cannot be read or parsed become Host.Warnings; only
 // an unreadable device directory is an error.
 func Scan(fsys fs.FS, opts Options) (*Host, error) {
-	s := &scanner{fsys: fsys, h: &Host{}}
+	s := &scanner{fsys: fsys, h: &Host{}, counters: opts.Counters}
 	if err := s.devices(); err != nil {
 		return nil, err
 	}
@@ -56,8 +61,9 @@ func Scan(fsys fs.FS, opts Options) (*Host, error) {
 }
 
 type scanner struct {
-	fsys fs.FS
-	h    *Host
+	fsys     fs.FS
+	h        *Host
+	counters bool
 }
 
 func (s *scanner) warnf(format string, args ...any) {
@@ -168,10 +174,13 @@ func (s *scanner) port(dev string, num int) Port {
 	p.GIDs = s.gids(dir, where)
 	// Missing counters are normal (old kernels, containers without the
 	// files); a counter that cannot be read is worth a warning.
-	if c, err := counters.Read(s.fsys, dev, num); err == nil {
-		p.Counters = c.NonZero()
-	} else if !errors.Is(err, counters.ErrNoCounters) {
-		s.warnf("%v", err)
+	if s.counters {
+		c, err := counters.Read(s.fsys, dev, num)
+		if err == nil {
+			p.Counters = c.NonZero()
+		} else if !errors.Is(err, counters.ErrNoCounters) {
+			s.warnf("%v", err)
+		}
 	}
 	if v, err := readValue(s.fsys, path.Join(configRDM, dev, "ports", strconv.Itoa(num), "default_roce_mode")); err == nil {
 		if t, err := ParseGIDType(v); err == nil {
