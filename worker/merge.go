@@ -12,6 +12,10 @@ import (
 // dropped: we could not test it anyway. A port only the fabric lists, as
 // unusable, is kept: a device that was removed is gone from sysfs, but its
 // rails must show as down rather than vanish.
+// stateRemoved is the state the verbs fabric gives the ports of a device
+// it saw removed (an unregister event, or gone from the device list).
+const stateRemoved = "REMOVED"
+
 func mergePorts(found, fabric []probe.Port) []probe.Port {
 	byKey := map[[2]any]probe.Port{}
 	for _, p := range fabric {
@@ -33,6 +37,17 @@ func mergePorts(found, fabric []probe.Port) []probe.Port {
 			p.RateGbps = f.RateGbps
 		}
 		switch {
+		case f.State == stateRemoved:
+			// The engine saw the device go; what discovery still reads in
+			// sysfs (a half-torn-down device, its node already gone) is
+			// stale, and its findings would send the operator the wrong
+			// way (a container's device nodes for a dead device).
+			p.Usable, p.State = false, f.State
+			if p.UnusableWhy != "" && !strings.Contains(f.UnusableWhy, p.UnusableWhy) {
+				p.UnusableWhy = f.UnusableWhy + "; discovery, before: " + p.UnusableWhy
+			} else {
+				p.UnusableWhy = f.UnusableWhy
+			}
 		case p.Usable && !f.Usable:
 			p.Usable, p.UnusableWhy = false, f.UnusableWhy
 		case !p.Usable && !f.Usable && f.UnusableWhy != "" && !strings.Contains(p.UnusableWhy, f.UnusableWhy):

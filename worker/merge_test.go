@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/rdmamesh/rdmamesh/internal/probe"
@@ -53,5 +54,23 @@ func TestMergeKeepsBothReasons(t *testing.T) {
 	}
 	if again := mergePorts(got, fabric); again[0].UnusableWhy != got[0].UnusableWhy {
 		t.Fatalf("the engine's reason added twice: %q", again[0].UnusableWhy)
+	}
+}
+
+// A device the engine saw removed while sysfs still shows remnants of it:
+// the removal leads, not discovery's finding about device nodes.
+func TestMergeRemovedOverStaleDiscovery(t *testing.T) {
+	found := []probe.Port{{Device: "rxe0", Port: 1, State: "ACTIVE",
+		UnusableWhy: "this container got device nodes for other HCAs only"}}
+	fabric := []probe.Port{{Device: "rxe0", Port: 1, State: "REMOVED", UnusableWhy: "device rxe0 was removed (IBV_EVENT_DEVICE_FATAL)"}}
+	got := mergePorts(found, fabric)
+	if len(got) != 1 || got[0].Usable || got[0].State != "REMOVED" ||
+		!strings.HasPrefix(got[0].UnusableWhy, "device rxe0 was removed") ||
+		!strings.Contains(got[0].UnusableWhy, "discovery, before: this container") {
+		t.Fatalf("got %+v", got)
+	}
+	found[0].UnusableWhy = ""
+	if got := mergePorts(found, fabric); got[0].UnusableWhy != fabric[0].UnusableWhy {
+		t.Fatalf("without a finding: %q", got[0].UnusableWhy)
 	}
 }
