@@ -141,6 +141,8 @@ func (m *Matrix) Cells() []matrix.Cell {
 // anything: silence, or LossFail of them lost, fails a cell.
 func (m *Matrix) fate(s liveplan.Summary) (probe.Class, bool) {
 	switch {
+	case s.LocalDown != "":
+		return probe.ClassPortDown, true
 	case s.Answered+s.Lost < m.opts.MinProbes:
 		return "", false
 	case s.Answered == 0, s.LossRatio() >= m.opts.LossFail:
@@ -157,6 +159,10 @@ func (m *Matrix) cell(k cellKey, s liveplan.Summary) (matrix.Cell, bool) {
 	c := matrix.Cell{Src: k.src, Dst: k.dst, Rail: k.rail, Round: int(s.Window), Class: class}
 	n := s.Answered + s.Lost
 	switch {
+	case class == probe.ClassPortDown:
+		c.Error = &probe.Error{Class: class,
+			Cause: fmt.Sprintf("%s's probe port on rail %d refuses to send (window %d): %s", k.src, k.rail, s.Window, s.LocalDown),
+			Fix:   cmp.Or(s.LocalDownFix, "bring the port up: check `ibstat`, the cable and the switch port")}
 	case class == probe.ClassOK:
 		// A probe's round trip, halved, is comparable with a sweep's
 		// one-way latency; the population rules judge it the same way.

@@ -2,6 +2,7 @@ package live
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/rdmamesh/rdmamesh/internal/liveplan"
@@ -173,5 +174,42 @@ func TestRailStats(t *testing.T) {
 	}
 	if r0.RTTCount != 12 || r0.RTTBuckets[len(r0.RTTBuckets)-1] != 12 || r0.RTTBuckets[0] != 0 {
 		t.Errorf("rail 0 RTT histogram: count %d buckets %v (4 µs p50s)", r0.RTTCount, r0.RTTBuckets)
+	}
+}
+
+// A prober whose own port refuses to send makes its cells port-down with
+// the port's words, not a path's retransmissions; its peers' probes to it
+// go unanswered.
+func TestLocalPortDown(t *testing.T) {
+	ns := nodes(8, 2)
+	sums := window(ns, 2, 4, func(s, d string, r int) (int, float64) {
+		if r == 1 && (s == "node-03" || d == "node-03") {
+			return 20, 1
+		}
+		return 0, 1
+	})
+	for i, s := range sums["node-03"] {
+		if s.Rail == 1 {
+			sums["node-03"][i].LocalDown, sums["node-03"][i].LocalDownFix = "mlx5_1 port 1 on node-03 is DOWN", "check the cable"
+		}
+	}
+	m := New(Options{})
+	fold(m, sums)
+	mx := m.Analyse(ns, matrix.Thresholds{})
+	var down int
+	for _, c := range m.Cells() {
+		if c.Src == "node-03" && c.Rail == 1 {
+			if c.Class != probe.ClassPortDown || !strings.Contains(c.Error.Cause, "refuses to send") ||
+				!strings.Contains(c.Error.Cause, "is DOWN") || c.Error.Fix != "check the cable" {
+				t.Fatalf("cell %+v %+v", c, c.Error)
+			}
+			down++
+		}
+	}
+	if down != 7 {
+		t.Errorf("%d port-down cells from node-03 on rail 1, want 7", down)
+	}
+	if s := mx.Suspects[0]; s.Kind != "hca" || s.Node != "node-03" || s.Device != "mlx5_1" {
+		t.Errorf("first suspect %+v", s)
 	}
 }

@@ -65,6 +65,7 @@ type Cluster struct {
 	URL     string                   // base URL of the first replica's UI and API
 	Coords  []*Replica
 	names   []string
+	seeds   []string // the replicas' gossip addresses
 	workers map[string]*worker.Agent
 	dead    []string
 	log     *slog.Logger
@@ -127,6 +128,7 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 	for _, r := range c.Coords {
 		seeds = append(seeds, r.GossipAddr())
 	}
+	c.seeds = seeds
 	for _, name := range c.names {
 		node := fabric.Adapt(fab.Node(name))
 		devices, err := firstDevices(ctx, node, o.Rails)
@@ -210,6 +212,7 @@ func (c *Cluster) WaitReady(ctx context.Context, n int) error {
 		}
 		if time.Since(nagged) > 3*time.Second {
 			nagged = time.Now()
+			c.rejoinLoners()
 			c.log.Warn("cluster still starting", "workers_registered", ready, "of", n, "leader", c.Leader() != nil,
 				"waited", time.Since(start).Round(time.Second))
 		}
@@ -217,6 +220,20 @@ func (c *Cluster) WaitReady(ctx context.Context, n int) error {
 		case <-ctx.Done():
 			return fmt.Errorf("waiting for %d workers to register (have %d): %w", n, ready, ctx.Err())
 		case <-tick.C:
+		}
+	}
+}
+
+// rejoinLoners asks the seeds again for every worker that knows nobody:
+// a join that timed out on a loaded machine is not retried by memberlist,
+// and such a worker would never register (the command retries the same way,
+// keepJoining).
+func (c *Cluster) rejoinLoners() {
+	for _, name := range c.names {
+		if a := c.workers[name]; a != nil && a.Members() < 2 {
+			if err := a.Join(c.seeds); err != nil {
+				c.log.Warn("gossip rejoin failed", "node", name, "err", err)
+			}
 		}
 	}
 }

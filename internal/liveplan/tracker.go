@@ -27,6 +27,11 @@ type Summary struct {
 	// Held: a sweep's test used the HCA during the window and probing
 	// paused, so the figures cover only part of it.
 	Held bool `json:"held,omitempty"`
+	// LocalDown is the prober's own port refusing to send (down, or its
+	// device gone) during the window: the error's cause and fix. Lost
+	// probes alone cannot tell a dead sender from a dead path.
+	LocalDown    string `json:"local_down,omitempty"`
+	LocalDownFix string `json:"local_down_fix,omitempty"`
 }
 
 // LossRatio is Lost over the probes whose fate is known.

@@ -56,6 +56,9 @@ type LiveSummary struct {
 	P99Ns      float64
 	MaxNs      float64
 	Held       bool
+	// LocalDown/LocalDownFix: the prober's port refused to send.
+	LocalDown    string
+	LocalDownFix string
 }
 
 // LivePlanMsg is the plan's codec: the raft entry and the worker API body.
@@ -94,7 +97,7 @@ var LivePlanMsg = &Codec[LivePlan]{name: "live plan", version: 1,
 	}}
 
 // LiveSummariesMsg is the worker's collection answer's codec.
-var LiveSummariesMsg = &Codec[LiveSummaries]{name: "live summaries", version: 1,
+var LiveSummariesMsg = &Codec[LiveSummaries]{name: "live summaries", version: 2,
 	put: func(w *writer, s *LiveSummaries) {
 		w.u64(s.PlanID)
 		w.i64(s.Latest)
@@ -111,12 +114,15 @@ var LiveSummariesMsg = &Codec[LiveSummaries]{name: "live summaries", version: 1,
 			w.f64(x.P99Ns)
 			w.f64(x.MaxNs)
 			w.flag(x.Held)
+			w.str(x.LocalDown)
+			w.str(x.LocalDownFix)
 		})
 	},
 	get: func(r *reader, s *LiveSummaries) {
 		*s = LiveSummaries{PlanID: r.u64(), Latest: r.i64()}
 		s.Summaries = getList(r, func(r *reader, x *LiveSummary) {
 			*x = LiveSummary{Node: r.str(), Rail: r.int(), Window: r.i64(), Sent: r.int(), Answered: r.int(), Lost: r.int(),
-				Late: r.int(), OutOfOrder: r.int(), P50Ns: r.f64(), P99Ns: r.f64(), MaxNs: r.f64(), Held: r.flag()}
+				Late: r.int(), OutOfOrder: r.int(), P50Ns: r.f64(), P99Ns: r.f64(), MaxNs: r.f64(), Held: r.flag(),
+				LocalDown: r.str(), LocalDownFix: r.str()}
 		})
 	}}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/rdmamesh/rdmamesh/internal/fabric"
 	"github.com/rdmamesh/rdmamesh/internal/liveplan"
+	"github.com/rdmamesh/rdmamesh/internal/probe"
 )
 
 // railProbe is one HCA's probing: its port, the current targets and their
@@ -23,6 +24,7 @@ type railProbe struct {
 	credit     map[string]float64           // probes owed to each target
 	held       int                          // sweeps using the HCA now
 	heldWindow bool                         // some sweep held it this window
+	down       *probe.Error                 // the port refused a send this window
 	buf        [64]fabric.Answer
 }
 
@@ -56,7 +58,12 @@ func (rp *railProbe) tick(plan *liveplan.Plan, self string, now time.Time, dt ti
 		for ; c >= 1; c-- {
 			seq := rp.trackers[t.Node].Send(now)
 			if err := rp.port.Send(t.Addr, seq); err != nil {
-				break // the local port failed: the probe stays pending and expires as lost
+				// The probe stays pending and expires as lost; a port
+				// that is down says so, or the fold would blame the path.
+				if e := probe.Classify(err); e.Class == probe.ClassPortDown && rp.down == nil {
+					rp.down = e
+				}
+				break
 			}
 		}
 		rp.credit[t.Node] = c
@@ -71,9 +78,12 @@ func (rp *railProbe) flush() []liveplan.Summary {
 	for _, t := range rp.targets {
 		s := rp.trackers[t.Node].Flush(rp.window)
 		s.Held = rp.heldWindow
+		if rp.down != nil {
+			s.LocalDown, s.LocalDownFix = rp.down.Cause, rp.down.Fix
+		}
 		out = append(out, s)
 	}
-	rp.heldWindow = rp.held > 0
+	rp.heldWindow, rp.down = rp.held > 0, nil
 	return out
 }
 

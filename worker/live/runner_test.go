@@ -198,3 +198,36 @@ func TestSummariesAreBounded(t *testing.T) {
 }
 
 var _ fabric.Prober = (*sim.Node)(nil)
+
+// A prober whose port is down cannot send: its summaries say so, so the
+// coordinator blames the port rather than every path from it.
+func TestDownPortSaysSo(t *testing.T) {
+	m := newMesh(t, 4, liveplan.Params{RatePerHCA: 40, GroupRate: 2, ProbesPerWindow: 20})
+	faults, err := sim.ParseFaults([]string{"node-02/mlx5_1:down"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.fab.SetFaults(faults); err != nil {
+		t.Fatal(err)
+	}
+	w, _ := m.plan.WindowAt(m.now())
+	m.collect(t, w, 2)
+	_, sums := m.runners["node-02"].Summaries(w)
+	var down, up int
+	for _, s := range sums {
+		if s.Window <= w {
+			continue // the window the fault struck in
+		}
+		switch {
+		case s.Rail == 1 && s.LocalDown != "" && s.LocalDownFix != "":
+			down++
+		case s.Rail == 0 && s.LocalDown == "":
+			up++
+		default:
+			t.Errorf("summary %+v", s)
+		}
+	}
+	if down == 0 || up == 0 {
+		t.Errorf("rail-1 summaries marked down %d, healthy rail-0 summaries %d", down, up)
+	}
+}
