@@ -119,6 +119,13 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 	if err := fab.Validate(c.names); err != nil {
 		return nil, err
 	}
+	if o.Live.Enabled {
+		devs, err := firstDevices(ctx, fabric.Adapt(fab.Node(c.names[0])), o.Rails)
+		if err != nil {
+			return nil, err
+		}
+		o.Live = shareLive(o.Live, o.Nodes, len(devs), log)
+	}
 	if err := c.startCoordinators(o); err != nil {
 		c.Stop()
 		return nil, err
@@ -264,6 +271,34 @@ func (c *Cluster) Stop() {
 // gossipTune relaxes the in-process workers' gossip once there are enough
 // of them to crowd this host's cores (member.SharedHost); a small demo
 // keeps the fast local timers, so it converges in a blink.
+// sharedProbeBudget is the probes a second all the in-process workers
+// may send together: a few percent of one core for the simulated sends,
+// answers and trackers.
+const sharedProbeBudget = 8000
+
+// shareLive scales the probe rates down when every worker of the cluster
+// shares this process: at the product's 50 probes/s per HCA a 512 x 2
+// demo would send 51,200 a second from one process, which starves gossip
+// and the sweep on a small machine (real workers each have a host). The
+// coverage period grows instead; it is logged, and a period bound, which
+// the plan could no longer meet, is dropped.
+func shareLive(lo coordinator.LiveOptions, nodes, rails int, log *slog.Logger) coordinator.LiveOptions {
+	p := lo.Params.WithDefaults()
+	total := float64(nodes*rails) * p.RatePerHCA
+	if total <= sharedProbeBudget {
+		return lo
+	}
+	f := sharedProbeBudget / total
+	p.RatePerHCA *= f
+	p.GroupRate *= f
+	p.Period = 0
+	log.Info("live probing scaled to the shared process", "nodes", nodes, "rails", rails,
+		"rate_per_hca", fmt.Sprintf("%.2f", p.RatePerHCA), "group_rate", fmt.Sprintf("%.3f", p.GroupRate),
+		"probes_per_second", sharedProbeBudget)
+	lo.Params = p
+	return lo
+}
+
 func gossipTune(nodes int) func(*memberlist.Config) {
 	if nodes <= 64 {
 		return nil
