@@ -44,17 +44,47 @@ func (o Options) orDefaults() Options {
 	return o
 }
 
-type cellKey struct {
-	src, dst string
-	rail     int
+// key is a directed cell: interned initiator and target ids and the rail.
+// Keys and records hold no pointers, so the garbage collector never scans
+// the million-odd cells a 1,024 x 8 fabric keeps (it did, and spent more
+// time on them than the analysis).
+type key uint64
+
+const maxRail = 255
+
+func mkKey(src, dst uint32, rail int) key {
+	return key(uint64(src)<<32 | uint64(dst)<<8 | uint64(rail))
 }
+
+func (k key) src() uint32 { return uint32(k >> 32) }
+func (k key) dst() uint32 { return uint32(k>>8) & 0xffffff }
+func (k key) rail() int   { return int(k & 0xff) }
+
+// rec is what the judgement needs of a summary.
+type rec struct {
+	window         int64
+	answered, lost int32
+	p50, p99, max  float32
+	held           bool
+}
+
+func recOf(s liveplan.Summary) rec {
+	return rec{window: s.Window, answered: int32(min(max(s.Answered, 0), 1<<30)), lost: int32(min(max(s.Lost, 0), 1<<30)),
+		p50: float32(s.P50Ns), p99: float32(s.P99Ns), max: float32(s.MaxNs), held: s.Held}
+}
+
+// downNote is a prober's own port refusing to send: its cause and fix.
+type downNote struct{ cause, fix string }
 
 // Matrix is the rolling live state. Safe for concurrent use.
 type Matrix struct {
 	opts Options
 
 	mu     sync.Mutex
-	cells  map[cellKey]liveplan.Summary
+	ids    map[string]uint32 // node name → id; grows with the members ever seen
+	names  []string          // by id
+	cells  map[key]rec
+	downs  map[key]downNote   // the cells whose prober's port was down
 	latest int64              // newest window folded
 	pruned int64              // latest when cells were last aged out
 	totals map[int]*[2]uint64 // rail → probes answered, lost (monotonic)
@@ -62,8 +92,19 @@ type Matrix struct {
 
 // New makes an empty live matrix.
 func New(opts Options) *Matrix {
-	return &Matrix{opts: opts.orDefaults(), cells: map[cellKey]liveplan.Summary{}, latest: -1, pruned: -1,
-		totals: map[int]*[2]uint64{}}
+	return &Matrix{opts: opts.orDefaults(), ids: map[string]uint32{}, cells: map[key]rec{}, downs: map[key]downNote{},
+		latest: -1, pruned: -1, totals: map[int]*[2]uint64{}}
+}
+
+// id interns a node name. The caller holds mu.
+func (m *Matrix) id(name string) uint32 {
+	if id, ok := m.ids[name]; ok {
+		return id
+	}
+	id := uint32(len(m.names))
+	m.ids[name] = id
+	m.names = append(m.names, name)
+	return id
 }
 
 // Fold records src's summaries. A summary of a window older than the one
@@ -73,16 +114,20 @@ func New(opts Options) *Matrix {
 func (m *Matrix) Fold(src string, sums []liveplan.Summary) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	sid := m.id(src)
 	for _, s := range sums {
-		if s.Held && s.Answered+s.Lost < m.opts.MinProbes {
+		if s.Held && s.Answered+s.Lost < m.opts.MinProbes && s.LocalDown == "" {
 			continue
 		}
-		k := cellKey{src: src, dst: s.Node, rail: s.Rail}
+		if s.Rail < 0 || s.Rail > maxRail || len(m.names) >= 1<<24 {
+			continue // not a rail this store can key; no fabric has them
+		}
+		k := mkKey(sid, m.id(s.Node), s.Rail)
 		old, ok := m.cells[k]
-		if ok && old.Window > s.Window {
+		if ok && old.window > s.Window {
 			continue
 		}
-		if !ok || old.Window < s.Window { // a re-sent window counts once
+		if !ok || old.window < s.Window { // a re-sent window counts once
 			t := m.totals[s.Rail]
 			if t == nil {
 				t = new([2]uint64)
@@ -91,7 +136,12 @@ func (m *Matrix) Fold(src string, sums []liveplan.Summary) {
 			t[0] += uint64(max(s.Answered, 0))
 			t[1] += uint64(max(s.Lost, 0))
 		}
-		m.cells[k] = s
+		m.cells[k] = recOf(s)
+		if s.LocalDown != "" {
+			m.downs[k] = downNote{s.LocalDown, s.LocalDownFix}
+		} else {
+			delete(m.downs, k)
+		}
 		m.latest = max(m.latest, s.Window)
 	}
 	if m.latest != m.pruned { // a collection folds every worker: age out once a window, not per worker
@@ -101,9 +151,10 @@ func (m *Matrix) Fold(src string, sums []liveplan.Summary) {
 }
 
 func (m *Matrix) prune() {
-	for k, s := range m.cells {
-		if s.Window <= m.latest-m.opts.Horizon {
+	for k, r := range m.cells {
+		if r.window <= m.latest-m.opts.Horizon {
 			delete(m.cells, k)
+			delete(m.downs, k)
 		}
 	}
 }
@@ -129,67 +180,69 @@ func (m *Matrix) Cells() []matrix.Cell {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	out := make([]matrix.Cell, 0, len(m.cells))
-	for k, s := range m.cells {
-		if c, ok := m.cell(k, s); ok {
-			out = append(out, c)
+	for k, r := range m.cells {
+		d, down := m.downs[k]
+		class, ok := m.fate(r, down)
+		if !ok {
+			continue
 		}
+		out = append(out, m.cell(m.names[k.src()], m.names[k.dst()], k.rail(), r, class, d))
 	}
 	return out
 }
 
-// fate is a summary's class, and whether enough probes were judged to say
-// anything: silence, or LossFail of them lost, fails a cell.
-func (m *Matrix) fate(s liveplan.Summary) (probe.Class, bool) {
+// fate is a cell's class, and whether enough probes were judged to say
+// anything: silence, or LossFail of them lost, fails a cell; a prober
+// whose port refused to send makes it port-down.
+func (m *Matrix) fate(r rec, down bool) (probe.Class, bool) {
+	n := int(r.answered) + int(r.lost)
 	switch {
-	case s.LocalDown != "":
+	case down:
 		return probe.ClassPortDown, true
-	case s.Answered+s.Lost < m.opts.MinProbes:
+	case n < m.opts.MinProbes:
 		return "", false
-	case s.Answered == 0, s.LossRatio() >= m.opts.LossFail:
+	case r.answered == 0, float64(r.lost) >= m.opts.LossFail*float64(n):
 		return probe.ClassRetryExceeded, true
 	}
 	return probe.ClassOK, true
 }
 
-func (m *Matrix) cell(k cellKey, s liveplan.Summary) (matrix.Cell, bool) {
-	class, ok := m.fate(s)
-	if !ok {
-		return matrix.Cell{}, false
-	}
-	c := matrix.Cell{Src: k.src, Dst: k.dst, Rail: k.rail, Round: int(s.Window), Class: class}
-	n := s.Answered + s.Lost
+func (m *Matrix) cell(src, dst string, rail int, r rec, class probe.Class, d downNote) matrix.Cell {
+	c := matrix.Cell{Src: src, Dst: dst, Rail: rail, Round: int(r.window), Class: class}
+	n := r.answered + r.lost
 	switch {
 	case class == probe.ClassPortDown:
 		c.Error = &probe.Error{Class: class,
-			Cause: fmt.Sprintf("%s's probe port on rail %d refuses to send (window %d): %s", k.src, k.rail, s.Window, s.LocalDown),
-			Fix:   cmp.Or(s.LocalDownFix, "bring the port up: check `ibstat`, the cable and the switch port")}
+			Cause: fmt.Sprintf("%s's probe port on rail %d refuses to send (window %d): %s", src, rail, r.window, d.cause),
+			Fix:   cmp.Or(d.fix, "bring the port up: check `ibstat`, the cable and the switch port")}
 	case class == probe.ClassOK:
 		// A probe's round trip, halved, is comparable with a sweep's
 		// one-way latency; the population rules judge it the same way.
-		c.Latency = &probe.Latency{Samples: s.Answered, P50Ns: s.P50Ns / 2, P99Ns: s.P99Ns / 2, MaxNs: s.MaxNs / 2}
-	case s.Answered == 0:
+		c.Latency = &probe.Latency{Samples: int(r.answered), P50Ns: float64(r.p50) / 2, P99Ns: float64(r.p99) / 2, MaxNs: float64(r.max) / 2}
+	case r.answered == 0:
 		c.Error = &probe.Error{Class: class,
-			Cause: fmt.Sprintf("none of %d live probes from %s to %s on rail %d was answered (window %d)", n, k.src, k.dst, k.rail, s.Window),
+			Cause: fmt.Sprintf("none of %d live probes from %s to %s on rail %d was answered (window %d)", n, src, dst, rail, r.window),
 			Fix:   "the path is broken or the target's port is down: check both ports (`ibstat`), the cable and the switch ports between them"}
 	default:
 		c.Error = &probe.Error{Class: class,
 			Cause: fmt.Sprintf("%.1f%% of %d live probes from %s to %s on rail %d were lost (window %d): RDMA traffic on this path is being retransmitted",
-				100*s.LossRatio(), n, k.src, k.dst, k.rail, s.Window),
+				100*float64(r.lost)/float64(n), n, src, dst, rail, r.window),
 			Fix: "look for drops on this path: switch port error and discard counters, a degraded cable or optics, PFC/ECN configuration on RoCE"}
 	}
-	return c, true
+	return c
 }
 
 // Analyse judges the live cells over nodes. Only probed cells count
 // (TestedOnly): the plan probes a slice of the fabric at a time. The
-// result is compact (a byte a cell): Build would materialise a Result for
-// every one of the N x N x rails cells, probed or not.
+// analysis reads a sorted snapshot of the judged cells as a matrix
+// FigureSource, so neither the N x N x rails grid nor a Cell per probed
+// pair is ever built; a drill-down builds its cell on demand.
 func (m *Matrix) Analyse(nodes []matrix.Node, th matrix.Thresholds) *matrix.Matrix {
 	if th == (matrix.Thresholds{}) {
 		th = matrix.DefaultThresholds()
 	}
 	th.TestedOnly = true
-	return matrix.Analyse(nodes, nil, m.Cells(), th)
+	return matrix.Analyse(nodes, m.snapshot(nodes), nil, th)
 }
 
 // Rails reports each rail's probing for /metrics, rails in order.
@@ -211,21 +264,22 @@ func (m *Matrix) Rails() []api.LiveRail {
 	}
 	judged := map[int][2]int{} // rail → answered, lost over judged cells
 	for k, s := range m.cells {
-		class, ok := m.fate(s)
+		_, down := m.downs[k]
+		class, ok := m.fate(s, down)
 		if !ok {
 			continue
 		}
-		r := get(k.rail)
+		r := get(k.rail())
 		r.Cells++
 		if class != probe.ClassOK {
 			r.BadCells++
 		}
-		j := judged[k.rail]
-		j[0] += s.Answered
-		j[1] += s.Lost
-		judged[k.rail] = j
-		if s.Answered > 0 && s.P50Ns > 0 {
-			sec := s.P50Ns / 1e9
+		j := judged[k.rail()]
+		j[0] += int(s.answered)
+		j[1] += int(s.lost)
+		judged[k.rail()] = j
+		if s.answered > 0 && s.p50 > 0 {
+			sec := float64(s.p50) / 1e9
 			for i, b := range api.LiveRTTBounds {
 				if sec <= b {
 					r.RTTBuckets[i]++

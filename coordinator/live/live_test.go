@@ -2,6 +2,7 @@ package live
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -211,5 +212,49 @@ func TestLocalPortDown(t *testing.T) {
 	}
 	if s := mx.Suspects[0]; s.Kind != "hca" || s.Node != "node-03" || s.Device != "mlx5_1" {
 		t.Errorf("first suspect %+v", s)
+	}
+}
+
+// The analysis reads a snapshot source; it must judge exactly as the same
+// cells handed over whole would: verdicts, causes, counts and suspects.
+func TestSnapshotMatchesCells(t *testing.T) {
+	ns := nodes(12, 3)
+	sums := window(ns, 3, 7, func(s, d string, r int) (int, float64) {
+		switch {
+		case r == 0 && (s == "node-05" || d == "node-05"):
+			return 6, 1
+		case r == 2 && d == "node-09":
+			return 0, 4
+		case r == 1 && s == "node-02" && d == "node-11":
+			return 3, 1 // 3 of 20 lost: over LossFail
+		}
+		return 0, 1
+	})
+	for i, s := range sums["node-07"] {
+		if s.Rail == 1 {
+			sums["node-07"][i].LocalDown = "mlx5_1 port 1 on node-07 is DOWN"
+		}
+	}
+	sums["node-01"] = append(sums["node-01"], liveplan.Summary{Node: "node-03", Rail: 2, Window: 7, Sent: 2, Answered: 2}) // too few: untested
+	m := New(Options{})
+	fold(m, sums)
+	got := m.Analyse(ns, matrix.Thresholds{})
+	th := matrix.DefaultThresholds()
+	th.TestedOnly = true
+	want := matrix.Analyse(ns, nil, m.Cells(), th)
+	if got.Healthy != want.Healthy || !reflect.DeepEqual(got.Counts, want.Counts) || got.NumCells() != want.NumCells() {
+		t.Fatalf("healthy %v/%v counts %v/%v cells %d/%d", got.Healthy, want.Healthy, got.Counts, want.Counts, got.NumCells(), want.NumCells())
+	}
+	for k := range want.NumCells() {
+		g, w := got.CellAt(k), want.CellAt(k)
+		if g.Verdict != w.Verdict || g.Reason != w.Reason || g.Class != w.Class || !reflect.DeepEqual(g.Error, w.Error) {
+			t.Fatalf("cell %d %s->%s rail %d: %s %q %+v, want %s %q %+v", k, w.Src, w.Dst, w.Rail, g.Verdict, g.Reason, g.Error, w.Verdict, w.Reason, w.Error)
+		}
+	}
+	if !reflect.DeepEqual(got.Suspects, want.Suspects) {
+		t.Fatalf("suspects\n got %+v\nwant %+v", got.Suspects, want.Suspects)
+	}
+	if len(got.Suspects) < 3 {
+		t.Errorf("%d suspects, want the three faults", len(got.Suspects))
 	}
 }
