@@ -190,7 +190,7 @@ func Defaults() map[string]any {
 		"demo.nodes":                   16,
 		"demo.rails":                   2,
 		"demo.listen":                  "127.0.0.1:8080",
-		"live.enabled":                 false,
+		"live.enabled":                 true,
 		"live.rate_per_hca":            50.0,
 		"live.group_rate":              1.0,
 		"live.window":                  10 * time.Second,

@@ -38,7 +38,7 @@ var descriptions = map[string]string{
 	"sim.faults":     "Faults to inject, `TARGET:EFFECT` (README: fault specs), e.g. `node-03/mlx5_1:down`.",
 	"sim.time_scale": "1: tests take their modelled time; 0: instant; up to 100.",
 
-	"live.enabled":           "Off by default until a connection-reset flake it brings out in 512-node in-process demos is fixed (issue 17). Run the always-on mesh: workers probe each other between sweeps (UD probes, one QP per HCA) and the leader judges the live window like a sweep (web UI Live view, `rdmamesh gate --live`, `rdmamesh_live_suspect_bad_cells` and the other live metrics). Needs a fabric with probe ports (the simulated one; the verbs engine has none yet, so real HCAs do not probe).",
+	"live.enabled":           "Run the always-on mesh: workers probe each other between sweeps (UD probes, one QP per HCA) and the leader judges the live window like a sweep (web UI Live view, `rdmamesh gate --live`, `rdmamesh_live_suspect_bad_cells` and the other live metrics). A fabric without probe ports leaves it off on that worker and says so in its log. In-process demos share one budget of 8,000 probes/s between all their workers.",
 	"live.rate_per_hca":      "Probes per second one HCA sends, at most (in-group and rotation together). 50 x 64 bytes is ~26 kb/s, far below 0.01% of a port.",
 	"live.group_rate":        "Probes per second to each peer of the HCA's own switch group (label leaf, switch, rack or group), probed all the time.",
 	"live.window":            "How long one summary window (and one rotation slice of other groups) lasts.",

@@ -139,7 +139,7 @@ scrape_configs:
 		}
 		return true, ""
 	})
-	for _, q := range []string{"rdmamesh_build_info", "rdmamesh_members", "rdmamesh_live_enabled"} {
+	for _, q := range []string{"rdmamesh_build_info", "rdmamesh_members", "rdmamesh_live_enabled == 1"} {
 		waitFor(q+" in Prometheus", func() (bool, string) {
 			var r struct {
 				Data struct {
