@@ -7,12 +7,13 @@
 # to form on 2 cores; the harness stops itself past IDLE_MEM_MB of resident
 # memory (the pool and the worker together).
 #   make idle-cost IDLE_MEMBERS=1024 IDLE_KEYS=on IDLE_ARGS='-window 2m'
+#   make idle-cost IDLE_MEMBERS=1024 IDLE_KEYS=on IDLE_ARGS=-live   (probing at the shipped rates, issue 17)
 IDLE_GO      ?= $(or $(GO),go)
 IDLE_BIN     ?= $(or $(BIN),bin/rdmamesh)
 IDLE_MEMBERS ?= 1024,128,3
 IDLE_KEYS    ?= off,on
 IDLE_MEM_MB  ?= 8192
-IDLE_ARGS    ?=
+# IDLE_ARGS=-live gives the worker a live plan for its pool first (issue 17: probing at the shipped rates).
 
 .PHONY: idle-cost
 idle-cost:

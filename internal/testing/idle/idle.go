@@ -53,6 +53,10 @@ type Config struct {
 	// worker, must send little (three in a row) before it counts as
 	// settled; 0 = 5 s.
 	Calm time.Duration
+	// Live gives the settled worker the always-on mesh's plan for a pool
+	// this size before the window (pushPlan), so the window measures it
+	// probing at the shipped rates.
+	Live bool
 	Dir  string    // work directory ("" = a temporary one, removed)
 	Log  io.Writer // progress; nil = none
 }
@@ -66,6 +70,8 @@ type Result struct {
 	Members         int
 	Key             bool
 	PeerCompression bool
+	Live            bool
+	ProbeRate       float64 // probes/s the plan has the worker send (Live)
 
 	Form    time.Duration // the pool forming, before the worker starts
 	Join    time.Duration // the worker's start until it was settled
@@ -214,6 +220,13 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	res.JoinHWM = procstat.HWM(pid)
 	if err := procstat.ResetPeak(pid); err != nil {
 		return res, fmt.Errorf("reset the worker's VmHWM: %w", err)
+	}
+	if cfg.Live {
+		if res.ProbeRate, err = w.pushPlan(ctx, cfg.Members); err != nil {
+			return res, fmt.Errorf("the live plan: %w", err)
+		}
+		res.Live = true
+		say("the worker probes at %.0f probes/s under a %d-member live plan", res.ProbeRate, cfg.Members)
 	}
 	say("the worker (pid %d) settled %s after its start (%.2f s of CPU, peak RSS %s); measuring for %s", pid, res.Join.Round(time.Second),
 		res.JoinCPU.Seconds(), procstat.MB(res.JoinHWM), window)

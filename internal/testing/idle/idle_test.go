@@ -30,7 +30,8 @@ func buildBin(t *testing.T) string {
 }
 
 // TestRunSmall keeps `make idle-cost` working: the real binary's worker
-// joins a pool of 16 with a gossip key, converges, settles and is measured.
+// joins a pool of 16 with a gossip key, converges, settles, takes a live
+// plan and is measured.
 // It checks the harness's mechanics and that the figures are readings,
 // never how fast anything is.
 func TestRunSmall(t *testing.T) {
@@ -41,12 +42,15 @@ func TestRunSmall(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	var log strings.Builder
-	r, err := Run(ctx, Config{Bin: bin, Members: 16, Key: true, Window: 3 * time.Second, Calm: time.Second, Wait: 2 * time.Minute,
+	r, err := Run(ctx, Config{Bin: bin, Members: 16, Key: true, Live: true, Window: 3 * time.Second, Calm: time.Second, Wait: 2 * time.Minute,
 		Dir: t.TempDir(), Log: &log})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
 	t.Logf("%+v", r)
+	if !r.Live || r.ProbeRate <= 0 {
+		t.Errorf("the worker took no live plan: live %v, %v probes/s", r.Live, r.ProbeRate)
+	}
 	if r.WorkerSees != 16 || r.PeersMin != 16 || r.PeersMax != 16 {
 		t.Errorf("convergence: the worker sees %d, the peers %d..%d; want 16", r.WorkerSees, r.PeersMin, r.PeersMax)
 	}

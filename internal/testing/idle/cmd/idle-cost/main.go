@@ -29,6 +29,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	window := fs.Duration("window", 0, "measurement window; 0 = one push/pull interval of the pool's size, at least 1m")
 	compress := fs.Bool("peer-compression", false, "the peers compress their gossip (LAN's default; slower to form a large pool)")
 	memMB := fs.Uint64("mem-limit-mb", idle.DefaultRSSLimit>>20, "stop a run once this process and the worker hold more resident memory (MB)")
+	live := fs.Bool("live", false, "give the worker a live plan for the pool (the always-on mesh at the shipped rates) before measuring")
 	wait := fs.Duration("wait", 15*time.Minute, "give up a run when the pool or the worker has not settled within this")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -56,7 +57,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	var rs []idle.Result
 	for _, n := range sizes {
 		for _, k := range withKey {
-			r, err := idle.Run(ctx, idle.Config{Bin: *bin, Members: n, Key: k, PeerCompression: *compress, Window: *window,
+			r, err := idle.Run(ctx, idle.Config{Bin: *bin, Members: n, Key: k, PeerCompression: *compress, Window: *window, Live: *live,
 				RSSLimit: *memMB << 20, Wait: *wait, Log: stderr})
 			if err != nil {
 				fmt.Fprintf(stderr, "idle-cost: %d members, key %v: %v\n", n, k, err)
