@@ -13,7 +13,7 @@ IDLE_BIN     ?= $(or $(BIN),bin/rdmamesh)
 IDLE_MEMBERS ?= 1024,128,3
 IDLE_KEYS    ?= off,on
 IDLE_MEM_MB  ?= 8192
-# IDLE_ARGS=-live gives the worker a live plan for its pool first (issue 17: probing at the shipped rates).
+IDLE_ARGS    ?=
 
 .PHONY: idle-cost
 idle-cost:
