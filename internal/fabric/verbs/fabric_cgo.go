@@ -39,7 +39,8 @@ var _ = [1]struct{}{}[C.RM_OP_LOAD-opLoad+C.RM_OP_GET_DEVICE_LIST-opGetDeviceLis
 	C.RM_OP_WAIT_PING-opWaitPing+C.RM_OP_WAIT_DONE-opWaitDone+C.RM_OP_WAIT_CQ-opWaitCQ+C.RM_OP_ALLOC-opAlloc+
 	C.RM_OP_ASYNC_EVENT-opAsyncEvent+C.RM_OP_CM_LOAD-opCMLoad+C.RM_OP_CM_CHANNEL-opCMChannel+C.RM_OP_CM_BIND-opCMBind+
 	C.RM_OP_CM_RESOLVE_ADDR-opCMResolveAddr+C.RM_OP_CM_RESOLVE_ROUTE-opCMResolveRt+C.RM_OP_CM_CONNECT-opCMConnect+
-	C.RM_OP_CM_ACCEPT-opCMAccept+C.RM_OP_CM_QP_ATTR-opCMQPAttr+C.RM_OP_CM_DEVICE-opCMDevice]
+	C.RM_OP_CM_ACCEPT-opCMAccept+C.RM_OP_CM_QP_ATTR-opCMQPAttr+C.RM_OP_CM_DEVICE-opCMDevice+
+	C.RM_OP_CREATE_AH-opCreateAH+C.RM_OP_COMP_CHANNEL-opCompChannel]
 
 var (
 	loadOnce sync.Once
@@ -76,7 +77,8 @@ type Fabric struct {
 	mu       sync.Mutex
 	devs     map[string]*device
 	watchers map[string]*watcher
-	sessions map[*Session]struct{} // open sessions, so a lost port can cancel theirs
+	sessions map[*Session]struct{}   // open sessions, so a lost port can cancel theirs
+	probes   map[*ProbePort]struct{} // open probe ports, so a removed device is not held open by them
 	closed   bool
 }
 
@@ -103,7 +105,8 @@ func New(opts Options) (*Fabric, error) {
 		sys:    sysfs{root: os.DirFS("/sys/class/infiniband")},
 		net:    sysfs{root: os.DirFS("/sys/class/net")},
 		health: newHealthBook(time.Now), changes: make(chan struct{}, 1),
-		devs: map[string]*device{}, watchers: map[string]*watcher{}, sessions: map[*Session]struct{}{}}, nil
+		devs: map[string]*device{}, watchers: map[string]*watcher{}, sessions: map[*Session]struct{}{},
+		probes: map[*ProbePort]struct{}{}}, nil
 }
 
 // Name implements fabric.Fabric.
