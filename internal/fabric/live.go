@@ -63,3 +63,34 @@ func ProberOf(f Fabric) Prober {
 	}
 	return nil
 }
+
+// PollAnswers is ProbePort.Poll over a port's queue of answers: what is
+// queued first, even when ctx has ended (a poller draining with an ended
+// context still gets what arrived), else it waits for one or for ctx.
+func PollAnswers(ctx context.Context, q <-chan Answer, buf []Answer) (int, error) {
+	if len(buf) == 0 {
+		return 0, nil
+	}
+	select {
+	case a := <-q:
+		buf[0] = a
+	default:
+		select {
+		case a := <-q:
+			buf[0] = a
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+	}
+	n := 1
+	for n < len(buf) {
+		select {
+		case a := <-q:
+			buf[n] = a
+			n++
+		default:
+			return n, nil
+		}
+	}
+	return n, nil
+}

@@ -108,33 +108,7 @@ func (p *ProbePort) Send(to fabric.ProbeAddr, seq uint64) error {
 }
 
 func (p *ProbePort) Poll(ctx context.Context, buf []fabric.Answer) (int, error) {
-	if len(buf) == 0 {
-		return 0, nil
-	}
-	// Queued answers first: a poller draining with an ended context
-	// still gets what arrived.
-	select {
-	case a := <-p.answers:
-		buf[0] = a
-	default:
-		select {
-		case a := <-p.answers:
-			buf[0] = a
-		case <-ctx.Done():
-			return 0, ctx.Err()
-		}
-	}
-	n := 1
-	for n < len(buf) {
-		select {
-		case a := <-p.answers:
-			buf[n] = a
-			n++
-		default:
-			return n, nil
-		}
-	}
-	return n, nil
+	return fabric.PollAnswers(ctx, p.answers, buf)
 }
 
 // Close unregisters the port; answers still queued are dropped with it.

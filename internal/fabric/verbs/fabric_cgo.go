@@ -381,20 +381,27 @@ func (f *Fabric) Open(ctx context.Context, ep probe.Endpoint, p probe.TestParams
 	return s, nil
 }
 
-func (f *Fabric) open(d *device, port int, ep probe.Endpoint, p probe.TestParams) (*Session, *probe.Error) {
+// activePort queries a port a session or probe port is opened on: it
+// must exist and be ACTIVE; it returns its attributes, link layer and GIDs.
+func (f *Fabric) activePort(d *device, port int) (C.rm_port, string, []gidEntry, *probe.Error) {
 	if port > int(C.rm_dev_nports(d.c)) {
-		return nil, &probe.Error{Class: probe.ClassPortDown, Verb: "ibv_query_port",
+		return C.rm_port{}, "", nil, &probe.Error{Class: probe.ClassPortDown, Verb: "ibv_query_port",
 			Cause: fmt.Sprintf("%s has no port %d", d.name, port), Fix: "check `ibv_devinfo -d " + d.name + "`"}
 	}
 	rp, perr := f.queryPort(d, port)
 	if perr != nil {
-		return nil, perr
+		return rp, "", nil, perr
 	}
 	ll := linkLayerName(int(rp.link_layer))
 	if rp.state != 4 {
-		return nil, f.portCause(d.name, port, int(rp.state), int(rp.phys_state), ll)
+		return rp, ll, nil, f.portCause(d.name, port, int(rp.state), int(rp.phys_state), ll)
 	}
 	entries, perr := f.gids(d, port, rp)
+	return rp, ll, entries, perr
+}
+
+func (f *Fabric) open(d *device, port int, ep probe.Endpoint, p probe.TestParams) (*Session, *probe.Error) {
+	rp, ll, entries, perr := f.activePort(d, port)
 	if perr != nil {
 		return nil, perr
 	}

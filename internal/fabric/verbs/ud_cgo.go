@@ -9,7 +9,6 @@ import "C"
 
 import (
 	"context"
-	"fmt"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -78,19 +77,7 @@ func (f *Fabric) OpenProbe(ctx context.Context, device string, port int) (fabric
 }
 
 func (f *Fabric) openProbe(d *device, port int) (*ProbePort, *probe.Error) {
-	if port > int(C.rm_dev_nports(d.c)) {
-		return nil, &probe.Error{Class: probe.ClassPortDown, Verb: "ibv_query_port",
-			Cause: fmt.Sprintf("%s has no port %d", d.name, port), Fix: "check `ibv_devinfo -d " + d.name + "`"}
-	}
-	rp, perr := f.queryPort(d, port)
-	if perr != nil {
-		return nil, perr
-	}
-	ll := linkLayerName(int(rp.link_layer))
-	if rp.state != 4 {
-		return nil, f.portCause(d.name, port, int(rp.state), int(rp.phys_state), ll)
-	}
-	entries, perr := f.gids(d, port, rp)
+	rp, ll, entries, perr := f.activePort(d, port)
 	if perr != nil {
 		return nil, perr
 	}
@@ -184,7 +171,7 @@ func (p *ProbePort) run() {
 		if n < 0 {
 			// The channel failed (device reset or removal): keep checking,
 			// slowly, until Close; the fabric's watcher reports the device.
-			p.core.count(func(s *udStats) { s.WCErr++ })
+			p.core.count(func(s *ProbeStats) { s.WCErr++ })
 			if p.stopped(udCheckDue) {
 				return
 			}
@@ -196,13 +183,13 @@ func (p *ProbePort) run() {
 			case C.RM_UD_RECV:
 				p.core.received(int64(c.ts), uint32(c.src_qp), unsafe.Slice((*byte)(unsafe.Pointer(&c.data[0])), int(c.len)))
 			default:
-				p.core.count(func(s *udStats) { s.WCErr++ })
+				p.core.count(func(s *ProbeStats) { s.WCErr++ })
 			}
 		}
 		if now := time.Now(); now.After(next) {
 			next = now.Add(udCheckDue)
 			if C.rm_ud_check(p.c, &st) == 1 {
-				p.core.count(func(s *udStats) { s.Resets++ })
+				p.core.count(func(s *ProbeStats) { s.Resets++ })
 			}
 			p.core.sweep(now)
 		}
@@ -223,7 +210,7 @@ func (p *ProbePort) stopped(d time.Duration) bool {
 
 // Stats is what the port counted besides answers (for debugging and the
 // lab's checks).
-func (p *ProbePort) Stats() udStats { return p.core.snapshot() }
+func (p *ProbePort) Stats() ProbeStats { return p.core.snapshot() }
 
 // cLink is the device half of the core: the C QP.
 type cLink struct{ p *ProbePort }

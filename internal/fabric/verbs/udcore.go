@@ -28,8 +28,8 @@ const udQKey = 0x11111111
 // behind loses answers (counted as lost probes), as a full CQ would.
 const udAnswerQueue = 4096
 
-// udStats counts what a probe port saw besides answers to its probes.
-type udStats struct {
+// ProbeStats counts what a probe port saw (ProbePort.Stats).
+type ProbeStats struct {
 	Answers   uint64 // answers to our probes handed to Poll
 	Answered  uint64 // peers' probes we answered
 	Dropped   uint64 // answers lost because Poll fell behind
@@ -54,7 +54,7 @@ type udCore[H comparable] struct {
 
 	mu    sync.Mutex
 	peers map[peerKey]peer // whom we probed, by the address their answers carry
-	stats udStats
+	stats ProbeStats
 }
 
 type peerKey struct {
@@ -127,7 +127,7 @@ func (c *udCore[H]) send(to fabric.ProbeAddr, seq uint64, now time.Time) error {
 func (c *udCore[H]) received(ts int64, srcQP uint32, data []byte) {
 	m, err := decodeUDMsg(data)
 	if err != nil {
-		c.count(func(s *udStats) { s.Malformed++ })
+		c.count(func(s *ProbeStats) { s.Malformed++ })
 		return
 	}
 	k := c.keyFor(m.GID, m.LID)
@@ -136,7 +136,7 @@ func (c *udCore[H]) received(ts int64, srcQP uint32, data []byte) {
 		return
 	}
 	if m.Token != c.token {
-		c.count(func(s *udStats) { s.Foreign++ })
+		c.count(func(s *ProbeStats) { s.Foreign++ })
 		return
 	}
 	c.mu.Lock()
@@ -145,17 +145,17 @@ func (c *udCore[H]) received(ts int64, srcQP uint32, data []byte) {
 	rtt := time.Duration(ts - m.Stamp)
 	switch {
 	case !ok:
-		c.count(func(s *udStats) { s.Unknown++ })
+		c.count(func(s *ProbeStats) { s.Unknown++ })
 		return
 	case rtt < 0:
-		c.count(func(s *udStats) { s.Malformed++ })
+		c.count(func(s *ProbeStats) { s.Malformed++ })
 		return
 	}
 	select {
 	case c.answers <- fabric.Answer{Seq: m.Seq, From: p.addr, RTT: rtt}:
-		c.count(func(s *udStats) { s.Answers++ })
+		c.count(func(s *ProbeStats) { s.Answers++ })
 	default:
-		c.count(func(s *udStats) { s.Dropped++ })
+		c.count(func(s *ProbeStats) { s.Dropped++ })
 	}
 }
 
@@ -170,10 +170,10 @@ func (c *udCore[H]) answer(m udMsg, k ahKey, srcQP uint32) {
 		err = c.link.post(ah, srcQP, m.QKey, b[:], -1)
 	}
 	if err != nil {
-		c.count(func(s *udStats) { s.ReplyErr++ })
+		c.count(func(s *ProbeStats) { s.ReplyErr++ })
 		return
 	}
-	c.count(func(s *udStats) { s.Answered++ })
+	c.count(func(s *ProbeStats) { s.Answered++ })
 }
 
 // sweep forgets targets not probed within the handles' idle time and
@@ -189,13 +189,13 @@ func (c *udCore[H]) sweep(now time.Time) {
 	c.ahs.sweep()
 }
 
-func (c *udCore[H]) count(f func(*udStats)) {
+func (c *udCore[H]) count(f func(*ProbeStats)) {
 	c.mu.Lock()
 	f(&c.stats)
 	c.mu.Unlock()
 }
 
-func (c *udCore[H]) snapshot() udStats {
+func (c *udCore[H]) snapshot() ProbeStats {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.stats
@@ -203,31 +203,5 @@ func (c *udCore[H]) snapshot() udStats {
 
 // poll is fabric.ProbePort.Poll over the answer queue.
 func (c *udCore[H]) poll(ctx context.Context, buf []fabric.Answer) (int, error) {
-	if len(buf) == 0 {
-		return 0, nil
-	}
-	// Queued answers first: a poller draining with an ended context
-	// still gets what arrived.
-	select {
-	case a := <-c.answers:
-		buf[0] = a
-	default:
-		select {
-		case a := <-c.answers:
-			buf[0] = a
-		case <-ctx.Done():
-			return 0, ctx.Err()
-		}
-	}
-	n := 1
-	for n < len(buf) {
-		select {
-		case a := <-c.answers:
-			buf[n] = a
-			n++
-		default:
-			return n, nil
-		}
-	}
-	return n, nil
+	return fabric.PollAnswers(ctx, c.answers, buf)
 }
