@@ -23,7 +23,7 @@ import (
 var _ fabric.Prober = (*Fabric)(nil)
 
 const (
-	udWaitMs   = 250         // the poller's longest block: how late it sees a stop it missed
+	udWaitMs   = 1000        // the poller's longest block on a quiet port (Close wakes it through the pipe)
 	udCheckDue = time.Second // how often the QP's state and idle handles are checked
 	udBatch    = 64          // completions taken per wait
 )
