@@ -14,6 +14,8 @@
 #                      ib-traffic style) wall time, 3 interleaved repetitions
 #   make lab-smoke     the CI smoke: from nothing, 4 VMs, doctor, probe, ratio
 #                      table, a sweep, three fault cases (lab/smoke.sh)
+#   make lab-live      4 VMs: the always-on mesh, a port down and a netem loss
+#                      flagged without a sweep (lab/live.sh)
 #   make lab-setup     download/build the cached kernel and base initramfs only
 #   make lab-down      stop leftover VMs and delete the lab namespace
 #
@@ -26,7 +28,7 @@ LAB_VMS ?= 4
 LAB_REPS ?= 5
 LAB_SH := lab/lab.sh
 
-.PHONY: lab lab-probe lab-compare lab-sweep lab-faults lab-churn lab-scenario lab-smoke lab-p7 lab-setup lab-down
+.PHONY: lab lab-probe lab-compare lab-sweep lab-faults lab-churn lab-scenario lab-smoke lab-p7 lab-live lab-setup lab-down
 
 lab:
 	LAB_REPS=$(LAB_REPS) bash $(LAB_SH) all $(LAB_VMS)
@@ -52,6 +54,9 @@ lab-scenario:
 
 lab-smoke:
 	bash $(LAB_SH) smoke
+
+lab-live:
+	bash $(LAB_SH) live
 
 lab-setup:
 	bash lab/setup.sh

@@ -12,6 +12,9 @@
 #   lab.sh scenario FILE|NAME...
 #                       fault scenarios from files (format: README.md): reuses
 #                       running VMs or boots them, injects, sweeps, heals, judges
+#   lab.sh live         4 VMs: the always-on mesh (live.enabled), a port down
+#                       and a netem loss flagged without a sweep (live.sh);
+#                       reuses running VMs (lab.sh up 4) or boots them
 #   lab.sh churn        1 VM: session churn, leak check
 #   lab.sh smoke        the CI smoke from nothing (smoke.sh), one retry on an
 #                       infrastructure failure (exit 75 of smoke-once)
@@ -32,6 +35,7 @@ set -euo pipefail
 . "$LAB_DIR/churn.sh"
 . "$LAB_DIR/smoke.sh"
 . "$LAB_DIR/p7.sh"
+. "$LAB_DIR/live.sh"
 
 [ "$(id -u)" -eq 0 ] || die "the lab needs root (network namespace, taps)"
 
@@ -169,6 +173,12 @@ main() {
 		trap cleanup EXIT
 		scenario_run "$@"
 		;;
+	live)
+		trap cleanup EXIT
+		(cd "$REPO_DIR" && go build -o "$LAB_RUN/labcheck" ./lab/labcheck) || die "building labcheck"
+		boot_or_reuse 4
+		phase_live 4
+		;;
 	churn)
 		trap cleanup EXIT
 		if [ -z "${LAB_REUSE:-}" ]; then
@@ -220,7 +230,7 @@ main() {
 		vms_down
 		net_down
 		;;
-	*) die "unknown command $cmd (all|probe|compare|sweep|faults|scenario|p7|churn|smoke|up|shell|down)" ;;
+	*) die "unknown command $cmd (all|probe|compare|sweep|faults|scenario|p7|live|churn|smoke|up|shell|down)" ;;
 	esac
 	log "done in $((SECONDS - T0))s"
 }

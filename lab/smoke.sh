@@ -8,6 +8,9 @@
 #   one sweep through the gate, every cell ok over the chosen GID
 #   three fault scenarios (lab/scenarios/port-down-before, mtu-netdev,
 #   loss-both) judged for suspect, class, cause and fix
+#   the live phase (live.sh): workers and coordinator with live.enabled,
+#   no sweep; a port down on vm2 and a netem loss on vm3 must each be the
+#   live matrix's first suspect within 60 s (LAB_SMOKE_LIVE=0 skips it)
 # Smaller than `make lab`: fewer repetitions, fewer iterations per cell,
 # no confirmation passes in the clean sweep (their re-measurements only
 # chase the emulator's noise), three fault cases out of twelve.
@@ -53,6 +56,9 @@ smoke_once() {
 	sweep_stop
 	faults_table
 	mark "faults"
+	if [ "${LAB_SMOKE_LIVE:-1}" != 0 ]; then
+		phase_live "$n"
+	fi
 	log "load at end: $(cut -d' ' -f1-3 /proc/loadavg)"
 }
 

@@ -172,8 +172,8 @@ func openFabric(c *config.Config, name string, pol inventory.GIDPolicy) (fabric.
 }
 
 // liveProber is the fabric's probe ports when live probing is on (the
-// coordinator's plan then says whom to probe). The verbs engine has none
-// yet: say so once instead of probing nothing silently.
+// coordinator's plan then says whom to probe). Both fabrics have them; a
+// fabric without would be said so once instead of probing nothing silently.
 func liveProber(c *config.Config, fab fabric.Fabric, log *slog.Logger) fabric.Prober {
 	if !c.Live.Enabled {
 		return nil

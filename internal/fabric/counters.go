@@ -12,14 +12,4 @@ type CounterReader interface {
 
 // CountersOf is f's CounterReader, looking through Adapt's wrapper: nil
 // when the fabric keeps no counters.
-func CountersOf(f Fabric) CounterReader {
-	if c, ok := f.(CounterReader); ok {
-		return c
-	}
-	if u, ok := f.(interface{ unwrap() any }); ok {
-		if c, ok := u.unwrap().(CounterReader); ok {
-			return c
-		}
-	}
-	return nil
-}
+func CountersOf(f Fabric) CounterReader { return provided[CounterReader](f) }

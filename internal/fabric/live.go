@@ -2,6 +2,7 @@ package fabric
 
 import (
 	"context"
+	"sync"
 	"time"
 )
 
@@ -52,14 +53,74 @@ type ProbePort interface {
 
 // ProberOf is f's Prober, looking through Adapt's wrapper: nil when the
 // fabric has no probe ports.
-func ProberOf(f Fabric) Prober {
-	if p, ok := f.(Prober); ok {
-		return p
+func ProberOf(f Fabric) Prober { return provided[Prober](f) }
+
+// provided is f as the optional interface T, looking through Adapt's
+// wrapper to the provider behind it; the zero T when it is not one.
+func provided[T any](f Fabric) T {
+	if t, ok := f.(T); ok {
+		return t
 	}
 	if u, ok := f.(interface{ unwrap() any }); ok {
-		if p, ok := u.unwrap().(Prober); ok {
-			return p
+		if t, ok := u.unwrap().(T); ok {
+			return t
 		}
 	}
-	return nil
+	var zero T
+	return zero
+}
+
+// AnswerQueue holds a probe port's answers until Poll takes them. It
+// grows only as answers wait, so thousands of idle ports (a 512-node
+// simulated demo has 4,096) cost nothing until they probe, and it stops
+// at a bound: a poller that falls behind loses answers (counted as lost
+// probes), as a full CQ would. The zero value is not usable: NewAnswerQueue.
+type AnswerQueue struct {
+	max   int
+	mu    sync.Mutex
+	queue []Answer      // oldest first
+	ready chan struct{} // a token when queue may have become non-empty
+}
+
+// NewAnswerQueue makes a queue holding at most max answers.
+func NewAnswerQueue(max int) *AnswerQueue {
+	return &AnswerQueue{max: max, ready: make(chan struct{}, 1)}
+}
+
+// Push queues an answer; false when the queue was full and it was lost.
+func (q *AnswerQueue) Push(a Answer) bool {
+	q.mu.Lock()
+	ok := len(q.queue) < q.max
+	if ok {
+		q.queue = append(q.queue, a)
+	}
+	q.mu.Unlock()
+	select {
+	case q.ready <- struct{}{}:
+	default: // a token is already waiting
+	}
+	return ok
+}
+
+// Poll is ProbePort.Poll over the queue: what is queued first, even when
+// ctx has ended (a poller draining with an ended context still gets what
+// arrived), else it waits for an answer or for ctx.
+func (q *AnswerQueue) Poll(ctx context.Context, buf []Answer) (int, error) {
+	if len(buf) == 0 {
+		return 0, nil
+	}
+	for {
+		q.mu.Lock()
+		n := copy(buf, q.queue)
+		q.queue = q.queue[:copy(q.queue, q.queue[n:])]
+		q.mu.Unlock()
+		if n > 0 {
+			return n, nil
+		}
+		select {
+		case <-q.ready:
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+	}
 }

@@ -23,6 +23,10 @@
 //	labcheck scenario -vms FILE... check them, print the most VMs any needs
 //	labcheck served MODE API...    sum of the workers' responder sessions
 //	                               connected in MODE (exchange|rdmacm)
+//	labcheck live URL clean:N|NODE TIMEOUT
+//	                               wait until the live (always-on) matrix
+//	                               is clean with N nodes probing, or names
+//	                               NODE its first suspect (live.go)
 //	labcheck churn API NODE N CONC OUT
 //	                               N test sessions through one worker's API
 //	                               (to itself), leak check (churn.go)
@@ -144,6 +148,11 @@ func main() {
 		err = churn(a[0], a[1], atoi(a[2]), atoi(a[3]), a[4])
 	case "scenario":
 		err = scenario(a)
+	case "live":
+		if len(a) != 3 {
+			fail("usage: labcheck live URL clean:N|NODE TIMEOUT")
+		}
+		err = waitLive(a[0], a[1], a[2])
 	case "cellstats":
 		if len(a) != 1 {
 			fail("usage: labcheck cellstats FILE")

@@ -25,10 +25,7 @@ func (s *probeSwitch) lookup(node, dev string) *ProbePort {
 	return s.ports[[2]string{node, dev}]
 }
 
-// maxAnswers bounds the answers waiting for Poll: a poller that falls
-// behind loses answers (counted as lost probes), as a full CQ would. The
-// queue grows only as answers wait, so thousands of idle simulated ports
-// (a 512-node demo has 4,096) cost nothing until they probe.
+// maxAnswers bounds the answers waiting for Poll (fabric.AnswerQueue).
 const maxAnswers = 4096
 
 // probeBytes is a probe's payload: a sequence number and a timestamp.
@@ -36,13 +33,11 @@ const probeBytes = 64
 
 // ProbePort is a simulated probe QP (fabric.ProbePort).
 type ProbePort struct {
-	fab   *Fabric
-	addr  fabric.ProbeAddr
-	mu    sync.Mutex
-	queue []fabric.Answer // answers not yet polled, oldest first
-	ready chan struct{}   // a token when queue may have become non-empty
-	rng   *rand.Rand      // Send's goroutine only
-	once  sync.Once
+	fab     *Fabric
+	addr    fabric.ProbeAddr
+	answers *fabric.AnswerQueue
+	rng     *rand.Rand // Send's goroutine only
+	once    sync.Once
 }
 
 // OpenProbe opens a probe port on one of this node's HCAs.
@@ -59,8 +54,8 @@ func (n *Node) OpenProbe(ctx context.Context, device string, port int) (fabric.P
 	p := &ProbePort{fab: n.fab,
 		addr: fabric.ProbeAddr{Node: n.name, Device: device, QPN: uint32(hash64(n.fab.seed, "udqp", n.name, device) & 0xffffff),
 			QKey: 0x11111111},
-		ready: make(chan struct{}, 1),
-		rng:   rand.New(rand.NewSource(int64(hash64(n.fab.seed, "live", n.name, device))))}
+		answers: fabric.NewAnswerQueue(maxAnswers),
+		rng:     rand.New(rand.NewSource(int64(hash64(n.fab.seed, "live", n.name, device))))}
 	sw := &n.fab.live
 	sw.mu.Lock()
 	defer sw.mu.Unlock()
@@ -104,42 +99,12 @@ func (p *ProbePort) Send(to fabric.ProbeAddr, seq uint64) error {
 	if p.rng.Float64() < 0.01 {
 		rtt *= e.tailFactor()
 	}
-	p.deliver(fabric.Answer{Seq: seq, From: peer.addr, RTT: time.Duration(rtt)})
+	p.answers.Push(fabric.Answer{Seq: seq, From: peer.addr, RTT: time.Duration(rtt)})
 	return nil
 }
 
-func (p *ProbePort) deliver(a fabric.Answer) {
-	p.mu.Lock()
-	if len(p.queue) < maxAnswers { // else the poller fell behind: the answer is lost
-		p.queue = append(p.queue, a)
-	}
-	p.mu.Unlock()
-	select {
-	case p.ready <- struct{}{}:
-	default: // a token is already waiting
-	}
-}
-
 func (p *ProbePort) Poll(ctx context.Context, buf []fabric.Answer) (int, error) {
-	if len(buf) == 0 {
-		return 0, nil
-	}
-	for {
-		// Queued answers first: a poller draining with an ended context
-		// still gets what arrived.
-		p.mu.Lock()
-		n := copy(buf, p.queue)
-		p.queue = p.queue[:copy(p.queue, p.queue[n:])]
-		p.mu.Unlock()
-		if n > 0 {
-			return n, nil
-		}
-		select {
-		case <-p.ready:
-		case <-ctx.Done():
-			return 0, ctx.Err()
-		}
-	}
+	return p.answers.Poll(ctx, buf)
 }
 
 // Close unregisters the port; answers still queued are dropped with it.

@@ -45,6 +45,8 @@ const (
 	opCMAccept      op = 29
 	opCMQPAttr      op = 30
 	opCMDevice      op = 31
+	opCreateAH      op = 32
+	opCompChannel   op = 33
 )
 
 var opVerb = map[op]string{
@@ -79,6 +81,8 @@ var opVerb = map[op]string{
 	opCMAccept:      "rdma_accept",
 	opCMQPAttr:      "rdma_init_qp_attr",
 	opCMDevice:      "rdma_bind_addr",
+	opCreateAH:      "ibv_create_ah",
+	opCompChannel:   "ibv_get_cq_event",
 }
 
 // failure is what the C side reports (rm_status), in Go terms.
@@ -198,7 +202,8 @@ func classify(f failure, w where) *probe.Error {
 	case opModifyInit:
 		return set(probe.ClassInternal, fmt.Sprintf("moving the QP to INIT on %s failed: %s", on, f.err.Error()),
 			"check the port number exists (`ibv_devinfo -d "+w.device+"`)")
-	case opModifyRTR:
+	case opModifyRTR, opCreateAH:
+		// An address handle resolves the peer's GID like RTR does.
 		return classifyRTR(f, w, on, set)
 	case opModifyRTS:
 		return set(probe.ClassInternal, fmt.Sprintf("moving the QP to RTS on %s failed: %s", on, f.err.Error()),
@@ -210,6 +215,9 @@ func classify(f failure, w where) *probe.Error {
 	case opPostSend:
 		return set(probe.ClassInternal, fmt.Sprintf("ibv_post_send on %s failed: %s (QP in error state or queue overflow)", on, f.err.Error()),
 			"rerun; if it repeats, report it with the worker log")
+	case opCompChannel:
+		return set(probe.ClassInternal, fmt.Sprintf("waiting for completions on %s failed: %s", on, f.err.Error()),
+			"the device may have been reset; check dmesg")
 	case opPollCQ:
 		return set(probe.ClassInternal, "ibv_poll_cq failed on "+on, "the device may have been reset; check dmesg")
 	case opAsyncEvent:

@@ -47,6 +47,8 @@ enum rm_op {
 	RM_OP_CM_ACCEPT = 29,   // waiting for and accepting the request
 	RM_OP_CM_QP_ATTR = 30,  // rdma_init_qp_attr
 	RM_OP_CM_DEVICE = 31,   // the CM picked another device than ours
+	RM_OP_CREATE_AH = 32,   // a UD address handle for a live-probe target
+	RM_OP_COMP_CHANNEL = 33, // a completion channel, or waiting on it
 };
 
 // Where a failure happened and what the library said. iter is the
@@ -161,6 +163,32 @@ int rm_cm_connect(rm_sess *s, const char *src, const char *dst, int port, const 
 		  rm_cm_priv *peer, int64_t timeout_ns, int64_t gen, rm_status *st);
 int rm_cm_establish(rm_sess *s, const rm_cm_priv *peer, int mtu_cap, rm_status *st);
 int rm_sess_path_mtu(rm_sess *s);
+
+// The always-on mesh's probe port (ud.c): one UD QP per HCA port.
+typedef struct rm_ud rm_ud;
+
+enum { RM_UD_RECV = 1, RM_UD_SEND_ERR = 2, RM_UD_RECV_ERR = 3 };
+
+// One completion the poller hands to Go: a received message (payload
+// without the 40-byte GRH area, timestamped when it was polled) or a
+// failed work request.
+typedef struct rm_ud_cqe {
+	int64_t ts;
+	uint32_t src_qp;
+	int kind;   // RM_UD_*
+	int status; // enum ibv_wc_status
+	int len;
+	uint8_t data[64];
+} rm_ud_cqe;
+
+rm_ud *rm_ud_open(rm_dev *d, int port, int sgid_index, uint32_t qkey, rm_status *st);
+uint32_t rm_ud_qpn(rm_ud *u);
+void *rm_ud_ah(rm_ud *u, int global, const uint8_t *dgid, int dlid, rm_status *st);
+void rm_ud_ah_free(void *ah);
+int rm_ud_post(rm_ud *u, void *ah, uint32_t qpn, uint32_t qkey, const uint8_t *msg, int len, int stamp_off, rm_status *st);
+int rm_ud_wait(rm_ud *u, int stop_fd, int timeout_ms, rm_ud_cqe *out, int max, rm_status *st);
+int rm_ud_check(rm_ud *u, rm_status *st);
+void rm_ud_close(rm_ud *u);
 
 int rm_dev_registered(rm_dev *d);
 // 1: *ev filled; 0: timeout; 2: stop_fd readable; -1: error.

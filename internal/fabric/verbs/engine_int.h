@@ -28,6 +28,13 @@ struct rm_fn {
 	ssize_t (*query_gid_table)(struct ibv_context *, struct ibv_gid_entry *, size_t, uint32_t, size_t);
 	int (*get_async_event)(struct ibv_context *, struct ibv_async_event *);
 	void (*ack_async_event)(struct ibv_async_event *);
+	struct ibv_ah *(*create_ah)(struct ibv_pd *, struct ibv_ah_attr *);
+	int (*destroy_ah)(struct ibv_ah *);
+	struct ibv_comp_channel *(*create_comp_channel)(struct ibv_context *);
+	int (*destroy_comp_channel)(struct ibv_comp_channel *);
+	int (*get_cq_event)(struct ibv_comp_channel *, struct ibv_cq **, void **);
+	void (*ack_cq_events)(struct ibv_cq *, unsigned int);
+	int (*query_qp)(struct ibv_qp *, struct ibv_qp_attr *, int, struct ibv_qp_init_attr *);
 };
 
 extern struct rm_fn rm_fn;

@@ -39,7 +39,8 @@ var _ = [1]struct{}{}[C.RM_OP_LOAD-opLoad+C.RM_OP_GET_DEVICE_LIST-opGetDeviceLis
 	C.RM_OP_WAIT_PING-opWaitPing+C.RM_OP_WAIT_DONE-opWaitDone+C.RM_OP_WAIT_CQ-opWaitCQ+C.RM_OP_ALLOC-opAlloc+
 	C.RM_OP_ASYNC_EVENT-opAsyncEvent+C.RM_OP_CM_LOAD-opCMLoad+C.RM_OP_CM_CHANNEL-opCMChannel+C.RM_OP_CM_BIND-opCMBind+
 	C.RM_OP_CM_RESOLVE_ADDR-opCMResolveAddr+C.RM_OP_CM_RESOLVE_ROUTE-opCMResolveRt+C.RM_OP_CM_CONNECT-opCMConnect+
-	C.RM_OP_CM_ACCEPT-opCMAccept+C.RM_OP_CM_QP_ATTR-opCMQPAttr+C.RM_OP_CM_DEVICE-opCMDevice]
+	C.RM_OP_CM_ACCEPT-opCMAccept+C.RM_OP_CM_QP_ATTR-opCMQPAttr+C.RM_OP_CM_DEVICE-opCMDevice+
+	C.RM_OP_CREATE_AH-opCreateAH+C.RM_OP_COMP_CHANNEL-opCompChannel]
 
 var (
 	loadOnce sync.Once
@@ -76,7 +77,8 @@ type Fabric struct {
 	mu       sync.Mutex
 	devs     map[string]*device
 	watchers map[string]*watcher
-	sessions map[*Session]struct{} // open sessions, so a lost port can cancel theirs
+	sessions map[*Session]struct{}   // open sessions, so a lost port can cancel theirs
+	probes   map[*ProbePort]struct{} // open probe ports, so a removed device is not held open by them
 	closed   bool
 }
 
@@ -103,7 +105,8 @@ func New(opts Options) (*Fabric, error) {
 		sys:    sysfs{root: os.DirFS("/sys/class/infiniband")},
 		net:    sysfs{root: os.DirFS("/sys/class/net")},
 		health: newHealthBook(time.Now), changes: make(chan struct{}, 1),
-		devs: map[string]*device{}, watchers: map[string]*watcher{}, sessions: map[*Session]struct{}{}}, nil
+		devs: map[string]*device{}, watchers: map[string]*watcher{}, sessions: map[*Session]struct{}{},
+		probes: map[*ProbePort]struct{}{}}, nil
 }
 
 // Name implements fabric.Fabric.
@@ -378,20 +381,27 @@ func (f *Fabric) Open(ctx context.Context, ep probe.Endpoint, p probe.TestParams
 	return s, nil
 }
 
-func (f *Fabric) open(d *device, port int, ep probe.Endpoint, p probe.TestParams) (*Session, *probe.Error) {
+// activePort queries a port a session or probe port is opened on: it
+// must exist and be ACTIVE; it returns its attributes, link layer and GIDs.
+func (f *Fabric) activePort(d *device, port int) (C.rm_port, string, []gidEntry, *probe.Error) {
 	if port > int(C.rm_dev_nports(d.c)) {
-		return nil, &probe.Error{Class: probe.ClassPortDown, Verb: "ibv_query_port",
+		return C.rm_port{}, "", nil, &probe.Error{Class: probe.ClassPortDown, Verb: "ibv_query_port",
 			Cause: fmt.Sprintf("%s has no port %d", d.name, port), Fix: "check `ibv_devinfo -d " + d.name + "`"}
 	}
 	rp, perr := f.queryPort(d, port)
 	if perr != nil {
-		return nil, perr
+		return rp, "", nil, perr
 	}
 	ll := linkLayerName(int(rp.link_layer))
 	if rp.state != 4 {
-		return nil, f.portCause(d.name, port, int(rp.state), int(rp.phys_state), ll)
+		return rp, ll, nil, f.portCause(d.name, port, int(rp.state), int(rp.phys_state), ll)
 	}
 	entries, perr := f.gids(d, port, rp)
+	return rp, ll, entries, perr
+}
+
+func (f *Fabric) open(d *device, port int, ep probe.Endpoint, p probe.TestParams) (*Session, *probe.Error) {
+	rp, ll, entries, perr := f.activePort(d, port)
 	if perr != nil {
 		return nil, perr
 	}

@@ -212,6 +212,7 @@ func (w *watcher) gone(cause, what string) {
 		Fix: "check `rdma link` and `ibv_devices`; rdmamesh reopens the device by itself when it is back"}
 	f.health.removed(w.name, e, what)
 	f.abortSessions(w.name, 0, e)
+	f.closeProbes(w.name)
 	f.dropDevice(w.name)
 	f.notify()
 }

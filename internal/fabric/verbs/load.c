@@ -66,6 +66,13 @@ int rm_load(char *msg, int msglen)
 		{(void **)&rm_fn.query_gid_table, "_ibv_query_gid_table", 0, 1},
 		{(void **)&rm_fn.get_async_event, "ibv_get_async_event", 1, 0},
 		{(void **)&rm_fn.ack_async_event, "ibv_ack_async_event", 1, 0},
+		{(void **)&rm_fn.create_ah, "ibv_create_ah", 1, 0},
+		{(void **)&rm_fn.destroy_ah, "ibv_destroy_ah", 1, 0},
+		{(void **)&rm_fn.create_comp_channel, "ibv_create_comp_channel", 1, 0},
+		{(void **)&rm_fn.destroy_comp_channel, "ibv_destroy_comp_channel", 1, 0},
+		{(void **)&rm_fn.get_cq_event, "ibv_get_cq_event", 1, 0},
+		{(void **)&rm_fn.ack_cq_events, "ibv_ack_cq_events", 1, 0},
+		{(void **)&rm_fn.query_qp, "ibv_query_qp", 1, 0},
 	};
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
 		*want[i].slot = sym(h, want[i].name, want[i].versioned);

@@ -14,7 +14,10 @@ import (
 // one, so its methods only exist to keep callers compiling.
 type Fabric struct{}
 
-var _ fabric.Fabric = (*Fabric)(nil)
+var (
+	_ fabric.Fabric = (*Fabric)(nil)
+	_ fabric.Prober = (*Fabric)(nil)
+)
 
 // New validates opts and then reports that the engine is not compiled in.
 func New(opts Options) (*Fabric, error) {
@@ -29,6 +32,10 @@ func (*Fabric) Name() string { return "verbs" }
 func (*Fabric) Ports(context.Context) ([]probe.Port, error) { return nil, errStub() }
 
 func (*Fabric) Open(context.Context, probe.Endpoint, probe.TestParams) (fabric.Session, error) {
+	return nil, errStub()
+}
+
+func (*Fabric) OpenProbe(context.Context, string, int) (fabric.ProbePort, error) {
 	return nil, errStub()
 }
 

@@ -1,0 +1,93 @@
+package verbs
+
+import (
+	"errors"
+	"testing"
+	"time"
+)
+
+type fakeAHs struct {
+	next    int
+	live    map[int]bool
+	creates int
+	fail    map[ahKey]bool
+}
+
+func (f *fakeAHs) create(k ahKey) (int, error) {
+	f.creates++
+	if f.fail[k] {
+		return 0, errors.New("no ARP answer")
+	}
+	f.next++
+	f.live[f.next] = true
+	return f.next, nil
+}
+
+func (f *fakeAHs) destroy(h int) {
+	if !f.live[h] {
+		panic("destroyed twice or never created")
+	}
+	delete(f.live, h)
+}
+
+func TestAHCacheReusesExpiresAndBacksOff(t *testing.T) {
+	now := time.Unix(1000, 0)
+	f := &fakeAHs{live: map[int]bool{}, fail: map[ahKey]bool{}}
+	c := newAHCache(f.create, f.destroy, func() time.Time { return now })
+	a, b := ahKey{Global: true, GID: [16]byte{15: 1}}, ahKey{LID: 7}
+	h1, _ := c.get(a)
+	h2, _ := c.get(a)
+	if h1 != h2 || f.creates != 1 {
+		t.Fatalf("a second get created again: %d, %d, %d creates", h1, h2, f.creates)
+	}
+	// A peer whose address does not resolve is not retried on every
+	// probe, only after the backoff.
+	f.fail[b] = true
+	for range 10 {
+		if _, err := c.get(b); err == nil {
+			t.Fatal("failing create succeeded")
+		}
+	}
+	if f.creates != 2 {
+		t.Fatalf("%d creates, want the failure remembered", f.creates)
+	}
+	now = now.Add(c.backoff)
+	f.fail[b] = false
+	if _, err := c.get(b); err != nil || f.creates != 3 {
+		t.Fatalf("after the backoff: %v, %d creates", err, f.creates)
+	}
+	// Idle handles go; used ones stay.
+	now = now.Add(c.idle - time.Second)
+	c.get(b)
+	now = now.Add(2 * time.Second)
+	c.sweep()
+	if c.len() != 1 || len(f.live) != 1 {
+		t.Fatalf("after sweep: %d cached, %d live; want only b's", c.len(), len(f.live))
+	}
+	c.close()
+	if len(f.live) != 0 {
+		t.Fatalf("close left %d handles", len(f.live))
+	}
+	if _, err := c.get(a); err == nil {
+		t.Fatal("get after close succeeded")
+	}
+}
+
+func TestAHCacheBounded(t *testing.T) {
+	now := time.Unix(1000, 0)
+	f := &fakeAHs{live: map[int]bool{}, fail: map[ahKey]bool{}}
+	c := newAHCache(f.create, f.destroy, func() time.Time { return now })
+	c.max = 3
+	for i := range 3 {
+		if _, err := c.get(ahKey{LID: uint16(i + 1)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.get(ahKey{LID: 9}); err == nil {
+		t.Fatal("a fourth handle while all three are in use")
+	}
+	now = now.Add(c.idle)
+	if _, err := c.get(ahKey{LID: 9}); err != nil || c.len() != 1 {
+		t.Fatalf("idle handles not made room: %v, %d cached", err, c.len())
+	}
+}
