@@ -138,6 +138,7 @@ func analyse(nodes []Node, src Source, cells []Cell, th Thresholds, dg diagnosis
 	if len(m.Cross) > 0 {
 		m.Suspects = append(m.Suspects, crossSuspects(m.Cross)...)
 	}
+	quoteCounters(ns, m.Suspects)
 	return m
 }
 

@@ -13,11 +13,13 @@ import (
 )
 
 // allowedImports are matrix's only non-stdlib imports: the wire types, the
-// (stdlib-only) hostlist package for the Slurm exclude list, and the YAML
-// parser for threshold profiles.
+// (stdlib-only) hostlist package for the Slurm exclude list, the
+// (stdlib-only) counters package for counter evidence, and the YAML parser
+// for threshold profiles.
 var allowedImports = map[string]bool{
 	"github.com/rdmamesh/rdmamesh/internal/probe":    true,
 	"github.com/rdmamesh/rdmamesh/internal/hostlist": true,
+	"github.com/rdmamesh/rdmamesh/internal/counters": true,
 	"go.yaml.in/yaml/v3":                             true,
 }
 

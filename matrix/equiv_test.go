@@ -84,8 +84,14 @@ func TestMain(m *testing.M) {
 
 // The reference's input types are copies of ours, field for field, so its
 // inputs are ours seen through its types. TestReferenceLayout holds that.
+// refNodes copies field by field: Node has grown fields the reference
+// never had (Counters), so the two layouts differ.
 func refNodes(ns []Node) []ref.Node {
-	return unsafe.Slice((*ref.Node)(unsafe.Pointer(unsafe.SliceData(ns))), len(ns))
+	out := make([]ref.Node, len(ns))
+	for i, n := range ns {
+		out[i] = ref.Node{Name: n.Name, State: n.State, Labels: n.Labels, Ports: n.Ports}
+	}
+	return out
 }
 
 func refCells(cs []Cell) []ref.Cell {
@@ -103,7 +109,7 @@ func (r refSource) Fill(c *ref.Cell, src, dst, rail int) bool {
 }
 
 func TestReferenceLayout(t *testing.T) {
-	for _, p := range [][2]any{{Node{}, ref.Node{}}, {Cell{}, ref.Cell{}}, {Attempt{}, ref.Attempt{}},
+	for _, p := range [][2]any{{Cell{}, ref.Cell{}}, {Attempt{}, ref.Attempt{}},
 		{Thresholds{}, ref.Thresholds{}}, {Baseline{}, ref.Baseline{}}, {BaselineCell{}, ref.BaselineCell{}}} {
 		a, b := reflect.TypeOf(p[0]), reflect.TypeOf(p[1])
 		if a.Size() != b.Size() || a.NumField() != b.NumField() {
@@ -122,6 +128,14 @@ func TestReferenceLayout(t *testing.T) {
 func compareWithReference(nodes []Node, src Source, cells []Cell, th Thresholds, m *Matrix) {
 	if len(m.Cells) > equivMaxCells {
 		return
+	}
+	for _, n := range nodes {
+		if len(n.Counters) > 0 {
+			// Counter evidence is newer than the reference: it adds the
+			// nodes' counters field and words to suspects' reasons and
+			// fixes (TestSuspectQuotesCounters), nothing else.
+			return
+		}
 	}
 	var rs ref.Source
 	if src != nil {

@@ -19,6 +19,9 @@ type Node struct {
 	State  string            `json:"state"` // alive | suspect | dead | left
 	Labels map[string]string `json:"labels,omitempty"`
 	Ports  []probe.Port      `json:"ports"` // index = rail
+	// Counters are the ports' counter deltas over the sweep, for the
+	// ports whose counters moved (none on a healthy fabric).
+	Counters []PortCounters `json:"counters,omitempty"`
 }
 
 // Cell is one directional measurement: row Src (initiator), column Dst, on

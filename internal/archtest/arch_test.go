@@ -49,7 +49,7 @@ var rules = map[string][]string{
 	"internal/session":      {"internal/probe", "internal/wire", "internal/fabric", "internal/member", "internal/selffault"},
 	"coordinator/scheduler": nil,
 	"internal/api":          {"internal/probe"},
-	"matrix":                {"internal/probe", "internal/hostlist"},
+	"matrix":                {"internal/probe", "internal/hostlist", "internal/counters"},
 	// The frozen pre-compact matrix the equivalence tests compare with.
 	"matrix/internal/reference": {"internal/probe", "internal/hostlist"},
 	"internal/hostlist":         nil,

@@ -5,8 +5,8 @@ import "fmt"
 // Count is one known counter's delta in the compact form a test result
 // carries: the counter's index in Known and how much it moved.
 type Count struct {
-	Index uint8
-	N     uint64
+	Index uint8  `json:"index"`
+	N     uint64 `json:"n"`
 }
 
 // Counts is a delta's moved counters, compactly (a few bytes a test; a

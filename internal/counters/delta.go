@@ -110,13 +110,34 @@ var meaning = [NumKinds]struct{ what, fix string }{
 	Discard:    {"packets discarded for lack of buffers or credits", "check buffer and credit configuration on the port and its switch, and for an overloaded receiver"},
 }
 
-// Explain is one sentence of evidence for a port ("" when nothing moved).
+// Explain is one sentence of evidence for a port ("" when nothing moved):
+// the dominant kind with its largest counters, and the next kind that
+// moved too (a timeout is often the tail of a loss).
 func (d Delta) Explain() string {
 	e := d.Evidence()
 	k, side, ok := e.Dominant()
 	if !ok {
 		return ""
 	}
+	s := fmt.Sprintf("%s port %d counted %s", d.Device, d.Port, d.kindPhrase(e, k))
+	if side != Either {
+		s += ", on its " + side.String() + " side"
+	}
+	for _, o := range priority {
+		if o != k && e.Total(o) > 0 {
+			s += ", and " + d.kindPhrase(e, o)
+			break
+		}
+	}
+	if d.Reset {
+		s += "; some counters were reset during the test, so these are lower bounds"
+	}
+	return s
+}
+
+// kindPhrase is "N <meaning> (name +n, ...)" for one kind, its three
+// largest counters named.
+func (d Delta) kindPhrase(e Evidence, k Kind) string {
 	var names []string
 	vals := append([]Value(nil), d.Values...)
 	sort.SliceStable(vals, func(i, j int) bool { return vals[i].N > vals[j].N })
@@ -125,14 +146,7 @@ func (d Delta) Explain() string {
 			names = append(names, fmt.Sprintf("%s +%d", v.Name, v.N))
 		}
 	}
-	s := fmt.Sprintf("%s port %d counted %d %s (%s)", d.Device, d.Port, e.Total(k), meaning[k].what, strings.Join(names, ", "))
-	if side != Either {
-		s += ", on its " + side.String() + " side"
-	}
-	if d.Reset {
-		s += "; some counters were reset during the test, so these are lower bounds"
-	}
-	return s
+	return fmt.Sprintf("%d %s (%s)", e.Total(k), meaning[k].what, strings.Join(names, ", "))
 }
 
 // Fix is what to do about the dominant kind ("" when nothing moved).
