@@ -70,6 +70,10 @@ type Result struct {
 	StartRSS                    uint64        // whole process as the sweep starts (workers idle)
 	PeakRSS, PeakHeap           uint64        // during the sweep, whole process
 	HoldRSS, HoldHeap           uint64        // coordinator alone holding the sweep, matrix cached
+	// HoldRSSFile is the part of HoldRSS that maps files (RssFile): raft.db
+	// pages bolt's mmap has touched and the binary; the kernel can drop
+	// them, the heap it cannot.
+	HoldRSSFile uint64
 	// FSMHeap and MatrixHeap are the parts of HoldHeap that coordinator/store
 	// and matrix code allocated (heapBy: the heap profile's sampled in-use
 	// bytes, scaled as pprof scales them).
@@ -255,6 +259,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	res.FSMHeap, res.MatrixHeap = held[storePkg], held[matrixPkg]
 	debug.FreeOSMemory()
 	res.HoldRSS = procstat.RSS(procstat.Self)
+	res.HoldRSSFile = procstat.Status(procstat.Self, "RssFile")
 	if cfg.HeapProfile != "" {
 		if err := writeHeapProfile(cfg.HeapProfile); err != nil {
 			return res, err

@@ -47,6 +47,7 @@ func Median(runs []Result) Result {
 	m.PeakHeap = mu(func(r Result) uint64 { return r.PeakHeap })
 	m.HoldRSS = mu(func(r Result) uint64 { return r.HoldRSS })
 	m.HoldHeap = mu(func(r Result) uint64 { return r.HoldHeap })
+	m.HoldRSSFile = mu(func(r Result) uint64 { return r.HoldRSSFile })
 	m.FSMHeap = mu(func(r Result) uint64 { return r.FSMHeap })
 	m.MatrixHeap = mu(func(r Result) uint64 { return r.MatrixHeap })
 	m.MatrixPeakRSS = mu(func(r Result) uint64 { return r.MatrixPeakRSS })
@@ -81,6 +82,7 @@ var columns = []struct {
 	{"peak RSS (all)", func(r Result) string { return mb(int64(r.PeakRSS)) }},
 	{"peak heap (all)", func(r Result) string { return mb(int64(r.PeakHeap)) }},
 	{"coord RSS holding", func(r Result) string { return mb(int64(r.HoldRSS)) }},
+	{"coord RSS holding, files", func(r Result) string { return mb(int64(r.HoldRSSFile)) }},
 	{"coord heap holding", func(r Result) string { return mb(int64(r.HoldHeap)) }},
 	{"FSM heap", func(r Result) string { return mb(int64(r.FSMHeap)) }},
 	{"matrix heap", func(r Result) string { return mb(int64(r.MatrixHeap)) }},
