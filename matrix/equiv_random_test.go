@@ -275,10 +275,56 @@ func splitSource(rng *rand.Rand, nodes []Node, cells []Cell) (Source, []Cell) {
 			rest = append(rest, c)
 		}
 	}
-	if rng.Intn(2) == 0 {
+	switch rng.Intn(3) {
+	case 0:
 		return figureSource{newMapSource(nodes, grid)}, rest
+	case 1:
+		return newCodedSource(newMapSource(nodes, grid)), rest
 	}
 	return newMapSource(nodes, grid), rest
+}
+
+// codedSource is a figureSource whose p50s are codes into a table, as the
+// coordinator's grid hands them out (p50Column keeps the codes). Some cells
+// come without a code and some with a wrong one: both must be read back as
+// the figure itself.
+type codedSource struct {
+	figureSource
+	table []float64
+	code  map[float64]uint16
+}
+
+var _ CodedSource = codedSource{}
+
+func newCodedSource(m *mapSource) codedSource {
+	s := codedSource{figureSource: figureSource{m}, code: map[float64]uint16{}}
+	for _, c := range m.at {
+		if c.Latency == nil {
+			continue
+		}
+		if _, ok := s.code[c.Latency.P50Ns]; !ok && len(s.table) < 1<<16 {
+			s.code[c.Latency.P50Ns] = uint16(len(s.table))
+			s.table = append(s.table, c.Latency.P50Ns)
+		}
+	}
+	return s
+}
+
+func (s codedSource) P50Table() []float64 { return s.table }
+
+func (s codedSource) Figures(f *Figures, a, b, r int) bool {
+	if !s.figureSource.Figures(f, a, b, r) {
+		return false
+	}
+	code, ok := s.code[f.P50Ns]
+	switch k := a + 3*b + 5*r; {
+	case !f.Latency || !ok || k%5 == 0: // uncoded
+	case k%7 == 0 && len(s.table) > 1: // a code of another figure
+		f.P50Coded, f.P50Code = true, uint16((int(code)+1)%len(s.table))
+	default:
+		f.P50Coded, f.P50Code = true, code
+	}
+	return true
 }
 
 // figureSource is a mapSource that also hands out figures, as the

@@ -16,6 +16,9 @@ type Figures struct {
 	// a FigureSource that does not keep it.
 	Samples       int
 	Gbps, MsgRate float64
+	// P50Coded says P50Ns is P50Table()[P50Code] of a CodedSource.
+	P50Coded bool
+	P50Code  uint16
 	// Whole means the cell carries more than these (an error, retests):
 	// the analysis then reads it with Fill.
 	Whole bool
@@ -29,6 +32,16 @@ type FigureSource interface {
 	// Figures sets *f to the cell src → dst on rail and reports whether
 	// there is one, as Fill does.
 	Figures(f *Figures, src, dst, rail int) bool
+}
+
+// CodedSource is a FigureSource whose p50s are codes into one table (the
+// coordinator's 16-bit quantisation): the analysis then keeps 2 bytes a
+// cell for them instead of 8 while it judges (p50Column).
+type CodedSource interface {
+	FigureSource
+	// P50Table is what a code stands for; Figures sets P50Coded and
+	// P50Code for a p50 that is P50Table()[P50Code] exactly.
+	P50Table() []float64
 }
 
 // peeker reads cells for the analysis passes: the judged class and figures

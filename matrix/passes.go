@@ -36,7 +36,7 @@ const verdictMask = 1<<verdictBits - 1
 // and node rollups.
 func (a *analysis) judgeRails() (rails, nodes []Rollup) {
 	p := a.peeker()
-	p50s := make([]float64, len(a.cells)) // per cell, NaN = none; 8 bytes a cell while judging
+	p50s := newP50Column(len(a.cells), a.g.p50Table()) // per cell; 2.25 or 8 bytes a cell while judging
 	nt := make([]rollTally, len(a.ns))
 	rails = make([]Rollup, len(a.spans))
 	// The scratch is sized for the largest rail up front: grown by append,
@@ -68,7 +68,8 @@ func (a *analysis) judgeRails() (rails, nodes []Rollup) {
 				b := p.figures(s, d, sp.rail, &f)
 				a.cells[k] = b
 				o := k - sp.start
-				p50s[k], rf.p99[o], rf.g[o], rf.big[o] = orNaN(f.p50, f.hasP), orNaN(f.p99, f.hasT), orNaN(f.g, f.hasG), f.big
+				p50s.set(k, &f)
+				rf.p99[o], rf.g[o], rf.big[o] = orNaN(f.p99, f.hasT), orNaN(f.g, f.hasG), f.big
 				if b&verdictMask == 0 { // ok
 					a.j.addFigs(f)
 					sample.add(o, &f)
@@ -94,7 +95,7 @@ func (a *analysis) judgeRails() (rails, nodes []Rollup) {
 				o := k - sp.start
 				v := a.cells[k] & verdictMask
 				if v == 0 { // ok: the rules may still find it slow or short of bandwidth
-					f := figs{p50: p50s[k], p99: rf.p99[o], g: rf.g[o], big: rf.big[o]}
+					f := figs{p50: p50s.at(k), p99: rf.p99[o], g: rf.g[o], big: rf.big[o]}
 					f.hasP, f.hasT, f.hasG = !math.IsNaN(f.p50), !math.IsNaN(f.p99), !math.IsNaN(f.g)
 					if nv := a.j.rules(f, VerdictOK, sp.rail, &st, portRate(rates[i], rates[j]), a.j.baseAt(k), nil); nv != VerdictOK {
 						v = verdictIndex(nv)
@@ -110,7 +111,7 @@ func (a *analysis) judgeRails() (rails, nodes []Rollup) {
 				k++
 			}
 		}
-		scratch = appendValid(scratch[:0], p50s[sp.start:sp.end()])
+		scratch = p50s.appendValid(scratch[:0], sp.start, sp.end())
 		rails[si] = rt.rollup(railKey(sp.rail), median(scratch))
 	}
 	return rails, a.nodeMedians(nt, p50s)
@@ -121,7 +122,7 @@ func (a *analysis) judgeRails() (rails, nodes []Rollup) {
 // the grid (a rail's row apart), so nodes are taken a block at a time and
 // their columns read row by row, in memory order: at 1,024 x 8 that is
 // several times faster than chasing each column, for a few MB of lists.
-func (a *analysis) nodeMedians(nt []rollTally, p50s []float64) []Rollup {
+func (a *analysis) nodeMedians(nt []rollTally, p50s *p50Column) []Rollup {
 	nodes := make([]Rollup, len(a.ns))
 	perNode := 0
 	for si := range a.spans {
@@ -143,10 +144,10 @@ func (a *analysis) nodeMedians(nt []rollTally, p50s []float64) []Rollup {
 			for i := i0; i < i1; i++ {
 				row := sp.start + i*m1
 				b := sp.members[i] - n0
-				lists[b] = appendValid(lists[b], p50s[row:row+m1])
+				lists[b] = p50s.appendValid(lists[b], row, row+m1)
 			}
 			for j := range sp.members {
-				row := p50s[sp.start+j*m1 : sp.start+(j+1)*m1] // j's row, diagonal skipped
+				row := sp.start + j*m1 // j's row, diagonal skipped
 				for i := i0; i < i1; i++ {
 					col := i
 					switch {
@@ -155,7 +156,7 @@ func (a *analysis) nodeMedians(nt []rollTally, p50s []float64) []Rollup {
 					case i > j:
 						col--
 					}
-					if v := row[col]; !math.IsNaN(v) {
+					if v := p50s.at(row + col); !math.IsNaN(v) {
 						b := sp.members[i] - n0
 						lists[b] = append(lists[b], v)
 					}
@@ -200,6 +201,7 @@ func (p *peeker) figures(s, d, rail int, f *figs) uint8 {
 			*f = figs{big: true}
 			if in.Latency {
 				f.p50, f.hasP = in.P50Ns, validLatency(in.P50Ns)
+				f.coded, f.code = in.P50Coded, in.P50Code
 				f.p99, f.hasT = in.P99Ns, validLatency(in.P99Ns)
 			}
 			if in.Bandwidth {

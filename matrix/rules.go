@@ -153,6 +153,9 @@ type figs struct {
 	p50, p99, g      float64
 	hasP, hasT, hasG bool
 	big              bool
+	// coded: p50 is the CodedSource's P50Table()[code] (p50Column).
+	coded bool
+	code  uint16
 }
 
 func figsOf(c *Result) figs {

@@ -48,6 +48,14 @@ func (g *cellGrid) fillSource(c *Cell, s, d, rail int) bool {
 	return g.src.Fill(c, g.orig[s], g.orig[d], rail)
 }
 
+// p50Table is the source's p50 code table, nil when it has none.
+func (g *cellGrid) p50Table() []float64 {
+	if c, ok := g.src.(CodedSource); ok {
+		return c.P50Table()
+	}
+	return nil
+}
+
 func (g *cellGrid) has(i, rail int) bool {
 	if rail < g.idx.rails && g.idx.has[i*g.idx.rails+rail] {
 		return true

@@ -76,6 +76,12 @@ func TestGridFiguresMatchFill(t *testing.T) {
 				if c.Bandwidth != nil {
 					want.Bandwidth, want.Gbps, want.MsgRate = true, c.Bandwidth.Gbps, c.Bandwidth.MsgRate
 				}
+				// The code must stand for the very p50 (the analysis keeps
+				// codes, not figures, while it judges).
+				if f.P50Coded != f.Latency || f.P50Coded && grid.P50Table()[f.P50Code] != f.P50Ns {
+					t.Fatalf("%d→%d rail %d: p50 %v coded %v as %d", s, d, r, f.P50Ns, f.P50Coded, f.P50Code)
+				}
+				f.P50Coded, f.P50Code = false, 0
 				if f != want {
 					t.Fatalf("%d→%d rail %d: Figures %+v, Fill gives %+v", s, d, r, f, want)
 				}

@@ -8,7 +8,10 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"runtime"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -32,7 +35,7 @@ func newStatic(m *matrix.Matrix) *static {
 	s := &static{m: m}
 	healthy := m.Healthy
 	s.info = api.SweepInfo{ID: "synthetic", State: api.SweepDone, Mode: "full", Rails: m.Rails, Rounds: len(m.Nodes) - 1,
-		RoundsDone: len(m.Nodes) - 1, Cells: len(m.Cells), CellsDone: len(m.Cells), Healthy: &healthy,
+		RoundsDone: len(m.Nodes) - 1, Cells: m.NumCells(), CellsDone: m.NumCells(), Healthy: &healthy,
 		Started: time.Unix(1700000000, 0).UTC(), Finished: time.Unix(1700000060, 0).UTC()}
 	// Members with full inventories, as gossip would report them: the node
 	// list is part of what a real page load fetches.
@@ -72,7 +75,7 @@ func serveStatic(tb testing.TB, m *matrix.Matrix, prepare bool) string {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	ws := web.New(newStatic(m), web.Options{Title: "rdmamesh 1,024-node benchmark"})
+	ws := web.New(newStatic(m), web.Options{Title: fmt.Sprintf("rdmamesh %d-node benchmark", len(m.Nodes))})
 	srv := &http.Server{Handler: ws.Handler()}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
@@ -111,21 +114,54 @@ func firstPaint(tb testing.TB, ctx context.Context, url string) float64 {
 	return within(tb, ctx, 5*time.Second, "paint time", chromedp.Evaluate[float64](`window.rdmamesh.firstPaintMs`))
 }
 
-// BenchmarkFirstPaint is the issue's UI benchmark: a 1,024-node, 8-rail
-// sweep (8,380,416 cells) served by the real web server, loaded in headless
-// Chromium. first-ms is the first load of a sweep whose views the server's
-// preparer built when it finished (what an operator meets); cold-ms the
-// first load when the server still has to derive them on the request;
-// paint-ms the mean of reloads.
-// Run: make bench-ui
+// BenchmarkFirstPaint is the issues' UI benchmark: a synthetic sweep of
+// each size in BENCH_UI_NODES (default 1,024 and 4,096 nodes, 8 rails:
+// 8,380,416 and 134,184,960 cells) served by the real web server, loaded
+// in headless Chromium. first-ms is the first load of a sweep whose views
+// the server's preparer built when it finished (what an operator meets);
+// cold-ms the first load when the server still has to derive them on the
+// request; paint-ms the mean of reloads. Targets: 1 s at 1,024 (issue 10),
+// 1.5 s at 4,096 (issue 15).
+// Run: make bench-ui (BENCH_UI_NODES=4096 make bench-ui for one size)
 func BenchmarkFirstPaint(b *testing.B) {
+	for _, n := range uiSizes(b) {
+		b.Run(fmt.Sprintf("nodes=%d", n), func(b *testing.B) { benchFirstPaint(b, n) })
+	}
+}
+
+// uiSizes reads BENCH_UI_NODES.
+func uiSizes(tb testing.TB) []int {
+	v := os.Getenv("BENCH_UI_NODES")
+	if v == "" {
+		v = "1024,4096"
+	}
+	var out []int
+	for _, f := range strings.Split(v, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 2 {
+			tb.Fatalf("BENCH_UI_NODES=%q: want node counts >= 2, comma-separated", v)
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// uiMatrix is the synthetic n x 8 sweep, analysed as a coordinator
+// analyses its grid (synth.MatrixFrom: a byte a cell, figures on request);
+// a []Cell of 4,096 x 8 would be 20 GB.
+func uiMatrix(tb testing.TB, n int) *matrix.Matrix {
 	start := time.Now()
-	m := synth.Matrix(1024, 8)
-	b.Logf("built the 1,024 x 8 matrix (%d cells) in %s", len(m.Cells), time.Since(start).Round(time.Millisecond))
+	m := synth.MatrixFrom(n, 8, synth.StandardFaults)
+	tb.Logf("analysed the %d x 8 matrix (%d cells) in %s", n, m.NumCells(), time.Since(start).Round(time.Millisecond))
 	// A coordinator analyses a sweep long before anyone opens the page; do
-	// not let the collector's first pass over 8 M fresh cells land on the
-	// measured load.
+	// not let the collector's first pass over the fresh analysis land on
+	// the measured load.
 	runtime.GC()
+	return m
+}
+
+func benchFirstPaint(b *testing.B, size int) {
+	m := uiMatrix(b, size)
 	url := serveStatic(b, m, false)
 	ctx := browser(b)
 	cold := firstPaint(b, ctx, url+"/?run=cold")
@@ -136,7 +172,7 @@ func BenchmarkFirstPaint(b *testing.B) {
 	timings := within(b, ctx, 5*time.Second, "resource timings", chromedp.Evaluate[[]string](
 		`performance.getEntriesByType("resource").map((e) => e.name.replace(location.origin, "") + " start " + e.startTime.toFixed(0) + " ms, took " + e.duration.toFixed(0) + " ms, " + e.transferSize + " bytes")`))
 	for _, t := range timings {
-		fmt.Printf("cold load: %s\n", t)
+		fmt.Printf("%d nodes, prepared load: %s\n", size, t)
 	}
 	n, pool := 0, ""
 	info := within(b, ctx, 5*time.Second, "layout", chromedp.Evaluate[[]string](`[String(window.rdmamesh.grid.nodes.length), document.getElementById("heatmap").dataset.pool]`))
@@ -144,10 +180,10 @@ func BenchmarkFirstPaint(b *testing.B) {
 		fmt.Sscan(info[0], &n)
 		pool = info[1]
 	}
-	if n != 1024 {
-		b.Fatalf("the page shows %d nodes", n)
+	if n != size {
+		b.Fatalf("the page shows %d nodes, want %d", n, size)
 	}
-	screenshot(b, ctx, "12-heatmap-1024-nodes-8-rails")
+	screenshot(b, ctx, fmt.Sprintf("12-heatmap-%d-nodes-8-rails", size))
 	b.ResetTimer()
 	var total float64
 	runs := 0
@@ -157,21 +193,25 @@ func BenchmarkFirstPaint(b *testing.B) {
 	}
 	b.StopTimer()
 	warm := total / float64(runs)
-	fmt.Printf("first heatmap paint, 1,024 nodes x 8 rails: first load, views prepared in the background %.0f ms; first load, server builds the views on the request %.0f ms; reloads %.0f ms (mean of %d; pixel pooling %sx%s)\n",
-		fresh, cold, warm, runs, pool, pool)
+	fmt.Printf("first heatmap paint, %d nodes x 8 rails: first load, views prepared in the background %.0f ms; first load, server builds the views on the request %.0f ms; reloads %.0f ms (mean of %d; pixel pooling %sx%s)\n",
+		size, fresh, cold, warm, runs, pool, pool)
 	// Switching metric: the server derives the p50 scale and codes from the
 	// cells on first use.
 	switchStart := time.Now()
 	within(b, ctx, 5*time.Second, "choose p50", chromedp.Evaluate[bool](`(() => { const e = document.getElementById("metric"); e.value = "p50"; e.dispatchEvent(new Event("change")); return true; })()`))
 	poll[bool](b, ctx, "the p50 layer", `document.getElementById("heatmap").dataset.layer === "p50:all"`)
 	switched := time.Since(switchStart)
-	screenshot(b, ctx, "13-heatmap-1024-nodes-p50")
-	fmt.Printf("first switch to p50 latency (all rails): %d ms\n", switched.Milliseconds())
+	screenshot(b, ctx, fmt.Sprintf("13-heatmap-%d-nodes-p50", size))
+	fmt.Printf("%d nodes: first switch to p50 latency (all rails): %d ms\n", size, switched.Milliseconds())
 	b.ReportMetric(float64(switched.Milliseconds()), "p50-switch-ms")
 	b.ReportMetric(fresh, "first-ms")
 	b.ReportMetric(cold, "cold-ms")
 	b.ReportMetric(warm, "paint-ms")
-	if fresh > 1000 || warm > 1000 {
-		b.Logf("over the 1 s target: first load %.0f ms, reloads %.0f ms", fresh, warm)
+	target := 1000.0
+	if size > 1024 {
+		target = 1500
+	}
+	if fresh > target || warm > target {
+		b.Logf("over the %.0f ms target: first load %.0f ms, reloads %.0f ms", target, fresh, warm)
 	}
 }

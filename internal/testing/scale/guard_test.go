@@ -35,3 +35,20 @@ func TestGuardRSSLetsARunUnderItsLimitGo(t *testing.T) {
 	defer cancel()
 	GuardRSS(ctx, DefaultRSSLimit, time.Millisecond, &bytes.Buffer{}, func(c int) { t.Fatalf("stopped with %d under the limit", c) })
 }
+
+func TestRSSLimitStaysOnBelow16GB(t *testing.T) {
+	if DefaultRSSLimit > MaxRSSLimit || MaxRSSLimit > 16_000_000_000 {
+		t.Fatalf("default %d, ceiling %d: the guard must stop a run before 16 GB", uint64(DefaultRSSLimit), uint64(MaxRSSLimit))
+	}
+	if got, err := RSSLimit(""); err != nil || got != DefaultRSSLimit {
+		t.Fatalf("unset: %d, %v", got, err)
+	}
+	if got, err := RSSLimit("8192"); err != nil || got != 8<<30 {
+		t.Fatalf("8192: %d, %v", got, err)
+	}
+	for _, bad := range []string{"0", "-1", "lots", "15259", "20000"} {
+		if got, err := RSSLimit(bad); err == nil {
+			t.Errorf("%q gave %d, want an error", bad, got)
+		}
+	}
+}

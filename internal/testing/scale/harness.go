@@ -26,11 +26,14 @@ import (
 	"github.com/rdmamesh/rdmamesh/internal/api"
 	"github.com/rdmamesh/rdmamesh/internal/fabric"
 	"github.com/rdmamesh/rdmamesh/internal/fabric/sim"
-	"github.com/rdmamesh/rdmamesh/internal/member"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
 	"github.com/rdmamesh/rdmamesh/internal/testing/procstat"
 	"github.com/rdmamesh/rdmamesh/worker"
 )
+
+// coordinatorName is the harness's one coordinator, the only member the
+// simulated workers keep (passiveGossip).
+const coordinatorName = "coordinator"
 
 // Config is one harness run.
 type Config struct {
@@ -64,9 +67,18 @@ type Result struct {
 	SweepCPU                    time.Duration // process CPU (user+sys) during the sweep, workers included
 	Dispatch, Commit, Overhead  Dist          // per round
 	EntryBytes                  Dist          // raft entry size per round
+	StartRSS                    uint64        // whole process as the sweep starts (workers idle)
 	PeakRSS, PeakHeap           uint64        // during the sweep, whole process
 	HoldRSS, HoldHeap           uint64        // coordinator alone holding the sweep, matrix cached
-	MatrixPeakRSS               uint64        // peak while building the matrix, coordinator alone
+	// HoldRSSFile is the part of HoldRSS that maps files (RssFile): raft.db
+	// pages bolt's mmap has touched and the binary; the kernel can drop
+	// them, the heap it cannot.
+	HoldRSSFile uint64
+	// FSMHeap and MatrixHeap are the parts of HoldHeap that coordinator/store
+	// and matrix code allocated (heapBy: the heap profile's sampled in-use
+	// bytes, scaled as pprof scales them).
+	FSMHeap, MatrixHeap         uint64
+	MatrixPeakRSS               uint64 // peak while building the matrix, coordinator alone
 	MatrixBuild                 time.Duration
 	RaftLogBytes                int64 // sum of raft entry payloads of this run
 	RaftDBBytes                 int64 // raft.db on disk
@@ -140,7 +152,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	)
 	// MockNetwork's maps are not locked: every transport exists before any
 	// node starts.
-	ctrans := mnet.NewTransport("coordinator")
+	ctrans := mnet.NewTransport(coordinatorName)
 	for i := range names {
 		names[i] = fmt.Sprintf("node-%04d", i+1)
 		trans[i] = mnet.NewTransport(names[i])
@@ -150,7 +162,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	start := time.Now()
 	var co *coordinator.Coordinator
 	pprof.Do(coordCtx, pprof.Labels(), func(context.Context) {
-		co, err = coordinator.Start(coordinator.Options{Name: "coordinator", DataDir: filepath.Join(dir, "coordinator"),
+		co, err = coordinator.Start(coordinator.Options{Name: coordinatorName, DataDir: filepath.Join(dir, "coordinator"),
 			Transport: ctrans, LAN: true, HTTPTransport: rt.from(coordCtx), Params: params, Mode: "quick", FastRaft: true,
 			PairTimeout: time.Minute, KeepSweeps: 1, Logger: log, OnRound: obs.round})
 	})
@@ -171,7 +183,8 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		for i, t := range trans {
 			wtrans[i] = meter.wrap(t)
 		}
-		workers, err = startWorkers(ctx, fab, names, wtrans, co.GossipAddr(), rt, workerCtx, obs, log)
+		workers, err = startWorkers(ctx, fab, names, wtrans, co.GossipAddr(), rt, workerCtx, obs, log,
+			passiveGossip(func(name string) bool { return name == coordinatorName }))
 	})
 	// A closure, not stopWorkers(workers): the deferred call must not keep
 	// the agents (and the sim's per-node state) alive once they are stopped
@@ -193,6 +206,8 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	log.Info("gossip settled", "took", res.Settle.Round(time.Millisecond))
 
 	runtime.GC()
+	debug.FreeOSMemory()
+	res.StartRSS = procstat.RSS(procstat.Self)
 	_ = procstat.ResetPeak(procstat.Self)
 	heap := startHeapSampler(50 * time.Millisecond)
 	t0, cpu0 := time.Now(), processCPU()
@@ -240,8 +255,11 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	res.MatrixPeakRSS = procstat.HWM(procstat.Self)
 	runtime.GC()
 	res.HoldHeap = heapObjects()
+	held := heapBy(storePkg, matrixPkg)
+	res.FSMHeap, res.MatrixHeap = held[storePkg], held[matrixPkg]
 	debug.FreeOSMemory()
 	res.HoldRSS = procstat.RSS(procstat.Self)
+	res.HoldRSSFile = procstat.Status(procstat.Self, "RssFile")
 	if cfg.HeapProfile != "" {
 		if err := writeHeapProfile(cfg.HeapProfile); err != nil {
 			return res, err
@@ -273,11 +291,11 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 }
 
 func startWorkers(ctx context.Context, fab *sim.Fabric, names []string, trans []memberlist.Transport, seed string,
-	rt *inproc, labels context.Context, obs *observer, log *slog.Logger) ([]*worker.Agent, error) {
+	rt *inproc, labels context.Context, obs *observer, log *slog.Logger, gossip func(*memberlist.Config)) ([]*worker.Agent, error) {
 	out := make([]*worker.Agent, 0, len(names))
 	for i, name := range names {
 		a, err := worker.Start(ctx, worker.Options{Name: name, Fabric: fabric.Adapt(fab.Node(name)),
-			Transport: trans[i], LAN: true, GossipTune: member.SharedHost, APIListen: "127.0.0.1:0", HTTPTransport: rt.from(labels), OnTask: obs.task, Logger: log,
+			Transport: trans[i], LAN: true, GossipTune: gossip, APIListen: "127.0.0.1:0", HTTPTransport: rt.from(labels), OnTask: obs.task, Logger: log,
 			Labels: map[string]string{"group": fmt.Sprintf("leaf-%02d", i/32+1)}})
 		if err != nil {
 			return out, fmt.Errorf("worker %s: %w", name, err)
@@ -349,7 +367,9 @@ func stopWorkers(ws []*worker.Agent) {
 }
 
 func waitRegistered(ctx context.Context, co *coordinator.Coordinator, n int) error {
-	return poll(ctx, 20*time.Millisecond, func() (bool, error) {
+	// Every poll copies and sorts the registry (4,096 inventories at the
+	// largest size): a tenth of a second is plenty for a setup of minutes.
+	return poll(ctx, 100*time.Millisecond, func() (bool, error) {
 		have := 0
 		for _, node := range co.Nodes() {
 			if node.Role == "worker" && node.Inventory != nil {

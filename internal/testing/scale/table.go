@@ -42,10 +42,14 @@ func Median(runs []Result) Result {
 	m.EntryBytes.Median = md(func(r Result) time.Duration { return r.EntryBytes.Median })
 	m.MatrixBuild = md(func(r Result) time.Duration { return r.MatrixBuild })
 	m.SnapshotTime = md(func(r Result) time.Duration { return r.SnapshotTime })
+	m.StartRSS = mu(func(r Result) uint64 { return r.StartRSS })
 	m.PeakRSS = mu(func(r Result) uint64 { return r.PeakRSS })
 	m.PeakHeap = mu(func(r Result) uint64 { return r.PeakHeap })
 	m.HoldRSS = mu(func(r Result) uint64 { return r.HoldRSS })
 	m.HoldHeap = mu(func(r Result) uint64 { return r.HoldHeap })
+	m.HoldRSSFile = mu(func(r Result) uint64 { return r.HoldRSSFile })
+	m.FSMHeap = mu(func(r Result) uint64 { return r.FSMHeap })
+	m.MatrixHeap = mu(func(r Result) uint64 { return r.MatrixHeap })
 	m.MatrixPeakRSS = mu(func(r Result) uint64 { return r.MatrixPeakRSS })
 	m.RaftLogBytes = mi(func(r Result) int64 { return r.RaftLogBytes })
 	m.RaftDBBytes = mi(func(r Result) int64 { return r.RaftDBBytes })
@@ -74,15 +78,25 @@ var columns = []struct {
 	{"overhead/round p99", func(r Result) string { return ms(r.Overhead.P99) }},
 	{"commit p50", func(r Result) string { return ms(r.Commit.Median) }},
 	{"entry/round", func(r Result) string { return kb(int64(r.EntryBytes.Median)) }},
+	{"RSS at sweep start (all)", func(r Result) string { return mb(int64(r.StartRSS)) }},
 	{"peak RSS (all)", func(r Result) string { return mb(int64(r.PeakRSS)) }},
 	{"peak heap (all)", func(r Result) string { return mb(int64(r.PeakHeap)) }},
 	{"coord RSS holding", func(r Result) string { return mb(int64(r.HoldRSS)) }},
+	{"coord RSS holding, files", func(r Result) string { return mb(int64(r.HoldRSSFile)) }},
 	{"coord heap holding", func(r Result) string { return mb(int64(r.HoldHeap)) }},
+	{"FSM heap", func(r Result) string { return mb(int64(r.FSMHeap)) }},
+	{"matrix heap", func(r Result) string { return mb(int64(r.MatrixHeap)) }},
 	{"matrix read after", func(r Result) string { return secs(r.MatrixBuild) }},
 	{"matrix peak RSS", func(r Result) string { return mb(int64(r.MatrixPeakRSS)) }},
 	{"raft log", func(r Result) string { return mb(r.RaftLogBytes) }},
 	{"raft.db", func(r Result) string { return mb(r.RaftDBBytes) }},
 	{"snapshot", func(r Result) string { return mb(r.SnapshotBytes) }},
+	// Bytes per directed cell: what each part of the coordinator costs as
+	// the fabric grows (cells grow with N², the rest should not).
+	{"B/cell RSS holding", func(r Result) string { return perCell(int64(r.HoldRSS), r.Cells) }},
+	{"B/cell FSM heap", func(r Result) string { return perCell(int64(r.FSMHeap), r.Cells) }},
+	{"B/cell raft log", func(r Result) string { return perCell(r.RaftLogBytes, r.Cells) }},
+	{"B/cell snapshot", func(r Result) string { return perCell(r.SnapshotBytes, r.Cells) }},
 	{"matrix JSON", func(r Result) string { return mbOrDash(r.MatrixJSON) }},
 	{"matrix JSON gz", func(r Result) string { return mbOrDash(r.MatrixGzip) }},
 	{"matrix JSON time", func(r Result) string { return secsOrDash(r.PayloadTime) }},
@@ -117,6 +131,13 @@ func secs(d time.Duration) string { return fmt.Sprintf("%.1f s", d.Seconds()) }
 func ms(d time.Duration) string   { return fmt.Sprintf("%.2f ms", float64(d)/1e6) }
 func kb(b int64) string           { return fmt.Sprintf("%.1f KB", float64(b)/1e3) }
 func mb(b int64) string           { return fmt.Sprintf("%.1f MB", float64(b)/1e6) }
+
+func perCell(b int64, cells int) string {
+	if cells <= 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f", float64(b)/float64(cells))
+}
 
 func mbOrDash(b int64) string {
 	if b == 0 {

@@ -53,50 +53,14 @@ func Fabric(n, rails int) ([]matrix.Node, []matrix.Cell) { return FabricWith(n, 
 
 // FabricWith is Fabric with the faults f. Latency and bandwidth figures
 // live in two big slices so 8 M cells do not cost 16 M small allocations.
+// Past a few million cells a []Cell costs about 150 bytes a cell (20 GB at
+// 4,096 x 8): SourceWith hands out the same cells one at a time instead.
 func FabricWith(n, rails int, f Faults) ([]matrix.Node, []matrix.Cell) {
-	deadRail := -1 // the standard dead HCA's rail
-	if f.Standard || f.DeadHCA {
-		deadRail = DeadHCARail % rails
-	}
-	nodes := make([]matrix.Node, n)
-	devs := make([]string, rails)
-	for r := range devs {
-		devs[r] = fmt.Sprintf("mlx5_%d", r)
-	}
-	for i := range nodes {
-		nodes[i] = matrix.Node{Name: Name(i), State: "alive",
-			Labels: map[string]string{"leaf": fmt.Sprintf("L%02d", i/GroupSize)}}
-		for r := 0; r < rails; r++ {
-			p := probe.Port{Device: devs[r], Port: 1, Rail: r, LinkLayer: "InfiniBand", State: "ACTIVE",
-				RateGbps: LineRateGbps, MTU: 4096, Usable: true}
-			if (i == DeadHCANode && r == deadRail) || r == f.RailDown {
-				p.State, p.Usable, p.UnusableWhy = "DOWN", false, "port DOWN (phys_state Disabled)"
-			}
-			nodes[i].Ports = append(nodes[i].Ports, p)
-		}
-	}
+	g := newGen(n, rails, f)
 	total := n * (n - 1) * rails
 	cells := make([]matrix.Cell, 0, total)
 	lats := make([]probe.Latency, total)
 	bws := make([]probe.Bandwidth, total)
-	portDown := func(dev, node string) *probe.Error {
-		return &probe.Error{Class: probe.ClassPortDown, Verb: "ibv_open_device",
-			Cause: fmt.Sprintf("%s port 1 on %s is DOWN", dev, node),
-			Fix:   "check the cable and the switch port; ibstat should show State: Active"}
-	}
-	down := portDown(devs[DeadHCARail%rails], Name(DeadHCANode))
-	// With a whole rail down, each cell blames its initiator's port: one
-	// error per node, not per cell.
-	var railDown []*probe.Error
-	if f.RailDown >= 0 && f.RailDown < rails {
-		railDown = make([]*probe.Error, n)
-		for i := range railDown {
-			railDown[i] = portDown(devs[f.RailDown], Name(i))
-		}
-	}
-	lost := &probe.Error{Class: probe.ClassRetryExceeded, Verb: "ibv_poll_cq", WCStatus: 12,
-		Cause: "packets to the peer were lost (transport retry counter exceeded)",
-		Fix:   "check the cable, optics and switch port counters on the path"}
 	for r := 0; r < rails; r++ {
 		for s := 0; s < n; s++ {
 			for d := 0; d < n; d++ {
@@ -104,34 +68,112 @@ func FabricWith(n, rails int, f Faults) ([]matrix.Node, []matrix.Cell) {
 					continue
 				}
 				k := len(cells)
-				jitter := noise(s, d, r) * 60
-				lats[k] = probe.Latency{Samples: 1000, MinNs: 900 + jitter/2, P50Ns: 1000 + jitter,
-					P90Ns: 1200 + jitter, P99Ns: 1500 + jitter, P999Ns: 2200 + jitter, MaxNs: 3000 + 10*jitter,
-					StdevNs: 90}
-				bws[k] = probe.Bandwidth{Gbps: 390 + jitter/20, MsgRate: 7e5, Bytes: 1 << 24, Duration: 0.01}
-				c := matrix.Cell{Src: Name(s), Dst: Name(d), Rail: r, SrcDevice: devs[r], DstDevice: devs[r],
-					Round: 1 + (s+d)%max(n-1, 1), Class: probe.ClassOK, Latency: &lats[k], Bandwidth: &bws[k]}
-				switch {
-				case r == f.RailDown:
-					c.Class, c.Error, c.Latency, c.Bandwidth = probe.ClassPortDown, railDown[s], nil, nil
-				case r == deadRail && (s == DeadHCANode || d == DeadHCANode):
-					c.Class, c.Error, c.Latency, c.Bandwidth = probe.ClassPortDown, down, nil, nil
-				case !f.Standard:
-				case s == SlowNode || d == SlowNode:
-					for _, p := range []*float64{&lats[k].P50Ns, &lats[k].P90Ns, &lats[k].P99Ns, &lats[k].P999Ns, &lats[k].MaxNs} {
-						*p *= 4
-					}
-				case r == LowBWRail && (s/GroupSize == LowBWGroup) != (d/GroupSize == LowBWGroup):
-					bws[k].Gbps /= 2
-				case s == FlakySrc && d == FlakyDst:
-					c.Retests = []matrix.Attempt{{Round: n, Class: probe.ClassOK, Latency: &lats[k], Bandwidth: &bws[k]}}
-					c.Class, c.Error, c.Latency, c.Bandwidth = probe.ClassRetryExceeded, lost, nil, nil
-				}
-				cells = append(cells, c)
+				cells = append(cells, g.cell(s, d, r, &lats[k], &bws[k]))
 			}
 		}
 	}
-	return nodes, cells
+	return g.nodes, cells
+}
+
+// gen makes one fabric's nodes, and its cells on request: FabricWith and
+// Source give the same cells because both come from here.
+type gen struct {
+	n, rails int
+	f        Faults
+	deadRail int // the standard dead HCA's rail; -1 = none
+	nodes    []matrix.Node
+	names    []string // Name(i), made once: Source reads cells by the million
+	devs     []string
+	down     *probe.Error   // the dead HCA's error
+	railDown []*probe.Error // by initiator, with a whole rail down
+	lost     *probe.Error   // the flaky pair's first attempt
+}
+
+func newGen(n, rails int, f Faults) *gen {
+	g := &gen{n: n, rails: rails, f: f, deadRail: -1}
+	if f.Standard || f.DeadHCA {
+		g.deadRail = DeadHCARail % rails
+	}
+	g.nodes, g.names = make([]matrix.Node, n), make([]string, n)
+	g.devs = make([]string, rails)
+	for r := range g.devs {
+		g.devs[r] = fmt.Sprintf("mlx5_%d", r)
+	}
+	for i := range g.nodes {
+		g.names[i] = Name(i)
+		g.nodes[i] = matrix.Node{Name: g.names[i], State: "alive",
+			Labels: map[string]string{"leaf": fmt.Sprintf("L%02d", i/GroupSize)}}
+		for r := 0; r < rails; r++ {
+			p := probe.Port{Device: g.devs[r], Port: 1, Rail: r, LinkLayer: "InfiniBand", State: "ACTIVE",
+				RateGbps: LineRateGbps, MTU: 4096, Usable: true}
+			if (i == DeadHCANode && r == g.deadRail) || r == f.RailDown {
+				p.State, p.Usable, p.UnusableWhy = "DOWN", false, "port DOWN (phys_state Disabled)"
+			}
+			g.nodes[i].Ports = append(g.nodes[i].Ports, p)
+		}
+	}
+	portDown := func(dev, node string) *probe.Error {
+		return &probe.Error{Class: probe.ClassPortDown, Verb: "ibv_open_device",
+			Cause: fmt.Sprintf("%s port 1 on %s is DOWN", dev, node),
+			Fix:   "check the cable and the switch port; ibstat should show State: Active"}
+	}
+	g.down = portDown(g.devs[DeadHCARail%rails], Name(DeadHCANode))
+	// With a whole rail down, each cell blames its initiator's port: one
+	// error per node, not per cell.
+	if f.RailDown >= 0 && f.RailDown < rails {
+		g.railDown = make([]*probe.Error, n)
+		for i := range g.railDown {
+			g.railDown[i] = portDown(g.devs[f.RailDown], Name(i))
+		}
+	}
+	g.lost = &probe.Error{Class: probe.ClassRetryExceeded, Verb: "ibv_poll_cq", WCStatus: 12,
+		Cause: "packets to the peer were lost (transport retry counter exceeded)",
+		Fix:   "check the cable, optics and switch port counters on the path"}
+	return g
+}
+
+// cell is s → d on rail r; its figures go into *lat and *bw, which the
+// cell points to when it carries them.
+func (g *gen) cell(s, d, r int, lat *probe.Latency, bw *probe.Bandwidth) matrix.Cell {
+	c, l, b, hasLat, hasBW := g.figures(s, d, r)
+	if hasLat {
+		*lat, c.Latency = l, lat
+	}
+	if hasBW {
+		*bw, c.Bandwidth = b, bw
+	}
+	return c
+}
+
+// figures is the cell s → d on rail r without its figure pointers, and
+// the figures by value: Source.Figures reads it allocating nothing.
+func (g *gen) figures(s, d, r int) (c matrix.Cell, lat probe.Latency, bw probe.Bandwidth, hasLat, hasBW bool) {
+	jitter := noise(s, d, r) * 60
+	lat = probe.Latency{Samples: 1000, MinNs: 900 + jitter/2, P50Ns: 1000 + jitter,
+		P90Ns: 1200 + jitter, P99Ns: 1500 + jitter, P999Ns: 2200 + jitter, MaxNs: 3000 + 10*jitter,
+		StdevNs: 90}
+	bw = probe.Bandwidth{Gbps: 390 + jitter/20, MsgRate: 7e5, Bytes: 1 << 24, Duration: 0.01}
+	c = matrix.Cell{Src: g.names[s], Dst: g.names[d], Rail: r, SrcDevice: g.devs[r], DstDevice: g.devs[r],
+		Round: 1 + (s+d)%max(g.n-1, 1), Class: probe.ClassOK}
+	hasLat, hasBW = true, true
+	switch {
+	case r == g.f.RailDown:
+		c.Class, c.Error, hasLat, hasBW = probe.ClassPortDown, g.railDown[s], false, false
+	case r == g.deadRail && (s == DeadHCANode || d == DeadHCANode):
+		c.Class, c.Error, hasLat, hasBW = probe.ClassPortDown, g.down, false, false
+	case !g.f.Standard:
+	case s == SlowNode || d == SlowNode:
+		for _, p := range []*float64{&lat.P50Ns, &lat.P90Ns, &lat.P99Ns, &lat.P999Ns, &lat.MaxNs} {
+			*p *= 4
+		}
+	case r == LowBWRail && (s/GroupSize == LowBWGroup) != (d/GroupSize == LowBWGroup):
+		bw.Gbps /= 2
+	case s == FlakySrc && d == FlakyDst:
+		l, b := lat, bw
+		c.Retests = []matrix.Attempt{{Round: g.n, Class: probe.ClassOK, Latency: &l, Bandwidth: &b}}
+		c.Class, c.Error, hasLat, hasBW = probe.ClassRetryExceeded, g.lost, false, false
+	}
+	return c, lat, bw, hasLat, hasBW
 }
 
 // noise is a deterministic pseudo-random number in [0, 1) per cell, so the

@@ -2,10 +2,12 @@
 // for each node count, each run in a child process of its own so that one
 // run's memory never shows in another's RSS, and prints a Markdown table.
 //
-//	BENCH_NODES=128,256,1024  node counts
+//	BENCH_NODES=128,256,1024,2048,4096  node counts
 //	BENCH_RUNS=1              runs per count; the table shows medians
 //	BENCH_ITERS=0             latency iterations per cell (0 = default)
 //	BENCH_PAYLOAD=1           stream the matrix JSON to measure it
+//	BENCH_PAYLOAD_MAX=1024    largest node count whose JSON is streamed (81 s
+//	                          at 1,024; 16x that at 4,096)
 //	BENCH_MODE=both           full (sim workers run every test), control
 //	                          (tasks answered at once: the coordinator alone)
 //	                          or both
@@ -14,8 +16,9 @@
 //	BENCH_PPROF=dir           write CPU and heap profiles of each run there
 //	BENCH_READER=0            > 0 (e.g. 1s): a reader asks for the running
 //	                          sweep's matrix this often, as an open UI does
-//	BENCH_RSS_LIMIT_MB=15360  a run whose RSS passes this stops itself
-//	                          (exit 4) before it can take the machine down
+//	BENCH_RSS_LIMIT_MB=14336  a run whose RSS passes this stops itself
+//	                          (exit 4) before it can take the machine down;
+//	                          1..15258 (the guard stays on, below 16 GB)
 package main
 
 import (
@@ -29,6 +32,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -42,10 +46,11 @@ func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	nodes := fs.String("nodes", env("BENCH_NODES", "128,256,1024"), "comma-separated node counts")
+	nodes := fs.String("nodes", env("BENCH_NODES", "128,256,1024,2048,4096"), "comma-separated node counts")
 	runs := fs.Int("runs", envInt("BENCH_RUNS", 1), "runs per node count (the table shows medians)")
 	iters := fs.Int("iters", envInt("BENCH_ITERS", 0), "latency iterations per cell; 0 = the default")
 	payload := fs.Bool("payload", envInt("BENCH_PAYLOAD", 1) != 0, "measure the matrix JSON payload")
+	payloadMax := fs.Int("payload-max", envInt("BENCH_PAYLOAD_MAX", 1024), "largest node count whose matrix JSON is measured")
 	prof := fs.String("pprof", env("BENCH_PPROF", ""), "directory for CPU and heap profiles")
 	reader := fs.Duration("reader", envDuration("BENCH_READER", 0), "poll the running sweep's matrix this often (0 = no reader)")
 	mode := fs.String("mode", env("BENCH_MODE", "both"), "full, control or both")
@@ -56,10 +61,21 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
+	limit, err := scale.RSSLimit(os.Getenv("BENCH_RSS_LIMIT_MB"))
+	if err != nil {
+		fmt.Fprintln(stderr, "bench:", err)
+		return 2
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	if *child > 0 {
-		return runChild(ctx, *child, *control, *iters, *payload, *prof, *verbose, *reader, stdout, stderr)
+		// The table splits the held heap between the FSM and the matrix
+		// from the heap profile (scale.heapBy); at the default 512 KB
+		// sampling a 1 KB grid block is sampled one time in 500, a few
+		// per cent of error. 64 KB keeps it under 1% for a few thousand
+		// sampled stacks more per GB allocated.
+		runtime.MemProfileRate = 64 << 10
+		return runChild(ctx, *child, *control, *iters, *payload, *prof, *verbose, *reader, limit, stdout, stderr)
 	}
 	self, err := os.Executable()
 	if err != nil {
@@ -78,7 +94,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "bench: mode %q: want full, control or both\n", *mode)
 		return 2
 	}
-	var table []scale.Result
+	var (
+		table  []scale.Result
+		failed error
+	)
+	// A failed run (the memory guard's exit 4, say) ends the bench, but
+	// the rows already measured are still printed.
+sizes:
 	for _, f := range strings.Split(*nodes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || n < 2 {
@@ -94,17 +116,22 @@ func run(args []string, stdout, stderr io.Writer) int {
 			for i := 0; i < max(*runs, 1); i++ {
 				fmt.Fprintf(stderr, "bench: %d nodes, control=%v, run %d/%d\n", n, ctl, i+1, max(*runs, 1))
 				cmd := exec.CommandContext(ctx, self, "-child", strconv.Itoa(n), "-control="+strconv.FormatBool(ctl), "-iters", strconv.Itoa(*iters),
-					"-payload="+strconv.FormatBool(*payload), "-pprof", *prof, "-v="+strconv.FormatBool(*verbose), "-reader", reader.String())
+					"-payload="+strconv.FormatBool(*payload && n <= *payloadMax), "-pprof", *prof, "-v="+strconv.FormatBool(*verbose), "-reader", reader.String())
 				cmd.Stderr = stderr
 				out, err := cmd.Output()
-				if err != nil {
-					fmt.Fprintf(stderr, "bench: %d nodes: %v\n", n, err)
-					return 1
-				}
 				var r scale.Result
-				if err := json.Unmarshal(out, &r); err != nil {
-					fmt.Fprintf(stderr, "bench: %d nodes: bad child output: %v\n", n, err)
-					return 1
+				if err == nil {
+					if err = json.Unmarshal(out, &r); err != nil {
+						err = fmt.Errorf("bad child output: %w", err)
+					}
+				}
+				if err != nil {
+					failed = fmt.Errorf("%d nodes, control=%v: %w", n, ctl, err)
+					fmt.Fprintln(stderr, "bench:", failed)
+					if len(rs) > 0 {
+						table = append(table, scale.Median(rs))
+					}
+					break sizes
 				}
 				fmt.Fprintf(stderr, "bench: %d nodes: sweep %.1f s, overhead p50 %.2f ms\n", n, r.Sweep.Seconds(), float64(r.Overhead.Median)/1e6)
 				rs = append(rs, r)
@@ -113,6 +140,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if len(table) == 0 {
+		if failed != nil {
+			return 1
+		}
 		fmt.Fprintln(stderr, "bench: nothing ran (see BENCH_FULL_MAX)")
 		return 2
 	}
@@ -120,13 +150,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 		"full = simulated workers run every test in this process, control = tasks answered at once (coordinator alone)\n\n",
 		table[0].LatencyIters, max(*runs, 1))
 	scale.Table(stdout, table)
+	if failed != nil {
+		fmt.Fprintf(stdout, "\nstopped early: %v\n", failed)
+		return 1
+	}
 	return 0
 }
 
-func runChild(ctx context.Context, n int, control bool, iters int, payload bool, prof string, verbose bool, reader time.Duration, stdout, stderr io.Writer) int {
+func runChild(ctx context.Context, n int, control bool, iters int, payload bool, prof string, verbose bool, reader time.Duration,
+	limit uint64, stdout, stderr io.Writer) int {
 	guardCtx, stopGuard := context.WithCancel(ctx)
 	defer stopGuard()
-	go scale.GuardRSS(guardCtx, uint64(envInt("BENCH_RSS_LIMIT_MB", scale.DefaultRSSLimit>>20))<<20, 250*time.Millisecond, stderr, os.Exit)
+	go scale.GuardRSS(guardCtx, limit, 250*time.Millisecond, stderr, os.Exit)
 	log := slog.New(slog.DiscardHandler)
 	if verbose {
 		log = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
