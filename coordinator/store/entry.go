@@ -135,9 +135,8 @@ type FSM struct {
 	seq    uint64 // bumped on every change; source of record versions
 	sweeps map[string]*sweepRecord
 	order  []string // oldest first
-	// livePlan is the newest committed live plan. It is not in snapshots:
-	// after a restore the leader makes a new one (workers take any plan
-	// whose ID differs from theirs).
+	// livePlan is the newest committed live plan, in snapshots too, so a
+	// leader restored from one continues its numbering and windows.
 	livePlan *wire.LivePlan
 }
 

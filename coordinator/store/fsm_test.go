@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"reflect"
 	"testing"
 	"time"
 
@@ -312,5 +313,43 @@ func TestLivePlanEntry(t *testing.T) {
 	}
 	if EntryLivePlan&Ignorable == 0 {
 		t.Error("the live plan entry must be ignorable: older replicas skip it")
+	}
+}
+
+// The live plan travels in snapshots: a replica restored from one
+// continues the plan (its id and window start) instead of starting over.
+func TestLivePlanInSnapshot(t *testing.T) {
+	plan := wire.LivePlan{ID: 7, Start: time.Unix(1_800_000_000, 0).UTC(), RatePerHCA: 50, GroupRate: 1, Window: 10 * time.Second,
+		ProbesPerWindow: 5, Members: []wire.LiveMember{{Name: "a", Group: "leaf-1", Rails: []int{0},
+			Addrs: []wire.LiveAddr{{Node: "a", Device: "mlx5_0", QPN: 9, QKey: 0x11111111}}}}}
+	for _, withPlan := range []bool{true, false} {
+		f := New(5, nil)
+		f.Apply(entry(t, EntrySweepStart, Start{Info: api.SweepInfo{ID: "s1", State: api.SweepRunning},
+			Spec: sweep.Spec{Params: probe.DefaultTestParams()}, Nodes: []matrix.Node{{Name: "a"}, {Name: "b"}}}))
+		if withPlan {
+			f.Apply(&raft.Log{Data: EncodeLivePlan(plan)})
+		}
+		snap, err := f.Snapshot()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sink memSink
+		if err := snap.Persist(&sink); err != nil {
+			t.Fatal(err)
+		}
+		g := New(5, nil)
+		if withPlan {
+			g.Apply(&raft.Log{Data: EncodeLivePlan(wire.LivePlan{ID: 99})}) // a restore replaces whatever was there
+		}
+		if err := g.Restore(io.NopCloser(&sink.Buffer)); err != nil {
+			t.Fatal(err)
+		}
+		got, ok := g.LivePlan()
+		if ok != withPlan || (withPlan && !reflect.DeepEqual(got, plan)) {
+			t.Fatalf("with plan %v: restored %v %+v", withPlan, ok, got)
+		}
+		if _, ok := g.sweepData("s1"); !ok {
+			t.Fatal("the sweep did not survive")
+		}
 	}
 }

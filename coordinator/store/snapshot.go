@@ -22,7 +22,10 @@ type frozenSweep struct {
 	cells storeView
 }
 
-type snapshot struct{ sweeps []frozenSweep }
+type snapshot struct {
+	sweeps []frozenSweep
+	live   *wire.LivePlan // the newest committed live plan, if any
+}
 
 var _ raft.FSMSnapshot = (*snapshot)(nil)
 
@@ -32,7 +35,7 @@ var _ raft.FSMSnapshot = (*snapshot)(nil)
 func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
 	f.mu.Lock() // freezing bumps the stores' epochs
 	defer f.mu.Unlock()
-	snap := &snapshot{}
+	snap := &snapshot{live: f.livePlan} // applyLivePlan replaces the plan, never edits it
 	for _, id := range f.order {
 		rec := f.sweeps[id]
 		head := sweepRecord{Info: rec.Info, Spec: rec.Spec, Nodes: rec.Nodes, Rounds: rec.Rounds, Retests: rec.Retests}
@@ -54,7 +57,7 @@ func (s *snapshot) Persist(sink raft.SnapshotSink) error {
 	for i := range s.sweeps {
 		sweeps[i] = s.sweeps[i].record()
 	}
-	if err := wire.WriteSnapshot(sink, sweeps); err != nil {
+	if err := wire.WriteSnapshotLive(sink, sweeps, s.live); err != nil {
 		_ = sink.Cancel()
 		return err
 	}
@@ -98,7 +101,7 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 	defer rc.Close()
 	sweeps := map[string]*sweepRecord{}
 	var order []string
-	err := wire.ReadSnapshot(rc, func(ss *wire.SnapshotSweep) error {
+	live, err := wire.ReadSnapshotLive(rc, func(ss *wire.SnapshotSweep) error {
 		rec := restoreSweep(ss)
 		sweeps[rec.Info.ID] = rec
 		order = append(order, rec.Info.ID)
@@ -108,7 +111,7 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 		return fmt.Errorf("restore snapshot: %w", err)
 	}
 	f.mu.Lock()
-	f.sweeps, f.order = sweeps, order
+	f.sweeps, f.order, f.livePlan = sweeps, order, live
 	for _, rec := range sweeps {
 		f.seq++
 		rec.Version = f.seq

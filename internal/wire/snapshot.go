@@ -78,6 +78,14 @@ var snapshotHead = &Codec[SnapshotSweep]{name: "snapshot sweep", version: 1,
 
 // WriteSnapshot writes sweeps to w.
 func WriteSnapshot(w io.Writer, sweeps []SnapshotSweep) error {
+	return WriteSnapshotLive(w, sweeps, nil)
+}
+
+// WriteSnapshotLive writes sweeps and, after them, the always-on mesh's
+// plan (nil: none), so that a replica restored from the snapshot continues
+// the plan's numbering and windows. Readers before the plan was added
+// stop after the sweeps and never see it.
+func WriteSnapshotLive(w io.Writer, sweeps []SnapshotSweep, live *LivePlan) error {
 	bw := bufio.NewWriterSize(w, 1<<20)
 	bw.WriteByte(SnapshotVersion)
 	zw, _ := flate.NewWriter(bw, flate.BestSpeed) // the level is valid
@@ -95,6 +103,11 @@ func WriteSnapshot(w io.Writer, sweeps []SnapshotSweep) error {
 			}
 		}
 		out.uv(0)
+	}
+	if live != nil {
+		body := LivePlanMsg.Append(nil, live)
+		out.uv(uint64(len(body)))
+		out.write(body)
 	}
 	if out.err != nil {
 		return out.err
@@ -185,13 +198,20 @@ func (w *streamWriter) block(b *GridBlock) {
 // is read and checked: every cell in the grid, every class and error code
 // in its table, every figure flag with its figures.
 func ReadSnapshot(r io.Reader, each func(*SnapshotSweep) error) error {
+	_, err := ReadSnapshotLive(r, each)
+	return err
+}
+
+// ReadSnapshotLive is ReadSnapshot that also returns the live plan written
+// after the sweeps (nil when the snapshot has none, as older ones do not).
+func ReadSnapshotLive(r io.Reader, each func(*SnapshotSweep) error) (*LivePlan, error) {
 	br := bufio.NewReaderSize(r, 1<<20)
 	head, err := br.Peek(1)
 	if err != nil {
-		return fmt.Errorf("snapshot: %w", err)
+		return nil, fmt.Errorf("snapshot: %w", err)
 	}
 	if err := checkVersion("snapshot", SnapshotVersion, head); err != nil {
-		return err
+		return nil, err
 	}
 	br.Discard(1)
 	zr := flate.NewReader(br)
@@ -203,10 +223,30 @@ func ReadSnapshot(r io.Reader, each func(*SnapshotSweep) error) error {
 			break
 		}
 		if err := each(s); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return in.err
+	if in.err != nil {
+		return nil, in.err
+	}
+	return in.livePlan()
+}
+
+// livePlan reads the optional plan after the sweeps: the stream's end
+// means there is none.
+func (in *streamReader) livePlan() (*LivePlan, error) {
+	if _, err := in.r.Peek(1); err == io.EOF {
+		return nil, nil
+	}
+	body := in.read(int(min(in.uv(), 1<<30)))
+	if in.err != nil {
+		return nil, fmt.Errorf("snapshot: live plan: %w", in.err)
+	}
+	p, err := LivePlanMsg.Decode(body)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot: %w", err)
+	}
+	return &p, nil
 }
 
 func (in *streamReader) sweep() *SnapshotSweep {
