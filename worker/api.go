@@ -46,7 +46,10 @@ func (a *Agent) handleTask(w http.ResponseWriter, r *http.Request) {
 	res := a.RunTask(r.Context(), t)
 	release()
 	if a.opts.OnTask != nil {
-		a.opts.OnTask(res)
+		a.opts.OnTask(res) // this direction's; the peer reports the reverse
+	}
+	if t.Reverse != nil {
+		res.Reverse = a.handReverse(r.Context(), &t)
 	}
 	wire.Write(w, http.StatusOK, wire.TaskResultMsg.Append(nil, &res))
 }
@@ -59,6 +62,8 @@ func (a *Agent) validateTask(t *wire.Task) error {
 		return errors.New("task dst and dst_api are required")
 	case len(t.Rails) == 0:
 		return errors.New("task has no rails")
+	case t.Reverse != nil && (t.SrcAPI == "" || len(t.Reverse.Rails) == 0):
+		return errors.New("a task's reverse half needs src_api and rails")
 	}
 	return t.Params.Validate()
 }

@@ -9,17 +9,27 @@ import (
 	"github.com/rdmamesh/rdmamesh/matrix"
 )
 
-// direction measures src → dst on every rail link the spec asks for, one
-// task per rail phase, appending its cells to out. It always adds one cell
-// per link: rails an end cannot test say why, the rest go to d.
-func direction(ctx context.Context, d Dispatcher, out []matrix.Cell, id string, round int, spec *Spec, src, dst matrix.Node) []matrix.Cell {
-	for _, phase := range RailPhases(*spec, src, dst) {
-		var rails []probe.RailPair
-		rails, out = splitUsable(out, src, dst, round, phase)
-		if len(rails) == 0 {
-			continue
+// pairPhases measures a → b and b → a on every rail link the spec asks
+// for, appending their cells to out. Phase i of both directions goes out
+// as one task, so a pair costs one dispatch a phase rather than two. It
+// always adds one cell per link: rails an end cannot test say why, the
+// rest go to d.
+func pairPhases(ctx context.Context, d Dispatcher, out []matrix.Cell, id string, round int, spec *Spec, a, b matrix.Node) []matrix.Cell {
+	// Both directions link the rails the two nodes share, so they have the
+	// same phases, mirrored.
+	fwd, rev := RailPhases(*spec, a, b), RailPhases(*spec, b, a)
+	for i := range fwd {
+		var there, back []probe.RailPair
+		there, out = splitUsable(out, a, b, round, fwd[i])
+		if i < len(rev) {
+			back, out = splitUsable(out, b, a, round, rev[i])
 		}
-		out = d.Phase(ctx, out, Task{SweepID: id, Round: round, Spec: spec, Src: src, Dst: dst, Rails: rails})
+		switch {
+		case len(there) > 0:
+			out = d.Phase(ctx, out, Task{SweepID: id, Round: round, Spec: spec, Src: a, Dst: b, Rails: there, Reverse: back})
+		case len(back) > 0:
+			out = d.Phase(ctx, out, Task{SweepID: id, Round: round, Spec: spec, Src: b, Dst: a, Rails: back})
+		}
 	}
 	return out
 }

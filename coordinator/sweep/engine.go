@@ -17,22 +17,26 @@ import (
 	"github.com/rdmamesh/rdmamesh/matrix"
 )
 
-// Dispatcher runs one phase of one direction of a pair on the workers: the
-// coordinator's is an HTTP call to the source worker. It appends one cell
-// per rail of t to out, whatever happens: an unreachable or hung worker
+// Dispatcher runs one phase of a pair on the workers: the coordinator's is
+// one call to the source worker, which runs src → dst and then has dst run
+// the reverse. It appends one cell per rail of t.Rails, then one per rail
+// of t.Reverse, to out, whatever happens: an unreachable or hung worker
 // becomes peer-lost or timeout cells, never a stuck sweep.
 type Dispatcher interface {
 	Phase(ctx context.Context, out []matrix.Cell, t Task) []matrix.Cell
 }
 
 // Task is one phase to dispatch: src → dst on rails that can all run at
-// once (no HCA twice) and that both ends can test.
+// once (no HCA twice) and that both ends can test, then, when Reverse is
+// not empty, dst → src on those rails (cells with Dst as their source).
+// Rails is never empty.
 type Task struct {
 	SweepID  string
 	Round    int
 	Spec     *Spec
 	Src, Dst matrix.Node
 	Rails    []probe.RailPair
+	Reverse  []probe.RailPair
 }
 
 // Committer makes the engine's results durable (on the coordinator: raft

@@ -119,15 +119,13 @@ func (p *Pool) Stop() {
 	p.wg.Wait()
 }
 
-// pair runs both directions of pair i, one after the other, so bandwidth
-// is never shared.
+// pair runs both directions of pair i, one after the other (the workers
+// see to that within a task), so bandwidth is never shared.
 func (w *roundWork) pair(i int) {
 	defer w.wg.Done()
 	p := w.rd.Pairs[i]
-	a, b := w.nodes[p.A], w.nodes[p.B]
 	// Room for both directions' same-rail cells, in the round's slab;
 	// cross-rail modes outgrow it and append into their own.
 	cells := w.slab[w.at[i]:w.at[i]:w.at[i+1]]
-	cells = direction(w.ctx, w.d, cells, w.id, w.rd.Index, w.spec, a, b)
-	w.perPair[i] = direction(w.ctx, w.d, cells, w.id, w.rd.Index, w.spec, b, a)
+	w.perPair[i] = pairPhases(w.ctx, w.d, cells, w.id, w.rd.Index, w.spec, w.nodes[p.A], w.nodes[p.B])
 }

@@ -47,19 +47,28 @@ func pairHash(src, dst string) uint64 {
 }
 
 // NullResult is control mode's answer to a task: every rail ok with
-// plausible latency figures, at once. internal/testing/chaos answers its large
-// control-mode cluster with it too.
+// plausible latency figures, at once, for the reverse half too when the
+// task has one (as if the peer had run it). internal/testing/chaos answers
+// its large control-mode cluster with it too.
 func NullResult(t wire.Task) wire.TaskResult {
 	res := wire.TaskResult{SweepID: t.SweepID, Round: t.Round, Src: t.Src, Dst: t.Dst,
-		Rails: make([]wire.RailResult, len(t.Rails))}
-	lats := make([]probe.Latency, len(t.Rails))
-	h := pairHash(t.Src, t.Dst)
-	for i, rp := range t.Rails {
-		j := float64(h%97+uint64(rp.Rail)) / 10 // a few ns of spread
-		lats[i] = probe.Latency{Samples: t.Params.LatencyIters, MinNs: 990 + j, P50Ns: 1010 + j, P90Ns: 1030 + j, P99Ns: 1100 + j,
-			P999Ns: 1300 + j, MaxNs: 2000 + j, StdevNs: 12 + j/10}
-		res.Rails[i] = wire.RailResult{Rail: rp.Rail, SrcDevice: rp.Src.Device, DstDevice: rp.Dst.Device, Class: probe.ClassOK,
-			SrcGID: rp.Src.GIDIndex, DstGID: rp.Dst.GIDIndex, Latency: &lats[i]}
+		Rails: nullRails(t.Src, t.Dst, t.Rails, t.Params.LatencyIters)}
+	if t.Reverse != nil {
+		res.Reverse = &wire.ReverseResult{Rails: nullRails(t.Dst, t.Src, t.Reverse.Rails, t.Params.LatencyIters)}
 	}
 	return res
+}
+
+func nullRails(src, dst string, rails []probe.RailPair, iters int) []wire.RailResult {
+	out := make([]wire.RailResult, len(rails))
+	lats := make([]probe.Latency, len(rails))
+	h := pairHash(src, dst)
+	for i, rp := range rails {
+		j := float64(h%97+uint64(rp.Rail)) / 10 // a few ns of spread
+		lats[i] = probe.Latency{Samples: iters, MinNs: 990 + j, P50Ns: 1010 + j, P90Ns: 1030 + j, P99Ns: 1100 + j,
+			P999Ns: 1300 + j, MaxNs: 2000 + j, StdevNs: 12 + j/10}
+		out[i] = wire.RailResult{Rail: rp.Rail, SrcDevice: rp.Src.Device, DstDevice: rp.Dst.Device, Class: probe.ClassOK,
+			SrcGID: rp.Src.GIDIndex, DstGID: rp.Dst.GIDIndex, Latency: &lats[i]}
+	}
+	return out
 }
