@@ -142,14 +142,14 @@ func (c *Coordinator) postTask(ctx context.Context, apiAddr string, timeout time
 	}
 	// The decoders copy what they keep, so the buffer goes back when
 	// postTask returns.
-	defer raw.put()
+	defer raw.Put()
 	if resp.StatusCode != http.StatusOK {
-		if e, ok := wire.DecodeError(resp.Header.Get("Content-Type"), raw.b); ok {
+		if e, ok := wire.DecodeError(resp.Header.Get("Content-Type"), raw.B); ok {
 			return res, e
 		}
 		return res, &probe.Error{Class: probe.ClassInternal, Cause: fmt.Sprintf("worker %s answered %s", t.Src, resp.Status)}
 	}
-	if res, err = wire.TaskResultMsg.Decode(raw.b); err != nil {
+	if res, err = wire.TaskResultMsg.Decode(raw.B); err != nil {
 		return res, &probe.Error{Class: probe.ClassInternal, Cause: fmt.Sprintf("worker %s: bad task result: %v", t.Src, err)}
 	}
 	return res, nil

@@ -14,10 +14,10 @@ import (
 // as one task, so a pair costs one dispatch a phase rather than two. It
 // always adds one cell per link: rails an end cannot test say why, the
 // rest go to d.
-func pairPhases(ctx context.Context, d Dispatcher, out []matrix.Cell, id string, round int, spec *Spec, a, b matrix.Node) []matrix.Cell {
+func pairPhases(ctx context.Context, d Dispatcher, sc *pairScratch, out []matrix.Cell, id string, round int, spec *Spec, a, b matrix.Node) []matrix.Cell {
 	// Both directions link the rails the two nodes share, so they have the
 	// same phases, mirrored.
-	fwd, rev := RailPhases(*spec, a, b), RailPhases(*spec, b, a)
+	fwd, rev := railPhases(&sc.fwd, *spec, a, b), railPhases(&sc.rev, *spec, b, a)
 	for i := range fwd {
 		var there, back []probe.RailPair
 		there, out = splitUsable(out, a, b, round, fwd[i])
@@ -33,6 +33,9 @@ func pairPhases(ctx context.Context, d Dispatcher, out []matrix.Cell, id string,
 	}
 	return out
 }
+
+// pairScratch is a pool goroutine's space for a pair's rail phases.
+type pairScratch struct{ fwd, rev phaseBuf }
 
 // splitUsable keeps the rails both ends can test. A port the worker's
 // discovery marked unusable is not tested: its cells, appended to out, say

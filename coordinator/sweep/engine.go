@@ -29,7 +29,8 @@ type Dispatcher interface {
 // Task is one phase to dispatch: src → dst on rails that can all run at
 // once (no HCA twice) and that both ends can test, then, when Reverse is
 // not empty, dst → src on those rails (cells with Dst as their source).
-// Rails is never empty.
+// Rails is never empty. Rails and Reverse are valid only during the
+// Phase call (the engine reuses their space for the next pair).
 type Task struct {
 	SweepID  string
 	Round    int

@@ -108,8 +108,9 @@ func (w *roundWork) gather() []matrix.Cell {
 
 func (p *Pool) loop() {
 	defer p.wg.Done()
+	var sc pairScratch
 	for j := range p.jobs {
-		j.r.pair(j.i)
+		j.r.pair(j.i, &sc)
 	}
 }
 
@@ -121,11 +122,11 @@ func (p *Pool) Stop() {
 
 // pair runs both directions of pair i, one after the other (the workers
 // see to that within a task), so bandwidth is never shared.
-func (w *roundWork) pair(i int) {
+func (w *roundWork) pair(i int, sc *pairScratch) {
 	defer w.wg.Done()
 	p := w.rd.Pairs[i]
 	// Room for both directions' same-rail cells, in the round's slab;
 	// cross-rail modes outgrow it and append into their own.
 	cells := w.slab[w.at[i]:w.at[i]:w.at[i+1]]
-	w.perPair[i] = pairPhases(w.ctx, w.d, cells, w.id, w.rd.Index, w.spec, w.nodes[p.A], w.nodes[p.B])
+	w.perPair[i] = pairPhases(w.ctx, w.d, sc, cells, w.id, w.rd.Index, w.spec, w.nodes[p.A], w.nodes[p.B])
 }

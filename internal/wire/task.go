@@ -92,60 +92,118 @@ func ReverseResultOf(res *TaskResult) *ReverseResult {
 // TaskMsg is the task's codec. A 1,024-node sweep sends half a million
 // tasks; encoding/json spent about 100 µs of CPU per 8-rail task on
 // reflection alone, more than the rest of the round trip. Version 2 added
-// SrcAPI and the reverse half.
-var TaskMsg = &Codec[Task]{name: "task", version: 2,
+// SrcAPI and the reverse half, and puts both halves' rail counts before
+// their rails so that a decoder allocates them once; its strings (names,
+// devices, addresses) are interned, the tickets, unique per task, are not.
+var TaskMsg = &Codec[Task]{name: "task", version: 2, shared: true,
 	put: func(w *writer, t *Task) {
 		w.str(t.SweepID)
 		w.int(t.Round)
 		w.str(t.Src)
 		w.str(t.Dst)
 		w.str(t.DstAPI)
-		putList(w, t.Rails, (*writer).railPair)
+		w.str(t.SrcAPI)
 		w.params(&t.Params)
 		w.time(t.Deadline)
 		w.str(t.Ticket)
-		w.str(t.SrcAPI)
-		putOpt(w, t.Reverse, func(w *writer, rv *ReverseTask) {
-			putList(w, rv.Rails, (*writer).railPair)
-			w.time(rv.Deadline)
-			w.str(rv.Ticket)
-		})
+		var back []probe.RailPair
+		w.flag(t.Reverse != nil)
+		if t.Reverse != nil {
+			w.time(t.Reverse.Deadline)
+			w.str(t.Reverse.Ticket)
+			back = t.Reverse.Rails
+			w.count(len(back), back == nil)
+		}
+		putList(w, t.Rails, (*writer).railPair)
+		for i := range back {
+			w.railPair(&back[i])
+		}
 	},
 	get: func(r *reader, t *Task) {
-		*t = Task{SweepID: r.str(), Round: r.int(), Src: r.str(), Dst: r.str(), DstAPI: r.str()}
-		t.Rails = getList(r, (*reader).railPair)
-		t.Params, t.Deadline, t.Ticket, t.SrcAPI = r.params(), r.time(), r.str(), r.str()
-		t.Reverse = getOpt(r, func(r *reader, rv *ReverseTask) {
-			rv.Rails = getList(r, (*reader).railPair)
-			rv.Deadline, rv.Ticket = r.time(), r.str()
-		})
+		*t = Task{SweepID: r.str(), Round: r.int(), Src: r.str(), Dst: r.str(), DstAPI: r.str(), SrcAPI: r.str()}
+		t.Params, t.Deadline, t.Ticket = r.params(), r.time(), r.ownStr()
+		nb, okb := 0, false
+		if r.flag() {
+			t.Reverse = &ReverseTask{Deadline: r.time(), Ticket: r.ownStr()}
+			nb, okb = r.count()
+		}
+		nf, okf := r.count()
+		all := getN(r, nf+nb, (*reader).railPair)
+		if r.err != nil {
+			return
+		}
+		t.Rails = half(all[:nf:nf], okf)
+		if t.Reverse != nil {
+			t.Reverse.Rails = half(all[nf:], okb)
+		}
 	}}
 
+// getN reads n elements of a list whose count came earlier (a message's
+// two halves share one allocation); like count, it refuses more elements
+// than bytes left.
+func getN[E any](r *reader, n int, get func(*reader, *E)) []E {
+	if r.err != nil || n > len(r.b) {
+		r.fail()
+		return nil
+	}
+	out := make([]E, n)
+	for i := range out {
+		if r.err != nil {
+			break
+		}
+		get(r, &out[i])
+	}
+	return out
+}
+
+// half is one half of a shared list, nil when it was written nil.
+func half[E any](s []E, ok bool) []E {
+	if !ok {
+		return nil
+	}
+	return s
+}
+
 // TaskResultMsg is the task result's codec. The leader decodes half a
-// million of them a sweep: strings are interned, and the rails' figures
-// share one allocation each. Version 2 added the reverse half.
+// million of them a sweep: strings are interned, and both halves' rails,
+// and their latency figures, share one allocation each (version 2, which
+// added the reverse half, puts the rail counts before the rails for it).
 var TaskResultMsg = &Codec[TaskResult]{name: "task result", version: 2, shared: true,
 	put: func(w *writer, res *TaskResult) {
 		w.str(res.SweepID)
 		w.int(res.Round)
 		w.str(res.Src)
 		w.str(res.Dst)
-		putList(w, res.Rails, (*writer).railResult)
 		w.dur(res.Elapsed)
 		w.error(res.Tester)
-		putOpt(w, res.Reverse, func(w *writer, rv *ReverseResult) {
-			putList(w, rv.Rails, (*writer).railResult)
-			w.dur(rv.Elapsed)
-			w.error(rv.Tester)
-		})
+		var back []RailResult
+		w.flag(res.Reverse != nil)
+		if res.Reverse != nil {
+			w.dur(res.Reverse.Elapsed)
+			w.error(res.Reverse.Tester)
+			back = res.Reverse.Rails
+			w.count(len(back), back == nil)
+		}
+		putList(w, res.Rails, (*writer).railResult)
+		for i := range back {
+			w.railResult(&back[i])
+		}
 	},
 	get: func(r *reader, res *TaskResult) {
-		*res = TaskResult{SweepID: r.str(), Round: r.int(), Src: r.str(), Dst: r.str()}
-		res.Rails = getRailResults(r)
-		res.Elapsed, res.Tester = r.dur(), r.error()
+		*res = TaskResult{SweepID: r.str(), Round: r.int(), Src: r.str(), Dst: r.str(), Elapsed: r.dur(), Tester: r.error()}
+		nb, okb := 0, false
 		if r.flag() {
-			res.Reverse = &ReverseResult{Rails: getRailResults(r)}
-			res.Reverse.Elapsed, res.Reverse.Tester = r.dur(), r.error()
+			res.Reverse = &ReverseResult{Elapsed: r.dur(), Tester: r.error()}
+			nb, okb = r.count()
+		}
+		nf, okf := r.count()
+		all := getRailResults(r, nf+nb)
+		if r.err != nil {
+			return
+		}
+		res.Rails = half(all[:nf:nf], okf)
+		if res.Reverse != nil {
+			res.Reverse.Rails = half(all[nf:], okb)
 		}
 	}}
 
@@ -162,9 +220,11 @@ func (w *writer) railResult(rr *RailResult) {
 	w.int(rr.DstGID)
 }
 
-func getRailResults(r *reader) []RailResult {
-	n, ok := r.count()
-	if !ok {
+// getRailResults reads n rail results, their latency figures in one
+// allocation and their bandwidth figures, if any, in another.
+func getRailResults(r *reader, n int) []RailResult {
+	if r.err != nil || n > len(r.b) {
+		r.fail()
 		return nil
 	}
 	rails := make([]RailResult, n)

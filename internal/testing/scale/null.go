@@ -2,7 +2,6 @@ package scale
 
 import (
 	"bytes"
-	"io"
 	"net/http"
 
 	"github.com/rdmamesh/rdmamesh/internal/probe"
@@ -13,27 +12,36 @@ import (
 // running the simulated test: the "control" mode measures the coordinator
 // and its raft log alone, as if 1,024 real hosts ran the tests elsewhere.
 // Only task calls are answered here; gossip and inventory are the workers'.
+// It stands in for remote hosts' work, so it spends as little as it can:
+// the task is read and the answer written in pooled buffers.
 func nullTask(req *http.Request) (*http.Response, bool) {
 	if req.Method != http.MethodPost || req.URL.Path != "/v1/tasks" || req.Header.Get("Content-Type") != wire.ContentType {
 		return nil, false
 	}
-	body, err := io.ReadAll(req.Body)
+	in := wire.GetBuf()
+	defer in.Put()
+	buf := bytes.NewBuffer(in.B)
+	_, err := buf.ReadFrom(req.Body)
+	in.B = buf.Bytes()
 	if err != nil {
 		return nil, false
 	}
-	t, err := wire.TaskMsg.Decode(body)
+	// The decoder copies what it keeps, so in goes back on return.
+	t, err := wire.TaskMsg.Decode(in.B)
 	if err != nil {
 		return nil, false
 	}
 	res := NullResult(t)
-	b := wire.TaskResultMsg.Append(nil, &res)
-	// Built directly rather than through httptest.ResponseRecorder: this
-	// stands in for a remote host's work, and the recorder's header cloning
-	// was a tenth of it.
+	out := wire.GetBuf()
+	out.B = wire.TaskResultMsg.Append(out.B, &res)
+	// Built directly rather than through httptest.ResponseRecorder: the
+	// recorder's header cloning was a tenth of this.
 	return &http.Response{Status: "200 OK", StatusCode: http.StatusOK, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Header: http.Header{"Content-Type": {wire.ContentType}}, Body: io.NopCloser(bytes.NewReader(b)),
-		ContentLength: int64(len(b)), Request: req}, true
+		Header: nullHeader, Body: wire.NewBody(out), ContentLength: int64(len(out.B)), Request: req}, true
 }
+
+// nullHeader is every null answer's header; readers do not modify it.
+var nullHeader = http.Header{"Content-Type": {wire.ContentType}}
 
 // pairHash is FNV-1a over src then dst, without the hash.Hash allocations.
 func pairHash(src, dst string) uint64 {
