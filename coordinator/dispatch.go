@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/rdmamesh/rdmamesh/coordinator/sweep"
@@ -55,7 +56,11 @@ func (w workerDispatch) Phase(ctx context.Context, out []matrix.Cell, t sweep.Ta
 	}
 	tctx, release := c.inflight.track(ctx, timeout, src.Name, dst.Name)
 	defer release()
-	res, err := c.postTask(tctx, srcInfo.APIAddr, spec.PairTimeout, task)
+	// The answer's rails are decoded into a reused scratch: the cells keep
+	// their figures, never the rails.
+	sc := railScratch.Get().(*[]wire.RailResult)
+	defer railScratch.Put(sc)
+	res, err := c.postTaskIn(tctx, srcInfo.APIAddr, spec.PairTimeout, task, *sc)
 	if err != nil {
 		return failPhase(out, t, err)
 	}
@@ -70,6 +75,9 @@ func (w workerDispatch) Phase(ctx context.Context, out []matrix.Cell, t sweep.Ta
 	}
 	return resultCells(out, dst.Name, src.Name, round, t.Reverse, res.Reverse.Rails, res.Reverse.Tester)
 }
+
+// railScratch holds 64 rails: both halves of a task on up to 32 rails.
+var railScratch = sync.Pool{New: func() any { s := make([]wire.RailResult, 0, 64); return &s }}
 
 // failPhase gives every rail of both directions of t the same failure.
 func failPhase(out []matrix.Cell, t sweep.Task, e *probe.Error) []matrix.Cell {
@@ -112,6 +120,12 @@ func resultCells(out []matrix.Cell, src, dst string, round int, asked []probe.Ra
 // timeout, once per direction of t (inflight.track), with
 // context.DeadlineExceeded as its cause.
 func (c *Coordinator) postTask(ctx context.Context, apiAddr string, timeout time.Duration, t wire.Task) (wire.TaskResult, *probe.Error) {
+	return c.postTaskIn(ctx, apiAddr, timeout, t, nil)
+}
+
+// postTaskIn is postTask decoding the answer's rails into scratch when it
+// has room (wire.DecodeTaskResultIn).
+func (c *Coordinator) postTaskIn(ctx context.Context, apiAddr string, timeout time.Duration, t wire.Task, scratch []wire.RailResult) (wire.TaskResult, *probe.Error) {
 	var res wire.TaskResult
 	req, err := c.taskRequest(ctx, apiAddr, t)
 	if err != nil {
@@ -149,7 +163,7 @@ func (c *Coordinator) postTask(ctx context.Context, apiAddr string, timeout time
 		}
 		return res, &probe.Error{Class: probe.ClassInternal, Cause: fmt.Sprintf("worker %s answered %s", t.Src, resp.Status)}
 	}
-	if res, err = wire.TaskResultMsg.Decode(raw.B); err != nil {
+	if res, err = wire.DecodeTaskResultIn(raw.B, scratch); err != nil {
 		return res, &probe.Error{Class: probe.ClassInternal, Cause: fmt.Sprintf("worker %s: bad task result: %v", t.Src, err)}
 	}
 	return res, nil

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/rdmamesh/rdmamesh/internal/probe"
@@ -189,23 +190,44 @@ var TaskResultMsg = &Codec[TaskResult]{name: "task result", version: 2, shared: 
 			w.railResult(&back[i])
 		}
 	},
-	get: func(r *reader, res *TaskResult) {
-		*res = TaskResult{SweepID: r.str(), Round: r.int(), Src: r.str(), Dst: r.str(), Elapsed: r.dur(), Tester: r.error()}
-		nb, okb := 0, false
-		if r.flag() {
-			res.Reverse = &ReverseResult{Elapsed: r.dur(), Tester: r.error()}
-			nb, okb = r.count()
-		}
-		nf, okf := r.count()
-		all := getRailResults(r, nf+nb)
-		if r.err != nil {
-			return
-		}
-		res.Rails = half(all[:nf:nf], okf)
-		if res.Reverse != nil {
-			res.Reverse.Rails = half(all[nf:], okb)
-		}
-	}}
+	get: func(r *reader, res *TaskResult) { getTaskResult(r, res, nil) }}
+
+// DecodeTaskResultIn is TaskResultMsg.Decode with the rails built in
+// scratch when it has room (the leader reuses one per dispatching
+// goroutine: the cells it makes keep the figures, never the rails). The
+// latency, bandwidth and error values are allocated as Decode does, as
+// cells keep them.
+func DecodeTaskResultIn(b []byte, scratch []RailResult) (TaskResult, error) {
+	var res TaskResult
+	c := TaskResultMsg
+	if err := checkVersion(c.name, c.version, b); err != nil {
+		return res, err
+	}
+	r := reader{b: b[1:], shared: c.shared}
+	getTaskResult(&r, &res, scratch)
+	if err := r.done(); err != nil {
+		return res, fmt.Errorf("%s message: %w", c.name, err)
+	}
+	return res, nil
+}
+
+func getTaskResult(r *reader, res *TaskResult, scratch []RailResult) {
+	*res = TaskResult{SweepID: r.str(), Round: r.int(), Src: r.str(), Dst: r.str(), Elapsed: r.dur(), Tester: r.error()}
+	nb, okb := 0, false
+	if r.flag() {
+		res.Reverse = &ReverseResult{Elapsed: r.dur(), Tester: r.error()}
+		nb, okb = r.count()
+	}
+	nf, okf := r.count()
+	all := getRailResults(r, nf+nb, scratch)
+	if r.err != nil {
+		return
+	}
+	res.Rails = half(all[:nf:nf], okf)
+	if res.Reverse != nil {
+		res.Reverse.Rails = half(all[nf:], okb)
+	}
+}
 
 func (w *writer) railResult(rr *RailResult) {
 	w.int(rr.Rail)
@@ -220,14 +242,21 @@ func (w *writer) railResult(rr *RailResult) {
 	w.int(rr.DstGID)
 }
 
-// getRailResults reads n rail results, their latency figures in one
-// allocation and their bandwidth figures, if any, in another.
-func getRailResults(r *reader, n int) []RailResult {
+// getRailResults reads n rail results (into scratch when it has room),
+// their latency figures in one allocation and their bandwidth figures, if
+// any, in another.
+func getRailResults(r *reader, n int, scratch []RailResult) []RailResult {
 	if r.err != nil || n > len(r.b) {
 		r.fail()
 		return nil
 	}
-	rails := make([]RailResult, n)
+	var rails []RailResult
+	if scratch != nil && cap(scratch) >= n {
+		rails = scratch[:n]
+		clear(rails)
+	} else {
+		rails = make([]RailResult, n)
+	}
 	lats := make([]probe.Latency, n)
 	var bws []probe.Bandwidth // quick sweeps measure no bandwidth
 	for i := range rails {

@@ -1,0 +1,36 @@
+package wire
+
+import (
+	"math/rand/v2"
+	"reflect"
+	"testing"
+)
+
+// DecodeTaskResultIn gives what Decode gives, whether its scratch is too
+// small, large enough, or still holds the previous message's rails.
+func TestDecodeTaskResultInMatchesDecode(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	scratch := make([]RailResult, 0, 4)
+	for i := range 200 {
+		var v TaskResult
+		fill(reflect.ValueOf(&v).Elem(), rng, i%2 == 0)
+		b := TaskResultMsg.Append(nil, &v)
+		want, err := TaskResultMsg.Decode(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := DecodeTaskResultIn(b, scratch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("message %d:\n got %+v\nwant %+v", i, got, want)
+		}
+		if i%3 == 0 {
+			scratch = make([]RailResult, 0, 64)
+		}
+	}
+	if _, err := DecodeTaskResultIn([]byte{TaskResultMsg.Version() + 1}, scratch); err == nil {
+		t.Fatal("another version decoded")
+	}
+}
