@@ -120,40 +120,74 @@ var TaskMsg = &Codec[Task]{name: "task", version: 2, shared: true,
 			w.railPair(&back[i])
 		}
 	},
-	get: func(r *reader, t *Task) {
-		*t = Task{SweepID: r.str(), Round: r.int(), Src: r.str(), Dst: r.str(), DstAPI: r.str(), SrcAPI: r.str()}
-		t.Params, t.Deadline, t.Ticket = r.params(), r.time(), r.ownStr()
-		nb, okb := 0, false
-		if r.flag() {
-			t.Reverse = &ReverseTask{Deadline: r.time(), Ticket: r.ownStr()}
-			nb, okb = r.count()
-		}
-		nf, okf := r.count()
-		all := getN(r, nf+nb, (*reader).railPair)
-		if r.err != nil {
-			return
-		}
-		t.Rails = half(all[:nf:nf], okf)
-		if t.Reverse != nil {
-			t.Reverse.Rails = half(all[nf:], okb)
-		}
-	}}
+	get: func(r *reader, t *Task) { getTask(r, t, nil) }}
+
+// DecodeTaskIn is TaskMsg.Decode with both halves' rails built in scratch
+// when it has room, for a reader that is done with the task before it
+// decodes the next one (the harness's stand-in hosts).
+func DecodeTaskIn(b []byte, scratch []probe.RailPair) (Task, error) {
+	return decodeWith(TaskMsg, b, func(r *reader, t *Task) { getTask(r, t, scratch) })
+}
+
+// decodeWith is c.Decode reading with get in place of c's own reader.
+func decodeWith[T any](c *Codec[T], b []byte, get func(*reader, *T)) (T, error) {
+	var v T
+	if err := checkVersion(c.name, c.version, b); err != nil {
+		return v, err
+	}
+	r := reader{b: b[1:], shared: c.shared}
+	get(&r, &v)
+	if err := r.done(); err != nil {
+		return v, fmt.Errorf("%s message: %w", c.name, err)
+	}
+	return v, nil
+}
+
+func getTask(r *reader, t *Task, scratch []probe.RailPair) {
+	*t = Task{SweepID: r.str(), Round: r.int(), Src: r.str(), Dst: r.str(), DstAPI: r.str(), SrcAPI: r.str()}
+	t.Params, t.Deadline, t.Ticket = r.params(), r.time(), r.ownStr()
+	nb, okb := 0, false
+	if r.flag() {
+		t.Reverse = &ReverseTask{Deadline: r.time(), Ticket: r.ownStr()}
+		nb, okb = r.count()
+	}
+	nf, okf := r.count()
+	all := getN(r, nf+nb, scratch, (*reader).railPair)
+	if r.err != nil {
+		return
+	}
+	t.Rails = half(all[:nf:nf], okf)
+	if t.Reverse != nil {
+		t.Reverse.Rails = half(all[nf:], okb)
+	}
+}
 
 // getN reads n elements of a list whose count came earlier (a message's
-// two halves share one allocation); like count, it refuses more elements
-// than bytes left.
-func getN[E any](r *reader, n int, get func(*reader, *E)) []E {
+// two halves share one allocation, or scratch when it has room); like
+// count, it refuses more elements than bytes left.
+func getN[E any](r *reader, n int, scratch []E, get func(*reader, *E)) []E {
 	if r.err != nil || n > len(r.b) {
 		r.fail()
 		return nil
 	}
-	out := make([]E, n)
+	out := room(scratch, n)
 	for i := range out {
 		if r.err != nil {
 			break
 		}
 		get(r, &out[i])
 	}
+	return out
+}
+
+// room is n zero elements: scratch's when it has room (and is not nil, so
+// that an empty list decodes as Decode gives it), else new ones.
+func room[E any](scratch []E, n int) []E {
+	if scratch == nil || cap(scratch) < n {
+		return make([]E, n)
+	}
+	out := scratch[:n]
+	clear(out)
 	return out
 }
 
@@ -198,17 +232,7 @@ var TaskResultMsg = &Codec[TaskResult]{name: "task result", version: 2, shared: 
 // latency, bandwidth and error values are allocated as Decode does, as
 // cells keep them.
 func DecodeTaskResultIn(b []byte, scratch []RailResult) (TaskResult, error) {
-	var res TaskResult
-	c := TaskResultMsg
-	if err := checkVersion(c.name, c.version, b); err != nil {
-		return res, err
-	}
-	r := reader{b: b[1:], shared: c.shared}
-	getTaskResult(&r, &res, scratch)
-	if err := r.done(); err != nil {
-		return res, fmt.Errorf("%s message: %w", c.name, err)
-	}
-	return res, nil
+	return decodeWith(TaskResultMsg, b, func(r *reader, res *TaskResult) { getTaskResult(r, res, scratch) })
 }
 
 func getTaskResult(r *reader, res *TaskResult, scratch []RailResult) {
@@ -250,13 +274,7 @@ func getRailResults(r *reader, n int, scratch []RailResult) []RailResult {
 		r.fail()
 		return nil
 	}
-	var rails []RailResult
-	if scratch != nil && cap(scratch) >= n {
-		rails = scratch[:n]
-		clear(rails)
-	} else {
-		rails = make([]RailResult, n)
-	}
+	rails := room(scratch, n)
 	lats := make([]probe.Latency, n)
 	var bws []probe.Bandwidth // quick sweeps measure no bandwidth
 	for i := range rails {

@@ -3,6 +3,7 @@ package scale
 import (
 	"bytes"
 	"net/http"
+	"sync"
 
 	"github.com/rdmamesh/rdmamesh/internal/probe"
 	"github.com/rdmamesh/rdmamesh/internal/wire"
@@ -26,12 +27,15 @@ func nullTask(req *http.Request) (*http.Response, bool) {
 	if err != nil {
 		return nil, false
 	}
-	// The decoder copies what it keeps, so in goes back on return.
-	t, err := wire.TaskMsg.Decode(in.B)
+	sc := nullScratches.Get().(*nullScratch)
+	defer nullScratches.Put(sc)
+	// The decoder copies what it keeps, so in goes back on return, and the
+	// task and its answer live in sc until the answer is encoded.
+	t, err := wire.DecodeTaskIn(in.B, sc.task)
 	if err != nil {
 		return nil, false
 	}
-	res := NullResult(t)
+	res := nullResult(t, sc)
 	out := wire.GetBuf()
 	out.B = wire.TaskResultMsg.Append(out.B, &res)
 	// Built directly rather than through httptest.ResponseRecorder: the
@@ -58,18 +62,42 @@ func pairHash(src, dst string) uint64 {
 // plausible latency figures, at once, for the reverse half too when the
 // task has one (as if the peer had run it). internal/testing/chaos answers
 // its large control-mode cluster with it too.
-func NullResult(t wire.Task) wire.TaskResult {
-	res := wire.TaskResult{SweepID: t.SweepID, Round: t.Round, Src: t.Src, Dst: t.Dst,
-		Rails: nullRails(t.Src, t.Dst, t.Rails, t.Params.LatencyIters)}
+func NullResult(t wire.Task) wire.TaskResult { return nullResult(t, &nullScratch{}) }
+
+// nullScratch is the room one null answer is built in; nullTask reuses it
+// from answer to answer, NullResult's answers keep their own.
+type nullScratch struct {
+	task  []probe.RailPair
+	rails []wire.RailResult
+	lats  []probe.Latency
+}
+
+var nullScratches = sync.Pool{New: func() any {
+	return &nullScratch{task: make([]probe.RailPair, 0, 64), rails: make([]wire.RailResult, 0, 64), lats: make([]probe.Latency, 0, 64)}
+}}
+
+func nullResult(t wire.Task, sc *nullScratch) wire.TaskResult {
+	var back []probe.RailPair
 	if t.Reverse != nil {
-		res.Reverse = &wire.ReverseResult{Rails: nullRails(t.Dst, t.Src, t.Reverse.Rails, t.Params.LatencyIters)}
+		back = t.Reverse.Rails
+	}
+	n := len(t.Rails) + len(back)
+	if cap(sc.rails) < n {
+		sc.rails, sc.lats = make([]wire.RailResult, 0, n), make([]probe.Latency, 0, n)
+	}
+	rails, lats := sc.rails[:n], sc.lats[:n]
+	res := wire.TaskResult{SweepID: t.SweepID, Round: t.Round, Src: t.Src, Dst: t.Dst,
+		Rails: nullRails(rails[:len(t.Rails):len(t.Rails)], lats, t.Src, t.Dst, t.Rails, t.Params.LatencyIters)}
+	if t.Reverse != nil {
+		k := len(t.Rails)
+		res.Reverse = &wire.ReverseResult{Rails: nullRails(rails[k:], lats[k:], t.Dst, t.Src, back, t.Params.LatencyIters)}
 	}
 	return res
 }
 
-func nullRails(src, dst string, rails []probe.RailPair, iters int) []wire.RailResult {
-	out := make([]wire.RailResult, len(rails))
-	lats := make([]probe.Latency, len(rails))
+// nullRails fills out (and lats, which out's figures point into) with
+// one ok answer per rail of src → dst.
+func nullRails(out []wire.RailResult, lats []probe.Latency, src, dst string, rails []probe.RailPair, iters int) []wire.RailResult {
 	h := pairHash(src, dst)
 	for i, rp := range rails {
 		j := float64(h%97+uint64(rp.Rail)) / 10 // a few ns of spread
