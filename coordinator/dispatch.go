@@ -60,7 +60,7 @@ func (w workerDispatch) Phase(ctx context.Context, out []matrix.Cell, t sweep.Ta
 	// their figures, never the rails.
 	sc := railScratch.Get().(*[]wire.RailResult)
 	defer railScratch.Put(sc)
-	res, err := c.postTaskIn(tctx, srcInfo.APIAddr, spec.PairTimeout, task, *sc)
+	res, err := c.postTaskIn(tctx, srcInfo.APIAddr, spec.PairTimeout, task, *sc, t.Figures)
 	if err != nil {
 		return failPhase(out, t, err)
 	}
@@ -120,12 +120,13 @@ func resultCells(out []matrix.Cell, src, dst string, round int, asked []probe.Ra
 // timeout, once per direction of t (inflight.track), with
 // context.DeadlineExceeded as its cause.
 func (c *Coordinator) postTask(ctx context.Context, apiAddr string, timeout time.Duration, t wire.Task) (wire.TaskResult, *probe.Error) {
-	return c.postTaskIn(ctx, apiAddr, timeout, t, nil)
+	return c.postTaskIn(ctx, apiAddr, timeout, t, nil, nil)
 }
 
-// postTaskIn is postTask decoding the answer's rails into scratch when it
-// has room (wire.DecodeTaskResultIn).
-func (c *Coordinator) postTaskIn(ctx context.Context, apiAddr string, timeout time.Duration, t wire.Task, scratch []wire.RailResult) (wire.TaskResult, *probe.Error) {
+// postTaskIn is postTask decoding the answer's rails into scratch and
+// their latency figures into lats, each when it has room
+// (wire.DecodeTaskResultIn).
+func (c *Coordinator) postTaskIn(ctx context.Context, apiAddr string, timeout time.Duration, t wire.Task, scratch []wire.RailResult, lats []probe.Latency) (wire.TaskResult, *probe.Error) {
 	var res wire.TaskResult
 	req, err := c.taskRequest(ctx, apiAddr, t)
 	if err != nil {
@@ -163,7 +164,7 @@ func (c *Coordinator) postTaskIn(ctx context.Context, apiAddr string, timeout ti
 		}
 		return res, &probe.Error{Class: probe.ClassInternal, Cause: fmt.Sprintf("worker %s answered %s", t.Src, resp.Status)}
 	}
-	if res, err = wire.DecodeTaskResultIn(raw.B, scratch); err != nil {
+	if res, err = wire.DecodeTaskResultIn(raw.B, scratch, lats); err != nil {
 		return res, &probe.Error{Class: probe.ClassInternal, Cause: fmt.Sprintf("worker %s: bad task result: %v", t.Src, err)}
 	}
 	return res, nil

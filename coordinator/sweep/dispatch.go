@@ -14,7 +14,10 @@ import (
 // as one task, so a pair costs one dispatch a phase rather than two. It
 // always adds one cell per link: rails an end cannot test say why, the
 // rest go to d.
-func pairPhases(ctx context.Context, d Dispatcher, sc *pairScratch, out []matrix.Cell, id string, round int, spec *Spec, a, b matrix.Node) []matrix.Cell {
+//
+// lats is room for the figures of the cells appended, in step with out's
+// room: the cell appended at out[k] may keep its figures in lats[k].
+func pairPhases(ctx context.Context, d Dispatcher, sc *pairScratch, out []matrix.Cell, lats []probe.Latency, id string, round int, spec *Spec, a, b matrix.Node) []matrix.Cell {
 	// Both directions link the rails the two nodes share, so they have the
 	// same phases, mirrored.
 	fwd, rev := railPhases(&sc.fwd, *spec, a, b), railPhases(&sc.rev, *spec, b, a)
@@ -24,12 +27,17 @@ func pairPhases(ctx context.Context, d Dispatcher, sc *pairScratch, out []matrix
 		if i < len(rev) {
 			back, out = splitUsable(out, b, a, round, rev[i])
 		}
-		switch {
-		case len(there) > 0:
-			out = d.Phase(ctx, out, Task{SweepID: id, Round: round, Spec: spec, Src: a, Dst: b, Rails: there, Reverse: back})
-		case len(back) > 0:
-			out = d.Phase(ctx, out, Task{SweepID: id, Round: round, Spec: spec, Src: b, Dst: a, Rails: back})
+		t := Task{SweepID: id, Round: round, Spec: spec, Src: a, Dst: b, Rails: there, Reverse: back}
+		if len(there) == 0 {
+			t.Src, t.Dst, t.Rails, t.Reverse = b, a, back, nil
 		}
+		if len(t.Rails) == 0 {
+			continue
+		}
+		if n := len(out) + len(t.Rails) + len(t.Reverse); n <= len(lats) {
+			t.Figures = lats[len(out):n:n]
+		}
+		out = d.Phase(ctx, out, t)
 	}
 	return out
 }

@@ -38,6 +38,10 @@ type Task struct {
 	Src, Dst matrix.Node
 	Rails    []probe.RailPair
 	Reverse  []probe.RailPair
+	// Figures, when not nil, is room for the latency figures of the cells
+	// the phase appends (one per rail of Rails and Reverse), owned by the
+	// round like its cells, so that a dispatcher need not allocate them.
+	Figures []probe.Latency
 }
 
 // Committer makes the engine's results durable (on the coordinator: raft
@@ -45,7 +49,8 @@ type Task struct {
 // re-runs whatever did not land.
 type Committer interface {
 	// CommitRound commits one round's cells as a unit and says how many
-	// bytes the entry took.
+	// bytes the entry took. It must not keep r.Cells, or what they point
+	// to, once it returns: the engine reuses that space (Pool.Round).
 	CommitRound(r RoundResult) (int, error)
 	CommitRetestPlan(p RetestPlan) error
 	EndSweep(id, state, msg string, healthy *bool) error

@@ -126,17 +126,18 @@ var TaskMsg = &Codec[Task]{name: "task", version: 2, shared: true,
 // when it has room, for a reader that is done with the task before it
 // decodes the next one (the harness's stand-in hosts).
 func DecodeTaskIn(b []byte, scratch []probe.RailPair) (Task, error) {
-	return decodeWith(TaskMsg, b, func(r *reader, t *Task) { getTask(r, t, scratch) })
+	return decodeWith(TaskMsg, b, scratch, getTask)
 }
 
-// decodeWith is c.Decode reading with get in place of c's own reader.
-func decodeWith[T any](c *Codec[T], b []byte, get func(*reader, *T)) (T, error) {
+// decodeWith is c.Decode reading with get(r, v, in) in place of c's own
+// reader; get is a function, not a closure, and in is what it decodes into.
+func decodeWith[T, R any](c *Codec[T], b []byte, in R, get func(*reader, *T, R)) (T, error) {
 	var v T
 	if err := checkVersion(c.name, c.version, b); err != nil {
 		return v, err
 	}
 	r := reader{b: b[1:], shared: c.shared}
-	get(&r, &v)
+	get(&r, &v, in)
 	if err := r.done(); err != nil {
 		return v, fmt.Errorf("%s message: %w", c.name, err)
 	}
@@ -224,18 +225,24 @@ var TaskResultMsg = &Codec[TaskResult]{name: "task result", version: 2, shared: 
 			w.railResult(&back[i])
 		}
 	},
-	get: func(r *reader, res *TaskResult) { getTaskResult(r, res, nil) }}
+	get: func(r *reader, res *TaskResult) { getTaskResult(r, res, resultRoom{}) }}
 
 // DecodeTaskResultIn is TaskResultMsg.Decode with the rails built in
-// scratch when it has room (the leader reuses one per dispatching
-// goroutine: the cells it makes keep the figures, never the rails). The
-// latency, bandwidth and error values are allocated as Decode does, as
-// cells keep them.
-func DecodeTaskResultIn(b []byte, scratch []RailResult) (TaskResult, error) {
-	return decodeWith(TaskResultMsg, b, func(r *reader, res *TaskResult) { getTaskResult(r, res, scratch) })
+// scratch and their latency figures in lats, each when it has room (the
+// leader reuses a scratch per dispatching goroutine, as the cells it makes
+// keep the figures, never the rails, and hands in its round's room for the
+// figures). Bandwidth and error values are allocated as Decode does.
+func DecodeTaskResultIn(b []byte, scratch []RailResult, lats []probe.Latency) (TaskResult, error) {
+	return decodeWith(TaskResultMsg, b, resultRoom{scratch, lats}, getTaskResult)
 }
 
-func getTaskResult(r *reader, res *TaskResult, scratch []RailResult) {
+// resultRoom is where a task result's rails and figures may be decoded.
+type resultRoom struct {
+	rails []RailResult
+	lats  []probe.Latency
+}
+
+func getTaskResult(r *reader, res *TaskResult, in resultRoom) {
 	*res = TaskResult{SweepID: r.str(), Round: r.int(), Src: r.str(), Dst: r.str(), Elapsed: r.dur(), Tester: r.error()}
 	nb, okb := 0, false
 	if r.flag() {
@@ -243,7 +250,7 @@ func getTaskResult(r *reader, res *TaskResult, scratch []RailResult) {
 		nb, okb = r.count()
 	}
 	nf, okf := r.count()
-	all := getRailResults(r, nf+nb, scratch)
+	all := getRailResults(r, nf+nb, in.rails, in.lats)
 	if r.err != nil {
 		return
 	}
@@ -267,15 +274,15 @@ func (w *writer) railResult(rr *RailResult) {
 }
 
 // getRailResults reads n rail results (into scratch when it has room),
-// their latency figures in one allocation and their bandwidth figures, if
-// any, in another.
-func getRailResults(r *reader, n int, scratch []RailResult) []RailResult {
+// their latency figures in one allocation (or lats, when it has room) and
+// their bandwidth figures, if any, in another.
+func getRailResults(r *reader, n int, scratch []RailResult, lats []probe.Latency) []RailResult {
 	if r.err != nil || n > len(r.b) {
 		r.fail()
 		return nil
 	}
 	rails := room(scratch, n)
-	lats := make([]probe.Latency, n)
+	lats = room(lats, n)
 	var bws []probe.Bandwidth // quick sweeps measure no bandwidth
 	for i := range rails {
 		if r.err != nil {

@@ -21,7 +21,7 @@ func TestDecodeTaskResultInMatchesDecode(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := DecodeTaskResultIn(b, scratch)
+		got, err := DecodeTaskResultIn(b, scratch, make([]probe.Latency, i%5))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -32,7 +32,7 @@ func TestDecodeTaskResultInMatchesDecode(t *testing.T) {
 			scratch = make([]RailResult, 0, 64)
 		}
 	}
-	if _, err := DecodeTaskResultIn([]byte{TaskResultMsg.Version() + 1}, scratch); err == nil {
+	if _, err := DecodeTaskResultIn([]byte{TaskResultMsg.Version() + 1}, scratch, nil); err == nil {
 		t.Fatal("another version decoded")
 	}
 }
