@@ -113,12 +113,8 @@ var TaskMsg = &Codec[Task]{name: "task", version: 2, shared: true,
 			w.time(t.Reverse.Deadline)
 			w.str(t.Reverse.Ticket)
 			back = t.Reverse.Rails
-			w.count(len(back), back == nil)
 		}
-		putList(w, t.Rails, (*writer).railPair)
-		for i := range back {
-			w.railPair(&back[i])
-		}
+		putHalves(w, t.Rails, back, t.Reverse != nil, (*writer).railPair)
 	},
 	get: func(r *reader, t *Task) { getTask(r, t, nil) }}
 
@@ -147,19 +143,16 @@ func decodeWith[T, R any](c *Codec[T], b []byte, in R, get func(*reader, *T, R))
 func getTask(r *reader, t *Task, scratch []probe.RailPair) {
 	*t = Task{SweepID: r.str(), Round: r.int(), Src: r.str(), Dst: r.str(), DstAPI: r.str(), SrcAPI: r.str()}
 	t.Params, t.Deadline, t.Ticket = r.params(), r.time(), r.ownStr()
-	nb, okb := 0, false
 	if r.flag() {
 		t.Reverse = &ReverseTask{Deadline: r.time(), Ticket: r.ownStr()}
-		nb, okb = r.count()
 	}
-	nf, okf := r.count()
-	all := getN(r, nf+nb, scratch, (*reader).railPair)
-	if r.err != nil {
-		return
-	}
-	t.Rails = half(all[:nf:nf], okf)
-	if t.Reverse != nil {
-		t.Reverse.Rails = half(all[nf:], okb)
+	h := r.halves(t.Reverse != nil)
+	if all := getN(r, h.n, scratch, (*reader).railPair); r.err == nil {
+		var back []probe.RailPair
+		t.Rails, back = split(h, all)
+		if t.Reverse != nil {
+			t.Reverse.Rails = back
+		}
 	}
 }
 
@@ -192,12 +185,46 @@ func room[E any](scratch []E, n int) []E {
 	return out
 }
 
-// half is one half of a shared list, nil when it was written nil.
-func half[E any](s []E, ok bool) []E {
-	if !ok {
-		return nil
+// putHalves writes a message's forward list and, when it has a reverse
+// half (present), that half's list, both counts first: a decoder then
+// reads both into one allocation (reader.halves, split).
+func putHalves[E any](w *writer, fwd, back []E, present bool, put func(*writer, *E)) {
+	if present {
+		w.count(len(back), back == nil)
 	}
-	return s
+	putList(w, fwd, put)
+	for i := range back {
+		put(w, &back[i])
+	}
+}
+
+// halfCounts is what putHalves wrote before the elements: n of them in
+// all, the first nf forward; ok* false for a list written nil.
+type halfCounts struct {
+	n, nf    int
+	okf, okb bool
+}
+
+func (r *reader) halves(present bool) halfCounts {
+	var h halfCounts
+	nb := 0
+	if present {
+		nb, h.okb = r.count()
+	}
+	h.nf, h.okf = r.count()
+	h.n = h.nf + nb
+	return h
+}
+
+// split cuts the n elements read after h into the two halves.
+func split[E any](h halfCounts, all []E) (fwd, back []E) {
+	if h.okf {
+		fwd = all[:h.nf:h.nf]
+	}
+	if h.okb {
+		back = all[h.nf:]
+	}
+	return fwd, back
 }
 
 // TaskResultMsg is the task result's codec. The leader decodes half a
@@ -218,12 +245,8 @@ var TaskResultMsg = &Codec[TaskResult]{name: "task result", version: 2, shared: 
 			w.dur(res.Reverse.Elapsed)
 			w.error(res.Reverse.Tester)
 			back = res.Reverse.Rails
-			w.count(len(back), back == nil)
 		}
-		putList(w, res.Rails, (*writer).railResult)
-		for i := range back {
-			w.railResult(&back[i])
-		}
+		putHalves(w, res.Rails, back, res.Reverse != nil, (*writer).railResult)
 	},
 	get: func(r *reader, res *TaskResult) { getTaskResult(r, res, resultRoom{}) }}
 
@@ -244,19 +267,16 @@ type resultRoom struct {
 
 func getTaskResult(r *reader, res *TaskResult, in resultRoom) {
 	*res = TaskResult{SweepID: r.str(), Round: r.int(), Src: r.str(), Dst: r.str(), Elapsed: r.dur(), Tester: r.error()}
-	nb, okb := 0, false
 	if r.flag() {
 		res.Reverse = &ReverseResult{Elapsed: r.dur(), Tester: r.error()}
-		nb, okb = r.count()
 	}
-	nf, okf := r.count()
-	all := getRailResults(r, nf+nb, in.rails, in.lats)
-	if r.err != nil {
-		return
-	}
-	res.Rails = half(all[:nf:nf], okf)
-	if res.Reverse != nil {
-		res.Reverse.Rails = half(all[nf:], okb)
+	h := r.halves(res.Reverse != nil)
+	if all := getRailResults(r, h.n, in.rails, in.lats); r.err == nil {
+		var back []RailResult
+		res.Rails, back = split(h, all)
+		if res.Reverse != nil {
+			res.Reverse.Rails = back
+		}
 	}
 }
 
