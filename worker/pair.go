@@ -24,8 +24,11 @@ func (a *Agent) handReverse(ctx context.Context, t *wire.Task) *wire.ReverseResu
 	// Answer the coordinator before it gives up on the pair (at twice the
 	// pair timeout; the reverse deadline is 1.8 x, this 1.9 x), so a hung
 	// peer costs the reverse cells and not the measured forward ones.
-	ctx, cancel := context.WithDeadline(ctx, rt.Deadline.Add(rt.Deadline.Sub(t.Deadline)/9))
-	defer cancel()
+	if !rt.Deadline.IsZero() && !t.Deadline.IsZero() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, rt.Deadline.Add(rt.Deadline.Sub(t.Deadline)/9))
+		defer cancel()
+	}
 	res, err := a.postPeerTask(ctx, t.DstAPI, &rt)
 	if err != nil {
 		out := &wire.ReverseResult{Rails: make([]wire.RailResult, len(rt.Rails))}

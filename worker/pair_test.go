@@ -128,3 +128,20 @@ func TestPairTaskPeerRefusesReverse(t *testing.T) {
 		}
 	}
 }
+
+// A pair task without deadlines (a caller that sets none) still runs its
+// reverse half rather than timing it out at once.
+func TestPairTaskWithoutDeadlines(t *testing.T) {
+	a, b, _ := twoAgents(t)
+	task := pairTask(a, b, 2, "")
+	task.Deadline, task.Reverse.Deadline = time.Time{}, time.Time{}
+	res := postTask(t, a, "", task)
+	if res.Reverse == nil || len(res.Reverse.Rails) != 2 {
+		t.Fatalf("reverse %+v; want 2 rails", res.Reverse)
+	}
+	for _, rr := range res.Reverse.Rails {
+		if rr.Class != probe.ClassOK {
+			t.Errorf("reverse rail %d: %s (%v)", rr.Rail, rr.Class, rr.Error)
+		}
+	}
+}
