@@ -208,16 +208,6 @@ func (r *reader) str() string {
 	return s
 }
 
-// ownStr is a string never interned: one unique to its message (a
-// ticket) would only push a repeated one out of the table.
-func (r *reader) ownStr() string {
-	shared := r.shared
-	r.shared = false
-	s := r.str()
-	r.shared = shared
-	return s
-}
-
 func (r *reader) f64() float64 {
 	if len(r.b) < 8 {
 		r.fail()

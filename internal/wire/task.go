@@ -185,6 +185,16 @@ func room[E any](scratch []E, n int) []E {
 	return out
 }
 
+// ownStr is a string never interned: one unique to its message (a
+// ticket) would only push a repeated one out of the table.
+func (r *reader) ownStr() string {
+	shared := r.shared
+	r.shared = false
+	s := r.str()
+	r.shared = shared
+	return s
+}
+
 // putHalves writes a message's forward list and, when it has a reverse
 // half (present), that half's list, both counts first: a decoder then
 // reads both into one allocation (reader.halves, split).
