@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/rdmamesh/rdmamesh/coordinator/sweep"
@@ -17,12 +18,12 @@ import (
 )
 
 // workerDispatch is the sweep engine's Dispatcher: a phase is a task
-// posted to the source worker's API. The worker runs it against the
-// destination; gossip says first whether either end is still there.
+// posted to the source worker's API, which runs src → dst and then hands
+// the reverse to dst. Gossip says first whether either end is still there.
 type workerDispatch struct{ c *Coordinator }
 
 func (w workerDispatch) Phase(ctx context.Context, out []matrix.Cell, t sweep.Task) []matrix.Cell {
-	c, id, round, spec, src, dst, rails := w.c, t.SweepID, t.Round, t.Spec, t.Src, t.Dst, t.Rails
+	c, id, round, spec, src, dst := w.c, t.SweepID, t.Round, t.Spec, t.Src, t.Dst
 	srcInfo, okS := c.reg.get(src.Name)
 	dstInfo, okD := c.reg.get(dst.Name)
 	for _, n := range []struct {
@@ -31,26 +32,57 @@ func (w workerDispatch) Phase(ctx context.Context, out []matrix.Cell, t sweep.Ta
 		state string
 	}{{src.Name, okS, srcInfo.State}, {dst.Name, okD, dstInfo.State}} {
 		if !n.ok || n.state == "dead" || n.state == "left" {
-			return append(out, sweep.FailCells(src.Name, dst.Name, round, rails, &probe.Error{Class: probe.ClassPeerLost,
+			return failPhase(out, t, &probe.Error{Class: probe.ClassPeerLost,
 				Cause: fmt.Sprintf("worker %s is %s in gossip", n.name, orUnknown(n.state)),
-				Fix:   fmt.Sprintf("check the host %s and its rdmamesh worker service (systemctl status rdmamesh-worker, or the pod)", n.name)})...)
+				Fix:   fmt.Sprintf("check the host %s and its rdmamesh worker service (systemctl status rdmamesh-worker, or the pod)", n.name)})
 		}
 	}
+	// The worker must answer before our own deadline so a slow test comes
+	// back as its own classified cells rather than a blanket timeout. Each
+	// direction keeps the pair timeout it had as a task of its own.
+	now, timeout := time.Now(), spec.PairTimeout
 	task := wire.Task{SweepID: id, Round: round, Src: src.Name, Dst: dst.Name,
-		DstAPI: dstInfo.APIAddr, Rails: rails, Params: spec.Params,
-		// The worker must answer before our own deadline so a slow test comes
-		// back as its own classified cells rather than a blanket timeout.
-		Deadline: time.Now().Add(spec.PairTimeout * 9 / 10)}
+		DstAPI: dstInfo.APIAddr, SrcAPI: srcInfo.APIAddr, Rails: t.Rails, Params: spec.Params,
+		Deadline: now.Add(spec.PairTimeout * 9 / 10)}
+	if len(t.Reverse) > 0 {
+		task.Reverse = &wire.ReverseTask{Rails: t.Reverse, Deadline: now.Add(spec.PairTimeout * 18 / 10)}
+		timeout *= 2
+	}
 	if c.opts.Token != "" {
 		task.Ticket = probe.SignTicket([]byte(c.opts.Token), id, src.Name, dst.Name, task.Deadline)
+		if task.Reverse != nil {
+			task.Reverse.Ticket = probe.SignTicket([]byte(c.opts.Token), id, dst.Name, src.Name, task.Reverse.Deadline)
+		}
 	}
-	tctx, release := c.inflight.track(ctx, spec.PairTimeout, src.Name, dst.Name)
+	tctx, release := c.inflight.track(ctx, timeout, src.Name, dst.Name)
 	defer release()
-	res, err := c.postTask(tctx, srcInfo.APIAddr, spec.PairTimeout, task)
+	// The answer's rails are decoded into a reused scratch: the cells keep
+	// their figures, never the rails.
+	sc := railScratch.Get().(*[]wire.RailResult)
+	defer railScratch.Put(sc)
+	res, err := c.postTaskIn(tctx, srcInfo.APIAddr, spec.PairTimeout, task, *sc, t.Figures)
 	if err != nil {
-		return append(out, sweep.FailCells(src.Name, dst.Name, round, rails, err)...)
+		return failPhase(out, t, err)
 	}
-	return resultCells(out, task, round, res)
+	out = resultCells(out, src.Name, dst.Name, round, t.Rails, res.Rails, res.Tester)
+	if len(t.Reverse) == 0 {
+		return out
+	}
+	if res.Reverse == nil {
+		return append(out, sweep.FailCells(dst.Name, src.Name, round, t.Reverse, &probe.Error{Class: probe.ClassInternal,
+			Cause: fmt.Sprintf("worker %s returned no result for the reverse direction from %s", src.Name, dst.Name),
+			Fix:   "run the same rdmamesh version on every node"})...)
+	}
+	return resultCells(out, dst.Name, src.Name, round, t.Reverse, res.Reverse.Rails, res.Reverse.Tester)
+}
+
+// railScratch holds 64 rails: both halves of a task on up to 32 rails.
+var railScratch = sync.Pool{New: func() any { s := make([]wire.RailResult, 0, 64); return &s }}
+
+// failPhase gives every rail of both directions of t the same failure.
+func failPhase(out []matrix.Cell, t sweep.Task, e *probe.Error) []matrix.Cell {
+	out = append(out, sweep.FailCells(t.Src.Name, t.Dst.Name, t.Round, t.Rails, e)...)
+	return append(out, sweep.FailCells(t.Dst.Name, t.Src.Name, t.Round, t.Reverse, e)...)
 }
 
 func orUnknown(s string) string {
@@ -60,24 +92,24 @@ func orUnknown(s string) string {
 	return s
 }
 
-// resultCells appends a worker's answer, mapped onto the rails asked for,
-// to out; a rail the worker left out is an internal error, never a silent
-// gap.
-func resultCells(out []matrix.Cell, t wire.Task, round int, res wire.TaskResult) []matrix.Cell {
-	for _, rp := range t.Rails {
-		rr, ok := railResult(res.Rails, rp.Rail)
+// resultCells appends a worker's answer for src → dst, mapped onto the
+// rails asked for, to out; a rail the worker left out is an internal
+// error, never a silent gap.
+func resultCells(out []matrix.Cell, src, dst string, round int, asked []probe.RailPair, got []wire.RailResult, tester *probe.Error) []matrix.Cell {
+	for _, rp := range asked {
+		rr, ok := railResult(got, rp.Rail)
 		if !ok || rr.Class == "" {
-			e := &probe.Error{Class: probe.ClassInternal, Cause: fmt.Sprintf("worker %s returned no result for rail %d", t.Src, rp.Rail),
+			e := &probe.Error{Class: probe.ClassInternal, Cause: fmt.Sprintf("worker %s returned no result for rail %d", src, rp.Rail),
 				Fix: "run the same rdmamesh version on every node"}
-			out = append(out, sweep.FailCells(t.Src, t.Dst, round, []probe.RailPair{rp}, e)...)
+			out = append(out, sweep.FailCells(src, dst, round, []probe.RailPair{rp}, e)...)
 			continue
 		}
-		c := sweep.CellFor(t.Src, t.Dst, round, rp)
+		c := sweep.CellFor(src, dst, round, rp)
 		c.Class, c.Error, c.Latency, c.Bandwidth = rr.Class, rr.Error, rr.Latency, rr.Bandwidth
-		if res.Tester != nil {
+		if tester != nil {
 			// The worker ran short of its own resources during the task:
 			// even a measured rail is not evidence (roundRunner stops).
-			c.Class, c.Error, c.Latency, c.Bandwidth = probe.ClassTester, res.Tester, nil, nil
+			c.Class, c.Error, c.Latency, c.Bandwidth = probe.ClassTester, tester, nil, nil
 		}
 		out = append(out, c)
 	}
@@ -85,8 +117,16 @@ func resultCells(out []matrix.Cell, t wire.Task, round int, res wire.TaskResult)
 }
 
 // postTask runs t on the worker at apiAddr. ctx ends the call: at the pair
-// timeout (inflight.track) with context.DeadlineExceeded as its cause.
+// timeout, once per direction of t (inflight.track), with
+// context.DeadlineExceeded as its cause.
 func (c *Coordinator) postTask(ctx context.Context, apiAddr string, timeout time.Duration, t wire.Task) (wire.TaskResult, *probe.Error) {
+	return c.postTaskIn(ctx, apiAddr, timeout, t, nil, nil)
+}
+
+// postTaskIn is postTask decoding the answer's rails into scratch and
+// their latency figures into lats, each when it has room
+// (wire.DecodeTaskResultIn).
+func (c *Coordinator) postTaskIn(ctx context.Context, apiAddr string, timeout time.Duration, t wire.Task, scratch []wire.RailResult, lats []probe.Latency) (wire.TaskResult, *probe.Error) {
 	var res wire.TaskResult
 	req, err := c.taskRequest(ctx, apiAddr, t)
 	if err != nil {
@@ -104,7 +144,7 @@ func (c *Coordinator) postTask(ctx context.Context, apiAddr string, timeout time
 		}
 		if errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
 			return res, &probe.Error{Class: probe.ClassTimeout,
-				Cause: fmt.Sprintf("worker %s did not finish the test within the pair timeout %s", t.Src, timeout),
+				Cause: fmt.Sprintf("worker %s did not finish the test within the pair timeout %s (per direction)", t.Src, timeout),
 				Fix:   fmt.Sprintf("a hung test or an overloaded host: check the worker on %s and %s; raise coordinator.pair_timeout only if the fabric is known to be slow", t.Src, t.Dst)}
 		}
 		return res, &probe.Error{Class: probe.ClassPeerLost, Cause: fmt.Sprintf("cannot reach worker %s at %s: %v", t.Src, apiAddr, err),
@@ -117,14 +157,14 @@ func (c *Coordinator) postTask(ctx context.Context, apiAddr string, timeout time
 	}
 	// The decoders copy what they keep, so the buffer goes back when
 	// postTask returns.
-	defer raw.put()
+	defer raw.Put()
 	if resp.StatusCode != http.StatusOK {
-		if e, ok := wire.DecodeError(resp.Header.Get("Content-Type"), raw.b); ok {
+		if e, ok := wire.DecodeError(resp.Header.Get("Content-Type"), raw.B); ok {
 			return res, e
 		}
 		return res, &probe.Error{Class: probe.ClassInternal, Cause: fmt.Sprintf("worker %s answered %s", t.Src, resp.Status)}
 	}
-	if res, err = wire.TaskResultMsg.Decode(raw.b); err != nil {
+	if res, err = wire.DecodeTaskResultIn(raw.B, scratch, lats); err != nil {
 		return res, &probe.Error{Class: probe.ClassInternal, Cause: fmt.Sprintf("worker %s: bad task result: %v", t.Src, err)}
 	}
 	return res, nil

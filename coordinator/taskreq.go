@@ -5,100 +5,87 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/url"
 	"sync"
 
 	"github.com/rdmamesh/rdmamesh/internal/wire"
 )
 
-// The leader sends a million tasks in a 1,024-node sweep; what each one
-// allocates is paid again in garbage collection. The buffers below are
-// pooled, and the constant header values are shared (a RoundTripper must
-// not modify a request).
+// The leader sends half a million tasks in a 1,024-node sweep; what each
+// one allocates is paid again in garbage collection. Bodies and answers
+// are pooled wire.Bufs, and the constant header values are shared (a
+// RoundTripper must not modify a request).
 var wireTypeHdr = []string{wire.ContentType}
 
-// taskBody reads a task's encoded form and hands the buffer back to its
-// pool when the transport closes it: the transport may still be reading
-// after RoundTrip returns, so that is the first moment it is free. Read and
-// Close hold mu, so a Close from another goroutine never frees the buffer
-// under a Read; the reader itself is never reused, so a second Close cannot
-// free a buffer another task already took.
-type taskBody struct {
-	mu  sync.Mutex
-	buf *taskBuf // nil once closed
-	off int
-}
-
-type taskBuf struct{ b []byte }
-
-var taskBufs = sync.Pool{New: func() any { return &taskBuf{b: make([]byte, 0, 1024)} }}
-
-func (t *taskBody) Read(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.buf == nil || t.off >= len(t.buf.b) {
-		return 0, io.EOF
-	}
-	n := copy(p, t.buf.b[t.off:])
-	t.off += n
-	return n, nil
-}
-
-func (t *taskBody) Close() error {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.buf != nil {
-		putBuf(&taskBufs, t.buf, t.buf.b)
-		t.buf = nil
-	}
-	return nil
-}
-
-// putBuf pools a buffer unless it grew past what tasks and answers need,
-// so one huge answer is not held for the rest of the process.
-func putBuf[T any](p *sync.Pool, v *T, b []byte) {
-	if cap(b) <= 64<<10 {
-		p.Put(v)
-	}
-}
-
-// taskRequest builds the POST of t to a worker.
+// taskRequest builds the POST of t to a worker. Its URL is parsed once per
+// worker and its header built once per token (taskTemplate): both are the
+// same for every task, and transports only read them.
 func (c *Coordinator) taskRequest(ctx context.Context, apiAddr string, t wire.Task) (*http.Request, error) {
-	buf := taskBufs.Get().(*taskBuf)
-	buf.b = wire.TaskMsg.Append(buf.b[:0], &t)
-	body := &taskBody{buf: buf}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url(apiAddr, "/v1/tasks"), body)
+	u, hdr, err := c.taskTemplate(apiAddr)
+	if err != nil {
+		return nil, err
+	}
+	buf := wire.GetBuf()
+	buf.B = wire.TaskMsg.Append(buf.B, &t)
+	body := wire.NewBody(buf)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "", body)
 	if err != nil {
 		body.Close()
 		return nil, err
 	}
+	req.URL, req.Host, req.Header = u, u.Host, hdr
 	// NewRequest sizes only the bodies it knows. Without GetBody a POST is
 	// still retried on a fresh connection when none of it was written, the
 	// only case net/http retries one in anyway.
-	req.ContentLength = int64(len(buf.b))
-	req.Header["Content-Type"] = wireTypeHdr
-	c.authorize(req)
+	req.ContentLength = int64(len(buf.B))
 	return req, nil
 }
 
-// answer is a pooled buffer holding a worker's answer.
-type answer struct{ b []byte }
+// taskTemplate is what every task request to apiAddr shares: its parsed
+// URL and its header (content type, bearer token).
+func (c *Coordinator) taskTemplate(apiAddr string) (*url.URL, http.Header, error) {
+	tls := c.opts.ClientTLS != nil
+	uk := taskURLKey{tls, apiAddr}
+	v, ok := taskURLs.Load(uk)
+	if !ok {
+		u, err := url.Parse(c.url(apiAddr, "/v1/tasks"))
+		if err != nil {
+			return nil, nil, err
+		}
+		v, _ = taskURLs.LoadOrStore(uk, u)
+	}
+	h, ok := taskHeaders.Load(c.opts.Token)
+	if !ok {
+		hdr := http.Header{"Content-Type": wireTypeHdr}
+		if c.opts.Token != "" {
+			hdr.Set("Authorization", "Bearer "+c.opts.Token)
+		}
+		h, _ = taskHeaders.LoadOrStore(c.opts.Token, hdr)
+	}
+	return v.(*url.URL), h.(http.Header), nil
+}
 
-var answerBufs = sync.Pool{New: func() any { return &answer{b: make([]byte, 0, 2048)} }}
+type taskURLKey struct {
+	tls  bool
+	addr string
+}
 
-func (a *answer) put() { putBuf(&answerBufs, a, a.b) }
+// One entry per worker address and per token the process has used; the
+// values are never modified once stored.
+var taskURLs, taskHeaders sync.Map
 
 // readAnswer reads a response body (at most 16 MB) into a pooled buffer
 // the caller puts back.
-func readAnswer(resp *http.Response) (*answer, error) {
-	a := answerBufs.Get().(*answer)
-	buf := bytes.NewBuffer(a.b[:0])
+func readAnswer(resp *http.Response) (*wire.Buf, error) {
+	a := wire.GetBuf()
+	buf := bytes.NewBuffer(a.B)
 	if n := resp.ContentLength; n > 0 && n <= maxAnswer {
 		buf.Grow(int(n))
 	}
 	_, err := buf.ReadFrom(io.LimitReader(resp.Body, maxAnswer))
-	a.b = buf.Bytes()
+	a.B = buf.Bytes()
 	if err != nil {
-		a.put()
+		a.Put()
 		return nil, err
 	}
 	return a, nil

@@ -42,12 +42,17 @@ func (a *Agent) handleTask(w http.ResponseWriter, r *http.Request) {
 		wire.Refuse(w, r, http.StatusBadRequest, session.BadRequest(err))
 		return
 	}
+	// Probing stays paused through the reverse half too: this HCA answers
+	// the peer's writes then.
 	release := a.holdLive(&t)
 	res := a.RunTask(r.Context(), t)
-	release()
 	if a.opts.OnTask != nil {
-		a.opts.OnTask(res)
+		a.opts.OnTask(res) // this direction's; the peer reports the reverse
 	}
+	if t.Reverse != nil {
+		res.Reverse = a.handReverse(r.Context(), &t)
+	}
+	release()
 	wire.Write(w, http.StatusOK, wire.TaskResultMsg.Append(nil, &res))
 }
 
@@ -59,6 +64,8 @@ func (a *Agent) validateTask(t *wire.Task) error {
 		return errors.New("task dst and dst_api are required")
 	case len(t.Rails) == 0:
 		return errors.New("task has no rails")
+	case t.Reverse != nil && (t.SrcAPI == "" || len(t.Reverse.Rails) == 0):
+		return errors.New("a task's reverse half needs src_api and rails")
 	}
 	return t.Params.Validate()
 }

@@ -58,6 +58,13 @@ func (p *handlers) count(prefix string) int {
 
 func twoAgents(t *testing.T, faults ...string) (*Agent, *Agent, *handlers) {
 	t.Helper()
+	return agentPair(t, Options{}, faults...)
+}
+
+// agentPair starts workers a and b on one sim fabric, each with o's token
+// and task hook, their APIs reachable through the returned handlers.
+func agentPair(t *testing.T, o Options, faults ...string) (*Agent, *Agent, *handlers) {
+	t.Helper()
 	fs, err := sim.ParseFaults(faults)
 	if err != nil {
 		t.Fatal(err)
@@ -72,7 +79,7 @@ func twoAgents(t *testing.T, faults ...string) (*Agent, *Agent, *handlers) {
 	var out []*Agent
 	for i, name := range []string{"a", "b"} {
 		ag, err := Start(context.Background(), Options{Name: name, Fabric: fabric.Adapt(fab.Node(name)), Transport: tr[i],
-			APIListen: "127.0.0.1:0", HTTPTransport: rt, Logger: slog.New(slog.DiscardHandler)})
+			APIListen: "127.0.0.1:0", HTTPTransport: rt, Logger: slog.New(slog.DiscardHandler), Token: o.Token, OnTask: o.OnTask})
 		if err != nil {
 			t.Fatal(err)
 		}

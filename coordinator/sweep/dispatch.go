@@ -9,20 +9,41 @@ import (
 	"github.com/rdmamesh/rdmamesh/matrix"
 )
 
-// direction measures src → dst on every rail link the spec asks for, one
-// task per rail phase, appending its cells to out. It always adds one cell
-// per link: rails an end cannot test say why, the rest go to d.
-func direction(ctx context.Context, d Dispatcher, out []matrix.Cell, id string, round int, spec *Spec, src, dst matrix.Node) []matrix.Cell {
-	for _, phase := range RailPhases(*spec, src, dst) {
-		var rails []probe.RailPair
-		rails, out = splitUsable(out, src, dst, round, phase)
-		if len(rails) == 0 {
+// pairPhases measures a → b and b → a on every rail link the spec asks
+// for, appending their cells to out. Phase i of both directions goes out
+// as one task, so a pair costs one dispatch a phase rather than two. It
+// always adds one cell per link: rails an end cannot test say why, the
+// rest go to d.
+//
+// lats is room for the figures of the cells appended, in step with out's
+// room: the cell appended at out[k] may keep its figures in lats[k].
+func pairPhases(ctx context.Context, d Dispatcher, sc *pairScratch, out []matrix.Cell, lats []probe.Latency, id string, round int, spec *Spec, a, b matrix.Node) []matrix.Cell {
+	// Both directions link the rails the two nodes share, so they have the
+	// same phases, mirrored.
+	fwd, rev := railPhases(&sc.fwd, *spec, a, b), railPhases(&sc.rev, *spec, b, a)
+	for i := range fwd {
+		var there, back []probe.RailPair
+		there, out = splitUsable(out, a, b, round, fwd[i])
+		if i < len(rev) {
+			back, out = splitUsable(out, b, a, round, rev[i])
+		}
+		t := Task{SweepID: id, Round: round, Spec: spec, Src: a, Dst: b, Rails: there, Reverse: back}
+		if len(there) == 0 {
+			t.Src, t.Dst, t.Rails, t.Reverse = b, a, back, nil
+		}
+		if len(t.Rails) == 0 {
 			continue
 		}
-		out = d.Phase(ctx, out, Task{SweepID: id, Round: round, Spec: spec, Src: src, Dst: dst, Rails: rails})
+		if n := len(out) + len(t.Rails) + len(t.Reverse); n <= len(lats) {
+			t.Figures = lats[len(out):n:n]
+		}
+		out = d.Phase(ctx, out, t)
 	}
 	return out
 }
+
+// pairScratch is a pool goroutine's space for a pair's rail phases.
+type pairScratch struct{ fwd, rev phaseBuf }
 
 // splitUsable keeps the rails both ends can test. A port the worker's
 // discovery marked unusable is not tested: its cells, appended to out, say

@@ -17,22 +17,31 @@ import (
 	"github.com/rdmamesh/rdmamesh/matrix"
 )
 
-// Dispatcher runs one phase of one direction of a pair on the workers: the
-// coordinator's is an HTTP call to the source worker. It appends one cell
-// per rail of t to out, whatever happens: an unreachable or hung worker
+// Dispatcher runs one phase of a pair on the workers: the coordinator's is
+// one call to the source worker, which runs src → dst and then has dst run
+// the reverse. It appends one cell per rail of t.Rails, then one per rail
+// of t.Reverse, to out, whatever happens: an unreachable or hung worker
 // becomes peer-lost or timeout cells, never a stuck sweep.
 type Dispatcher interface {
 	Phase(ctx context.Context, out []matrix.Cell, t Task) []matrix.Cell
 }
 
 // Task is one phase to dispatch: src → dst on rails that can all run at
-// once (no HCA twice) and that both ends can test.
+// once (no HCA twice) and that both ends can test, then, when Reverse is
+// not empty, dst → src on those rails (cells with Dst as their source).
+// Rails is never empty. Rails and Reverse are valid only during the
+// Phase call (the engine reuses their space for the next pair).
 type Task struct {
 	SweepID  string
 	Round    int
 	Spec     *Spec
 	Src, Dst matrix.Node
 	Rails    []probe.RailPair
+	Reverse  []probe.RailPair
+	// Figures, when not nil, is room for the latency figures of the cells
+	// the phase appends (one per rail of Rails and Reverse), owned by the
+	// round like its cells, so that a dispatcher need not allocate them.
+	Figures []probe.Latency
 }
 
 // Committer makes the engine's results durable (on the coordinator: raft
@@ -40,7 +49,8 @@ type Task struct {
 // re-runs whatever did not land.
 type Committer interface {
 	// CommitRound commits one round's cells as a unit and says how many
-	// bytes the entry took.
+	// bytes the entry took. It must not keep r.Cells, or what they point
+	// to, once it returns: the engine reuses that space (Pool.Round).
 	CommitRound(r RoundResult) (int, error)
 	CommitRetestPlan(p RetestPlan) error
 	EndSweep(id, state, msg string, healthy *bool) error

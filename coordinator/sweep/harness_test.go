@@ -82,10 +82,19 @@ func (h *harness) engine() *Engine {
 
 func (h *harness) run(ctx context.Context) { h.engine().Run(ctx, "s") }
 
-// Phase is the fake workers.
+// Phase is the fake workers: each direction of the task as a dispatch of
+// its own, as the workers run them.
 func (h *harness) Phase(_ context.Context, out []matrix.Cell, t Task) []matrix.Cell {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	out = h.direction(out, t)
+	if len(t.Reverse) > 0 {
+		out = h.direction(out, Task{SweepID: t.SweepID, Round: t.Round, Spec: t.Spec, Src: t.Dst, Dst: t.Src, Rails: t.Reverse})
+	}
+	return out
+}
+
+func (h *harness) direction(out []matrix.Cell, t Task) []matrix.Cell {
 	if h.beforePhase != nil {
 		h.beforePhase(t)
 	}

@@ -36,6 +36,19 @@ func PlanRounds(spec Spec, names []string) ([]scheduler.Round, error) {
 // rail mode says. Inside a phase each HCA appears once, so a phase's rails
 // run in parallel without sharing an HCA.
 func RailPhases(spec Spec, src, dst matrix.Node) [][]probe.RailPair {
+	return railPhases(&phaseBuf{}, spec, src, dst)
+}
+
+// phaseBuf is the space one direction's rail phases are built in. A pool
+// goroutine keeps one per direction and reuses it pair after pair (the
+// phases live only until the pair's dispatch returns), so a round plans
+// its pairs without allocating.
+type phaseBuf struct {
+	links  []probe.RailPair
+	phases [][]probe.RailPair
+}
+
+func railPhases(pb *phaseBuf, spec Spec, src, dst matrix.Node) [][]probe.RailPair {
 	common := min(len(src.Ports), len(dst.Ports))
 	// Asked once per direction, a million times a 1,024-node sweep: the
 	// rail list stays on the stack and the phases share one allocation.
@@ -59,8 +72,10 @@ func RailPhases(spec Spec, src, dst matrix.Node) [][]probe.RailPair {
 	for _, phase := range plan {
 		links += len(phase)
 	}
-	all := make([]probe.RailPair, 0, links)
-	out := make([][]probe.RailPair, 0, len(plan))
+	all, out := pb.links[:0], pb.phases[:0]
+	if cap(all) < links {
+		all = make([]probe.RailPair, 0, links)
+	}
 	for _, phase := range plan {
 		start := len(all)
 		for _, l := range phase {
@@ -73,6 +88,7 @@ func RailPhases(spec Spec, src, dst matrix.Node) [][]probe.RailPair {
 		// Capped, so that no caller's append to one phase runs into the next.
 		out = append(out, all[start:len(all):len(all)])
 	}
+	pb.links, pb.phases = all, out
 	return out
 }
 

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/rdmamesh/rdmamesh/coordinator/scheduler"
+	"github.com/rdmamesh/rdmamesh/internal/probe"
 	"github.com/rdmamesh/rdmamesh/matrix"
 )
 
@@ -17,6 +18,20 @@ type Pool struct {
 	jobs  chan pairJob
 	n     int // goroutines started
 	wg    sync.WaitGroup
+	// Two rounds' slabs, used in turn: a round's cells are committed
+	// while the next round runs, and its commit has ended before the one
+	// after that starts (committer.submit), so the slab of round r is free
+	// again for round r+2. A 1,024-node round's slabs are about 1.7 MB,
+	// which every round used to allocate.
+	slabs [2]slab
+	turn  int
+}
+
+// slab is a round's room: its cells, and the latency figures they point
+// to, pair i's at [at[i], at[i+1]).
+type slab struct {
+	cells []matrix.Cell
+	lats  []probe.Latency
 }
 
 // pairJob is pair i of a round.
@@ -36,7 +51,8 @@ type roundWork struct {
 	// slab holds every pair's room for its same-rail cells, one allocation
 	// a round; a pair that needs more (cross-rail modes) grows its own.
 	slab []matrix.Cell
-	at   []int // pair i's room starts at slab[at[i]]
+	lats []probe.Latency // the slab's figures, in step with it
+	at   []int           // pair i's room starts at slab[at[i]]
 	wg   sync.WaitGroup
 }
 
@@ -49,7 +65,10 @@ func NewPool(limit int) *Pool {
 // Round tests every pair of one round at once (bounded by the pool's
 // limit): the pairs are disjoint, so no HCA is in two tests. Within a pair
 // the two directions run one after the other, so bandwidth is never
-// shared. It returns the round's cells, pair by pair.
+// shared. It returns the round's cells, pair by pair, in space the pool
+// reuses: they, and the figures they point to, are valid until the second
+// Round call after this one starts (one round committing while the next
+// runs).
 func (p *Pool) Round(ctx context.Context, d Dispatcher, id string, spec *Spec, nodes map[string]matrix.Node, rd scheduler.Round) []matrix.Cell {
 	return p.run(&roundWork{d: d, ctx: ctx, id: id, spec: spec, nodes: nodes, rd: rd})
 }
@@ -68,13 +87,23 @@ func (p *Pool) run(w *roundWork) []matrix.Cell {
 	for i, pr := range w.rd.Pairs {
 		w.at[i+1] = w.at[i] + pairRoom(w.nodes[pr.A], w.nodes[pr.B])
 	}
-	w.slab = make([]matrix.Cell, w.at[len(w.rd.Pairs)])
+	w.slab, w.lats = p.room(w.at[len(w.rd.Pairs)])
 	w.wg.Add(len(w.rd.Pairs))
 	for i := range w.rd.Pairs {
 		p.jobs <- pairJob{w, i}
 	}
 	w.wg.Wait()
 	return w.gather()
+}
+
+// room is the next slab in turn, with room for n cells.
+func (p *Pool) room(n int) ([]matrix.Cell, []probe.Latency) {
+	s := &p.slabs[p.turn]
+	p.turn = 1 - p.turn
+	if cap(s.cells) < n {
+		s.cells, s.lats = make([]matrix.Cell, n), make([]probe.Latency, n)
+	}
+	return s.cells[:n], s.lats[:n]
 }
 
 // pairRoom is the cells a pair usually yields: both directions of the
@@ -108,8 +137,9 @@ func (w *roundWork) gather() []matrix.Cell {
 
 func (p *Pool) loop() {
 	defer p.wg.Done()
+	var sc pairScratch
 	for j := range p.jobs {
-		j.r.pair(j.i)
+		j.r.pair(j.i, &sc)
 	}
 }
 
@@ -119,15 +149,13 @@ func (p *Pool) Stop() {
 	p.wg.Wait()
 }
 
-// pair runs both directions of pair i, one after the other, so bandwidth
-// is never shared.
-func (w *roundWork) pair(i int) {
+// pair runs both directions of pair i, one after the other (the workers
+// see to that within a task), so bandwidth is never shared.
+func (w *roundWork) pair(i int, sc *pairScratch) {
 	defer w.wg.Done()
 	p := w.rd.Pairs[i]
-	a, b := w.nodes[p.A], w.nodes[p.B]
 	// Room for both directions' same-rail cells, in the round's slab;
 	// cross-rail modes outgrow it and append into their own.
 	cells := w.slab[w.at[i]:w.at[i]:w.at[i+1]]
-	cells = direction(w.ctx, w.d, cells, w.id, w.rd.Index, w.spec, a, b)
-	w.perPair[i] = direction(w.ctx, w.d, cells, w.id, w.rd.Index, w.spec, b, a)
+	w.perPair[i] = pairPhases(w.ctx, w.d, sc, cells, w.lats[w.at[i]:w.at[i+1]:w.at[i+1]], w.id, w.rd.Index, w.spec, w.nodes[p.A], w.nodes[p.B])
 }

@@ -1,9 +1,11 @@
 package sweep
 
 import (
+	"context"
 	"reflect"
 	"testing"
 
+	"github.com/rdmamesh/rdmamesh/internal/probe"
 	"github.com/rdmamesh/rdmamesh/matrix"
 )
 
@@ -48,5 +50,71 @@ func TestRoundWorkGather(t *testing.T) {
 	want = []string{"a0", "a1", "b0", "b1", "b2", "b3", "c0", "c1", "c2"}
 	if !reflect.DeepEqual(srcs(got), want) {
 		t.Fatalf("copied out: %v, want %v", srcs(got), want)
+	}
+}
+
+// figureDispatch answers every rail ok, keeping each cell's figures (its
+// round in Samples) in the room the engine hands it when there is one.
+type figureDispatch struct{}
+
+func (figureDispatch) Phase(_ context.Context, out []matrix.Cell, t Task) []matrix.Cell {
+	j := 0
+	for k, half := range [2][]probe.RailPair{t.Rails, t.Reverse} {
+		src, dst := t.Src.Name, t.Dst.Name
+		if k == 1 {
+			src, dst = dst, src
+		}
+		for _, rp := range half {
+			lat := new(probe.Latency)
+			if j < len(t.Figures) {
+				lat = &t.Figures[j]
+			}
+			j++
+			*lat = probe.Latency{Samples: t.Round + 1}
+			c := CellFor(src, dst, t.Round, rp)
+			c.Class, c.Latency = probe.ClassOK, lat
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// A round's cells and their figures stay as they were while the next
+// round runs (its commit overlaps that round), and their space is reused
+// by the round after: a pool allocates its slabs once.
+func TestPoolRoundsReuseTheirSlabs(t *testing.T) {
+	h := newHarness(t, 6, 2, Spec{RailMode: "same"})
+	rounds, err := PlanRounds(h.rec.Spec, h.rec.Info.Nodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes := map[string]matrix.Node{}
+	for _, n := range h.rec.Nodes {
+		nodes[n.Name] = n
+	}
+	p := NewPool(0)
+	defer p.Stop()
+	run := func(i int) []matrix.Cell {
+		return p.Round(context.Background(), figureDispatch{}, "s", &h.rec.Spec, nodes, rounds[i])
+	}
+	first := run(0)
+	kept := make([]matrix.Cell, len(first))
+	copy(kept, first)
+	figs := make([]probe.Latency, len(first))
+	for i := range first {
+		figs[i] = *first[i].Latency
+	}
+	second := run(1)
+	for i := range first {
+		if !reflect.DeepEqual(first[i], kept[i]) || *first[i].Latency != figs[i] || figs[i].Samples != 1 {
+			t.Fatalf("round 0's cell %d changed while round 1 ran: %+v %+v", i, first[i], *first[i].Latency)
+		}
+	}
+	third := run(2)
+	if len(first) != 12 || len(third) != 12 || &third[0] != &first[0] || &second[0] == &first[0] {
+		t.Fatalf("%d, %d cells; round 2 in round 0's slab: %v; round 1 in it too: %v", len(first), len(third), &third[0] == &first[0], &second[0] == &first[0])
+	}
+	if third[0].Latency.Samples != 3 {
+		t.Fatalf("round 2's figures %+v", *third[0].Latency)
 	}
 }

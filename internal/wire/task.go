@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/rdmamesh/rdmamesh/internal/probe"
@@ -19,6 +20,29 @@ type Task struct {
 	Params   probe.TestParams
 	Deadline time.Time
 	Ticket   string // probe.SignTicket(token, SweepID, Src, Dst, Deadline)
+	// SrcAPI is the initiator's own API address, where the reverse run
+	// opens its sessions.
+	SrcAPI string
+	// Reverse, when set, is Dst → Src: the initiator hands it to Dst once
+	// Src → Dst is done, so a pair costs the coordinator one task (half the
+	// requests of one per direction) and the directions still never share
+	// bandwidth.
+	Reverse *ReverseTask
+}
+
+// ReverseTask is the Dst → Src half of a pair task. It has its own
+// deadline and ticket, signed for Dst → Src, as the coordinator would
+// have given a task of its own.
+type ReverseTask struct {
+	Rails    []probe.RailPair
+	Deadline time.Time
+	Ticket   string
+}
+
+// ReverseOf is the task Dst runs for t's reverse half (t.Reverse set).
+func ReverseOf(t *Task) Task {
+	return Task{SweepID: t.SweepID, Round: t.Round, Src: t.Dst, Dst: t.Src, DstAPI: t.SrcAPI, Rails: t.Reverse.Rails,
+		Params: t.Params, Deadline: t.Reverse.Deadline, Ticket: t.Reverse.Ticket}
 }
 
 // RailResult is one directional cell (Src → Dst on one rail).
@@ -48,66 +72,247 @@ type TaskResult struct {
 	// Tester is set when the worker's own resources failed while the task
 	// ran (selffault): its figures, and its peers', cannot be trusted.
 	Tester *probe.Error
+	// Reverse answers Task.Reverse: what Dst measured towards Src, or why
+	// it could not.
+	Reverse *ReverseResult
 }
 
-// TaskMsg is the task's codec. A 1,024-node sweep sends a million tasks;
-// encoding/json spent about 100 µs of CPU per 8-rail task on reflection
-// alone, more than the rest of the round trip.
-var TaskMsg = &Codec[Task]{name: "task", version: 1,
+// ReverseResult is the Dst → Src half of a pair task's answer.
+type ReverseResult struct {
+	Rails   []RailResult
+	Elapsed time.Duration
+	Tester  *probe.Error
+}
+
+// ReverseResultOf is res, Dst's answer to ReverseOf(t), as the reverse
+// half of the initiator's answer.
+func ReverseResultOf(res *TaskResult) *ReverseResult {
+	return &ReverseResult{Rails: res.Rails, Elapsed: res.Elapsed, Tester: res.Tester}
+}
+
+// TaskMsg is the task's codec. A 1,024-node sweep sends half a million
+// tasks; encoding/json spent about 100 µs of CPU per 8-rail task on
+// reflection alone, more than the rest of the round trip. Version 2 added
+// SrcAPI and the reverse half, and puts both halves' rail counts before
+// their rails so that a decoder allocates them once; its strings (names,
+// devices, addresses) are interned, the tickets, unique per task, are not.
+var TaskMsg = &Codec[Task]{name: "task", version: 2, shared: true,
 	put: func(w *writer, t *Task) {
 		w.str(t.SweepID)
 		w.int(t.Round)
 		w.str(t.Src)
 		w.str(t.Dst)
 		w.str(t.DstAPI)
-		putList(w, t.Rails, (*writer).railPair)
+		w.str(t.SrcAPI)
 		w.params(&t.Params)
 		w.time(t.Deadline)
 		w.str(t.Ticket)
+		var back []probe.RailPair
+		w.flag(t.Reverse != nil)
+		if t.Reverse != nil {
+			w.time(t.Reverse.Deadline)
+			w.str(t.Reverse.Ticket)
+			back = t.Reverse.Rails
+		}
+		putHalves(w, t.Rails, back, t.Reverse != nil, (*writer).railPair)
 	},
-	get: func(r *reader, t *Task) {
-		*t = Task{SweepID: r.str(), Round: r.int(), Src: r.str(), Dst: r.str(), DstAPI: r.str()}
-		t.Rails = getList(r, (*reader).railPair)
-		t.Params, t.Deadline, t.Ticket = r.params(), r.time(), r.str()
-	}}
+	get: func(r *reader, t *Task) { getTask(r, t, nil) }}
 
-// TaskResultMsg is the task result's codec. The leader decodes a million
-// of them a sweep: strings are interned, and the rails' figures share one
-// allocation each.
-var TaskResultMsg = &Codec[TaskResult]{name: "task result", version: 1, shared: true,
+// DecodeTaskIn is TaskMsg.Decode with both halves' rails built in scratch
+// when it has room, for a reader that is done with the task before it
+// decodes the next one (the harness's stand-in hosts).
+func DecodeTaskIn(b []byte, scratch []probe.RailPair) (Task, error) {
+	return decodeWith(TaskMsg, b, scratch, getTask)
+}
+
+// decodeWith is c.Decode reading with get(r, v, in) in place of c's own
+// reader; get is a function, not a closure, and in is what it decodes into.
+func decodeWith[T, R any](c *Codec[T], b []byte, in R, get func(*reader, *T, R)) (T, error) {
+	var v T
+	if err := checkVersion(c.name, c.version, b); err != nil {
+		return v, err
+	}
+	r := reader{b: b[1:], shared: c.shared}
+	get(&r, &v, in)
+	if err := r.done(); err != nil {
+		return v, fmt.Errorf("%s message: %w", c.name, err)
+	}
+	return v, nil
+}
+
+func getTask(r *reader, t *Task, scratch []probe.RailPair) {
+	*t = Task{SweepID: r.str(), Round: r.int(), Src: r.str(), Dst: r.str(), DstAPI: r.str(), SrcAPI: r.str()}
+	t.Params, t.Deadline, t.Ticket = r.params(), r.time(), r.ownStr()
+	if r.flag() {
+		t.Reverse = &ReverseTask{Deadline: r.time(), Ticket: r.ownStr()}
+	}
+	h := r.halves(t.Reverse != nil)
+	if all := getN(r, h.n, scratch, (*reader).railPair); r.err == nil {
+		var back []probe.RailPair
+		t.Rails, back = split(h, all)
+		if t.Reverse != nil {
+			t.Reverse.Rails = back
+		}
+	}
+}
+
+// getN reads n elements of a list whose count came earlier (a message's
+// two halves share one allocation, or scratch when it has room); like
+// count, it refuses more elements than bytes left.
+func getN[E any](r *reader, n int, scratch []E, get func(*reader, *E)) []E {
+	if r.err != nil || n > len(r.b) {
+		r.fail()
+		return nil
+	}
+	out := room(scratch, n)
+	for i := range out {
+		if r.err != nil {
+			break
+		}
+		get(r, &out[i])
+	}
+	return out
+}
+
+// room is n zero elements: scratch's when it has room (and is not nil, so
+// that an empty list decodes as Decode gives it), else new ones.
+func room[E any](scratch []E, n int) []E {
+	if scratch == nil || cap(scratch) < n {
+		return make([]E, n)
+	}
+	out := scratch[:n]
+	clear(out)
+	return out
+}
+
+// ownStr is a string never interned: one unique to its message (a
+// ticket) would only push a repeated one out of the table.
+func (r *reader) ownStr() string {
+	shared := r.shared
+	r.shared = false
+	s := r.str()
+	r.shared = shared
+	return s
+}
+
+// putHalves writes a message's forward list and, when it has a reverse
+// half (present), that half's list, both counts first: a decoder then
+// reads both into one allocation (reader.halves, split).
+func putHalves[E any](w *writer, fwd, back []E, present bool, put func(*writer, *E)) {
+	if present {
+		w.count(len(back), back == nil)
+	}
+	putList(w, fwd, put)
+	for i := range back {
+		put(w, &back[i])
+	}
+}
+
+// halfCounts is what putHalves wrote before the elements: n of them in
+// all, the first nf forward; ok* false for a list written nil.
+type halfCounts struct {
+	n, nf    int
+	okf, okb bool
+}
+
+func (r *reader) halves(present bool) halfCounts {
+	var h halfCounts
+	nb := 0
+	if present {
+		nb, h.okb = r.count()
+	}
+	h.nf, h.okf = r.count()
+	h.n = h.nf + nb
+	return h
+}
+
+// split cuts the n elements read after h into the two halves.
+func split[E any](h halfCounts, all []E) (fwd, back []E) {
+	if h.okf {
+		fwd = all[:h.nf:h.nf]
+	}
+	if h.okb {
+		back = all[h.nf:]
+	}
+	return fwd, back
+}
+
+// TaskResultMsg is the task result's codec. The leader decodes half a
+// million of them a sweep: strings are interned, and both halves' rails,
+// and their latency figures, share one allocation each (version 2, which
+// added the reverse half, puts the rail counts before the rails for it).
+var TaskResultMsg = &Codec[TaskResult]{name: "task result", version: 2, shared: true,
 	put: func(w *writer, res *TaskResult) {
 		w.str(res.SweepID)
 		w.int(res.Round)
 		w.str(res.Src)
 		w.str(res.Dst)
-		putList(w, res.Rails, func(w *writer, rr *RailResult) {
-			w.int(rr.Rail)
-			w.str(rr.SrcDevice)
-			w.str(rr.DstDevice)
-			w.str(string(rr.Class))
-			w.error(rr.Error)
-			w.latency(rr.Latency)
-			w.bandwidth(rr.Bandwidth)
-			w.latency(rr.ReadLatency)
-			w.int(rr.SrcGID)
-			w.int(rr.DstGID)
-		})
 		w.dur(res.Elapsed)
 		w.error(res.Tester)
+		var back []RailResult
+		w.flag(res.Reverse != nil)
+		if res.Reverse != nil {
+			w.dur(res.Reverse.Elapsed)
+			w.error(res.Reverse.Tester)
+			back = res.Reverse.Rails
+		}
+		putHalves(w, res.Rails, back, res.Reverse != nil, (*writer).railResult)
 	},
-	get: func(r *reader, res *TaskResult) {
-		*res = TaskResult{SweepID: r.str(), Round: r.int(), Src: r.str(), Dst: r.str()}
-		res.Rails = getRailResults(r)
-		res.Elapsed, res.Tester = r.dur(), r.error()
-	}}
+	get: func(r *reader, res *TaskResult) { getTaskResult(r, res, resultRoom{}) }}
 
-func getRailResults(r *reader) []RailResult {
-	n, ok := r.count()
-	if !ok {
+// DecodeTaskResultIn is TaskResultMsg.Decode with the rails built in
+// scratch and their latency figures in lats, each when it has room (the
+// leader reuses a scratch per dispatching goroutine, as the cells it makes
+// keep the figures, never the rails, and hands in its round's room for the
+// figures). Bandwidth and error values are allocated as Decode does.
+func DecodeTaskResultIn(b []byte, scratch []RailResult, lats []probe.Latency) (TaskResult, error) {
+	return decodeWith(TaskResultMsg, b, resultRoom{scratch, lats}, getTaskResult)
+}
+
+// resultRoom is where a task result's rails and figures may be decoded.
+type resultRoom struct {
+	rails []RailResult
+	lats  []probe.Latency
+}
+
+func getTaskResult(r *reader, res *TaskResult, in resultRoom) {
+	*res = TaskResult{SweepID: r.str(), Round: r.int(), Src: r.str(), Dst: r.str(), Elapsed: r.dur(), Tester: r.error()}
+	if r.flag() {
+		res.Reverse = &ReverseResult{Elapsed: r.dur(), Tester: r.error()}
+	}
+	h := r.halves(res.Reverse != nil)
+	if all := getRailResults(r, h.n, in.rails, in.lats); r.err == nil {
+		var back []RailResult
+		res.Rails, back = split(h, all)
+		if res.Reverse != nil {
+			res.Reverse.Rails = back
+		}
+	}
+}
+
+func (w *writer) railResult(rr *RailResult) {
+	w.int(rr.Rail)
+	w.str(rr.SrcDevice)
+	w.str(rr.DstDevice)
+	w.str(string(rr.Class))
+	w.error(rr.Error)
+	w.latency(rr.Latency)
+	w.bandwidth(rr.Bandwidth)
+	w.latency(rr.ReadLatency)
+	w.int(rr.SrcGID)
+	w.int(rr.DstGID)
+}
+
+// getRailResults reads n rail results (into scratch when it has room),
+// their latency figures in one allocation (or lats, when it has room) and
+// their bandwidth figures, if any, in another.
+func getRailResults(r *reader, n int, scratch []RailResult, lats []probe.Latency) []RailResult {
+	if r.err != nil || n > len(r.b) {
+		r.fail()
 		return nil
 	}
-	rails := make([]RailResult, n)
-	lats := make([]probe.Latency, n)
+	rails := room(scratch, n)
+	lats = room(lats, n)
 	var bws []probe.Bandwidth // quick sweeps measure no bandwidth
 	for i := range rails {
 		if r.err != nil {

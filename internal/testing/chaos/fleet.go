@@ -190,16 +190,31 @@ func (f *fleet) handler(i int, real http.Handler) http.Handler {
 		res := scale.NullResult(t)
 		if d, ok := f.byName[t.Dst]; ok && f.ws[d].dead.Load() {
 			// What the real worker says when it cannot open the session
-			// on its peer (worker/peer.go).
+			// on its peer (worker/peer.go), or hand it the reverse half.
 			e := &probe.Error{Class: probe.ClassPeerLost, Cause: fmt.Sprintf("cannot reach worker %s at %s: connection refused", t.Dst, t.DstAPI),
 				Fix: fmt.Sprintf("check that the rdmamesh worker on %s is running", t.Dst)}
-			for k := range res.Rails {
-				res.Rails[k].Class, res.Rails[k].Error, res.Rails[k].Latency = probe.ClassPeerLost, e, nil
+			for _, rails := range [][]wire.RailResult{res.Rails, reverseRails(res.Reverse)} {
+				for k := range rails {
+					rails[k].Class, rails[k].Error, rails[k].Latency = probe.ClassPeerLost, e, nil
+				}
 			}
 		}
 		f.led.answer(t, res, connOf(r))
+		if t.Reverse != nil && res.Reverse != nil {
+			// The reverse half's cells; its send time is the pair task's.
+			rev := wire.ReverseOf(&t)
+			rev.Deadline = t.Deadline
+			f.led.answer(rev, wire.TaskResult{SweepID: t.SweepID, Round: t.Round, Src: t.Dst, Dst: t.Src, Rails: res.Reverse.Rails}, connOf(r))
+		}
 		wire.Write(rw, http.StatusOK, wire.TaskResultMsg.Append(nil, &res))
 	})
+}
+
+func reverseRails(r *wire.ReverseResult) []wire.RailResult {
+	if r == nil {
+		return nil
+	}
+	return r.Rails
 }
 
 // connOf is the connection r came on, for socketOwners.
