@@ -5,8 +5,10 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/rdmamesh/rdmamesh/coordinator/sweep"
@@ -133,6 +135,16 @@ func (c *Coordinator) postTaskIn(ctx context.Context, apiAddr string, timeout ti
 		return res, probe.Classify(err)
 	}
 	resp, err := c.roundTrip(req)
+	if err != nil && staleConn(err) && ctx.Err() == nil {
+		// A kept-alive connection the worker had just closed: net/http
+		// retries no POST whose body it cannot rewind, and a pooled body
+		// cannot be (its buffer is gone). The worker never answered, so
+		// the task is sent once more on a new connection.
+		if req, err = c.taskRequest(ctx, apiAddr, t); err != nil {
+			return res, probe.Classify(err)
+		}
+		resp, err = c.roundTrip(req)
+	}
 	if err != nil {
 		if selffault.Note("connecting to worker "+t.Src, err) {
 			ev, _ := selffault.Last()
@@ -168,6 +180,15 @@ func (c *Coordinator) postTaskIn(ctx context.Context, apiAddr string, timeout ti
 		return res, &probe.Error{Class: probe.ClassInternal, Cause: fmt.Sprintf("worker %s: bad task result: %v", t.Src, err)}
 	}
 	return res, nil
+}
+
+// staleConn says whether a task failed on a connection the worker closed
+// under it before answering (broken pipe, reset, EOF on a kept-alive
+// connection), which a second try on a fresh one gets past. A worker that
+// is really gone refuses that try, and is reported as before.
+func staleConn(err error) bool {
+	return errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.EOF) ||
+		errors.Is(err, io.ErrUnexpectedEOF)
 }
 
 // railResult finds a rail's answer; a task has a handful of rails, so a

@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -104,5 +107,43 @@ func TestPostTaskEnds(t *testing.T) {
 	}
 	if n := c.inflight.running("a") + c.inflight.running("b"); n != 0 {
 		t.Fatalf("%d tasks still tracked", n)
+	}
+}
+
+// flakyWorker fails its first fails calls the way a kept-alive connection
+// the worker just closed fails (broken pipe), then answers.
+type flakyWorker struct {
+	fails int
+	calls *int
+}
+
+func (f flakyWorker) RoundTrip(req *http.Request) (*http.Response, error) {
+	*f.calls++
+	if *f.calls <= f.fails {
+		req.Body.Close()
+		return nil, &net.OpError{Op: "write", Net: "tcp", Err: os.NewSyscallError("write", syscall.EPIPE)}
+	}
+	return fakeWorker{}.RoundTrip(req)
+}
+
+// A task whose connection broke under it is sent once more on a fresh one;
+// a worker that breaks it again is peer-lost.
+func TestPostTaskRetriesAStaleConnection(t *testing.T) {
+	task := wire.Task{SweepID: "s", Src: "a", Dst: "b", Rails: []probe.RailPair{{Rail: 0, Src: probe.Endpoint{Device: "mlx5_0"}}}}
+	for _, tc := range []struct {
+		fails, calls int
+		want         probe.Class
+	}{{1, 2, ""}, {2, 2, probe.ClassPeerLost}} {
+		var calls int
+		c := &Coordinator{client: &http.Client{Transport: flakyWorker{fails: tc.fails, calls: &calls}}}
+		res, perr := c.postTask(context.Background(), "a:1", time.Minute, task)
+		switch {
+		case calls != tc.calls:
+			t.Errorf("%d failures: %d calls, want %d", tc.fails, calls, tc.calls)
+		case tc.want == "" && (perr != nil || len(res.Rails) != 1):
+			t.Errorf("%d failures: %+v %+v", tc.fails, res, perr)
+		case tc.want != "" && (perr == nil || perr.Class != tc.want || !strings.Contains(perr.Cause, "broken pipe")):
+			t.Errorf("%d failures: %+v, want %s", tc.fails, perr, tc.want)
+		}
 	}
 }
