@@ -356,20 +356,8 @@ func (f *Fabric) Open(ctx context.Context, ep probe.Endpoint, p probe.TestParams
 			return nil, &probe.Error{Class: probe.ClassPortDown, Verb: "ibv_get_device_list", Cause: "no RDMA device found",
 				Fix: "load the HCA driver (or `rdma link add rxe0 type rxe netdev eth0` for Soft-RoCE) and install ibverbs-providers"}
 		}
-	} else if len(f.opts.Devices) > 0 && !slices.Contains(f.opts.Devices, name) {
-		return nil, &probe.Error{Class: probe.ClassPortDown, Cause: "device " + name + " is not enabled on this worker",
-			Fix: "add it to the worker's device list"}
 	}
-	port := ep.Port
-	if port == 0 {
-		port = 1
-	}
-	// An endpoint an event took down fails here, without a verb: the
-	// sweep moves on instead of waiting out retries on a dead port.
-	if e := f.health.check(name, port); e != nil {
-		return nil, e
-	}
-	d, perr := f.acquire(name)
+	d, port, perr := f.acquirePort(name, ep.Port)
 	if perr != nil {
 		return nil, perr
 	}
@@ -484,4 +472,27 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// acquirePort is what a test session and a probe port both need first: the
+// device enabled on this worker, the port (0 = 1) not taken down by an
+// event, and the device acquired (the caller releases it). A port an event
+// took down fails here, without a verb: the caller moves on instead of
+// waiting out retries on a dead port.
+func (f *Fabric) acquirePort(name string, port int) (*device, int, *probe.Error) {
+	if len(f.opts.Devices) > 0 && !slices.Contains(f.opts.Devices, name) {
+		return nil, 0, &probe.Error{Class: probe.ClassPortDown, Cause: "device " + name + " is not enabled on this worker",
+			Fix: "add it to the worker's device list"}
+	}
+	if port == 0 {
+		port = 1
+	}
+	if e := f.health.check(name, port); e != nil {
+		return nil, 0, e
+	}
+	d, perr := f.acquire(name)
+	if perr != nil {
+		return nil, 0, perr
+	}
+	return d, port, nil
 }

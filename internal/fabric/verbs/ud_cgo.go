@@ -10,7 +10,6 @@ import "C"
 import (
 	"context"
 	"math/rand/v2"
-	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -54,17 +53,7 @@ func (f *Fabric) OpenProbe(ctx context.Context, device string, port int) (fabric
 	if err := ctx.Err(); err != nil {
 		return nil, &probe.Error{Class: probe.ClassTimeout, Cause: "opening the probe port: " + err.Error()}
 	}
-	if len(f.opts.Devices) > 0 && !slices.Contains(f.opts.Devices, device) {
-		return nil, &probe.Error{Class: probe.ClassPortDown, Cause: "device " + device + " is not enabled on this worker",
-			Fix: "add it to the worker's device list"}
-	}
-	if port == 0 {
-		port = 1
-	}
-	if e := f.health.check(device, port); e != nil {
-		return nil, e
-	}
-	d, perr := f.acquire(device)
+	d, port, perr := f.acquirePort(device, port)
 	if perr != nil {
 		return nil, perr
 	}
