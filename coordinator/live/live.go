@@ -242,7 +242,10 @@ func (m *Matrix) Analyse(nodes []matrix.Node, th matrix.Thresholds) *matrix.Matr
 		th = matrix.DefaultThresholds()
 	}
 	th.TestedOnly = true
-	return matrix.Analyse(nodes, m.snapshot(nodes), nil, th)
+	sn := m.snapshot(nodes)
+	a := matrix.Analyse(nodes, sn, nil, th)
+	sn.lossyHCAs(a, nodes, m.opts.LossFail)
+	return a
 }
 
 // Rails reports each rail's probing for /metrics, rails in order.

@@ -258,3 +258,37 @@ func TestSnapshotMatchesCells(t *testing.T) {
 		t.Errorf("%d suspects, want the three faults", len(got.Suspects))
 	}
 }
+
+// An HCA losing a few percent of its packets fails only some of its cells
+// in a window; its probes summed over all its cells convict it, first,
+// and the pair suspects around it go.
+func TestPartialLossConvictsTheHCA(t *testing.T) {
+	ns := nodes(16, 2)
+	n := 0
+	sums := window(ns, 2, 9, func(s, d string, r int) (int, float64) {
+		if r == 0 && (s == "node-05" || d == "node-05") {
+			n++
+			if n%3 == 0 { // one cell in three loses 2 of its 20 probes: 3.3% of the HCA's
+				return 2, 1
+			}
+		}
+		return 0, 1
+	})
+	m := New(Options{})
+	fold(m, sums)
+	mx := m.Analyse(ns, matrix.Thresholds{})
+	if len(mx.Suspects) == 0 {
+		t.Fatal("no suspects")
+	}
+	s := mx.Suspects[0]
+	if s.Kind != matrix.KindHCA || s.Node != "node-05" || s.Device != "mlx5_0" || s.Rail != 0 ||
+		!strings.Contains(s.Reason, "of its 600 live probes") || !strings.Contains(s.Fix, "node-05 mlx5_0") {
+		t.Fatalf("first suspect %+v", s)
+	}
+	for _, o := range mx.Suspects[1:] {
+		if o.Rail == 0 && (o.Node == "node-05" || o.Peer == "node-05") {
+			t.Errorf("a suspect the HCA explains is still listed: %+v", o)
+		}
+	}
+	t.Log(s.Reason)
+}
