@@ -58,8 +58,12 @@ func TestRunSmall(t *testing.T) {
 		t.Errorf("CPU readings: window %s, join CPU %s, worker %.4f, harness %.4f", r.Window, r.JoinCPU, r.CPU, r.HarnessCPU)
 	}
 	// clear_refs made VmHWM restart at the window's start: every later
-	// RSS sample is at most it, and a Go process holds a few MB.
-	if r.RSSMean < 4<<20 || r.RSSMax < r.RSSMean || r.HWM < r.RSSMax || r.JoinHWM < 4<<20 || r.RSSMax > 1<<30 {
+	// RSS sample is at most it, give or take the kernel's per-thread RSS
+	// counter caches (up to 64 pages a thread are not yet folded into the
+	// mm's count, so VmRSS and VmHWM can disagree by that much: 60 pages
+	// once in CI), and a Go process holds a few MB.
+	const rssSlack = 4 << 20
+	if r.RSSMean < 4<<20 || r.RSSMax < r.RSSMean || r.HWM+rssSlack < r.RSSMax || r.JoinHWM < 4<<20 || r.RSSMax > 1<<30 {
 		t.Errorf("memory readings: RSS mean %d, max %d, HWM %d, join HWM %d", r.RSSMean, r.RSSMax, r.HWM, r.JoinHWM)
 	}
 	tr := r.Traffic
