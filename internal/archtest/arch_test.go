@@ -53,14 +53,12 @@ var rules = map[string][]string{
 	// The frozen pre-compact matrix the equivalence tests compare with.
 	"matrix/internal/reference": {"internal/probe", "internal/hostlist"},
 	"internal/hostlist":         nil,
-	// Counters are evidence the fabrics read and the worker reports:
-	// a leaf like probe.
-	"internal/fabric":     {"internal/probe", "internal/counters"},
-	"internal/fabric/sim": {"internal/probe", "internal/fabric", "internal/counters"},
-	"internal/member":     nil,
-	"internal/config":     nil,
-	"internal/selffault":  nil,
-	"worker":              {"internal/probe", "internal/wire", "internal/session", "internal/member", "internal/selffault", "internal/fabric", "internal/liveplan", "worker/live", "internal/counters"},
+	"internal/fabric":           {"internal/probe"},
+	"internal/fabric/sim":       {"internal/probe", "internal/fabric"},
+	"internal/member":           nil,
+	"internal/config":           nil,
+	"internal/selffault":        nil,
+	"worker":                    {"internal/probe", "internal/wire", "internal/session", "internal/member", "internal/selffault", "internal/fabric", "internal/liveplan", "worker/live"},
 	"coordinator": {"internal/probe", "internal/wire", "internal/member", "internal/api", "matrix", "coordinator/scheduler", "internal/hostlist", "internal/selffault",
 		"coordinator/sweep", "coordinator/store", "coordinator/live", "internal/liveplan", "internal/fabric"},
 	// The sweep engine declares what it needs (Dispatcher, Committer, View);
