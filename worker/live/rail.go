@@ -63,6 +63,9 @@ func (rp *railProbe) tick(plan *liveplan.Plan, self string, now time.Time, dt ti
 				if e := probe.Classify(err); e.Class == probe.ClassPortDown && rp.down == nil {
 					rp.down = e
 				}
+				// Owed probes are dropped, not saved up: a port that
+				// comes back must not burst a down spell's worth at once.
+				c = 0
 				break
 			}
 		}

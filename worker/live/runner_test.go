@@ -231,3 +231,28 @@ func TestDownPortSaysSo(t *testing.T) {
 		t.Errorf("rail-1 summaries marked down %d, healthy rail-0 summaries %d", down, up)
 	}
 }
+
+// A port that was down owes its peers nothing when it comes back: the
+// probes it could not send are not sent in a burst afterwards.
+func TestDownPortSavesNoCredit(t *testing.T) {
+	m := newMesh(t, 4, liveplan.Params{RatePerHCA: 40, GroupRate: 2, ProbesPerWindow: 20})
+	faults, err := sim.ParseFaults([]string{"node-02/mlx5_1:down"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.fab.SetFaults(faults); err != nil {
+		t.Fatal(err)
+	}
+	w, _ := m.plan.WindowAt(m.now())
+	m.collect(t, w, 3)
+	rp := m.runners["node-02"].rails[1]
+	rp.mu.Lock()
+	owed := 0.0
+	for _, c := range rp.credit {
+		owed = max(owed, c)
+	}
+	rp.mu.Unlock()
+	if owed >= 1 {
+		t.Errorf("a down port owes %.1f probes to a peer; it would burst them when it comes back", owed)
+	}
+}

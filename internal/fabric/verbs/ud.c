@@ -68,6 +68,11 @@ static uint8_t *send_slot(rm_ud *u, int i)
 
 static uint64_t wr_id(rm_ud *u, int slot) { return ((uint64_t)u->gen << 32) | (uint32_t)slot; }
 
+// UD_SEND_BIT marks a send's work request: a completion in error carries
+// only wr_id, status and qp_num (rxe zeroes the rest of a flushed receive,
+// so its opcode reads as a send), so the kind must come from wr_id.
+#define UD_SEND_BIT 0x40000000u
+
 static int post_recv(rm_ud *u, int slot)
 {
 	struct ibv_sge sge = {.addr = (uintptr_t)recv_slot(u, slot), .length = UD_RECV_STRIDE, .lkey = u->mr->lkey};
@@ -280,7 +285,7 @@ int rm_ud_post(rm_ud *u, void *ah, uint32_t qpn, uint32_t qkey, const uint8_t *m
 	struct ibv_sge sge = {.addr = (uintptr_t)b, .length = len, .lkey = u->mr->lkey};
 	struct ibv_send_wr wr, *bad = NULL;
 	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = wr_id(u, slot);
+	wr.wr_id = wr_id(u, slot | UD_SEND_BIT);
 	wr.sg_list = &sge;
 	wr.num_sge = 1;
 	wr.opcode = IBV_WR_SEND;
@@ -313,14 +318,20 @@ static int drain(rm_ud *u, rm_ud_cqe *out, int max)
 		int64_t now = rm_now_ns();
 		for (int i = 0; i < got; i++) {
 			uint32_t gen = (uint32_t)(wc[i].wr_id >> 32);
-			int slot = (int)(uint32_t)wc[i].wr_id;
+			uint32_t id = (uint32_t)wc[i].wr_id;
+			int send = (id & UD_SEND_BIT) != 0;
+			int slot = (int)(id & ~UD_SEND_BIT);
 			if (gen != u->gen)
 				continue; // flushed before a reset; the slot was reclaimed then
-			if (wc[i].opcode & IBV_WC_RECV) {
+			if (slot >= (send ? UD_SEND_SLOTS : UD_RECV_SLOTS))
+				continue; // not a work request of ours
+			if (!send) {
 				if (wc[i].status != IBV_WC_SUCCESS) {
-					if (wc[i].status != IBV_WC_WR_FLUSH_ERR)
+					if (wc[i].status != IBV_WC_WR_FLUSH_ERR) {
 						out[n++] = (rm_ud_cqe){.kind = RM_UD_RECV_ERR, .status = wc[i].status};
-					continue; // the QP is in error: the check resets it
+						u->need_reset = 1; // the buffer is not reposted: the check resets the QP
+					}
+					continue; // a flush: the QP is in error and the check resets it
 				}
 				rm_ud_cqe *c = &out[n++];
 				memset(c, 0, sizeof(*c));
