@@ -109,14 +109,12 @@ func (sn *snapshot) lossyHCAs(m *matrix.Matrix, nodes []matrix.Node, lossFail fl
 	slices.SortFunc(found, func(a, b matrix.Suspect) int {
 		return cmp.Or(cmp.Compare(b.Confidence, a.Confidence), cmp.Compare(a.Node, b.Node), cmp.Compare(a.Rail, b.Rail))
 	})
+	// The pairs around a lossy HCA are its symptoms (an HCA suspect for it
+	// was never added: see above).
 	explained := func(s matrix.Suspect) bool {
-		for _, f := range found {
-			if s.Rail == f.Rail && (s.Node == f.Node || (s.Kind == matrix.KindPair && s.Peer == f.Node)) &&
-				(s.Kind == matrix.KindPair || (s.Kind == matrix.KindHCA && s.Node == f.Node)) {
-				return true
-			}
-		}
-		return false
+		return s.Kind == matrix.KindPair && slices.ContainsFunc(found, func(f matrix.Suspect) bool {
+			return s.Rail == f.Rail && (s.Node == f.Node || s.Peer == f.Node)
+		})
 	}
 	rest := slices.DeleteFunc(slices.Clone(m.Suspects), explained)
 	m.Suspects = append(found, rest...)

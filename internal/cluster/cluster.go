@@ -268,9 +268,6 @@ func (c *Cluster) Stop() {
 	})
 }
 
-// gossipTune relaxes the in-process workers' gossip once there are enough
-// of them to crowd this host's cores (member.SharedHost); a small demo
-// keeps the fast local timers, so it converges in a blink.
 // sharedProbeBudget is the probes a second all the in-process workers
 // may send together: a few percent of one core for the simulated sends,
 // answers and trackers.
@@ -299,6 +296,9 @@ func shareLive(lo coordinator.LiveOptions, nodes, rails int, log *slog.Logger) c
 	return lo
 }
 
+// gossipTune relaxes the in-process workers' gossip once there are enough
+// of them to crowd this host's cores (member.SharedHost); a small demo
+// keeps the fast local timers, so it converges in a blink.
 func gossipTune(nodes int) func(*memberlist.Config) {
 	if nodes <= 64 {
 		return nil
