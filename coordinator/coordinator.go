@@ -116,6 +116,7 @@ type Coordinator struct {
 	events   *events
 	reg      *registry
 	inflight *inflight
+	counts   roundCounts // counts.go
 	client   *http.Client
 	mesh     mesh // the live mesh; filled on the leader (livemesh.go)
 

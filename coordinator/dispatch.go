@@ -66,6 +66,7 @@ func (w workerDispatch) Phase(ctx context.Context, out []matrix.Cell, t sweep.Ta
 	if err != nil {
 		return failPhase(out, t, err)
 	}
+	c.counts.note(id, round, src.Name, res.Rails)
 	out = resultCells(out, src.Name, dst.Name, round, t.Rails, res.Rails, res.Tester)
 	if len(t.Reverse) == 0 {
 		return out
@@ -75,6 +76,7 @@ func (w workerDispatch) Phase(ctx context.Context, out []matrix.Cell, t sweep.Ta
 			Cause: fmt.Sprintf("worker %s returned no result for the reverse direction from %s", src.Name, dst.Name),
 			Fix:   "run the same rdmamesh version on every node"})...)
 	}
+	c.counts.note(id, round, dst.Name, res.Reverse.Rails)
 	return resultCells(out, dst.Name, src.Name, round, t.Reverse, res.Reverse.Rails, res.Reverse.Tester)
 }
 

@@ -62,7 +62,11 @@ func (k *raftCommitter) CommitRound(r sweep.RoundResult) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	return len(b), k.c.apply(b)
+	if err := k.c.apply(b); err != nil {
+		return len(b), err
+	}
+	k.c.commitCounts(r.SweepID, r.Round)
+	return len(b), nil
 }
 
 func (k *raftCommitter) CommitRetestPlan(p sweep.RetestPlan) error {
@@ -70,5 +74,6 @@ func (k *raftCommitter) CommitRetestPlan(p sweep.RetestPlan) error {
 }
 
 func (k *raftCommitter) EndSweep(id, state, msg string, healthy *bool) error {
+	k.c.counts.drop(id)
 	return k.c.apply(store.EncodeEnd(store.End{SweepID: id, State: state, Error: msg, At: time.Now().UTC(), Healthy: healthy}))
 }

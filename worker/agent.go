@@ -65,6 +65,10 @@ type Options struct {
 	// Prober runs the always-on mesh's probes (worker/live); nil = no live
 	// probing. A fabric that is also a fabric.Prober is the usual one.
 	Prober fabric.Prober
+	// Counters reads the ports' error and congestion counters, whose
+	// deltas become each test's evidence; nil = none (fabric.CountersOf
+	// for the simulated fabric, counters.FS over sysfs for verbs).
+	Counters fabric.CounterReader
 }
 
 // Agent is a running worker.
@@ -90,6 +94,7 @@ type Agent struct {
 
 	live      *live.Runner // live.go; nil = not probing
 	liveAddrs []probe.LiveAddr
+	counters  *counterBook // counters.go; nil = no counters
 	liveStop  context.CancelFunc
 	liveDone  chan struct{}
 }
@@ -112,6 +117,12 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 	a.sessions, a.peers = a.sessionServer(), a.sessionClient()
 	if err := a.refreshInventory(ctx); err != nil {
 		return nil, err
+	}
+	a.counters = newCounterBook(o.Counters)
+	for _, p := range a.Inventory().Ports {
+		if p.Usable {
+			a.counters.since(p.Device, p.Port) // the baseline the first test's delta starts from
+		}
 	}
 	if o.Prober != nil {
 		a.startLive(ctx)

@@ -61,12 +61,14 @@ func TestMergeKeepsBothReasons(t *testing.T) {
 // the removal leads, not discovery's finding about device nodes.
 func TestMergeRemovedOverStaleDiscovery(t *testing.T) {
 	found := []probe.Port{{Device: "rxe0", Port: 1, State: "ACTIVE",
-		UnusableWhy: "this container got device nodes for other HCAs only"}}
+		UnusableWhy:  "this container got device nodes for other HCAs only",
+		FailedChecks: []probe.Check{{Name: "container", Status: "fail", Fix: "request the RDMA resource from the device plugin"}}}}
 	fabric := []probe.Port{{Device: "rxe0", Port: 1, State: "REMOVED", UnusableWhy: "device rxe0 was removed (IBV_EVENT_DEVICE_FATAL)"}}
 	got := mergePorts(found, fabric)
 	if len(got) != 1 || got[0].Usable || got[0].State != "REMOVED" ||
 		!strings.HasPrefix(got[0].UnusableWhy, "device rxe0 was removed") ||
-		!strings.Contains(got[0].UnusableWhy, "discovery, before: this container") {
+		!strings.Contains(got[0].UnusableWhy, "discovery, before: this container") ||
+		len(got[0].FailedChecks) != 1 || !strings.Contains(got[0].FailedChecks[0].Fix, "rdma link") {
 		t.Fatalf("got %+v", got)
 	}
 	found[0].UnusableWhy = ""

@@ -47,6 +47,7 @@ func (a *Agent) RunTask(ctx context.Context, t wire.Task) wire.TaskResult {
 	for i := range rails {
 		res.Rails[i] = rails[i].rr
 	}
+	a.counters.attachCounts(res.Rails, t.Rails)
 	res.Elapsed = time.Since(start)
 	if selffault.Count() != faults {
 		a.markTester(&res)

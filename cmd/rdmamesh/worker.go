@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rdmamesh/rdmamesh/internal/config"
+	"github.com/rdmamesh/rdmamesh/internal/counters"
 	"github.com/rdmamesh/rdmamesh/internal/fabric"
 	"github.com/rdmamesh/rdmamesh/internal/fabric/sim"
 	"github.com/rdmamesh/rdmamesh/internal/fabric/verbs"
@@ -85,7 +86,9 @@ func runWorker(ctx context.Context, c *config.Config, log *slog.Logger) error {
 		return err
 	}
 	var discover func(context.Context) ([]probe.Port, []probe.Check, error)
+	cr := fabric.CountersOf(fab)
 	if c.Worker.Fabric == "verbs" {
+		cr = counters.FS{Root: os.DirFS("/")}
 		discover = func(context.Context) ([]probe.Port, []probe.Check, error) {
 			h, err := inventory.Scan(os.DirFS("/"), inventory.SystemOptions("/"))
 			if err != nil {
@@ -100,7 +103,7 @@ func runWorker(ctx context.Context, c *config.Config, log *slog.Logger) error {
 	a, err := worker.Start(ctx, worker.Options{Name: name, Fabric: fab, GossipBind: c.Gossip.Bind,
 		GossipAdvertise: c.Gossip.Advertise, Join: c.Gossip.Join, APIListen: c.Worker.APIListen,
 		APIAdvertise: c.Worker.APIAdvertise, Labels: c.Worker.Labels, Devices: c.Worker.Devices, LAN: true, WAN: c.Gossip.Profile == "wan", Logger: log,
-		Discover: discover, Token: token, GossipKey: key, TLS: srvTLS, ClientTLS: cliTLS, Prober: liveProber(c, fab, log),
+		Discover: discover, Token: token, GossipKey: key, TLS: srvTLS, ClientTLS: cliTLS, Prober: liveProber(c, fab, log), Counters: cr,
 		OnTask: wm.ObserveTask, OnSession: wm.ObserveSession, Metrics: metrics.Handler(reg)})
 	if err != nil {
 		return err

@@ -60,6 +60,8 @@ var handlers = map[EntryType]func(*FSM, []byte) error{
 	EntrySweepEnd:   (*FSM).applyEnd,
 	EntryRetestPlan: (*FSM).applyRetestPlan,
 	EntryLivePlan:   (*FSM).applyLivePlan,
+	// counters.go
+	EntryRoundCounters: (*FSM).applyRoundCounters,
 }
 
 // Start is a new sweep as the coordinator commits it: its header, spec and

@@ -38,6 +38,8 @@ type sweepRecord struct {
 	Rounds  map[int]bool
 	// Retests holds the confirmation passes planned so far, by pass (1..).
 	Retests map[int]wire.RetestPlan
+	// counters are the ports' counter sums (counters.go); nil: none moved.
+	counters *sweepCounters
 }
 
 func (f *FSM) applyStart(b []byte) error {

@@ -329,21 +329,11 @@ func TestLivePlanInSnapshot(t *testing.T) {
 		if withPlan {
 			f.Apply(&raft.Log{Data: EncodeLivePlan(plan)})
 		}
-		snap, err := f.Snapshot()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var sink memSink
-		if err := snap.Persist(&sink); err != nil {
-			t.Fatal(err)
-		}
 		g := New(5, nil)
 		if withPlan {
 			g.Apply(&raft.Log{Data: EncodeLivePlan(wire.LivePlan{ID: 99})}) // a restore replaces whatever was there
 		}
-		if err := g.Restore(io.NopCloser(&sink.Buffer)); err != nil {
-			t.Fatal(err)
-		}
+		restoreInto(t, f, g)
 		got, ok := g.LivePlan()
 		if ok != withPlan || (withPlan && !reflect.DeepEqual(got, plan)) {
 			t.Fatalf("with plan %v: restored %v %+v", withPlan, ok, got)

@@ -61,7 +61,7 @@ func (f *FSM) meta(rec *sweepRecord) View {
 	for p, plan := range rec.Retests {
 		retests[p] = planOut(&plan)
 	}
-	return View{Version: rec.Version, Record: sweep.Record{Info: rec.Info, Spec: specOut(rec.Spec), Nodes: nodesOut(rec.Nodes),
+	return View{Version: rec.Version, Record: sweep.Record{Info: rec.Info, Spec: specOut(rec.Spec), Nodes: rec.counters.withCounters(nodesOut(rec.Nodes), rec.Nodes),
 		Rounds: rounds, Retests: retests}}
 }
 

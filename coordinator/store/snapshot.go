@@ -25,6 +25,7 @@ type frozenSweep struct {
 type snapshot struct {
 	sweeps []frozenSweep
 	live   *wire.LivePlan // the newest committed live plan, if any
+	counts []wire.SweepCounters
 }
 
 var _ raft.FSMSnapshot = (*snapshot)(nil)
@@ -48,6 +49,9 @@ func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
 			head.Retests[p] = plan
 		}
 		snap.sweeps = append(snap.sweeps, frozenSweep{rec: head, cells: rec.Cells.freeze()})
+		if sc, ok := rec.counters.snapshot(id); ok {
+			snap.counts = append(snap.counts, sc)
+		}
 	}
 	return snap, nil
 }
@@ -57,7 +61,7 @@ func (s *snapshot) Persist(sink raft.SnapshotSink) error {
 	for i := range s.sweeps {
 		sweeps[i] = s.sweeps[i].record()
 	}
-	if err := wire.WriteSnapshotLive(sink, sweeps, s.live); err != nil {
+	if err := wire.WriteSnapshotWith(sink, sweeps, wire.SnapshotTrailer{Live: s.live, Counters: s.counts}); err != nil {
 		_ = sink.Cancel()
 		return err
 	}
@@ -101,7 +105,7 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 	defer rc.Close()
 	sweeps := map[string]*sweepRecord{}
 	var order []string
-	live, err := wire.ReadSnapshotLive(rc, func(ss *wire.SnapshotSweep) error {
+	trailer, err := wire.ReadSnapshotWith(rc, func(ss *wire.SnapshotSweep) error {
 		rec := restoreSweep(ss)
 		sweeps[rec.Info.ID] = rec
 		order = append(order, rec.Info.ID)
@@ -110,8 +114,13 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 	if err != nil {
 		return fmt.Errorf("restore snapshot: %w", err)
 	}
+	for _, sc := range trailer.Counters {
+		if rec, ok := sweeps[sc.SweepID]; ok {
+			rec.counters = restoreCounters(sc)
+		}
+	}
 	f.mu.Lock()
-	f.sweeps, f.order, f.livePlan = sweeps, order, live
+	f.sweeps, f.order, f.livePlan = sweeps, order, trailer.Live
 	for _, rec := range sweeps {
 		f.seq++
 		rec.Version = f.seq

@@ -44,7 +44,7 @@ func list(t *testing.T, tags string) []pkg {
 // nil means "only the standard library".
 var rules = map[string][]string{
 	"internal/probe": nil,
-	"internal/wire":  {"internal/probe", "internal/api"},
+	"internal/wire":  {"internal/probe", "internal/api", "internal/counters"},
 	// The probe-session exchange, spoken by workers and `rdmamesh probe`.
 	"internal/session":      {"internal/probe", "internal/wire", "internal/fabric", "internal/member", "internal/selffault"},
 	"coordinator/scheduler": nil,
@@ -53,19 +53,21 @@ var rules = map[string][]string{
 	// The frozen pre-compact matrix the equivalence tests compare with.
 	"matrix/internal/reference": {"internal/probe", "internal/hostlist"},
 	"internal/hostlist":         nil,
-	"internal/fabric":           {"internal/probe"},
-	"internal/fabric/sim":       {"internal/probe", "internal/fabric"},
-	"internal/member":           nil,
-	"internal/config":           nil,
-	"internal/selffault":        nil,
-	"worker":                    {"internal/probe", "internal/wire", "internal/session", "internal/member", "internal/selffault", "internal/fabric", "internal/liveplan", "worker/live"},
+	// Counters are evidence the fabrics read and the worker reports:
+	// a leaf like probe.
+	"internal/fabric":     {"internal/probe", "internal/counters"},
+	"internal/fabric/sim": {"internal/probe", "internal/fabric", "internal/counters"},
+	"internal/member":     nil,
+	"internal/config":     nil,
+	"internal/selffault":  nil,
+	"worker":              {"internal/probe", "internal/wire", "internal/session", "internal/member", "internal/selffault", "internal/fabric", "internal/liveplan", "worker/live", "internal/counters"},
 	"coordinator": {"internal/probe", "internal/wire", "internal/member", "internal/api", "matrix", "coordinator/scheduler", "internal/hostlist", "internal/selffault",
 		"coordinator/sweep", "coordinator/store", "coordinator/live", "internal/liveplan", "internal/fabric"},
 	// The sweep engine declares what it needs (Dispatcher, Committer, View);
 	// the coordinator adapts raft, the store and HTTP to them.
 	"coordinator/sweep": {"coordinator/scheduler", "internal/probe", "internal/api", "internal/hostlist", "matrix"},
 	// The store records the sweep's own types, so it sits above sweep.
-	"coordinator/store":           {"coordinator/sweep", "coordinator/scheduler", "internal/probe", "internal/wire", "internal/api", "matrix"},
+	"coordinator/store":           {"coordinator/sweep", "coordinator/scheduler", "internal/probe", "internal/wire", "internal/api", "matrix", "internal/counters"},
 	"web":                         {"internal/api", "internal/probe", "matrix"},
 	"gate":                        {"internal/api", "matrix", "internal/probe"},
 	"internal/inventory":          {"internal/probe", "internal/counters"},

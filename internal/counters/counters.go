@@ -190,3 +190,9 @@ func (s Snapshot) NonZero() []Value {
 	}
 	return out
 }
+
+// FS reads snapshots from a tree rooted at "/" (os.DirFS("/") on a host):
+// the worker's counter reader for the verbs engine.
+type FS struct{ Root fs.FS }
+
+func (f FS) Counters(device string, port int) (Snapshot, error) { return Read(f.Root, device, port) }

@@ -53,16 +53,21 @@ type ProbePort interface {
 
 // ProberOf is f's Prober, looking through Adapt's wrapper: nil when the
 // fabric has no probe ports.
-func ProberOf(f Fabric) Prober {
-	if p, ok := f.(Prober); ok {
-		return p
+func ProberOf(f Fabric) Prober { return provided[Prober](f) }
+
+// provided is f as the optional interface T, looking through Adapt's
+// wrapper to the provider behind it; the zero T when it is not one.
+func provided[T any](f Fabric) T {
+	if t, ok := f.(T); ok {
+		return t
 	}
 	if u, ok := f.(interface{ unwrap() any }); ok {
-		if p, ok := u.unwrap().(Prober); ok {
-			return p
+		if t, ok := u.unwrap().(T); ok {
+			return t
 		}
 	}
-	return nil
+	var zero T
+	return zero
 }
 
 // AnswerQueue holds a probe port's answers until Poll takes them. It

@@ -18,7 +18,27 @@ import (
 // class and error tables, its block count) and its grid blocks, each
 // behind its index+1, ended by 0. It is written and read as a stream, so
 // memory stays flat however big the sweeps are.
-const SnapshotVersion = 1
+//
+// After the sweeps comes the trailer. Version 1 had only an optional live
+// plan there (length-prefixed, absent at the stream's end). Version 2
+// always writes the plan's length (0: none) and then the sweeps' counter
+// sums (a count, then each length-prefixed). A version 2 reader reads
+// version 1 snapshots too: a coordinator upgraded in place restores from
+// the snapshot its older self wrote.
+const SnapshotVersion = 2
+
+// snapshotV1 is the layout before the counters trailer.
+const snapshotV1 = 1
+
+// SnapshotTrailer is what a snapshot keeps after its sweeps.
+type SnapshotTrailer struct {
+	// Live is the always-on mesh's plan, so that a replica restored from
+	// the snapshot continues its numbering and windows; nil: none.
+	Live *LivePlan
+	// Counters are the sweeps' counter sums, for the sweeps whose ports'
+	// counters moved.
+	Counters []SweepCounters
+}
 
 // SnapshotSweep is one sweep in a snapshot.
 type SnapshotSweep struct {
@@ -78,14 +98,11 @@ var snapshotHead = &Codec[SnapshotSweep]{name: "snapshot sweep", version: 1,
 
 // WriteSnapshot writes sweeps to w.
 func WriteSnapshot(w io.Writer, sweeps []SnapshotSweep) error {
-	return WriteSnapshotLive(w, sweeps, nil)
+	return WriteSnapshotWith(w, sweeps, SnapshotTrailer{})
 }
 
-// WriteSnapshotLive writes sweeps and, after them, the always-on mesh's
-// plan (nil: none), so that a replica restored from the snapshot continues
-// the plan's numbering and windows. Readers before the plan was added
-// stop after the sweeps and never see it.
-func WriteSnapshotLive(w io.Writer, sweeps []SnapshotSweep, live *LivePlan) error {
+// WriteSnapshotWith writes sweeps and, after them, the trailer.
+func WriteSnapshotWith(w io.Writer, sweeps []SnapshotSweep, t SnapshotTrailer) error {
 	bw := bufio.NewWriterSize(w, 1<<20)
 	bw.WriteByte(SnapshotVersion)
 	zw, _ := flate.NewWriter(bw, flate.BestSpeed) // the level is valid
@@ -104,8 +121,15 @@ func WriteSnapshotLive(w io.Writer, sweeps []SnapshotSweep, live *LivePlan) erro
 		}
 		out.uv(0)
 	}
-	if live != nil {
-		body := LivePlanMsg.Append(nil, live)
+	var live []byte
+	if t.Live != nil {
+		live = LivePlanMsg.Append(nil, t.Live)
+	}
+	out.uv(uint64(len(live)))
+	out.write(live)
+	out.uv(uint64(len(t.Counters)))
+	for i := range t.Counters {
+		body := sweepCountersMsg.Append(nil, &t.Counters[i])
 		out.uv(uint64(len(body)))
 		out.write(body)
 	}
@@ -198,20 +222,23 @@ func (w *streamWriter) block(b *GridBlock) {
 // is read and checked: every cell in the grid, every class and error code
 // in its table, every figure flag with its figures.
 func ReadSnapshot(r io.Reader, each func(*SnapshotSweep) error) error {
-	_, err := ReadSnapshotLive(r, each)
+	_, err := ReadSnapshotWith(r, each)
 	return err
 }
 
-// ReadSnapshotLive is ReadSnapshot that also returns the live plan written
-// after the sweeps (nil when the snapshot has none, as older ones do not).
-func ReadSnapshotLive(r io.Reader, each func(*SnapshotSweep) error) (*LivePlan, error) {
+// ReadSnapshotWith is ReadSnapshot that also returns the trailer.
+func ReadSnapshotWith(r io.Reader, each func(*SnapshotSweep) error) (SnapshotTrailer, error) {
+	var t SnapshotTrailer
 	br := bufio.NewReaderSize(r, 1<<20)
 	head, err := br.Peek(1)
 	if err != nil {
-		return nil, fmt.Errorf("snapshot: %w", err)
+		return t, fmt.Errorf("snapshot: %w", err)
 	}
-	if err := checkVersion("snapshot", SnapshotVersion, head); err != nil {
-		return nil, err
+	version := head[0]
+	if version != snapshotV1 {
+		if err := checkVersion("snapshot", SnapshotVersion, head); err != nil {
+			return t, err
+		}
 	}
 	br.Discard(1)
 	zr := flate.NewReader(br)
@@ -223,22 +250,30 @@ func ReadSnapshotLive(r io.Reader, each func(*SnapshotSweep) error) (*LivePlan, 
 			break
 		}
 		if err := each(s); err != nil {
-			return nil, err
+			return t, err
 		}
 	}
 	if in.err != nil {
-		return nil, in.err
+		return t, in.err
 	}
-	return in.livePlan()
+	if version == snapshotV1 {
+		t.Live, err = in.livePlanV1()
+		return t, err
+	}
+	return in.trailer()
 }
 
-// livePlan reads the optional plan after the sweeps: the stream's end
-// means there is none.
-func (in *streamReader) livePlan() (*LivePlan, error) {
+// livePlanV1 reads version 1's optional plan after the sweeps: the
+// stream's end means there is none.
+func (in *streamReader) livePlanV1() (*LivePlan, error) {
 	if _, err := in.r.Peek(1); err == io.EOF {
 		return nil, nil
 	}
-	body := in.read(int(min(in.uv(), 1<<30)))
+	return in.livePlan(in.uv())
+}
+
+func (in *streamReader) livePlan(n uint64) (*LivePlan, error) {
+	body := in.read(int(min(n, 1<<30)))
 	if in.err != nil {
 		return nil, fmt.Errorf("snapshot: live plan: %w", in.err)
 	}
@@ -247,6 +282,32 @@ func (in *streamReader) livePlan() (*LivePlan, error) {
 		return nil, fmt.Errorf("snapshot: %w", err)
 	}
 	return &p, nil
+}
+
+// trailer reads version 2's trailer.
+func (in *streamReader) trailer() (SnapshotTrailer, error) {
+	var t SnapshotTrailer
+	var err error
+	if n := in.uv(); in.err == nil && n > 0 {
+		if t.Live, err = in.livePlan(n); err != nil {
+			return t, err
+		}
+	}
+	for n := in.uv(); n > 0 && in.err == nil; n-- {
+		body := in.read(int(min(in.uv(), 1<<30)))
+		if in.err != nil {
+			break
+		}
+		sc, err := sweepCountersMsg.Decode(body)
+		if err != nil {
+			return t, fmt.Errorf("snapshot: %w", err)
+		}
+		t.Counters = append(t.Counters, sc)
+	}
+	if in.err != nil {
+		return t, fmt.Errorf("snapshot: trailer: %w", in.err)
+	}
+	return t, nil
 }
 
 func (in *streamReader) sweep() *SnapshotSweep {

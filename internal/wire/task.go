@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/rdmamesh/rdmamesh/internal/counters"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
 )
 
@@ -59,6 +60,10 @@ type RailResult struct {
 	ReadLatency *probe.Latency
 	SrcGID      int
 	DstGID      int
+	// Counts are what the initiator's port counters moved by since the
+	// port's previous reading (package counters), read after this rail's
+	// test; nil when nothing moved, which is every healthy test.
+	Counts []counters.Count
 }
 
 // TaskResult answers a Task.
@@ -240,8 +245,9 @@ func split[E any](h halfCounts, all []E) (fwd, back []E) {
 // TaskResultMsg is the task result's codec. The leader decodes half a
 // million of them a sweep: strings are interned, and both halves' rails,
 // and their latency figures, share one allocation each (version 2, which
-// added the reverse half, puts the rail counts before the rails for it).
-var TaskResultMsg = &Codec[TaskResult]{name: "task result", version: 2, shared: true,
+// added the reverse half, puts the rail counts before the rails for it;
+// version 3 added each rail's counter counts).
+var TaskResultMsg = &Codec[TaskResult]{name: "task result", version: 3, shared: true,
 	put: func(w *writer, res *TaskResult) {
 		w.str(res.SweepID)
 		w.int(res.Round)
@@ -301,6 +307,7 @@ func (w *writer) railResult(rr *RailResult) {
 	w.latency(rr.ReadLatency)
 	w.int(rr.SrcGID)
 	w.int(rr.DstGID)
+	w.counts(rr.Counts)
 }
 
 // getRailResults reads n rail results (into scratch when it has room),
@@ -334,6 +341,7 @@ func getRailResults(r *reader, n int, scratch []RailResult, lats []probe.Latency
 		}
 		rr.ReadLatency = r.latency()
 		rr.SrcGID, rr.DstGID = r.int(), r.int()
+		rr.Counts = r.counts() // nil unless present: scratch rails are reused
 	}
 	return rails
 }

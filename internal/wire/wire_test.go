@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmamesh/rdmamesh/internal/counters"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
 )
 
@@ -193,6 +194,8 @@ func TestRecordsRoundTrip(t *testing.T) {
 	roundTrips(t, RetestPlanRecord)
 	roundTrips(t, LivePlanMsg)
 	roundTrips(t, LiveSummariesMsg)
+	roundTrips(t, RoundCountersMsg)
+	roundTrips(t, sweepCountersMsg)
 }
 
 func TestRecordsReject(t *testing.T) {
@@ -202,6 +205,8 @@ func TestRecordsReject(t *testing.T) {
 	rejects(t, LivePlanMsg, LivePlan{ID: 2, Window: 10 * time.Second, Members: []LiveMember{{Name: "a", Rails: []int{0},
 		Addrs: []LiveAddr{{Node: "a", Device: "mlx5_0", QPN: 9}}}}})
 	rejects(t, LiveSummariesMsg, LiveSummaries{Latest: 3, Summaries: []LiveSummary{{Node: "b", Window: 3, Sent: 5, Held: true}}})
+	rejects(t, RoundCountersMsg, RoundCounters{SweepID: "s", Round: 2, Ports: []PortCounts{{Node: "a", Rail: 1,
+		Counts: []counters.Count{{Index: 3, N: 120}}}}})
 }
 
 func FuzzStartRecord(f *testing.F)      { fuzzCodec(f, StartRecord) }
@@ -209,3 +214,4 @@ func FuzzEndRecord(f *testing.F)        { fuzzCodec(f, EndRecord) }
 func FuzzRetestPlanRecord(f *testing.F) { fuzzCodec(f, RetestPlanRecord) }
 func FuzzLivePlan(f *testing.F)         { fuzzCodec(f, LivePlanMsg) }
 func FuzzLiveSummaries(f *testing.F)    { fuzzCodec(f, LiveSummariesMsg) }
+func FuzzRoundCounters(f *testing.F)    { fuzzCodec(f, RoundCountersMsg) }

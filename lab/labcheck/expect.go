@@ -37,7 +37,7 @@ func rejudge(b []byte) (*matrix.Matrix, error) {
 // case, expected, observed, PASS/FAIL. It fails (exit 1) on a miss.
 //
 //	labcheck expect FILE CASE -node vm2 -class port-down[,other] -cause RE [-fix RE] [-min-bad N]
-//	                          [-suspect-kind hca,node] [-table F]
+//	                          [-suspect-kind hca,node] [-suspect-reason RE] [-table F]
 //
 // The matrix is rebuilt with emulationThresholds first. The verdict must
 // be right (at least min-bad of the node's cells failed, none of the other
@@ -59,6 +59,7 @@ func expect(args []string) error {
 	minBad := fs.Int("min-bad", 1, "failed cells of the node at least")
 	table := fs.String("table", "", "append the row to this file")
 	kinds := fs.String("suspect-kind", "", "allowed kinds of the first suspect (hca,node,...); empty: any")
+	reasonRE := fs.String("suspect-reason", "", "regexp the first suspect's reason must match; empty: any")
 	if err := fs.Parse(args[2:]); err != nil {
 		return err
 	}
@@ -73,6 +74,10 @@ func expect(args []string) error {
 	if err != nil {
 		return fmt.Errorf("-fix: %w", err)
 	}
+	rre, err := regexp.Compile("(?i)" + *reasonRE)
+	if err != nil {
+		return fmt.Errorf("-suspect-reason: %w", err)
+	}
 	b, err := os.ReadFile(file)
 	if err != nil {
 		return err
@@ -83,6 +88,9 @@ func expect(args []string) error {
 	}
 	allowed := strings.Split(*classes, ",")
 	expected := fmt.Sprintf("suspect %s %s; >=%d of its cells failed, others ok; class %s; cause ~ /%s/", strings.ReplaceAll(*kinds, ",", "|"), *node, *minBad, *classes, *causeRE)
+	if *reasonRE != "" {
+		expected += fmt.Sprintf("; suspect reason ~ /%s/", *reasonRE)
+	}
 
 	var problems []string
 	bad, total, others := 0, 0, 0
@@ -128,7 +136,7 @@ func expect(args []string) error {
 	}
 	// The first suspect must be the node (of an allowed kind), and no
 	// suspect may blame anything that does not involve it.
-	suspect := "none"
+	suspect, reason := "none", ""
 	for i, s := range m.Suspects {
 		name := s.Kind + " " + s.Node
 		if s.Device != "" {
@@ -139,9 +147,12 @@ func expect(args []string) error {
 		}
 		involved := s.Node == *node || s.Peer == *node || slices.Contains(s.Members, *node)
 		if i == 0 {
-			suspect = name
+			suspect, reason = name, s.Reason
 			if !involved || (*kinds != "" && !slices.Contains(strings.Split(*kinds, ","), s.Kind)) {
 				problems = append(problems, "first suspect is "+name)
+			}
+			if !rre.MatchString(s.Reason) {
+				problems = append(problems, fmt.Sprintf("first suspect's reason does not match /%s/: %s", *reasonRE, short(s.Reason, 600)))
 			}
 		} else if !involved {
 			problems = append(problems, "also blamed: "+name)
@@ -161,6 +172,9 @@ func expect(args []string) error {
 	}
 	observed := fmt.Sprintf("suspect %s; %d/%d of its cells failed (%s), %d others; %scause: %s | fix: %s",
 		suspect, bad, total, strings.Join(cls, ", "), others, said, short(cause, cl), short(fix, fl))
+	if *reasonRE != "" {
+		observed += "; suspect reason: " + short(reason, 400)
+	}
 	result := "PASS"
 	if len(problems) > 0 {
 		result = "FAIL"

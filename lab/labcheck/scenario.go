@@ -56,6 +56,10 @@ type Expect struct {
 	Cause       string   `yaml:"cause"`
 	Fix         string   `yaml:"fix"`
 	MinBad      int      `yaml:"min_bad"`
+	// SuspectReason is a regular expression the first suspect's reason
+	// must match: where the diagnosis lives that no single cell has (the
+	// direction, the counters, the round a fault started).
+	SuspectReason string `yaml:"suspect_reason"`
 }
 
 var (
@@ -218,7 +222,7 @@ func (e Expect) check(vms int) error {
 	if e.Cause == "" {
 		return fmt.Errorf("expect.cause: a regular expression a failed cell's cause must match, e.g. 'lost|never acknowledged'")
 	}
-	for f, re := range map[string]string{"cause": e.Cause, "fix": e.Fix} {
+	for f, re := range map[string]string{"cause": e.Cause, "fix": e.Fix, "suspect_reason": e.SuspectReason} {
 		if _, err := regexp.Compile(re); err != nil {
 			return fmt.Errorf("expect.%s: %w", f, err)
 		}
@@ -279,7 +283,7 @@ func (s *Scenario) plan(w io.Writer) {
 	line("scn_healed", s.Name)
 	e := s.Expect
 	line("scn_expect", s.Name, "-node", e.Node, "-class", strings.Join(e.Classes, ","), "-cause", e.Cause,
-		"-fix", e.Fix, "-min-bad", strconv.Itoa(max(e.MinBad, 1)), "-suspect-kind", strings.Join(e.SuspectKind, ","))
+		"-fix", e.Fix, "-min-bad", strconv.Itoa(max(e.MinBad, 1)), "-suspect-kind", strings.Join(e.SuspectKind, ","), "-suspect-reason", e.SuspectReason)
 }
 
 // scenario: labcheck scenario FILE (print its plan) or labcheck scenario

@@ -120,7 +120,7 @@ done
 		`scn_host <heal> <vm2> <ip link set $TAP mtu 9100> <>`,
 		`scn_wait <vm3> <gid1> <120s>`,
 		`scn_healed <it-s>`,
-		`scn_expect <it-s> <-node> <vm2> <-class> <timeout,retry-exceeded> <-cause> <lost|it's> <-fix> <> <-min-bad> <3> <-suspect-kind> <hca,node>`,
+		`scn_expect <it-s> <-node> <vm2> <-class> <timeout,retry-exceeded> <-cause> <lost|it's> <-fix> <> <-min-bad> <3> <-suspect-kind> <hca,node> <-suspect-reason> <>`,
 	}
 	if got := strings.TrimSpace(string(out)); got != strings.Join(want, "\n") {
 		t.Errorf("plan ran as\n%s\nwant\n%s", got, strings.Join(want, "\n"))

@@ -43,6 +43,7 @@ type Fabric struct {
 	// either the old set or the new one, never half of each.
 	faults atomic.Pointer[[]Fault]
 	live   probeSwitch
+	counts portCounts // every port's hw_counters
 
 	mu    sync.Mutex
 	nodes map[string]*Node

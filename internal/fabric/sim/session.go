@@ -110,6 +110,7 @@ func (s *Session) Latency(ctx context.Context, p probe.TestParams) (probe.Latenc
 	if e := s.dropCheck(ctx, p, p.LatencySize); e != nil {
 		return probe.Latency{}, e
 	}
+	s.countTest(p, false)
 	oneWay := spec.oneWayNs(p.LatencySize) * s.path.latFactor()
 	samples, err := latencySamples(ctx, s.rng, p.LatencyIters, oneWay, spec.JitterFrac, s.path)
 	if err != nil {
@@ -139,6 +140,7 @@ func (s *Session) Bandwidth(ctx context.Context, p probe.TestParams) (probe.Band
 	if e := s.dropCheck(ctx, p, p.BWSize); e != nil {
 		return probe.Bandwidth{}, e
 	}
+	s.countTest(p, true)
 	spec := s.node.fab.spec
 	oneWay := spec.oneWayNs(8) * s.path.latFactor()
 	gbps := spec.bwGbps(p.BWSize, p.TxDepth, oneWay) * s.path.bwFactor()
