@@ -117,21 +117,34 @@ var kindRank = map[string]int{KindRail: 0, KindSwitchGroup: 1, KindNode: 2, Kind
 // before one whose tests merely measured worse than their population,
 // however many cells the slower one touches: dropped writes kill a job, a
 // slow link slows it. Weak evidence (one transient pair) comes after
-// anything confirmed, whatever its class.
-func suspectTier(s *Suspect) int {
+// anything confirmed, whatever its class. Within confirmed performance
+// suspects and within weak ones, a suspect with a hard failure among its
+// cells (HardFailures) comes first: a link that dropped a write is worse
+// than one that is only slower, and among weak suspects the drop is the
+// likelier fault (the lab's TCG noise makes weak slow suspects of healthy
+// HCAs).
+//
+// legacy (the frozen reference's order, for the equivalence harness) keeps
+// every weak suspect in one tier.
+func suspectTier(s *Suspect, legacy bool) int {
+	hard := s.Verdict == VerdictFailed || s.HardFailures > 0
 	switch {
+	case s.Confidence < LowConfidence && (hard || legacy):
+		return 3
 	case s.Confidence < LowConfidence:
-		return 2
+		return 4
 	case s.Verdict == VerdictFailed:
 		return 0
+	case hard:
+		return 1
 	}
-	return 1
+	return 2
 }
 
-func sortSuspects(s []Suspect) {
+func sortSuspects(s []Suspect, legacy bool) {
 	sort.SliceStable(s, func(a, b int) bool {
 		x, y := &s[a], &s[b]
-		if rx, ry := suspectTier(x), suspectTier(y); rx != ry {
+		if rx, ry := suspectTier(x, legacy), suspectTier(y, legacy); rx != ry {
 			return rx < ry
 		}
 		if x.Bad != y.Bad {

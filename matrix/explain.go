@@ -81,6 +81,12 @@ func (l *localizer) fill(s *Suspect, idx []int) tally {
 	s.Verdict = d.verdict
 	if d.verdict == VerdictFailed {
 		s.Class = d.class
+	} else if !l.dg.legacy { // the legacy form is the reference's, strictly
+		for _, t := range ts[1:] {
+			if t.verdict == VerdictFailed {
+				s.HardFailures += t.n
+			}
+		}
 	}
 	parts := make([]string, len(ts))
 	for i, t := range ts {

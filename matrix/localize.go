@@ -137,7 +137,7 @@ func localize(m *Matrix, a *analysis, groups groupSet, dg diagnosis) []Suspect {
 	for i := range l.out {
 		weakNote(&l.out[i])
 	}
-	sortSuspects(l.out)
+	sortSuspects(l.out, l.dg.legacy)
 	return l.out
 }
 

@@ -182,6 +182,11 @@ type Suspect struct {
 	// a performance verdict on its rail, when that spread lowered the
 	// confidence (README.md, Confidence); 0 = it did not.
 	Spread float64 `json:"spread,omitempty"`
+	// HardFailures counts the cells among Bad that failed outright when
+	// the dominant verdict is a performance one (0 when Verdict is
+	// failed: then Bad says it); such a suspect ranks ahead of purely
+	// slow ones (README.md, Ranking).
+	HardFailures int `json:"hard_failures,omitempty"`
 }
 
 // newDiagnosis reports whether s carries a finding of the steps the
