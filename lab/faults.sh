@@ -12,7 +12,7 @@
 FAULT_COORD="http://$LAB_NET.1:8080"
 FAULT_TABLE=
 FAULT_ARGS=
-FAULT_BUILTIN="port-down-before port-down-during device-removed-during mtu-netdev mtu-path loss-both loss-one-way
+FAULT_BUILTIN="port-down-before port-down-during device-removed-before device-removed-during mtu-netdev mtu-path loss-both loss-one-way
 	gid-link-local gid-missing memlock-preflight memlock-reg-mr worker-killed"
 
 fault_check() { nsx "$LAB_RUN/labcheck" "$@"; }

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/rdmamesh/rdmamesh/internal/counters"
+	"github.com/rdmamesh/rdmamesh/internal/probe"
+	"github.com/rdmamesh/rdmamesh/internal/wire"
 )
 
 type fakeCounters map[string]uint64 // device → local_ack_timeout_err
@@ -38,5 +40,24 @@ func TestCounterBook(t *testing.T) {
 	var none *counterBook
 	if _, ok := none.since("mlx5_0", 1); ok || newCounterBook(nil) != nil {
 		t.Fatal("a worker without counters reads nothing")
+	}
+}
+
+func TestAttachCounts(t *testing.T) {
+	f := fakeCounters{"mlx5_0": 100, "mlx5_1": 7}
+	b := newCounterBook(f)
+	b.since("mlx5_0", 1)
+	b.since("mlx5_1", 1)
+	f["mlx5_0"] = 160 // rail 0's port timed out 60 times; rail 1's moved nothing
+	asked := []probe.RailPair{{Rail: 0, Src: probe.Endpoint{Device: "mlx5_0", Port: 1}},
+		{Rail: 1, Src: probe.Endpoint{Device: "mlx5_1", Port: 1}}, {Rail: 2, Src: probe.Endpoint{Device: "mlx5_9", Port: 1}}}
+	rails := []wire.RailResult{{Rail: 0}, {Rail: 1}, {Rail: 2}}
+	b.attachCounts(rails, asked)
+	d, err := counters.DeltaOf("mlx5_0", 1, rails[0].Counts)
+	if err != nil || d.Evidence().Total(counters.Timeout) != 60 {
+		t.Fatalf("rail 0: counts %+v (%v), want 60 timeouts", rails[0].Counts, err)
+	}
+	if rails[1].Counts != nil || rails[2].Counts != nil {
+		t.Fatalf("a quiet port and an unreadable one carry counts: %+v, %+v", rails[1].Counts, rails[2].Counts)
 	}
 }
