@@ -61,9 +61,7 @@ func (c *Coordinator) runLive(ctx context.Context) {
 		c.setLiveErr(err.Error())
 		return
 	}
-	c.mesh.mu.Lock()
-	c.mesh.mx, c.mesh.since, c.mesh.heard = live.New(c.opts.Live.Judge), map[string]int64{}, map[string]time.Time{}
-	c.mesh.mu.Unlock()
+	c.mesh.restart(live.New(c.opts.Live.Judge))
 	t := time.NewTicker(c.liveWindow() / 2)
 	defer t.Stop()
 	for {
@@ -76,14 +74,32 @@ func (c *Coordinator) runLive(ctx context.Context) {
 	}
 }
 
+// restart forgets a previous leadership's plan and windows: another
+// leader may have committed newer plans since, so numbering continues
+// from the committed plan (replan), never from what this replica last
+// made, and a judged matrix from back then is not this leadership's.
+func (m *mesh) restart(mx *live.Matrix) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.plan, m.cov, m.key, m.body, m.pending, m.pendingAt = nil, liveplan.Coverage{}, "", nil, "", time.Time{}
+	m.judged, m.judgedW, m.err = nil, 0, ""
+	m.mx, m.since, m.heard = mx, map[string]int64{}, map[string]time.Time{}
+}
+
+// liveStep plans when the membership changed, then collects and judges
+// under the plan in force: a plan that could not be remade (a raft
+// hiccup) leaves the current one probing rather than stopping the mesh.
+// The problem is reported until a step goes without one.
 func (c *Coordinator) liveStep(ctx context.Context) {
 	members, nodes := c.liveMembers()
-	if err := c.replan(ctx, members); err != nil {
-		c.setLiveErr(err.Error())
-		return
-	}
+	err := c.replan(ctx, members)
 	c.collect(ctx, members)
 	c.judge(nodes)
+	msg := ""
+	if err != nil {
+		msg = err.Error()
+	}
+	c.setLiveErr(msg)
 }
 
 // liveMembers are the alive workers that published probe ports, as plan
@@ -131,8 +147,7 @@ func memberKey(ms []liveplan.Member) string {
 // first plan's start, so a plan change does not reset the window count.
 func (c *Coordinator) replan(ctx context.Context, members []liveplan.Member) error {
 	if len(members) < 2 {
-		c.setLiveErr(fmt.Sprintf("live probing needs at least 2 workers with probe ports; %d have them", len(members)))
-		return nil
+		return fmt.Errorf("live probing needs at least 2 workers with probe ports; %d have them", len(members))
 	}
 	key := memberKey(members)
 	c.mesh.mu.Lock()
@@ -300,7 +315,7 @@ func (c *Coordinator) judge(nodes []matrix.Node) {
 func (c *Coordinator) setLiveErr(msg string) {
 	c.mesh.mu.Lock()
 	defer c.mesh.mu.Unlock()
-	if c.mesh.err != msg {
+	if c.mesh.err != msg && msg != "" {
 		c.log.Warn("live probing", "problem", msg)
 	}
 	c.mesh.err = msg
