@@ -76,13 +76,10 @@ func (c *Coordinator) Live() (*matrix.Matrix, api.LiveInfo, bool) {
 	return c.mesh.judged, info, info.Enabled
 }
 
-// LiveRails is each rail's probing (metrics.LiveSource).
+// LiveRails is each rail's probing as of the judged window
+// (metrics.LiveSource); the slice is replaced, never changed.
 func (c *Coordinator) LiveRails() []api.LiveRail {
 	c.mesh.mu.Lock()
-	mx := c.mesh.mx
-	c.mesh.mu.Unlock()
-	if mx == nil {
-		return nil
-	}
-	return mx.Rails()
+	defer c.mesh.mu.Unlock()
+	return c.mesh.rails
 }

@@ -47,6 +47,9 @@ type mesh struct {
 	heard     map[string]time.Time // per worker: when it last answered a collection
 	judged    *matrix.Matrix
 	judgedW   int64
+	// rails is each rail's probing as of the judged window (/metrics):
+	// computing it walks every live cell, so once a window, not a scrape.
+	rails []api.LiveRail
 	err       string
 }
 
@@ -82,7 +85,7 @@ func (m *mesh) restart(mx *live.Matrix) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.plan, m.cov, m.key, m.body, m.pending, m.pendingAt = nil, liveplan.Coverage{}, "", nil, "", time.Time{}
-	m.judged, m.judgedW, m.err = nil, 0, ""
+	m.judged, m.judgedW, m.rails, m.err = nil, 0, nil, ""
 	m.mx, m.since, m.heard = mx, map[string]int64{}, map[string]time.Time{}
 }
 
@@ -307,8 +310,9 @@ func (c *Coordinator) judge(nodes []matrix.Node) {
 		return
 	}
 	m := c.mesh.mx.Analyse(nodes, c.opts.Live.Thresholds)
+	rails := c.mesh.mx.Rails()
 	c.mesh.mu.Lock()
-	c.mesh.judged, c.mesh.judgedW = m, latest
+	c.mesh.judged, c.mesh.judgedW, c.mesh.rails = m, latest, rails
 	c.mesh.mu.Unlock()
 }
 
