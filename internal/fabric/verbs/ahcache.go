@@ -23,8 +23,11 @@ type ahKey struct {
 // instead of being retried on every probe to a dead peer. Handles idle for
 // idle are destroyed by sweep: a UD send completes without any answer from
 // the peer, so no work request still uses a handle nobody posted to for
-// that long. Safe for concurrent use; create runs under the lock, so two
-// senders never build the same handle twice.
+// that long. Safe for concurrent use. create runs outside the lock, one
+// at a time per destination: a peer whose ARP takes a second delays only
+// the probes and answers to that peer, never the poller's answers to
+// everyone else (their RTTs would read a second slow), and two callers
+// never build the same handle twice.
 type ahCache[H comparable] struct {
 	create  func(ahKey) (H, error)
 	destroy func(H)
@@ -42,6 +45,18 @@ type ahEntry[H comparable] struct {
 	h    H
 	err  error // creation failed; retried after backoff
 	used time.Time
+	// made is closed once create returned; until then h and err are
+	// not set and the entry is neither swept nor destroyed.
+	made chan struct{}
+}
+
+func (e *ahEntry[H]) pending() bool {
+	select {
+	case <-e.made:
+		return false
+	default:
+		return true
+	}
 }
 
 func newAHCache[H comparable](create func(ahKey) (H, error), destroy func(H), now func() time.Time) *ahCache[H] {
@@ -50,38 +65,64 @@ func newAHCache[H comparable](create func(ahKey) (H, error), destroy func(H), no
 }
 
 func (c *ahCache[H]) get(k ahKey) (H, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	var zero H
-	if c.closed {
-		return zero, &probe.Error{Class: probe.ClassInternal, Cause: "probe port closed"}
-	}
-	now := c.now()
-	if e := c.m[k]; e != nil {
+	c.mu.Lock()
+	for {
+		if c.closed {
+			c.mu.Unlock()
+			return zero, &probe.Error{Class: probe.ClassInternal, Cause: "probe port closed"}
+		}
+		e := c.m[k]
+		if e == nil {
+			break
+		}
+		if e.pending() {
+			c.mu.Unlock()
+			<-e.made
+			c.mu.Lock()
+			continue
+		}
+		now := c.now()
 		if e.err == nil {
 			e.used = now
+			c.mu.Unlock()
 			return e.h, nil
 		}
 		if now.Sub(e.used) < c.backoff {
+			c.mu.Unlock()
 			return zero, e.err
 		}
 		delete(c.m, k)
 	}
+	now := c.now()
 	if len(c.m) >= c.max {
 		c.sweepLocked(now)
 		if len(c.m) >= c.max {
+			c.mu.Unlock()
 			return zero, &probe.Error{Class: probe.ClassResource,
 				Cause: fmt.Sprintf("%d address handles in use, all within the last %s", c.max, c.idle),
 				Fix:   "lower the live plan's fan-out (live.rate_per_hca, live.probes_per_window)"}
 		}
 	}
+	e := &ahEntry[H]{used: now, made: make(chan struct{})}
+	c.m[k] = e
+	c.mu.Unlock()
+
 	h, err := c.create(k)
-	if err != nil {
-		c.m[k] = &ahEntry[H]{err: err, used: now}
-		return zero, err
+
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e.h, e.err, e.used = h, err, c.now()
+	close(e.made)
+	if c.closed {
+		// close ran while this was being made, and left it to us.
+		if err == nil {
+			c.destroy(h)
+		}
+		delete(c.m, k)
+		return zero, &probe.Error{Class: probe.ClassInternal, Cause: "probe port closed"}
 	}
-	c.m[k] = &ahEntry[H]{h: h, used: now}
-	return h, nil
+	return h, err
 }
 
 // sweep destroys idle handles and forgets old failures.
@@ -94,6 +135,7 @@ func (c *ahCache[H]) sweep() {
 func (c *ahCache[H]) sweepLocked(now time.Time) {
 	for k, e := range c.m {
 		switch {
+		case e.pending():
 		case e.err != nil && now.Sub(e.used) >= c.backoff:
 			delete(c.m, k)
 		case e.err == nil && now.Sub(e.used) >= c.idle:
@@ -108,6 +150,9 @@ func (c *ahCache[H]) close() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for k, e := range c.m {
+		if e.pending() {
+			continue // its maker destroys it (get)
+		}
 		if e.err == nil {
 			c.destroy(e.h)
 		}

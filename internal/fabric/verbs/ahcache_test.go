@@ -2,6 +2,7 @@ package verbs
 
 import (
 	"errors"
+	"sync"
 	"testing"
 	"time"
 )
@@ -89,5 +90,84 @@ func TestAHCacheBounded(t *testing.T) {
 	now = now.Add(c.idle)
 	if _, err := c.get(ahKey{LID: 9}); err != nil || c.len() != 1 {
 		t.Fatalf("idle handles not made room: %v, %d cached", err, c.len())
+	}
+}
+
+// slowAHs blocks creating a handle for gated keys until the gate opens,
+// as a RoCE create_ah does while the peer's ARP goes unanswered.
+type slowAHs struct {
+	mu      sync.Mutex
+	gate    map[ahKey]chan struct{}
+	started chan ahKey
+	creates map[ahKey]int
+	live    map[int]bool
+	next    int
+}
+
+func (f *slowAHs) create(k ahKey) (int, error) {
+	f.mu.Lock()
+	f.creates[k]++
+	g := f.gate[k]
+	f.mu.Unlock()
+	if g != nil {
+		f.started <- k
+		<-g
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.next++
+	f.live[f.next] = true
+	return f.next, nil
+}
+
+func (f *slowAHs) destroy(h int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.live, h)
+}
+
+func TestAHCacheSlowPeerBlocksOnlyItself(t *testing.T) {
+	slow, fast := ahKey{LID: 1}, ahKey{LID: 2}
+	f := &slowAHs{gate: map[ahKey]chan struct{}{slow: make(chan struct{})}, started: make(chan ahKey, 1),
+		creates: map[ahKey]int{}, live: map[int]bool{}}
+	c := newAHCache(f.create, f.destroy, time.Now)
+	got := make(chan int, 2)
+	for range 2 { // two callers for the slow peer: one creates, one waits
+		go func() {
+			h, err := c.get(slow)
+			if err != nil {
+				h = -1
+			}
+			got <- h
+		}()
+	}
+	<-f.started
+	if _, err := c.get(fast); err != nil { // must not wait for the slow peer
+		t.Fatal(err)
+	}
+	close(f.gate[slow])
+	a, b := <-got, <-got
+	if a != b || a < 0 || f.creates[slow] != 1 {
+		t.Fatalf("slow peer: handles %d and %d after %d creates, want one shared handle", a, b, f.creates[slow])
+	}
+}
+
+func TestAHCacheCloseWhileCreating(t *testing.T) {
+	k := ahKey{LID: 1}
+	f := &slowAHs{gate: map[ahKey]chan struct{}{k: make(chan struct{})}, started: make(chan ahKey, 1),
+		creates: map[ahKey]int{}, live: map[int]bool{}}
+	c := newAHCache(f.create, f.destroy, time.Now)
+	errc := make(chan error, 1)
+	go func() { _, err := c.get(k); errc <- err }()
+	<-f.started
+	c.close()
+	close(f.gate[k])
+	if err := <-errc; err == nil {
+		t.Fatal("a handle made after close was handed out")
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.live) != 0 {
+		t.Fatalf("%d handles outlived close", len(f.live))
 	}
 }

@@ -130,9 +130,11 @@ func (p *ProbePort) Close() error {
 		<-p.done
 		p.mu.Lock()
 		p.closed = true
-		p.core.ahs.close()
+		// The QP first: destroying it ends every send still in flight,
+		// and only then is no work request left pointing at a handle.
 		C.rm_ud_close(p.c)
 		p.c = nil
+		p.core.ahs.close()
 		p.mu.Unlock()
 		syscall.Close(p.wakeR)
 		syscall.Close(p.wakeW)
