@@ -116,6 +116,15 @@ type HealthReply struct {
 	// Served counts the responder sessions this worker set up, by
 	// connection mode (the lab checks an RDMA CM sweep really used it).
 	Served map[string]int64 `json:"served"`
+	// Probes are the always-on probe ports' own counts (answers, drops,
+	// foreign or malformed messages, completion errors, QP resets), when
+	// the prober keeps them.
+	Probes []probe.ProbePortStats `json:"probes,omitempty"`
+}
+
+// probeStatser is a prober that counts per probe port (the verbs engine).
+type probeStatser interface {
+	ProbeStats() []probe.ProbePortStats
 }
 
 // ProcessStats is what a leak shows up in.
@@ -133,6 +142,9 @@ func (a *Agent) handleHealth(w http.ResponseWriter, _ *http.Request) {
 		Served:  a.sessions.Served()}
 	if hr, ok := a.opts.Fabric.(HealthReporter); ok {
 		rep.Devices = hr.Health()
+	}
+	if ps, ok := a.opts.Prober.(probeStatser); ok {
+		rep.Probes = ps.ProbeStats()
 	}
 	writeJSON(w, http.StatusOK, rep)
 }

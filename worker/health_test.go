@@ -91,3 +91,30 @@ func TestHealthRepublishesInventory(t *testing.T) {
 	fab.set(false)
 	waitFor(t, "the inventory to show the port back", func() bool { return a.Inventory().Ports[0].Usable })
 }
+
+// statsProber opens no port but counts like the verbs engine's prober.
+type statsProber struct{}
+
+func (statsProber) OpenProbe(context.Context, string, int) (fabric.ProbePort, error) {
+	return nil, &probe.Error{Class: probe.ClassPortDown, Cause: "not in this test"}
+}
+
+func (statsProber) ProbeStats() []probe.ProbePortStats {
+	return []probe.ProbePortStats{{Device: "rxe0", Port: 1, Answers: 10, Resets: 2, LastError: "ibv_poll_cq: EIO"}}
+}
+
+// /v1/health shows the probe ports' own counts when the prober keeps them.
+func TestHealthShowsProbeStats(t *testing.T) {
+	fab := &watchedFabric{changes: make(chan struct{}, 1)}
+	a, err := worker.Start(context.Background(), worker.Options{Name: "node-01", Fabric: fab, Prober: statsProber{},
+		GossipBind: "127.0.0.1:0", APIListen: "127.0.0.1:0", Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Stop()
+	var h worker.HealthReply
+	getJSON(t, "http://"+a.APIAddr()+"/v1/health", &h)
+	if len(h.Probes) != 1 || h.Probes[0].Resets != 2 || h.Probes[0].LastError == "" {
+		t.Fatalf("probe stats in health: %+v", h.Probes)
+	}
+}

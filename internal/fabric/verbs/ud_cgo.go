@@ -8,8 +8,10 @@ package verbs
 import "C"
 
 import (
+	"cmp"
 	"context"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -162,7 +164,8 @@ func (p *ProbePort) run() {
 		if n < 0 {
 			// The channel failed (device reset or removal): keep checking,
 			// slowly, until Close; the fabric's watcher reports the device.
-			p.core.count(func(s *ProbeStats) { s.WCErr++ })
+			e := classify(statusFailure(&st), where{}).Error()
+			p.core.count(func(s *ProbeStats) { s.WCErr++; s.LastError, s.LastAt = e, time.Now() })
 			if p.stopped(udCheckDue) {
 				return
 			}
@@ -202,6 +205,27 @@ func (p *ProbePort) stopped(d time.Duration) bool {
 // Stats is what the port counted besides answers (for debugging and the
 // lab's checks).
 func (p *ProbePort) Stats() ProbeStats { return p.core.snapshot() }
+
+// ProbeStats is every open probe port's Stats, for the worker's health.
+func (f *Fabric) ProbeStats() []probe.ProbePortStats {
+	f.mu.Lock()
+	ports := make([]*ProbePort, 0, len(f.probes))
+	for p := range f.probes {
+		ports = append(ports, p)
+	}
+	f.mu.Unlock()
+	out := make([]probe.ProbePortStats, 0, len(ports))
+	for _, p := range ports {
+		s := p.Stats()
+		out = append(out, probe.ProbePortStats{Device: p.dev.name, Port: p.port, Answers: s.Answers, Answered: s.Answered,
+			Dropped: s.Dropped, Foreign: s.Foreign, Unknown: s.Unknown, Malformed: s.Malformed, ReplyErr: s.ReplyErr,
+			WCErr: s.WCErr, Resets: s.Resets, LastError: s.LastError, LastAt: s.LastAt})
+	}
+	slices.SortFunc(out, func(a, b probe.ProbePortStats) int {
+		return cmp.Or(cmp.Compare(a.Device, b.Device), cmp.Compare(a.Port, b.Port))
+	})
+	return out
+}
 
 // cLink is the device half of the core: the C QP.
 type cLink struct{ p *ProbePort }

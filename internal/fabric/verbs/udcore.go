@@ -38,6 +38,8 @@ type ProbeStats struct {
 	ReplyErr  uint64 // peers' probes we could not answer (no AH, send failed)
 	WCErr     uint64 // work completions with an error status
 	Resets    uint64 // QP resets after it left RTS
+	LastError string // the newest channel or completion failure
+	LastAt    time.Time
 }
 
 // udCore is a probe port above the verbs: it encodes probes, answers the
