@@ -68,6 +68,18 @@ func (a *Agent) watchHealth(ctx context.Context, hr HealthReporter) {
 			retry.Reset(healthRetry)
 			continue
 		}
+		if a.reopenLive(ctx, hr.Health()) {
+			// Again, with the new probe addresses: the coordinator fetches
+			// an inventory once per generation.
+			rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			err := a.refreshInventory(rctx)
+			cancel()
+			if err != nil {
+				a.log.Warn("probe ports reopened but the inventory could not be refreshed; retrying", "err", err)
+				retry.Reset(healthRetry)
+				continue
+			}
+		}
 		inv := a.Inventory()
 		a.log.Info("device health changed; inventory republished", "generation", inv.Generation,
 			"usable_ports", usablePorts(inv.Ports), "devices", healthSummary(hr.Health()))

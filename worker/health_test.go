@@ -15,9 +15,10 @@ import (
 // watchedFabric reports health like the verbs engine: a port goes down,
 // the fabric says so on Changes and in Ports and Health.
 type watchedFabric struct {
-	mu      sync.Mutex
-	down    bool
-	changes chan struct{}
+	mu       sync.Mutex
+	down     bool
+	reopened int // times rxe0 came back after a removal
+	changes  chan struct{}
 }
 
 func (f *watchedFabric) Name() string { return "watched" }
@@ -42,7 +43,15 @@ func (f *watchedFabric) Health() []probe.DeviceHealth {
 	if f.down {
 		return []probe.DeviceHealth{{Device: "rxe0", State: probe.HealthPortDown, DownPorts: []int{1}, Cause: "rxe0 port 1 went down"}}
 	}
-	return []probe.DeviceHealth{{Device: "rxe0", State: probe.HealthOK}}
+	return []probe.DeviceHealth{{Device: "rxe0", State: probe.HealthOK, Reopened: f.reopened}}
+}
+
+// cameBack is rxe0 removed and back, as the verbs watcher reports it.
+func (f *watchedFabric) cameBack() {
+	f.mu.Lock()
+	f.reopened++
+	f.mu.Unlock()
+	f.changes <- struct{}{}
 }
 
 func (f *watchedFabric) Changes() <-chan struct{} { return f.changes }
@@ -117,4 +126,45 @@ func TestHealthShowsProbeStats(t *testing.T) {
 	if len(h.Probes) != 1 || h.Probes[0].Resets != 2 || h.Probes[0].LastError == "" {
 		t.Fatalf("probe stats in health: %+v", h.Probes)
 	}
+}
+
+// qpnProber opens probe ports at ever new QP numbers.
+type qpnProber struct {
+	mu  sync.Mutex
+	qpn uint32
+}
+
+type qpnPort struct{ addr fabric.ProbeAddr }
+
+func (p *qpnProber) OpenProbe(_ context.Context, device string, _ int) (fabric.ProbePort, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.qpn++
+	return &qpnPort{addr: fabric.ProbeAddr{Device: device, GID: "fe80::1", QPN: p.qpn, QKey: 0x11111111}}, nil
+}
+
+func (q *qpnPort) Addr() fabric.ProbeAddr                             { return q.addr }
+func (q *qpnPort) Send(fabric.ProbeAddr, uint64) error                { return nil }
+func (q *qpnPort) Poll(context.Context, []fabric.Answer) (int, error) { return 0, nil }
+func (q *qpnPort) Close() error                                       { return nil }
+
+// A device that was removed and came back probes again from a new probe
+// port, and the inventory (a new generation) carries its new address.
+func TestProbePortReopensWhenTheDeviceComesBack(t *testing.T) {
+	fab := &watchedFabric{changes: make(chan struct{}, 1)}
+	a, err := worker.Start(context.Background(), worker.Options{Name: "node-01", Fabric: fab, Prober: &qpnProber{},
+		GossipBind: "127.0.0.1:0", APIListen: "127.0.0.1:0", Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Stop()
+	inv := a.Inventory()
+	if len(inv.Live) != 1 || inv.Live[0].QPN != 1 {
+		t.Fatalf("live addresses at start: %+v", inv.Live)
+	}
+	fab.cameBack()
+	waitFor(t, "the inventory to carry the new probe port", func() bool {
+		now := a.Inventory()
+		return now.Generation > inv.Generation && len(now.Live) == 1 && now.Live[0].QPN == 2
+	})
 }

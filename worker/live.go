@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 
 	"github.com/rdmamesh/rdmamesh/internal/liveplan"
@@ -29,15 +30,76 @@ func (a *Agent) startLive(ctx context.Context) {
 		la = append(la, probe.LiveAddr{Rail: rail, Device: ad.Device, GID: ad.GID, LID: ad.LID, QPN: ad.QPN, QKey: ad.QKey})
 	}
 	a.mu.Lock()
-	a.live, a.liveAddrs = r, la
+	a.live, a.liveAddrs, a.liveEpoch = r, la, map[string]int{}
 	a.inv.Live = la
 	a.mu.Unlock()
+	if hr, ok := a.opts.Fabric.(HealthReporter); ok {
+		a.noteEpochs(hr.Health(), nil)
+	}
 	rctx, cancel := context.WithCancel(context.Background())
 	a.liveStop, a.liveDone = cancel, make(chan struct{})
 	go func() {
 		defer close(a.liveDone)
 		_ = r.Run(rctx)
 	}()
+}
+
+// reopenLive gives every rail whose device was removed and came back since
+// its probe port opened (its health's Reopened count moved) a new probe
+// port, and says whether any address changed: the inventory must then be
+// republished, so the coordinator replans and the peers probe the new
+// address. A rail whose port is not usable yet is tried again at the next
+// health change.
+func (a *Agent) reopenLive(ctx context.Context, hs []probe.DeviceHealth) bool {
+	a.mu.Lock()
+	r, ports := a.live, a.inv.Ports
+	stale := map[int]bool{}
+	for _, h := range hs {
+		if h.Reopened == a.liveEpoch[h.Device] {
+			continue
+		}
+		for _, p := range ports {
+			if p.Device == h.Device {
+				stale[p.Rail] = true
+			}
+		}
+	}
+	a.mu.Unlock()
+	if r == nil || len(stale) == 0 {
+		return false
+	}
+	addrs := r.Reopen(ctx, ports, stale)
+	if len(addrs) == 0 {
+		return false
+	}
+	a.mu.Lock()
+	la := slices.Clone(a.liveAddrs)
+	devs := map[string]bool{}
+	for rail, ad := range addrs {
+		devs[ad.Device] = true
+		i := slices.IndexFunc(la, func(l probe.LiveAddr) bool { return l.Rail == rail })
+		if i < 0 {
+			continue
+		}
+		la[i] = probe.LiveAddr{Rail: rail, Device: ad.Device, GID: ad.GID, LID: ad.LID, QPN: ad.QPN, QKey: ad.QKey}
+	}
+	a.liveAddrs = la
+	a.mu.Unlock()
+	a.noteEpochs(hs, devs)
+	a.log.Info("live probing: reopened the probe ports of devices that came back", "rails", len(addrs))
+	return true
+}
+
+// noteEpochs records the devices' Reopened counts (only those in devs,
+// when devs is not nil).
+func (a *Agent) noteEpochs(hs []probe.DeviceHealth, devs map[string]bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, h := range hs {
+		if devs == nil || devs[h.Device] {
+			a.liveEpoch[h.Device] = h.Reopened
+		}
+	}
 }
 
 func (a *Agent) stopLive() {

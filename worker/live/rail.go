@@ -14,10 +14,9 @@ import (
 // trackers. The runner's ticker drives it; Hold changes it under mu.
 type railProbe struct {
 	rail int
-	port fabric.ProbePort
-	addr fabric.ProbeAddr
 
 	mu         sync.Mutex
+	port       fabric.ProbePort // Reopen replaces it
 	window     int64 // the window the targets belong to; -1 = re-target
 	targets    []liveplan.Target
 	trackers   map[string]*liveplan.Tracker // by target node

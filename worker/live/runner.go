@@ -83,17 +83,12 @@ func (r *Runner) Open(ctx context.Context, ports []probe.Port) (map[int]fabric.P
 		if !p.Usable || r.rails[p.Rail] != nil {
 			continue
 		}
-		pp, err := r.prober.OpenProbe(ctx, p.Device, cmp.Or(p.Port, 1))
+		pp, addr, err := r.open(ctx, p)
 		if err != nil {
-			r.log.Warn("live probing: cannot open a probe port", "device", p.Device, "rail", p.Rail, "err", err)
 			errs = append(errs, err)
 			continue
 		}
-		addr := pp.Addr()
-		if p.GID != "" && addr.GID == "" {
-			addr.GID = p.GID
-		}
-		r.rails[p.Rail] = &railProbe{rail: p.Rail, port: pp, addr: addr, trackers: map[string]*liveplan.Tracker{},
+		r.rails[p.Rail] = &railProbe{rail: p.Rail, port: pp, trackers: map[string]*liveplan.Tracker{},
 			credit: map[string]float64{}, window: -1}
 		addrs[p.Rail] = addr
 	}
@@ -101,6 +96,48 @@ func (r *Runner) Open(ctx context.Context, ports []probe.Port) (map[int]fabric.P
 		return nil, errors.Join(errs...)
 	}
 	return addrs, nil
+}
+
+func (r *Runner) open(ctx context.Context, p probe.Port) (fabric.ProbePort, fabric.ProbeAddr, error) {
+	pp, err := r.prober.OpenProbe(ctx, p.Device, cmp.Or(p.Port, 1))
+	if err != nil {
+		r.log.Warn("live probing: cannot open a probe port", "device", p.Device, "rail", p.Rail, "err", err)
+		return nil, fabric.ProbeAddr{}, err
+	}
+	addr := pp.Addr()
+	if p.GID != "" && addr.GID == "" {
+		addr.GID = p.GID
+	}
+	return pp, addr, nil
+}
+
+// Reopen gives each rail in stale a new probe port on its port in ports,
+// if usable, in place of the old one: a device that was removed and came
+// back took its probe port with it (the fabric closes them), and only a
+// new one, at a new address, can probe again. The rail keeps its targets
+// and trackers. It returns the new addresses by rail; a rail whose port
+// cannot be opened keeps the old one and is tried again at the next call.
+func (r *Runner) Reopen(ctx context.Context, ports []probe.Port, stale map[int]bool) map[int]fabric.ProbeAddr {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	addrs := map[int]fabric.ProbeAddr{}
+	for _, p := range ports {
+		rp := r.rails[p.Rail]
+		if !p.Usable || !stale[p.Rail] || rp == nil {
+			continue
+		}
+		pp, addr, err := r.open(ctx, p)
+		if err != nil {
+			continue
+		}
+		rp.mu.Lock()
+		old := rp.port
+		rp.port = pp // the peers learn its address with the plan the new inventory brings
+		rp.mu.Unlock()
+		_ = old.Close()
+		addrs[p.Rail] = addr
+	}
+	return addrs
 }
 
 // SetPlan installs plan unless it is the one running; targets change at
@@ -188,7 +225,9 @@ func (r *Runner) Run(ctx context.Context) error {
 
 	defer func() {
 		for _, rp := range rails {
+			rp.mu.Lock()
 			_ = rp.port.Close()
+			rp.mu.Unlock()
 		}
 	}()
 
