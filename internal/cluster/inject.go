@@ -16,10 +16,8 @@ func (c *Cluster) Inject(specs []string) error {
 	if err != nil {
 		return err
 	}
-	for _, f := range add {
-		if !slices.ContainsFunc(c.names, func(n string) bool { return f.Matches(n, f.Device) }) {
-			return fmt.Errorf("inject %q: names no node of this cluster (%s … %s)", f.Spec, c.names[0], c.names[len(c.names)-1])
-		}
+	if err := sim.CheckFaults(add, c.names); err != nil {
+		return fmt.Errorf("inject: %w", err)
 	}
 	if err := c.fab.SetFaults(append(slices.Clone(c.base), add...)); err != nil {
 		return err

@@ -122,9 +122,13 @@ func (f *Fabric) Dead(node string) bool {
 
 // Validate reports faults that match none of nodes: almost always a typo that
 // would otherwise make a demo silently healthy.
-func (f *Fabric) Validate(nodes []string) error {
+func (f *Fabric) Validate(nodes []string) error { return CheckFaults(f.faultList(), nodes) }
+
+// CheckFaults reports the faults in fs that match none of nodes (Validate;
+// a cluster checks injected faults with it before applying them).
+func CheckFaults(fs []Fault, nodes []string) error {
 	var errs []error
-	for _, ft := range f.faultList() {
+	for _, ft := range fs {
 		hit := false
 		for _, n := range nodes {
 			if ft.matchesNode(n) {
