@@ -150,3 +150,11 @@ func indexes(entries []gidEntry) string {
 	}
 	return b.String()
 }
+
+// needsGRH says whether packets to a peer need a global route header, for
+// RC connections and UD address handles alike: always on RoCE (routing is
+// by GID); on InfiniBand when the peer has no LID, or has a GID in
+// another subnet (its 64-bit prefix differs from ours).
+func needsGRH(roce bool, peer [16]byte, hasGID bool, peerLID uint16, self [16]byte) bool {
+	return roce || peerLID == 0 || (hasGID && [8]byte(peer[:8]) != [8]byte(self[:8]))
+}

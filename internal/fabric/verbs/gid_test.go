@@ -89,3 +89,29 @@ func TestGIDString(t *testing.T) {
 		t.Fatal("bad GID accepted")
 	}
 }
+
+func TestNeedsGRH(t *testing.T) {
+	here := [16]byte{0xfe, 0x80, 7: 1, 15: 1}
+	same := [16]byte{0xfe, 0x80, 7: 1, 15: 2}
+	other := [16]byte{0xfe, 0x80, 7: 2, 15: 2}
+	cases := []struct {
+		name   string
+		roce   bool
+		peer   [16]byte
+		hasGID bool
+		lid    uint16
+		want   bool
+	}{
+		{"RoCE always", true, same, true, 0, true},
+		{"RoCE with a LID too", true, same, true, 5, true},
+		{"IB in the subnet", false, same, true, 5, false},
+		{"IB in another subnet", false, other, true, 5, true},
+		{"IB without a LID", false, same, true, 0, true},
+		{"IB, LID only", false, [16]byte{}, false, 5, false},
+	}
+	for _, c := range cases {
+		if got := needsGRH(c.roce, c.peer, c.hasGID, c.lid, here); got != c.want {
+			t.Errorf("%s: needsGRH = %v, want %v", c.name, got, c.want)
+		}
+	}
+}

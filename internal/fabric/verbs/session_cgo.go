@@ -121,10 +121,7 @@ func (s *Session) Connect(ctx context.Context, remote probe.QPInfo) error {
 	case s.info.LinkLayer == "Ethernet" && err != nil:
 		return &probe.Error{Class: probe.ClassInvalidGID, Verb: "ibv_modify_qp(RTR)",
 			Cause: "the peer sent no usable GID: " + err.Error(), Fix: "check the peer's GID selection (its inventory)"}
-	case s.info.LinkLayer == "Ethernet":
-		c.global = 1
-	case err == nil && (remote.LID == 0 || [8]byte(dgid[:8]) != [8]byte(s.gid.Raw[:8])):
-		// InfiniBand across subnets (or a port without a LID) needs a GRH.
+	case needsGRH(s.info.LinkLayer == "Ethernet", dgid, err == nil, remote.LID, s.gid.Raw):
 		c.global = 1
 	}
 	for i := range dgid {

@@ -79,7 +79,7 @@ func newUDCore[H comparable](link udLink[H], self fabric.ProbeAddr, selfGID [16]
 // LID inside an InfiniBand subnet, a GRH across subnets or without a LID
 // (as Session.Connect decides for RC).
 func (c *udCore[H]) keyFor(gid [16]byte, lid uint16) ahKey {
-	if !c.roce && lid != 0 && (gid == [16]byte{} || [8]byte(gid[:8]) == [8]byte(c.selfGID[:8])) {
+	if !needsGRH(c.roce, gid, gid != [16]byte{}, lid, c.selfGID) {
 		return ahKey{LID: lid}
 	}
 	return ahKey{Global: true, GID: gid, LID: lid}
