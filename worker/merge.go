@@ -16,12 +16,6 @@ import (
 // it saw removed (an unregister event, or gone from the device list).
 const stateRemoved = "REMOVED"
 
-// removedFix is what to do about a removed device: the cells of its rails
-// quote it (coordinator/sweep takes an unusable port's first failed check's
-// fix).
-const removedFix = "the device is gone: check `rdma link` and `ibv_devices` on this host, and dmesg for the driver " +
-	"(a reset, a PCIe error, a Soft-RoCE link deleted); rdmamesh reopens it by itself when it is back"
-
 func mergePorts(found, fabric []probe.Port) []probe.Port {
 	byKey := map[[2]any]probe.Port{}
 	for _, p := range fabric {
@@ -50,8 +44,8 @@ func mergePorts(found, fabric []probe.Port) []probe.Port {
 			// way (a container's device nodes for a dead device).
 			p.Usable, p.State = false, f.State
 			// Discovery's failed checks and their fixes are stale too: the
-			// one that counts is the removal.
-			p.FailedChecks = []probe.Check{{Name: "device", Status: "fail", Cause: f.UnusableWhy, Fix: removedFix}}
+			// one that counts is the engine's, the removal.
+			p.FailedChecks = f.FailedChecks
 			if p.UnusableWhy != "" && !strings.Contains(f.UnusableWhy, p.UnusableWhy) {
 				p.UnusableWhy = f.UnusableWhy + "; discovery, before: " + p.UnusableWhy
 			} else {

@@ -63,7 +63,8 @@ func TestMergeRemovedOverStaleDiscovery(t *testing.T) {
 	found := []probe.Port{{Device: "rxe0", Port: 1, State: "ACTIVE",
 		UnusableWhy:  "this container got device nodes for other HCAs only",
 		FailedChecks: []probe.Check{{Name: "container", Status: "fail", Fix: "request the RDMA resource from the device plugin"}}}}
-	fabric := []probe.Port{{Device: "rxe0", Port: 1, State: "REMOVED", UnusableWhy: "device rxe0 was removed (IBV_EVENT_DEVICE_FATAL)"}}
+	fabric := []probe.Port{{Device: "rxe0", Port: 1, State: "REMOVED", UnusableWhy: "device rxe0 was removed (IBV_EVENT_DEVICE_FATAL)",
+		FailedChecks: []probe.Check{{Name: "device", Status: "fail", Fix: "check `rdma link` and `ibv_devices`"}}}}
 	got := mergePorts(found, fabric)
 	if len(got) != 1 || got[0].Usable || got[0].State != "REMOVED" ||
 		!strings.HasPrefix(got[0].UnusableWhy, "device rxe0 was removed") ||

@@ -263,8 +263,12 @@ func (f *Fabric) Ports(ctx context.Context) ([]probe.Port, error) {
 		}
 		// A device that vanished stays in the list, unusable, so the
 		// coordinator shows its rails as down instead of losing them.
+		// Its failed check carries the removal's fix, which the rails'
+		// cells quote (not "run the doctor": the doctor sees nothing).
+		e := gone[name].err
 		for port := 1; port <= gone[name].ports; port++ {
-			add(probe.Port{Device: name, Port: port, State: "REMOVED", GIDIndex: -1, UnusableWhy: gone[name].err.Cause})
+			add(probe.Port{Device: name, Port: port, State: "REMOVED", GIDIndex: -1, UnusableWhy: e.Cause,
+				FailedChecks: []probe.Check{{Name: "device", Status: "fail", Cause: e.Cause, Fix: e.Fix}}})
 		}
 	}
 	for _, want := range f.opts.Devices {
