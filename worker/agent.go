@@ -95,7 +95,7 @@ type Agent struct {
 	live      *live.Runner // live.go; nil = not probing
 	liveAddrs []probe.LiveAddr
 	liveEpoch map[string]int // device → its Reopened count when its probe port opened (live.go)
-	counters  *counterBook // counters.go; nil = no counters
+	counters  *counterBook   // counters.go; nil = no counters
 	liveStop  context.CancelFunc
 	liveDone  chan struct{}
 }

@@ -17,7 +17,7 @@ type railProbe struct {
 
 	mu         sync.Mutex
 	port       fabric.ProbePort // Reopen replaces it
-	window     int64 // the window the targets belong to; -1 = re-target
+	window     int64            // the window the targets belong to; -1 = re-target
 	targets    []liveplan.Target
 	trackers   map[string]*liveplan.Tracker // by target node
 	credit     map[string]float64           // probes owed to each target
