@@ -50,7 +50,7 @@ type mesh struct {
 	// rails is each rail's probing as of the judged window (/metrics):
 	// computing it walks every live cell, so once a window, not a scrape.
 	rails []api.LiveRail
-	err       string
+	err   string
 }
 
 // liveFanout bounds the concurrent plan pushes and collections: at 1,024
