@@ -20,7 +20,8 @@ func TestMeshRestartForgetsTheLastLeadership(t *testing.T) {
 	m.judged, m.judgedW, m.err = &matrix.Matrix{}, 9, "commit live plan 5: not the leader"
 	m.restart(live.New(live.Options{}))
 	if m.plan != nil || m.key != "" || m.body != nil || m.pending != "" || m.judged != nil || m.judgedW != 0 || m.err != "" {
-		t.Fatalf("state survived a restart: %+v", m)
+		t.Fatalf("state survived a restart: plan %v key %q body %v pending %q judged %v/%d err %q",
+			m.plan, m.key, m.body, m.pending, m.judged, m.judgedW, m.err)
 	}
 	if m.mx == nil || m.since == nil || m.heard == nil {
 		t.Fatal("restart left no live matrix to fold into")
