@@ -48,6 +48,7 @@ func newCoordinatorCmd() *cobra.Command {
 	f.Int("bootstrap-expect", d["coordinator.bootstrap_expect"].(int), "bootstrap once this many coordinators are seen in gossip (1, 3 or 5)")
 	f.String("token-file", "", "file holding the API bearer token (auth.token_file)")
 	f.String("gossip-key-file", "", "file holding the base64 gossip encryption key (gossip.key_file)")
+	f.String("memory-limit", d["coordinator.memory_limit"].(string), "Go soft memory limit: auto (GOMEMLIMIT, else 90% of the cgroup limit), off, a size (5GiB) or a share of the cgroup limit (80%)")
 	addInsecureFlag(f)
 	addTLSFlags(f)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
@@ -56,12 +57,15 @@ func newCoordinatorCmd() *cobra.Command {
 			"data-dir": "coordinator.data_dir", "pair-timeout": "coordinator.pair_timeout", "mode": "sweep.mode",
 			"raft-bind": "coordinator.raft_bind", "raft-advertise": "coordinator.raft_advertise", "peer": "coordinator.peers",
 			"bootstrap-expect": "coordinator.bootstrap_expect", "token-file": "auth.token_file",
-			"gossip-key-file": "gossip.key_file"}))
+			"gossip-key-file": "gossip.key_file", "memory-limit": "coordinator.memory_limit"}))
 		if err != nil {
 			return err
 		}
 		log := newLogger(c, cmd.ErrOrStderr())
 		descriptorBudget(log, "coordinator", 0)
+		if err := memoryBudget(log, c, "coordinator"); err != nil {
+			return err
+		}
 		return runCoordinator(cmd.Context(), c, log)
 	}
 	return cmd

@@ -64,6 +64,9 @@ func newDemoCmd() *cobra.Command {
 			log = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
 		}
 		descriptorBudget(log, "demo", demoDescriptors(c.Demo.Nodes))
+		if err := memoryBudget(log, c, "demo"); err != nil {
+			return err
+		}
 		if !config.Loopback(c.Demo.Listen) {
 			// Simulated HCAs only, so no refusal; but the demo has no token.
 			log.Warn("demo.listen is reachable beyond loopback and the demo has no token: anyone who reaches it can start sweeps",

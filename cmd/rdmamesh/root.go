@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 
@@ -142,4 +143,27 @@ func descriptorBudget(log *slog.Logger, role string, need int) {
 		return
 	}
 	log.Info("open-file budget", args...)
+}
+
+// memoryBudget sets the runtime's soft memory limit from
+// coordinator.memory_limit (selffault.ChooseMemoryLimit says how "auto"
+// decides) and logs it with the container limit it read.
+func memoryBudget(log *slog.Logger, c *config.Config, role string) error {
+	m, err := selffault.ChooseMemoryLimit("coordinator.memory_limit", c.Coordinator.MemoryLimit, os.Getenv("GOMEMLIMIT"), os.DirFS("/"))
+	if err != nil {
+		return &config.FieldError{Key: "coordinator.memory_limit", Msg: err.Error()}
+	}
+	if m.Bytes > 0 {
+		debug.SetMemoryLimit(int64(m.Bytes))
+	}
+	args := []any{"role", role, "soft_limit_bytes", debug.SetMemoryLimit(-1), "source", m.Source}
+	if m.Cgroup > 0 {
+		args = append(args, "cgroup_limit_bytes", m.Cgroup, "cgroup", m.CgroupPath)
+	}
+	if m.Bytes == 0 && m.Source == "" {
+		log.Info("memory limit: none (no coordinator.memory_limit, GOMEMLIMIT or cgroup limit); the heap may grow to about twice what a sweep holds", args...)
+		return nil
+	}
+	log.Info("memory limit", args...)
+	return nil
 }

@@ -101,6 +101,8 @@ type Coordinator struct {
 	ProfilesFile string `mapstructure:"profiles_file"` // YAML threshold profiles
 	Profile      string `mapstructure:"profile"`       // default profile; empty = built-in rules
 	BaselineFile string `mapstructure:"baseline_file"` // a saved good sweep to compare with
+
+	MemoryLimit string `mapstructure:"memory_limit"` // Go soft limit: auto | off | size | N% of the cgroup's
 }
 
 type Sweep struct {
@@ -187,6 +189,7 @@ func Defaults() map[string]any {
 		"coordinator.profiles_file":    "",
 		"coordinator.profile":          "",
 		"coordinator.baseline_file":    "",
+		"coordinator.memory_limit":     "auto",
 		"demo.nodes":                   16,
 		"demo.rails":                   2,
 		"demo.listen":                  "127.0.0.1:8080",

@@ -90,6 +90,8 @@ type Result struct {
 	UIFirstPaint                int64  // web's compact grid + status layer, gzipped
 	ReaderPolls, ReaderMatrices int    // a live reader's matrix requests, and the distinct analyses it got
 	Healthy                     bool
+	// MemoryLimit is the Go soft memory limit the run had; 0 = none.
+	MemoryLimit uint64
 }
 
 // Dist is a per-round distribution.

@@ -81,6 +81,7 @@ var columns = []struct {
 	{"RSS at sweep start (all)", func(r Result) string { return mb(int64(r.StartRSS)) }},
 	{"peak RSS (all)", func(r Result) string { return mb(int64(r.PeakRSS)) }},
 	{"peak heap (all)", func(r Result) string { return mb(int64(r.PeakHeap)) }},
+	{"Go memory limit", func(r Result) string { return mbOrDash(int64(r.MemoryLimit)) }},
 	{"coord RSS holding", func(r Result) string { return mb(int64(r.HoldRSS)) }},
 	{"coord RSS holding, files", func(r Result) string { return mb(int64(r.HoldRSSFile)) }},
 	{"coord heap holding", func(r Result) string { return mb(int64(r.HoldHeap)) }},

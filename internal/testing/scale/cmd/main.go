@@ -19,6 +19,10 @@
 //	BENCH_RSS_LIMIT_MB=14336  a run whose RSS passes this stops itself
 //	                          (exit 4) before it can take the machine down;
 //	                          1..15258 (the guard stays on, below 16 GB)
+//	BENCH_MEMORY_LIMIT=auto   the Go soft memory limit, chosen as the
+//	                          coordinator's coordinator.memory_limit is
+//	                          (auto: GOMEMLIMIT, else 90% of the cgroup
+//	                          limit, else none; off; 5GiB; 80%)
 package main
 
 import (
@@ -28,16 +32,19 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/rdmamesh/rdmamesh/internal/selffault"
 	"github.com/rdmamesh/rdmamesh/internal/testing/scale"
 )
 
@@ -66,6 +73,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "bench:", err)
 		return 2
 	}
+	memLimit := env("BENCH_MEMORY_LIMIT", "auto")
+	if err := selffault.ParseMemoryLimit(memLimit); err != nil {
+		fmt.Fprintln(stderr, "bench: BENCH_MEMORY_LIMIT:", err)
+		return 2
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	if *child > 0 {
@@ -75,6 +87,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		// per cent of error. 64 KB keeps it under 1% for a few thousand
 		// sampled stacks more per GB allocated.
 		runtime.MemProfileRate = 64 << 10
+		ml, err := selffault.ChooseMemoryLimit("BENCH_MEMORY_LIMIT", memLimit, os.Getenv("GOMEMLIMIT"), os.DirFS("/"))
+		if err != nil {
+			fmt.Fprintln(stderr, "bench: BENCH_MEMORY_LIMIT:", err)
+			return 2
+		}
+		if ml.Bytes > 0 {
+			debug.SetMemoryLimit(int64(ml.Bytes))
+		}
 		return runChild(ctx, *child, *control, *iters, *payload, *prof, *verbose, *reader, limit, stdout, stderr)
 	}
 	self, err := os.Executable()
@@ -188,6 +208,9 @@ func runChild(ctx context.Context, n int, control bool, iters int, payload bool,
 	if err != nil {
 		fmt.Fprintf(stderr, "bench: %d nodes: %v\n", n, err)
 		return 1
+	}
+	if l := debug.SetMemoryLimit(-1); l < math.MaxInt64 {
+		r.MemoryLimit = uint64(l)
 	}
 	_ = json.NewEncoder(stdout).Encode(r)
 	return 0
