@@ -2,9 +2,10 @@ package wire
 
 import (
 	"bytes"
-	"compress/flate"
 	"encoding/binary"
 	"sync"
+
+	"github.com/klauspost/compress/flate"
 
 	"github.com/rdmamesh/rdmamesh/internal/probe"
 )

@@ -2,11 +2,12 @@ package wire
 
 import (
 	"bytes"
-	"compress/flate"
 	"errors"
 	"fmt"
 	"io"
 	"sync"
+
+	"github.com/klauspost/compress/flate"
 
 	"github.com/rdmamesh/rdmamesh/internal/probe"
 )

@@ -2,10 +2,11 @@ package wire
 
 import (
 	"bufio"
-	"compress/flate"
 	"encoding/binary"
 	"fmt"
 	"io"
+
+	"github.com/klauspost/compress/flate"
 
 	"github.com/rdmamesh/rdmamesh/internal/api"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
