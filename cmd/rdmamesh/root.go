@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -153,17 +154,26 @@ func memoryBudget(log *slog.Logger, c *config.Config, role string) error {
 	if err != nil {
 		return &config.FieldError{Key: "coordinator.memory_limit", Msg: err.Error()}
 	}
-	if m.Bytes > 0 {
+	switch {
+	case m.Bytes > 0:
 		debug.SetMemoryLimit(int64(m.Bytes))
+	case m.Off:
+		debug.SetMemoryLimit(math.MaxInt64)
 	}
-	args := []any{"role", role, "soft_limit_bytes", debug.SetMemoryLimit(-1), "source", m.Source}
+	limit := debug.SetMemoryLimit(-1)
+	args := []any{"role", role, "source", m.Source}
 	if m.Cgroup > 0 {
 		args = append(args, "cgroup_limit_bytes", m.Cgroup, "cgroup", m.CgroupPath)
 	}
-	if m.Bytes == 0 && m.Source == "" {
-		log.Info("memory limit: none (no coordinator.memory_limit, GOMEMLIMIT or cgroup limit); the heap may grow to about twice what a sweep holds", args...)
-		return nil
+	switch {
+	case limit < math.MaxInt64:
+		log.Info("memory limit", append(args, "soft_limit_bytes", limit)...)
+	case strings.EqualFold(os.Getenv("GOGC"), "off"):
+		// Nothing would ever collect: the heap grows until the kernel kills us.
+		log.Warn("GOGC=off without a memory limit: the collector never runs and the heap grows without bound",
+			append(args, "fix", "set coordinator.memory_limit (e.g. 5GiB) or GOMEMLIMIT, or unset GOGC")...)
+	default:
+		log.Info("memory limit: none; the heap may grow to about twice what a sweep holds", args...)
 	}
-	log.Info("memory limit", args...)
 	return nil
 }

@@ -20,6 +20,7 @@ import (
 // MemoryLimit is the soft limit chosen for the Go runtime, and why.
 type MemoryLimit struct {
 	Bytes  uint64 // 0: none (the collector's default pacing)
+	Off    bool   // turned off on purpose: an inherited GOMEMLIMIT is lifted too
 	Source string // what set it, for the log: the key, GOMEMLIMIT or the cgroup
 	// Cgroup is the tightest cgroup memory limit over this process, 0 when
 	// there is none or it could not be read.
@@ -99,7 +100,7 @@ func ChooseMemoryLimit(key, setting, goMemLimit string, root fs.FS) (MemoryLimit
 	out.Cgroup, out.CgroupPath = CgroupMemoryMax(root)
 	switch {
 	case m.off:
-		out.Source = key + "=off"
+		out.Off, out.Source = true, key+"=off"
 	case m.bytes > 0:
 		out.Bytes, out.Source = m.bytes, key
 	case m.percent > 0:
