@@ -51,6 +51,7 @@ var Flags = map[string][]Flag{
 	"auth.insecure":                {{"worker", "insecure"}, {"coordinator", "insecure"}},
 	"coordinator.data_dir":         {{"coordinator", "data-dir"}},
 	"coordinator.pair_timeout":     {{"coordinator", "pair-timeout"}, {"demo", "pair-timeout"}},
+	"coordinator.memory_limit":     {{"coordinator", "memory-limit"}},
 	"sweep.mode":                   {{"coordinator", "mode"}, {"demo", "mode"}},
 	"demo.nodes":                   {{"demo", "nodes"}},
 	"demo.rails":                   {{"demo", "rails"}},
