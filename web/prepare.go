@@ -24,7 +24,7 @@ func (s *Server) Prepare(ctx context.Context, every time.Duration) {
 	defer t.Stop()
 	last := ""
 	for {
-		last = s.prepareNewest(last)
+		last = s.prepareNewest(ctx, last)
 		select {
 		case <-ctx.Done():
 			return
@@ -40,7 +40,7 @@ func (s *Server) Prepare(ctx context.Context, every time.Duration) {
 // rather than matrices means an unchanged sweep costs no backend matrix
 // call (which could rebuild one the coordinator dropped) and the preparer
 // holds no matrix of its own.
-func (s *Server) prepareNewest(last string) (key string) {
+func (s *Server) prepareNewest(ctx context.Context, last string) (key string) {
 	sweeps := s.b.Sweeps()
 	if len(sweeps) == 0 || sweeps[0].State == api.SweepRunning {
 		return last
@@ -66,15 +66,32 @@ func (s *Server) prepareNewest(last string) (key string) {
 		s.log.Error("preparing the grid failed", "sweep", info.ID, "err", err)
 		return key // the request path would fail the same way; do not spin
 	}
-	for _, rail := range firstPaintRails(s.views.entry(m).view()) {
+	rails := firstPaintRails(s.views.entry(m).view())
+	for _, rail := range rails {
 		if _, err := s.layerBlob(info.ID, m, "status", rail); err != nil {
 			s.log.Error("preparing the status layer failed", "sweep", info.ID, "rail", rail, "err", err)
 			return key
 		}
 	}
 	s.log.Debug("first-paint views prepared", "sweep", info.ID, "cells", m.NumCells(), "took", time.Since(start))
+	// p50 is the layer an operator switches to first, and its all-rails
+	// form walks every cell's figures for the scale (23 s at 4,096 x 8; a
+	// rail's own is an eighth of that). It comes after the first paint so it
+	// never delays that. Only the all-rails one: each holds n*n bytes and
+	// their gzip (tens of MB at 4,096), and the view's cache keeps 24 blobs.
+	if ctx.Err() != nil {
+		return last // not done: the next pass prepares it again
+	}
+	if _, err := s.layerBlob(info.ID, m, secondLayer, allRails); err != nil {
+		s.log.Error("preparing the p50 layer failed", "sweep", info.ID, "err", err)
+		return key
+	}
+	s.log.Debug("p50 layer prepared", "sweep", info.ID, "took", time.Since(start))
 	return key
 }
+
+// secondLayer is the value layer Prepare readies after the first paint.
+const secondLayer = "p50"
 
 // gridBlob and layerBlob are the cached answers of /grid and /layer; the
 // handlers and Prepare share them, and with them the cache keys.
@@ -110,6 +127,23 @@ func (s *Server) Prepared(id string) bool {
 		}
 	}
 	return true
+}
+
+// PreparedValues reports whether the value layer Prepare readies after the
+// first paint (p50, all rails) is cached for sweep id's current matrix.
+func (s *Server) PreparedValues(id string) bool {
+	m, ok := s.b.Matrix(id)
+	if !ok || m == nil {
+		return false
+	}
+	e := s.views.lookup(m)
+	if e == nil {
+		return false
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	_, ok = e.blobs[fmt.Sprintf("layer:%s:%d", secondLayer, allRails)]
+	return ok
 }
 
 // firstPaintRails are the rails of the status layers the page's first view

@@ -41,6 +41,18 @@ func TestPrepareFinishedSweep(t *testing.T) {
 		t.Fatal("the prepared grid was built again")
 	}
 
+	// Then the p50 layer over all rails, what an operator switches to first;
+	// a request gets the prepared answer.
+	waitFor(t, "s2's p50 layer", func() bool { return s.PreparedValues("s2") })
+	p, err := s.layerBlob("s2", m, "p50", allRails)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := s.views.lookup(m).view().encodeLayer("p50", allRails)
+	if err != nil || string(fresh) != string(p.raw) {
+		t.Fatalf("the prepared p50 layer differs from a fresh one (%v)", err)
+	}
+
 	// Unchanged, the finished sweep costs no further matrix call.
 	asked, lists := f.matrixAsks(), f.lists()
 	waitFor(t, "more preparer passes", func() bool { return f.lists() >= lists+3 })
