@@ -108,30 +108,31 @@ func (s *Server) layerBlob(id string, m *matrix.Matrix, metric string, rail int)
 // Prepared reports whether sweep id's first-paint answers are cached for
 // its current matrix (tests and the first-paint benchmark wait on it).
 func (s *Server) Prepared(id string) bool {
-	m, ok := s.b.Matrix(id)
-	if !ok || m == nil {
-		return false
-	}
-	e := s.views.lookup(m)
-	if e == nil {
-		return false
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if _, ok := e.blobs["grid:"+id]; !ok {
-		return false
-	}
-	for _, rail := range firstPaintRails(e.view()) { // built: the grid needed it
-		if _, ok := e.blobs[fmt.Sprintf("layer:%s:%d", "status", rail)]; !ok {
+	return s.cached(id, func(e *viewEntry) bool {
+		if _, ok := e.blobs["grid:"+id]; !ok {
 			return false
 		}
-	}
-	return true
+		for _, rail := range firstPaintRails(e.view()) { // built: the grid needed it
+			if _, ok := e.blobs[fmt.Sprintf("layer:%s:%d", "status", rail)]; !ok {
+				return false
+			}
+		}
+		return true
+	})
 }
 
 // PreparedValues reports whether the value layer Prepare readies after the
 // first paint (p50, all rails) is cached for sweep id's current matrix.
 func (s *Server) PreparedValues(id string) bool {
+	return s.cached(id, func(e *viewEntry) bool {
+		_, ok := e.blobs[fmt.Sprintf("layer:%s:%d", secondLayer, allRails)]
+		return ok
+	})
+}
+
+// cached asks has about the view cache entry of sweep id's current matrix,
+// under its lock; false when there is none.
+func (s *Server) cached(id string, has func(e *viewEntry) bool) bool {
 	m, ok := s.b.Matrix(id)
 	if !ok || m == nil {
 		return false
@@ -142,8 +143,7 @@ func (s *Server) PreparedValues(id string) bool {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	_, ok = e.blobs[fmt.Sprintf("layer:%s:%d", secondLayer, allRails)]
-	return ok
+	return has(e)
 }
 
 // firstPaintRails are the rails of the status layers the page's first view
