@@ -161,6 +161,7 @@ func (c *Coordinator) startSweep(req api.SweepRequest) (api.SweepInfo, error) {
 	if err := c.apply(entry); err != nil {
 		return api.SweepInfo{}, sweep.Unavailable("cannot commit the sweep: " + err.Error())
 	}
+	c.memoryCheck(info.ID)
 	return info, nil
 }
 
