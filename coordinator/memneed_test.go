@@ -1,6 +1,16 @@
 package coordinator
 
-import "testing"
+import (
+	"bytes"
+	"log/slog"
+	"math"
+	"runtime/debug"
+	"strings"
+	"testing"
+
+	"github.com/rdmamesh/rdmamesh/coordinator/store"
+	"github.com/rdmamesh/rdmamesh/internal/api"
+)
 
 func TestMemoryAdvice(t *testing.T) {
 	const n1024, n4096 = 1024 * 1023 * 8, 4096 * 4095 * 8
@@ -36,4 +46,32 @@ func repeat(n, times int) []int {
 		out[i] = n
 	}
 	return out
+}
+
+// The leader's check reads the kept sweeps from the FSM and the limit from
+// the runtime, and warns with the fix only when they crowd it.
+func TestMemoryCheckWarns(t *testing.T) {
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	var logs bytes.Buffer
+	c := &Coordinator{log: slog.New(slog.NewTextHandler(&logs, nil)), fsm: store.New(50, nil)}
+	start := func(id string, cells int) {
+		c.fsm.Apply(entry(t, store.Start{Info: api.SweepInfo{ID: id, State: api.SweepRunning, Cells: cells}}))
+	}
+	start("s1", 1_000_000) // 19 MB
+	debug.SetMemoryLimit(64 << 20)
+	c.memoryCheck("s1")
+	if logs.Len() != 0 {
+		t.Fatalf("one 19 MB sweep under 64 MiB warned: %s", logs.String())
+	}
+	start("s2", 2_000_000) // 38 MB more: 57 MB of 64 MiB
+	c.memoryCheck("s2")
+	if !strings.Contains(logs.String(), "sweep=s2 kept_sweeps=2 held_bytes=57000000") || !strings.Contains(logs.String(), "keep_sweeps to 1") {
+		t.Fatalf("no warning naming the fix: %q", logs.String())
+	}
+	logs.Reset()
+	debug.SetMemoryLimit(math.MaxInt64)
+	c.memoryCheck("s2")
+	if logs.Len() != 0 {
+		t.Fatalf("warned without a memory limit: %s", logs.String())
+	}
 }
