@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"runtime/debug"
+
+	"github.com/rdmamesh/rdmamesh/internal/selffault"
 )
 
 // bytesPerCell is what a kept sweep costs every replica: the FSM's grid,
@@ -28,8 +30,8 @@ func memoryAdvice(kept []int, limit uint64) (need uint64, fix string) {
 	}
 	newest := uint64(kept[0]) * bytesPerCell
 	fits := int(heldShare * float64(limit) / float64(newest))
-	// The limit is 90% of the container's when it came from the cgroup.
-	want := float64(need) / heldShare / 0.9
+	// "auto" gives the heap this share of the container's limit.
+	want := float64(need) / heldShare / selffault.AutoShare
 	if fits >= 1 {
 		return need, fmt.Sprintf("lower coordinator.keep_sweeps to %d (sweeps this size each hold %s), or raise the container's memory limit to about %s",
 			fits, gb(float64(newest)), gb(want))

@@ -9,7 +9,6 @@ import (
 	"math"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"strings"
 	"syscall"
 
@@ -154,13 +153,7 @@ func memoryBudget(log *slog.Logger, c *config.Config, role string) error {
 	if err != nil {
 		return &config.FieldError{Key: "coordinator.memory_limit", Msg: err.Error()}
 	}
-	switch {
-	case m.Bytes > 0:
-		debug.SetMemoryLimit(int64(m.Bytes))
-	case m.Off:
-		debug.SetMemoryLimit(math.MaxInt64)
-	}
-	limit := debug.SetMemoryLimit(-1)
+	limit := m.Apply()
 	args := []any{"role", role, "source", m.Source}
 	if m.Cgroup > 0 {
 		args = append(args, "cgroup_limit_bytes", m.Cgroup, "cgroup", m.CgroupPath)

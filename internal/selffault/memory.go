@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"math"
 	"path"
+	"runtime/debug"
 	"strconv"
 	"strings"
 )
@@ -28,16 +29,16 @@ type MemoryLimit struct {
 	CgroupPath string
 }
 
-// autoShare is the part of a container's hard limit the heap may use; the
-// rest covers what the runtime does not count (bolt's mapped pages, cgo,
-// thread stacks) and the kernel's own charges.
-const autoShare = 0.9
+// AutoShare is the part of a container's hard limit "auto" gives the heap;
+// the rest covers what the runtime does not count (bolt's mapped pages,
+// cgo, thread stacks) and the kernel's own charges.
+const AutoShare = 0.9
 
-// memSetting is a parsed memory_limit value.
+// memSetting is a parsed memory_limit value; all zero is "auto".
 type memSetting struct {
-	auto, off bool
-	bytes     uint64
-	percent   float64 // of the cgroup limit; 0 = not a percentage
+	off     bool
+	bytes   uint64
+	percent float64 // of the cgroup limit; 0 = not a percentage
 }
 
 var units = []struct {
@@ -57,7 +58,7 @@ func parseMemSetting(s string) (memSetting, error) {
 	s = strings.TrimSpace(s)
 	switch strings.ToLower(s) {
 	case "", "auto":
-		return memSetting{auto: true}, nil
+		return memSetting{}, nil
 	case "off", "none", "0":
 		return memSetting{off: true}, nil
 	}
@@ -112,9 +113,22 @@ func ChooseMemoryLimit(key, setting, goMemLimit string, root fs.FS) (MemoryLimit
 		// The runtime applied it at start; report, do not override.
 		out.Source = "GOMEMLIMIT=" + goMemLimit
 	case out.Cgroup > 0:
-		out.Bytes, out.Source = uint64(float64(out.Cgroup)*autoShare), fmt.Sprintf("auto: 90%% of cgroup %s memory limit", out.CgroupPath)
+		out.Bytes, out.Source = uint64(float64(out.Cgroup)*AutoShare), fmt.Sprintf("auto: %g%% of cgroup %s memory limit", AutoShare*100, out.CgroupPath)
 	}
 	return out, nil
+}
+
+// Apply sets the runtime's soft limit as chosen (an inherited GOMEMLIMIT
+// stays unless the choice was a size or off) and returns the limit now in
+// force; math.MaxInt64 is none.
+func (m MemoryLimit) Apply() int64 {
+	switch {
+	case m.Bytes > 0:
+		debug.SetMemoryLimit(int64(m.Bytes))
+	case m.Off:
+		debug.SetMemoryLimit(math.MaxInt64)
+	}
+	return debug.SetMemoryLimit(-1)
 }
 
 // CgroupMemoryMax is the tightest memory limit of the cgroups this process

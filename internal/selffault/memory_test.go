@@ -1,6 +1,8 @@
 package selffault
 
 import (
+	"math"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -82,5 +84,21 @@ func TestChooseMemoryLimit(t *testing.T) {
 				t.Fatalf("got %+v, %v; want %d from %q", got, err, tc.want, tc.source)
 			}
 		})
+	}
+}
+
+// Apply sets what was chosen, lifts an inherited limit only for "off", and
+// leaves it for "auto" (the runtime applied GOMEMLIMIT at start).
+func TestApply(t *testing.T) {
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	debug.SetMemoryLimit(3 << 30) // as an inherited GOMEMLIMIT would
+	if got := (MemoryLimit{Source: "GOMEMLIMIT=3GiB"}).Apply(); got != 3<<30 {
+		t.Fatalf("auto over GOMEMLIMIT: %d", got)
+	}
+	if got := (MemoryLimit{Bytes: 5 << 30}).Apply(); got != 5<<30 {
+		t.Fatalf("a size: %d", got)
+	}
+	if got := (MemoryLimit{Off: true}).Apply(); got != math.MaxInt64 {
+		t.Fatalf("off: %d", got)
 	}
 }

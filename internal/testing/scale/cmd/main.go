@@ -92,9 +92,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "bench: BENCH_MEMORY_LIMIT:", err)
 			return 2
 		}
-		if ml.Bytes > 0 {
-			debug.SetMemoryLimit(int64(ml.Bytes))
-		}
+		ml.Apply()
 		return runChild(ctx, *child, *control, *iters, *payload, *prof, *verbose, *reader, limit, stdout, stderr)
 	}
 	self, err := os.Executable()
