@@ -80,7 +80,7 @@ func (s *Server) prepareNewest(ctx context.Context, last string) (key string) {
 	// never delays that. Only the all-rails one: each holds n*n bytes and
 	// their gzip (tens of MB at 4,096), and the view's cache keeps 24 blobs.
 	if ctx.Err() != nil {
-		return last // not done: the next pass prepares it again
+		return key // stopping: skip the long walk
 	}
 	if _, err := s.layerBlob(info.ID, m, secondLayer, allRails); err != nil {
 		s.log.Error("preparing the p50 layer failed", "sweep", info.ID, "err", err)
@@ -102,8 +102,11 @@ func (s *Server) gridBlob(id string, m *matrix.Matrix) (*blob, error) {
 
 func (s *Server) layerBlob(id string, m *matrix.Matrix, metric string, rail int) (*blob, error) {
 	e := s.cache(id).entry(m)
-	return e.blob(fmt.Sprintf("layer:%s:%d", metric, rail), func() ([]byte, error) { return e.view().encodeLayer(metric, rail) })
+	return e.blob(layerKey(metric, rail), func() ([]byte, error) { return e.view().encodeLayer(metric, rail) })
 }
+
+// layerKey is a layer's key in its view's blob cache.
+func layerKey(metric string, rail int) string { return fmt.Sprintf("layer:%s:%d", metric, rail) }
 
 // Prepared reports whether sweep id's first-paint answers are cached for
 // its current matrix (tests and the first-paint benchmark wait on it).
@@ -113,7 +116,7 @@ func (s *Server) Prepared(id string) bool {
 			return false
 		}
 		for _, rail := range firstPaintRails(e.view()) { // built: the grid needed it
-			if _, ok := e.blobs[fmt.Sprintf("layer:%s:%d", "status", rail)]; !ok {
+			if _, ok := e.blobs[layerKey("status", rail)]; !ok {
 				return false
 			}
 		}
@@ -125,7 +128,7 @@ func (s *Server) Prepared(id string) bool {
 // first paint (p50, all rails) is cached for sweep id's current matrix.
 func (s *Server) PreparedValues(id string) bool {
 	return s.cached(id, func(e *viewEntry) bool {
-		_, ok := e.blobs[fmt.Sprintf("layer:%s:%d", secondLayer, allRails)]
+		_, ok := e.blobs[layerKey(secondLayer, allRails)]
 		return ok
 	})
 }

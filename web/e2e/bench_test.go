@@ -94,22 +94,23 @@ func serveStatic(tb testing.TB, m *matrix.Matrix, prepare bool) string {
 	})
 	if prepare {
 		start := time.Now()
-		for !ws.Prepared("synthetic") {
-			if time.Since(start) > 2*time.Minute {
-				tb.Fatal("the server did not prepare the sweep's views in 2 minutes")
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-		fmt.Printf("server prepared the first-paint views in the background in %s\n", time.Since(start).Round(time.Millisecond))
-		for !ws.PreparedValues("synthetic") {
-			if time.Since(start) > 4*time.Minute {
-				tb.Fatal("the server did not prepare the sweep's p50 layer in 4 minutes")
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-		fmt.Printf("server prepared the p50 layer (all rails) by %s\n", time.Since(start).Round(time.Millisecond))
+		waitPrepared(tb, start, 2*time.Minute, "the sweep's first-paint views", func() bool { return ws.Prepared("synthetic") })
+		waitPrepared(tb, start, 4*time.Minute, "the sweep's p50 layer (all rails)", func() bool { return ws.PreparedValues("synthetic") })
 	}
 	return "http://" + ln.Addr().String()
+}
+
+// waitPrepared waits until the server's preparer has done what done checks,
+// at most limit after start, and prints when.
+func waitPrepared(tb testing.TB, start time.Time, limit time.Duration, what string, done func() bool) {
+	tb.Helper()
+	for !done() {
+		if time.Since(start) > limit {
+			tb.Fatalf("the server did not prepare %s in %s", what, limit)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	fmt.Printf("server prepared %s in the background by %s\n", what, time.Since(start).Round(time.Millisecond))
 }
 
 // firstPaint loads the page afresh and returns the page's own measure of
