@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"sync"
 
 	"github.com/rdmamesh/rdmamesh/internal/wire"
 )
@@ -17,62 +16,48 @@ import (
 // RoundTripper must not modify a request).
 var wireTypeHdr = []string{wire.ContentType}
 
-// taskRequest builds the POST of t to a worker. Its URL is parsed once per
-// worker and its header built once per token (taskTemplate): both are the
-// same for every task, and transports only read them.
+// taskRequest builds the POST of t to a worker. Its URL and header are
+// built once per worker (taskTarget): both are the same for every task,
+// and transports only read them. The request is filled in directly, as
+// http.NewRequest would parse a URL and make a header only for us to
+// replace them, a million times a sweep.
 func (c *Coordinator) taskRequest(ctx context.Context, apiAddr string, t wire.Task) (*http.Request, error) {
-	u, hdr, err := c.taskTemplate(apiAddr)
+	tt, err := c.taskTarget(apiAddr)
 	if err != nil {
 		return nil, err
 	}
 	buf := wire.GetBuf()
 	buf.B = wire.TaskMsg.Append(buf.B, &t)
-	body := wire.NewBody(buf)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "", body)
+	// Without GetBody a POST is still retried on a fresh connection when
+	// none of it was written, the only case net/http retries one in anyway.
+	req := http.Request{Method: http.MethodPost, URL: tt.url, Host: tt.url.Host, Header: tt.hdr,
+		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Body: wire.NewBody(buf), ContentLength: int64(len(buf.B))}
+	return req.WithContext(ctx), nil
+}
+
+// taskTarget is what every task request to one worker shares: its parsed
+// URL and its header (content type, bearer token). A coordinator's scheme
+// and token are fixed, so the worker's address is the key.
+type taskTarget struct {
+	url *url.URL
+	hdr http.Header
+}
+
+func (c *Coordinator) taskTarget(apiAddr string) (*taskTarget, error) {
+	if v, ok := c.targets.Load(apiAddr); ok {
+		return v.(*taskTarget), nil
+	}
+	u, err := url.Parse(c.url(apiAddr, "/v1/tasks"))
 	if err != nil {
-		body.Close()
 		return nil, err
 	}
-	req.URL, req.Host, req.Header = u, u.Host, hdr
-	// NewRequest sizes only the bodies it knows. Without GetBody a POST is
-	// still retried on a fresh connection when none of it was written, the
-	// only case net/http retries one in anyway.
-	req.ContentLength = int64(len(buf.B))
-	return req, nil
-}
-
-// taskTemplate is what every task request to apiAddr shares: its parsed
-// URL and its header (content type, bearer token).
-func (c *Coordinator) taskTemplate(apiAddr string) (*url.URL, http.Header, error) {
-	tls := c.opts.ClientTLS != nil
-	uk := taskURLKey{tls, apiAddr}
-	v, ok := taskURLs.Load(uk)
-	if !ok {
-		u, err := url.Parse(c.url(apiAddr, "/v1/tasks"))
-		if err != nil {
-			return nil, nil, err
-		}
-		v, _ = taskURLs.LoadOrStore(uk, u)
+	hdr := http.Header{"Content-Type": wireTypeHdr}
+	if c.opts.Token != "" {
+		hdr.Set("Authorization", "Bearer "+c.opts.Token)
 	}
-	h, ok := taskHeaders.Load(c.opts.Token)
-	if !ok {
-		hdr := http.Header{"Content-Type": wireTypeHdr}
-		if c.opts.Token != "" {
-			hdr.Set("Authorization", "Bearer "+c.opts.Token)
-		}
-		h, _ = taskHeaders.LoadOrStore(c.opts.Token, hdr)
-	}
-	return v.(*url.URL), h.(http.Header), nil
+	v, _ := c.targets.LoadOrStore(apiAddr, &taskTarget{u, hdr})
+	return v.(*taskTarget), nil
 }
-
-type taskURLKey struct {
-	tls  bool
-	addr string
-}
-
-// One entry per worker address and per token the process has used; the
-// values are never modified once stored.
-var taskURLs, taskHeaders sync.Map
 
 // readAnswer reads a response body (at most 16 MB) into a pooled buffer
 // the caller puts back.
