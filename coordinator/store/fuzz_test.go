@@ -186,7 +186,7 @@ func decodeRound(t *testing.T, b []byte) {
 				break
 			}
 			if c.Src < x.n && c.Dst < x.n && c.Rail < x.rails {
-				x.wholeCell(r, &c)
+				x.wholeCell(&r.RoundHead, &c)
 			}
 		}
 		r.Release()
