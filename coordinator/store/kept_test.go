@@ -112,19 +112,6 @@ func TestKeptRoundsApplyAsDecoded(t *testing.T) {
 	}
 }
 
-func snapshotBytes(t *testing.T, f *FSM) []byte {
-	t.Helper()
-	snap, err := f.Snapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sink memSink
-	if err := snap.Persist(&sink); err != nil {
-		t.Fatal(err)
-	}
-	return sink.Bytes()
-}
-
 // Only the registered slice itself takes the kept codes: a copy of its
 // bytes (what a follower or a replay holds) is decoded and leaves the
 // registration alone. Entries never applied do not pile up.
