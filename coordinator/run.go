@@ -47,7 +47,7 @@ func (v storeView) Matrix(id string) (*matrix.Matrix, bool) { return v.c.freshMa
 // applied by every replica's FSM before it returns.
 type raftCommitter struct {
 	c *Coordinator
-	// index encodes one sweep's rounds compactly (store.EncodeRound); the
+	// index encodes one sweep's rounds compactly (FSM.EncodeOwnRound); the
 	// engine commits rounds from one goroutine, so it needs no lock.
 	id    string
 	index store.NodeIndex
@@ -58,7 +58,9 @@ func (k *raftCommitter) CommitRound(r sweep.RoundResult) (int, error) {
 		sv, _ := k.c.fsm.Meta(r.SweepID)
 		k.id, k.index = r.SweepID, store.NewNodeIndex(sv.Nodes)
 	}
-	b, err := store.EncodeRound(&k.index, r)
+	// Encoded through our FSM: when raft applies this very entry here, the
+	// FSM takes the codes the encoder kept instead of decoding them again.
+	b, err := k.c.fsm.EncodeOwnRound(&k.index, r)
 	if err != nil {
 		return 0, err
 	}

@@ -74,15 +74,24 @@ func BenchmarkCodecRound(b *testing.B) {
 // BenchmarkApplyRound is the FSM applying one 1,024-node round batch (512
 // pairs x 2 directions x 8 rails) from its binary entry, as every replica
 // does once per round.
-func BenchmarkApplyRound(b *testing.B) {
+func BenchmarkApplyRound(b *testing.B) { benchApplyRound(b, false) }
+
+// BenchmarkApplyRoundKept is the leader applying its own round entry from
+// the codes its encoder kept (FSM.EncodeOwnRound): no inflating, no column
+// decoding.
+func BenchmarkApplyRoundKept(b *testing.B) { benchApplyRound(b, true) }
+
+func benchApplyRound(b *testing.B, own bool) {
 	nodes, rounds := benchSweep(b, 1024)
 	x := NewNodeIndex(nodes)
 	start := mustStart(b, Start{Info: api.SweepInfo{ID: "s", State: api.SweepRunning}, Nodes: nodes})
 	rng := rand.New(rand.NewPCG(3, 4))
-	entries := make([][]byte, 16)
+	results := make([]sweep.RoundResult, 16)
+	entries := make([][]byte, len(results))
 	var err error
-	for i := range entries {
-		if entries[i], err = EncodeRound(&x, sweep.RoundResult{SweepID: "s", Round: i, Cells: roundCells(nodes, rounds[i], rng)}); err != nil {
+	for i := range results {
+		results[i] = sweep.RoundResult{SweepID: "s", Round: i, Cells: roundCells(nodes, rounds[i], rng)}
+		if entries[i], err = EncodeRound(&x, results[i]); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -98,9 +107,17 @@ func BenchmarkApplyRound(b *testing.B) {
 			f.Apply(&raft.Log{Data: start})
 		}
 		e := entries[i%len(entries)]
+		if own {
+			if e, err = f.EncodeOwnRound(&x, results[i%len(results)]); err != nil {
+				b.Fatal(err)
+			}
+		}
 		b.StartTimer()
 		f.Apply(&raft.Log{Data: e})
 		i++
+	}
+	if f.kept.len() != 0 {
+		b.Fatal("the leader's own entries were decoded")
 	}
 	b.ReportMetric(float64(len(rounds[0].Pairs)*2*8), "cells/op")
 }

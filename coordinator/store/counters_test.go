@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"io"
 	"reflect"
 	"testing"
@@ -45,15 +46,7 @@ func nodeCounters(t *testing.T, f *FSM) map[string][]matrix.PortCounters {
 // restoreInto restores to what f's snapshot holds.
 func restoreInto(t *testing.T, f, to *FSM) {
 	t.Helper()
-	snap, err := f.Snapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sink memSink
-	if err := snap.Persist(&sink); err != nil {
-		t.Fatal(err)
-	}
-	if err := to.Restore(io.NopCloser(&sink.Buffer)); err != nil {
+	if err := to.Restore(io.NopCloser(bytes.NewReader(snapshotBytes(t, f)))); err != nil {
 		t.Fatal(err)
 	}
 }

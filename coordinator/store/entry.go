@@ -140,6 +140,8 @@ type FSM struct {
 	// livePlan is the newest committed live plan, in snapshots too, so a
 	// leader restored from one continues its numbering and windows.
 	livePlan *wire.LivePlan
+
+	kept keptRounds // round entries this replica encoded (kept.go)
 }
 
 // New returns an empty FSM keeping the last keep sweeps; log (nil: the

@@ -186,7 +186,7 @@ func decodeRound(t *testing.T, b []byte) {
 				break
 			}
 			if c.Src < x.n && c.Dst < x.n && c.Rail < x.rails {
-				x.wholeCell(r, &c)
+				x.wholeCell(&r.RoundHead, &c)
 			}
 		}
 		r.Release()
@@ -236,16 +236,8 @@ func (f *FSM) applyEntry(e []byte) (err error) {
 // decoders accepted must survive a snapshot.
 func roundTripSnapshot(t *testing.T, fs *FSM) {
 	t.Helper()
-	snap, err := fs.Snapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sink memSink
-	if err := snap.Persist(&sink); err != nil {
-		t.Fatalf("persist: %v", err)
-	}
 	g := New(fs.keep, nil)
-	if err := g.Restore(io.NopCloser(&sink.Buffer)); err != nil {
+	if err := g.Restore(io.NopCloser(bytes.NewReader(snapshotBytes(t, fs)))); err != nil {
 		t.Fatalf("a snapshot of accepted state does not restore: %v", err)
 	}
 	if a, b := readAll(fs), readAll(g); a != b {
@@ -261,15 +253,7 @@ func fuzzSnapshots(tb testing.TB) [][]byte {
 	for _, e := range fuzzEntries(tb) {
 		fs.Apply(&raft.Log{Data: e})
 	}
-	snap, err := fs.Snapshot()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var sink memSink
-	if err := snap.Persist(&sink); err != nil {
-		tb.Fatal(err)
-	}
-	return [][]byte{sink.Bytes()}
+	return [][]byte{snapshotBytes(tb, fs)}
 }
 
 // FuzzSnapshot reads a snapshot as stored: version, flate, payload.

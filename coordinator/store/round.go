@@ -9,6 +9,30 @@ import (
 // sweep's own nodes and devices; see NodeIndex.indices) go in grid form,
 // node indices and quant codes; the rest go whole. x nil: every cell whole.
 func EncodeRound(x *NodeIndex, r sweep.RoundResult) ([]byte, error) {
+	b, err := roundEncoder(x, r).Finish()
+	if err != nil {
+		return nil, err
+	}
+	return roundEntry(b), nil
+}
+
+// EncodeOwnRound is EncodeRound for the entry this replica proposes itself
+// with raft.Apply: applying exactly that slice takes the codes the encoder
+// kept (kept.go) instead of decoding them again.
+func (f *FSM) EncodeOwnRound(x *NodeIndex, r sweep.RoundResult) ([]byte, error) {
+	b, rc, err := roundEncoder(x, r).FinishKeep()
+	if err != nil {
+		return nil, err
+	}
+	e := roundEntry(b)
+	f.kept.add(e[1:], rc) // what Apply hands applyRound
+	return e, nil
+}
+
+func roundEntry(b []byte) []byte { return append([]byte{byte(EntryRound)}, b...) }
+
+// roundEncoder holds a round's cells, ready to finish.
+func roundEncoder(x *NodeIndex, r sweep.RoundResult) *wire.RoundEncoder {
 	enc := wire.NewRoundEncoder(r.SweepID, r.Round)
 	var memo idxMemo
 	for i := range r.Cells {
@@ -21,11 +45,7 @@ func EncodeRound(x *NodeIndex, r sweep.RoundResult) ([]byte, error) {
 		}
 		enc.Whole(&c)
 	}
-	b, err := enc.Finish()
-	if err != nil {
-		return nil, err
-	}
-	return append([]byte{byte(EntryRound)}, b...), nil
+	return enc
 }
 
 // applyRound applies a round entry. Main-round grid cells go straight into
@@ -33,11 +53,27 @@ func EncodeRound(x *NodeIndex, r sweep.RoundResult) ([]byte, error) {
 // confirmation rounds, which merge attempts, and cells kept whole take the
 // general path.
 func (f *FSM) applyRound(b []byte) error {
+	if rc := f.kept.take(b); rc != nil {
+		defer rc.Release()
+		return f.applyCells(rc)
+	}
 	r, err := wire.ReadRound(b)
 	if err != nil {
 		return err
 	}
 	defer r.Release()
+	return f.applyCells(r)
+}
+
+// roundContent is a round entry's content, decoded (wire.RoundReader) or
+// kept by this replica's encoder (wire.RoundCodes).
+type roundContent interface {
+	Head() *wire.RoundHead
+	Next(*wire.GridCodes) error
+}
+
+func (f *FSM) applyCells(rc roundContent) error {
+	r := rc.Head()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	rec, ok := f.sweeps[r.SweepID]
@@ -59,7 +95,7 @@ func (f *FSM) applyRound(b []byte) error {
 	}
 	var c wire.GridCodes
 	for range r.Cells {
-		if err := r.Next(&c); err != nil {
+		if err := rc.Next(&c); err != nil {
 			return err
 		}
 		if c.Src >= st.n || c.Dst >= st.n || c.Src == c.Dst || c.Rail >= st.rails || c.Round < 0 || c.Round > 0xffff {
@@ -90,7 +126,7 @@ func (f *FSM) applyRound(b []byte) error {
 
 // wholeCell turns a decoded grid cell (its indices checked) into a cell
 // against the sweep's nodes.
-func (s *NodeIndex) wholeCell(r *wire.RoundReader, c *wire.GridCodes) wire.Cell {
+func (s *NodeIndex) wholeCell(r *wire.RoundHead, c *wire.GridCodes) wire.Cell {
 	src, dst := &s.nodes[c.Src], &s.nodes[c.Dst]
 	out := wire.Cell{Src: src.Name, Dst: dst.Name, Rail: c.Rail, SrcDevice: portDevice(src, c.Rail), DstDevice: portDevice(dst, c.Rail),
 		Round: c.Round, Class: r.Classes[c.Meta&classMask]}

@@ -58,6 +58,7 @@ type RoundEncoder struct {
 	errIdx    map[probe.Error]int
 	errList   []probe.Error
 	whole     []Cell
+	codes     []GridCodes // the grid cells as Next decodes them (FinishKeep)
 	prevP50   int64
 	prevStd   int64
 	prevBytes int64
@@ -79,7 +80,7 @@ func NewRoundEncoder(sweepID string, round int) *RoundEncoder {
 	}
 	clear(e.classes)
 	clear(e.errIdx)
-	e.classList, e.errList, e.whole = e.classList[:0], e.errList[:0], e.whole[:0]
+	e.classList, e.errList, e.whole, e.codes = e.classList[:0], e.errList[:0], e.whole[:0], e.codes[:0]
 	e.prevP50, e.prevStd, e.prevBytes, e.prevBW = 0, 0, 0, [3]int64{}
 	return e
 }
@@ -120,9 +121,12 @@ func (e *RoundEncoder) Grid(c *GridCell) bool {
 		errc = ei + 1
 	}
 	cols[colErr] = binary.AppendUvarint(cols[colErr], uint64(errc))
+	e.codes = append(e.codes, GridCodes{Src: c.Src, Dst: c.Dst, Rail: c.Rail, Meta: meta, Round: c.Round, Err: errc})
+	g := &e.codes[len(e.codes)-1]
 	if l := c.Latency; l != nil {
 		cols[colSamples] = binary.AppendUvarint(cols[colSamples], uint64(l.Samples))
 		q := LatCodes(l)
+		g.Samples, g.Lat = uint32(l.Samples), q
 		for k, d := range latDeltas(&q, e.prevP50, e.prevStd) {
 			cols[colLat0+k] = binary.AppendVarint(cols[colLat0+k], d)
 		}
@@ -131,10 +135,10 @@ func (e *RoundEncoder) Grid(c *GridCell) bool {
 	if b := c.Bandwidth; b != nil {
 		cols[colBytes] = binary.AppendVarint(cols[colBytes], b.Bytes-e.prevBytes)
 		e.prevBytes = b.Bytes
-		for k, v := range [3]float64{b.Gbps, b.MsgRate, b.Duration} {
-			q := int64(Quant(v))
-			cols[colBW0+k] = binary.AppendVarint(cols[colBW0+k], q-e.prevBW[k])
-			e.prevBW[k] = q
+		g.BW = BWCodes(b)
+		for k, q := range g.BW.Q {
+			cols[colBW0+k] = binary.AppendVarint(cols[colBW0+k], int64(q)-e.prevBW[k])
+			e.prevBW[k] = int64(q)
 		}
 	}
 	e.cells++

@@ -16,12 +16,7 @@ import (
 // grid cells one at a time (Next), as codes, so that a replica applies a
 // 1,024-node round without building a cell value per cell.
 type RoundReader struct {
-	SweepID string
-	Round   int
-	Cells   int // grid cells
-	Classes []probe.Class
-	Errors  []probe.Error
-	Whole   []Cell
+	RoundHead
 
 	cols    [nCols]reader // one per column; a short or bad read sets its err
 	prevP50 int64
