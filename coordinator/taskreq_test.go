@@ -65,7 +65,7 @@ func TestPostTask(t *testing.T) {
 					}
 				case perr != nil:
 					t.Fatalf("error %+v", perr)
-				case len(res.Rails) != 2 || res.Rails[1].Latency.P50Ns != 1001 || res.Rails[1].SrcDevice != "mlx5_1" || res.Src != "a":
+				case len(res.Rails) != 2 || res.Rails[1].Latency.P50Ns != 1001 || res.Rails[1].Rail != 1 || res.Rails[1].Class != probe.ClassOK || res.Src != "a":
 					t.Fatalf("result %+v", res)
 				}
 			}

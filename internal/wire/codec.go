@@ -208,6 +208,16 @@ func (r *reader) str() string {
 	return s
 }
 
+// skipStr passes over a string the reader has no use for.
+func (r *reader) skipStr() {
+	n := r.u64()
+	if r.err != nil || n > uint64(len(r.b)) {
+		r.fail()
+		return
+	}
+	r.b = r.b[n:]
+}
+
 func (r *reader) f64() float64 {
 	if len(r.b) < 8 {
 		r.fail()

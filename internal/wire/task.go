@@ -270,15 +270,20 @@ var TaskResultMsg = &Codec[TaskResult]{name: "task result", version: 3, shared: 
 // scratch and their latency figures in lats, each when it has room (the
 // leader reuses a scratch per dispatching goroutine, as the cells it makes
 // keep the figures, never the rails, and hands in its round's room for the
-// figures). Bandwidth and error values are allocated as Decode does.
+// figures). Bandwidth and error values are allocated as Decode does. The
+// rails' device names are skipped, left empty: the leader names a cell's
+// devices from the rail it asked for, and the two names were two thirds of
+// the strings an answer makes it decode.
 func DecodeTaskResultIn(b []byte, scratch []RailResult, lats []probe.Latency) (TaskResult, error) {
-	return decodeWith(TaskResultMsg, b, resultRoom{scratch, lats}, getTaskResult)
+	return decodeWith(TaskResultMsg, b, resultRoom{scratch, lats, true}, getTaskResult)
 }
 
-// resultRoom is where a task result's rails and figures may be decoded.
+// resultRoom is where a task result's rails and figures may be decoded,
+// and whether their device names are skipped.
 type resultRoom struct {
-	rails []RailResult
-	lats  []probe.Latency
+	rails     []RailResult
+	lats      []probe.Latency
+	noDevices bool
 }
 
 func getTaskResult(r *reader, res *TaskResult, in resultRoom) {
@@ -287,7 +292,7 @@ func getTaskResult(r *reader, res *TaskResult, in resultRoom) {
 		res.Reverse = &ReverseResult{Elapsed: r.dur(), Tester: r.error()}
 	}
 	h := r.halves(res.Reverse != nil)
-	if all := getRailResults(r, h.n, in.rails, in.lats); r.err == nil {
+	if all := getRailResults(r, h.n, in); r.err == nil {
 		var back []RailResult
 		res.Rails, back = split(h, all)
 		if res.Reverse != nil {
@@ -313,20 +318,27 @@ func (w *writer) railResult(rr *RailResult) {
 // getRailResults reads n rail results (into scratch when it has room),
 // their latency figures in one allocation (or lats, when it has room) and
 // their bandwidth figures, if any, in another.
-func getRailResults(r *reader, n int, scratch []RailResult, lats []probe.Latency) []RailResult {
+func getRailResults(r *reader, n int, in resultRoom) []RailResult {
 	if r.err != nil || n > len(r.b) {
 		r.fail()
 		return nil
 	}
-	rails := room(scratch, n)
-	lats = room(lats, n)
+	rails := room(in.rails, n)
+	lats := room(in.lats, n)
 	var bws []probe.Bandwidth // quick sweeps measure no bandwidth
 	for i := range rails {
 		if r.err != nil {
 			break
 		}
 		rr := &rails[i]
-		rr.Rail, rr.SrcDevice, rr.DstDevice, rr.Class = r.int(), r.str(), r.str(), probe.Class(r.str())
+		rr.Rail = r.int()
+		if in.noDevices {
+			r.skipStr()
+			r.skipStr()
+		} else {
+			rr.SrcDevice, rr.DstDevice = r.str(), r.str()
+		}
+		rr.Class = probe.Class(r.str())
 		rr.Error = r.error()
 		if r.flag() {
 			r.latencyFields(&lats[i])
