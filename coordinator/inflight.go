@@ -10,11 +10,19 @@ import (
 
 // inflight tracks running directional tasks by node, so that when gossip
 // declares a node dead its tasks end at once as peer-lost instead of
-// waiting out the pair timeout.
+// waiting out the pair timeout. One flat table: the leader adds and drops
+// a million tasks a sweep, and a node dies rarely, so nodeDead scans the
+// few thousand running tasks instead of every task paying for an index
+// by node.
 type inflight struct {
 	mu    sync.Mutex
 	next  uint64
-	nodes map[string]map[uint64]context.CancelCauseFunc
+	tasks map[uint64]trackedTask
+}
+
+type trackedTask struct {
+	a, b   string
+	cancel context.CancelCauseFunc
 }
 
 // errPeerDead is the cancel cause of a task whose peer gossip declared dead.
@@ -25,7 +33,7 @@ func (e errPeerDead) Error() string {
 }
 
 func newInflight() *inflight {
-	return &inflight{nodes: map[string]map[uint64]context.CancelCauseFunc{}}
+	return &inflight{tasks: map[uint64]trackedTask{}}
 }
 
 // track returns a context that ends when either node is declared dead or,
@@ -41,38 +49,44 @@ func (f *inflight) track(ctx context.Context, timeout time.Duration, a, b string
 	f.mu.Lock()
 	f.next++
 	id := f.next
-	for _, n := range [2]string{a, b} {
-		if f.nodes[n] == nil {
-			f.nodes[n] = map[uint64]context.CancelCauseFunc{}
-		}
-		f.nodes[n][id] = cancel
-	}
+	f.tasks[id] = trackedTask{a, b, cancel}
 	f.mu.Unlock()
 	return ctx, func() {
 		if timer != nil {
 			timer.Stop()
 		}
 		f.mu.Lock()
-		delete(f.nodes[a], id)
-		delete(f.nodes[b], id)
+		delete(f.tasks, id)
 		f.mu.Unlock()
 		cancel(nil)
 	}
 }
 
+// running is how many tracked tasks involve node.
 func (f *inflight) running(node string) int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return len(f.nodes[node])
+	n := 0
+	for _, t := range f.tasks {
+		if t.a == node || t.b == node {
+			n++
+		}
+	}
+	return n
 }
 
+// nodeDead ends node's tasks as peer-lost and returns how many there were.
 func (f *inflight) nodeDead(node string) int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for _, cancel := range f.nodes[node] {
-		cancel(errPeerDead{node})
+	n := 0
+	for _, t := range f.tasks {
+		if t.a == node || t.b == node {
+			t.cancel(errPeerDead{node})
+			n++
+		}
 	}
-	return len(f.nodes[node])
+	return n
 }
 
 func deadCause(ctx context.Context) (errPeerDead, bool) {

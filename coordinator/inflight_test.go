@@ -33,3 +33,26 @@ func TestConfirmDead(t *testing.T) {
 		t.Fatalf("a worker that does not answer kept its test: %v", context.Cause(ctx))
 	}
 }
+
+// nodeDead ends the tasks of that node, either end, and no other.
+func TestNodeDeadEndsOnlyItsTasks(t *testing.T) {
+	f := newInflight()
+	pairs := [][2]string{{"a", "b"}, {"c", "d"}, {"e", "b"}}
+	ctxs := make([]context.Context, len(pairs))
+	for i, p := range pairs {
+		var release func()
+		ctxs[i], release = f.track(context.Background(), 0, p[0], p[1])
+		defer release()
+	}
+	if n := f.running("b"); n != 2 {
+		t.Fatalf("running(b) = %d, want 2", n)
+	}
+	if n := f.nodeDead("b"); n != 2 {
+		t.Fatalf("nodeDead(b) = %d, want 2", n)
+	}
+	for i, want := range []bool{true, false, true} {
+		if _, dead := deadCause(ctxs[i]); dead != want {
+			t.Errorf("task %v: ended as dead = %v, want %v", pairs[i], dead, want)
+		}
+	}
+}
