@@ -101,7 +101,11 @@ func ReverseResultOf(res *TaskResult) *ReverseResult {
 // SrcAPI and the reverse half, and puts both halves' rail counts before
 // their rails so that a decoder allocates them once; its strings (names,
 // devices, addresses) are interned, the tickets, unique per task, are not.
-var TaskMsg = &Codec[Task]{name: "task", version: 2, shared: true,
+// Version 3 writes a reverse half that mirrors the forward one (each rail
+// with its ends swapped, as every same-rail sweep's is) as one flag
+// instead of its rails: a third of the task's bytes, and of what both ends
+// spent encoding and decoding it.
+var TaskMsg = &Codec[Task]{name: "task", version: 3, shared: true,
 	put: func(w *writer, t *Task) {
 		w.str(t.SweepID)
 		w.int(t.Round)
@@ -113,13 +117,22 @@ var TaskMsg = &Codec[Task]{name: "task", version: 2, shared: true,
 		w.time(t.Deadline)
 		w.str(t.Ticket)
 		var back []probe.RailPair
+		mirror := false
 		w.flag(t.Reverse != nil)
 		if t.Reverse != nil {
 			w.time(t.Reverse.Deadline)
 			w.str(t.Reverse.Ticket)
 			back = t.Reverse.Rails
+			mirror = mirrors(t.Rails, back)
+			w.flag(mirror)
+			w.count(len(back), back == nil)
 		}
-		putHalves(w, t.Rails, back, t.Reverse != nil, (*writer).railPair)
+		putList(w, t.Rails, (*writer).railPair)
+		if !mirror {
+			for i := range back {
+				w.railPair(&back[i])
+			}
+		}
 	},
 	get: func(r *reader, t *Task) { getTask(r, t, nil) }}
 
@@ -148,17 +161,48 @@ func decodeWith[T, R any](c *Codec[T], b []byte, in R, get func(*reader, *T, R))
 func getTask(r *reader, t *Task, scratch []probe.RailPair) {
 	*t = Task{SweepID: r.str(), Round: r.int(), Src: r.str(), Dst: r.str(), DstAPI: r.str(), SrcAPI: r.str()}
 	t.Params, t.Deadline, t.Ticket = r.params(), r.time(), r.ownStr()
+	mirror := false
 	if r.flag() {
 		t.Reverse = &ReverseTask{Deadline: r.time(), Ticket: r.ownStr()}
+		mirror = r.flag()
 	}
 	h := r.halves(t.Reverse != nil)
-	if all := getN(r, h.n, scratch, (*reader).railPair); r.err == nil {
-		var back []probe.RailPair
-		t.Rails, back = split(h, all)
-		if t.Reverse != nil {
-			t.Reverse.Rails = back
+	if mirror && h.n != 2*h.nf {
+		r.fail() // a mirrored half has the forward half's length
+	}
+	sent := h.n
+	if mirror {
+		sent = h.nf
+	}
+	all := getN(r, sent, room(scratch, h.n), (*reader).railPair)
+	if r.err != nil {
+		return
+	}
+	all = all[:h.n]
+	for i := sent; i < h.n; i++ {
+		all[i] = mirrored(all[i-h.nf])
+	}
+	var back []probe.RailPair
+	t.Rails, back = split(h, all)
+	if t.Reverse != nil {
+		t.Reverse.Rails = back
+	}
+}
+
+// mirrored is p seen from its other end.
+func mirrored(p probe.RailPair) probe.RailPair { return probe.RailPair{Rail: p.Rail, Src: p.Dst, Dst: p.Src} }
+
+// mirrors says whether back is fwd seen from the other end, rail by rail.
+func mirrors(fwd, back []probe.RailPair) bool {
+	if len(fwd) != len(back) {
+		return false
+	}
+	for i := range fwd {
+		if back[i] != mirrored(fwd[i]) {
+			return false
 		}
 	}
+	return true
 }
 
 // getN reads n elements of a list whose count came earlier (a message's

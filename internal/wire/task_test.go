@@ -75,3 +75,52 @@ func reverseRails(r *ReverseResult) []RailResult {
 	}
 	return r.Rails
 }
+
+// A reverse half that mirrors the forward one travels as a flag and
+// decodes to the same rails; one that differs in any rail travels whole.
+func TestTaskMirroredReverse(t *testing.T) {
+	ep := func(dev string, gid int) probe.Endpoint { return probe.Endpoint{Device: dev, Port: 1, GIDIndex: gid, Rail: 0} }
+	fwd := []probe.RailPair{{Rail: 0, Src: ep("mlx5_0", 3), Dst: ep("mlx5_4", 3)}, {Rail: 1, Src: ep("mlx5_1", 3), Dst: ep("mlx5_5", -1)}}
+	mirror := []probe.RailPair{mirrored(fwd[0]), mirrored(fwd[1])}
+	skewed := []probe.RailPair{mirrored(fwd[0]), mirrored(fwd[1])}
+	skewed[1].Dst.GIDIndex = 1
+	size := map[string]int{}
+	for name, back := range map[string][]probe.RailPair{"mirror": mirror, "skewed": skewed, "empty": {}, "short": mirror[:1]} {
+		task := Task{SweepID: "s", Src: "a", Dst: "b", Rails: fwd, Reverse: &ReverseTask{Rails: back, Ticket: "t"}}
+		b := TaskMsg.Append(nil, &task)
+		size[name] = len(b)
+		for _, scratch := range [][]probe.RailPair{nil, make([]probe.RailPair, 0, 1), make([]probe.RailPair, 0, 8)} {
+			got, err := DecodeTaskIn(b, scratch)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if !reflect.DeepEqual(got, task) {
+				t.Fatalf("%s:\n got %+v\nwant %+v", name, got, task)
+			}
+		}
+	}
+	if size["mirror"] >= size["skewed"]-20 {
+		t.Errorf("a mirrored reverse took %d bytes, a skewed one %d: the mirror was sent whole", size["mirror"], size["skewed"])
+	}
+	// A mirror flag over halves of different lengths is corrupt.
+	task := Task{SweepID: "s", Rails: fwd, Reverse: &ReverseTask{Rails: mirror}}
+	b := TaskMsg.Append(nil, &task)
+	if _, err := TaskMsg.Decode(corruptMirror(t, b)); err == nil {
+		t.Error("a mirrored task whose reverse count differs from the forward one decoded")
+	}
+}
+
+// corruptMirror changes the reverse count of a mirrored task from 2 to 1.
+func corruptMirror(t *testing.T, b []byte) []byte {
+	t.Helper()
+	for i := 1; i+1 < len(b); i++ {
+		// the mirror flag (1) then the reverse count (2 rails: 3)
+		if b[i] == 1 && b[i+1] == 3 && b[i+2] == 3 {
+			out := append([]byte(nil), b...)
+			out[i+1] = 2
+			return out
+		}
+	}
+	t.Fatal("no mirror flag and counts found")
+	return nil
+}
