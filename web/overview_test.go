@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rdmamesh/rdmamesh/internal/api"
 	"github.com/rdmamesh/rdmamesh/web/internal/synth"
 )
 
@@ -104,9 +103,7 @@ func TestPctAndThousands(t *testing.T) {
 // With a rail-wide fault the page opens on every rail's status layer, so
 // the preparer readies them with the grid.
 func TestPrepareReadiesEachRailForRailsView(t *testing.T) {
-	f := synthBackend(synth.MatrixWith(24, 3, synth.Faults{RailDown: 1}))
-	f.sweeps = []api.SweepInfo{f.sweeps[1]} // "big", done, the newest
-	f.sweeps[0].State = api.SweepDone
+	f := doneBackend(synth.MatrixWith(24, 3, synth.Faults{RailDown: 1}))
 	s := New(f, Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	stopped := make(chan struct{})

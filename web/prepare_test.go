@@ -6,7 +6,17 @@ import (
 	"time"
 
 	"github.com/rdmamesh/rdmamesh/internal/api"
+	"github.com/rdmamesh/rdmamesh/matrix"
 )
+
+// doneBackend serves m as "big", the only sweep, finished: what the
+// preparer prepares at once.
+func doneBackend(m *matrix.Matrix) *fakeBackend {
+	f := synthBackend(m)
+	f.sweeps = []api.SweepInfo{f.sweeps[1]}
+	f.sweeps[0].State = api.SweepDone
+	return f
+}
 
 func TestPrepareFinishedSweep(t *testing.T) {
 	f := newFake() // s2 is running and newest; s1 is done
