@@ -61,7 +61,7 @@ func TestOverviewPicksTheView(t *testing.T) {
 func TestOverviewShares(t *testing.T) {
 	const n, rails = 40, 4
 	m := synth.Matrix(n, rails)
-	v := newView(m)
+	v := mustView(t, m)
 	o := v.overview()
 	bad := make([]int, rails)
 	tested := make([]int, rails)
