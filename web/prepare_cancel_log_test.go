@@ -1,9 +1,12 @@
 package web
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
 	"os"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -14,14 +17,14 @@ import (
 // context is cancelled, over a synthetic sweep of PREPARE_CANCEL_NODES
 // nodes x 8 rails: what a coordinator told to stop waits for. It measures,
 // it asserts nothing, and it is skipped unless the variable is set (2,048
-// takes a minute and about 1.5 GB):
+// takes a minute or two and about 1.5 GB):
 //
 //	PREPARE_CANCEL_NODES=2048 go test -run PrepareCancelLatency -v ./web/
 //
-// The cancel points are fractions of an uninterrupted preparation's time, so
-// the same run lands in the first paint's walk and in the p50 layer's walks
-// with or without interruptible walks; there is nothing else to wait on in
-// a build that has no hook.
+// The cancel points are fractions of an uninterrupted preparation's time,
+// so they land in the first paint's walk and in the p50 layer's walks with
+// or without interruptible walks: there is nothing else to wait on in a
+// build without the walk hook.
 func TestPrepareCancelLatency(t *testing.T) {
 	n, _ := strconv.Atoi(os.Getenv("PREPARE_CANCEL_NODES"))
 	if n <= 0 || testing.Short() {
@@ -32,39 +35,64 @@ func TestPrepareCancelLatency(t *testing.T) {
 	t.Logf("%d x 8 (%d cells) analysed in %s", n, m.NumCells(), time.Since(start).Round(time.Millisecond))
 
 	// run prepares m on a fresh server, cancelling after cancelAt (never
-	// when 0), and returns how long Prepare ran and took after the cancel.
-	run := func(cancelAt time.Duration) (total, after time.Duration) {
-		s := New(doneBackend(m), Options{})
+	// when 0). It returns when the preparation finished (zero if it did
+	// not) and when Prepare returned, both from its start, and when the
+	// cancel came.
+	run := func(cancelAt time.Duration) (done, returned, cancelled time.Duration) {
+		var w doneWriter
+		s := New(doneBackend(m), Options{Logger: slog.New(slog.NewTextHandler(&w, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
 		stopped := make(chan struct{})
 		start := time.Now()
 		go func() { defer close(stopped); s.Prepare(ctx, time.Hour) }()
 		if cancelAt == 0 {
-			for !s.PreparedValues("big") { // blocks while the layer is built
+			for w.at().IsZero() {
 				time.Sleep(time.Millisecond)
 			}
-			total = time.Since(start)
-			cancel()
-			<-stopped
-			return total, 0
+		} else {
+			<-time.After(cancelAt)
 		}
-		select {
-		case <-stopped:
-			t.Fatal("Prepare returned before its context was cancelled")
-		case <-time.After(cancelAt):
-		}
-		cancelled := time.Now()
+		cancelled = time.Since(start)
 		cancel()
 		<-stopped
-		return time.Since(start), time.Since(cancelled)
+		returned = time.Since(start)
+		if at := w.at(); !at.IsZero() {
+			done = at.Sub(start)
+		}
+		return done, returned, cancelled
 	}
 	run(0) // the first run also grows the heap: time the second
-	full, _ := run(0)
+	full, _, _ := run(0)
 	t.Logf("uninterrupted: first paint and p50 layer prepared in %s", full.Round(time.Millisecond))
 	for _, f := range []float64{0.1, 0.3, 0.5, 0.7, 0.9} {
-		at := time.Duration(f * float64(full))
-		_, after := run(at)
-		t.Logf("cancelled at %3.0f%% (%s): Prepare returned %s later", 100*f, at.Round(time.Millisecond), after.Round(time.Millisecond))
+		done, returned, cancelled := run(time.Duration(f * float64(full)))
+		note := ""
+		if done != 0 && done <= cancelled {
+			note = " (the preparation had finished)"
+		}
+		t.Logf("cancelled at %3.0f%% (%s): Prepare returned %s later%s", 100*f, cancelled.Round(time.Millisecond),
+			(returned - cancelled).Round(time.Millisecond), note)
 	}
+}
+
+// doneWriter takes a server's log and notes when the preparer said it had
+// prepared the p50 layer, its last step.
+type doneWriter struct {
+	mu   sync.Mutex
+	done time.Time
+}
+
+func (w *doneWriter) Write(p []byte) (int, error) {
+	if bytes.Contains(p, []byte(`msg="p50 layer prepared"`)) {
+		w.mu.Lock()
+		w.done = time.Now()
+		w.mu.Unlock()
+	}
+	return len(p), nil
+}
+
+func (w *doneWriter) at() time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.done
 }
