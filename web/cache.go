@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"cmp"
 	"compress/gzip"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/gin-gonic/gin"
 
@@ -32,9 +34,11 @@ type viewCache struct {
 }
 
 type viewEntry struct {
-	m    *matrix.Matrix
-	once sync.Once
-	v    *view
+	m *matrix.Matrix
+	// build serialises building the view; v is set once a build has
+	// completed, so one given up midway is not kept (see view).
+	build sync.Mutex
+	v     atomic.Pointer[view]
 
 	mu    sync.Mutex
 	blobs map[string]*blob
@@ -77,15 +81,30 @@ func (vc *viewCache) lookup(m *matrix.Matrix) *viewEntry {
 }
 
 // view builds the entry's view on first use. Concurrent callers wait for
-// the one build rather than each walking millions of cells.
-func (e *viewEntry) view() *view {
-	e.once.Do(func() { e.v = newView(e.m) })
-	return e.v
+// the one build rather than each walking millions of cells. A build whose
+// ctx ends is dropped and fails with ctx's error; the next caller starts
+// afresh under its own ctx.
+func (e *viewEntry) view(ctx context.Context) (*view, error) {
+	if v := e.v.Load(); v != nil {
+		return v, nil
+	}
+	e.build.Lock()
+	defer e.build.Unlock()
+	if v := e.v.Load(); v != nil {
+		return v, nil
+	}
+	v, err := newView(ctx, e.m)
+	if err != nil {
+		return nil, err
+	}
+	e.v.Store(v)
+	return v, nil
 }
 
 // blob returns the cached answer under key, building it with build when
 // absent. The entry's lock is held while building: a second browser asking
-// for the same layer waits instead of encoding it again.
+// for the same layer waits instead of encoding it again. A failed build,
+// one given up included, caches nothing.
 func (e *viewEntry) blob(key string, build func() ([]byte, error)) (*blob, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()

@@ -2,6 +2,7 @@ package web
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -115,10 +116,9 @@ func (s *Server) getGrid(c *gin.Context) {
 	if !ok {
 		return
 	}
-	b, err := s.gridBlob(info.ID, m)
+	b, err := s.gridBlob(c.Request.Context(), info.ID, m)
 	if err != nil {
-		s.log.Error("grid encoding failed", "sweep", info.ID, "err", err)
-		abortError(c, http.StatusInternalServerError, "grid encoding failed: "+err.Error(), "")
+		s.buildFailed(c, "grid encoding", err, "sweep", info.ID)
 		return
 	}
 	b.send(c, "application/json; charset=utf-8")
@@ -150,14 +150,28 @@ func (s *Server) getLayer(c *gin.Context) {
 		abortError(c, http.StatusBadRequest, fmt.Sprintf("rail %d: sweep %q has rails 0..%d", rail, info.ID, m.Rails-1), "rail")
 		return
 	}
-	b, err := s.layerBlob(info.ID, m, metricName, rail)
+	b, err := s.layerBlob(c.Request.Context(), info.ID, m, metricName, rail)
 	if err != nil {
-		s.log.Error("layer encoding failed", "sweep", info.ID, "metric", metricName, "rail", rail, "err", err)
-		abortError(c, http.StatusInternalServerError, "layer encoding failed: "+err.Error(), "")
+		s.buildFailed(c, "layer encoding", err, "sweep", info.ID, "metric", metricName, "rail", rail)
 		return
 	}
 	b.send(c, "application/octet-stream")
 }
+
+// buildFailed answers a request whose grid, layer or view could not be
+// built. A build given up because the client went away is no fault of the
+// server's, and nobody reads its answer: no error is logged and the
+// status is nginx's 499 (client closed request), for the request log.
+func (s *Server) buildFailed(c *gin.Context, what string, err error, attrs ...any) {
+	if ctx := c.Request.Context(); ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		c.AbortWithStatus(statusClientClosed)
+		return
+	}
+	s.log.Error(what+" failed", append(attrs, "err", err)...)
+	abortError(c, http.StatusInternalServerError, what+" failed: "+err.Error(), "")
+}
+
+const statusClientClosed = 499
 
 func metricNames() string {
 	s := "status"
@@ -196,7 +210,11 @@ func (s *Server) getPair(c *gin.Context) {
 	if !ok {
 		return
 	}
-	v := s.cache(info.ID).entry(m).view()
+	v, err := s.cache(info.ID).entry(m).view(c.Request.Context())
+	if err != nil {
+		s.buildFailed(c, "view building", err, "sweep", info.ID)
+		return
+	}
 	si, ok1 := v.byName[src]
 	di, ok2 := v.byName[dst]
 	if !ok1 || !ok2 {

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -180,8 +181,9 @@ type layerHeader struct {
 	Counts []int `json:"counts"`
 }
 
-// encodeLayer renders one layer. rail is a rail number or allRails.
-func (v *view) encodeLayer(metricName string, rail int) ([]byte, error) {
+// encodeLayer renders one layer. rail is a rail number or allRails. When
+// ctx ends first it fails with ctx's error and keeps nothing half-built.
+func (v *view) encodeLayer(ctx context.Context, metricName string, rail int) ([]byte, error) {
 	h := layerHeader{Version: 1, Metric: metricName, Rail: rail, N: v.n, Order: v.orderKey, Counts: make([]int, 256)}
 	var mt metric
 	if metricName != "status" {
@@ -189,7 +191,10 @@ func (v *view) encodeLayer(metricName string, rail int) ([]byte, error) {
 		if mt, ok = findMetric(metricName); !ok {
 			return nil, fmt.Errorf("unknown metric %q", metricName)
 		}
-		sc := v.scale(metricName)
+		sc, err := v.scale(ctx, metricName)
+		if err != nil {
+			return nil, err
+		}
 		h.Unit, h.Better, h.Scale = mt.unit, mt.better, &sc
 	}
 	var grids [][]byte
@@ -198,7 +203,10 @@ func (v *view) encodeLayer(metricName string, rail int) ([]byte, error) {
 		grids = v.codes["status"]
 		v.mu.Unlock()
 	} else {
-		grids = v.grids(mt)
+		var err error
+		if grids, err = v.grids(ctx, mt); err != nil {
+			return nil, err
+		}
 	}
 	body := make([]byte, v.n*v.n)
 	switch {
@@ -206,6 +214,9 @@ func (v *view) encodeLayer(metricName string, rail int) ([]byte, error) {
 		copy(body, grids[rail])
 	case metricName == "status":
 		for _, g := range grids {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
 			for i, c := range g {
 				body[i] = max(body[i], c)
 			}
@@ -213,6 +224,9 @@ func (v *view) encodeLayer(metricName string, rail int) ([]byte, error) {
 	default:
 		lower := mt.better == "lower"
 		for _, g := range grids {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
 			for i, c := range g {
 				body[i] = mergeValue(body[i], c, lower)
 			}

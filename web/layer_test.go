@@ -3,6 +3,7 @@ package web
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -68,7 +69,7 @@ func TestLayerRoundTrip(t *testing.T) {
 	for _, mt := range valueMetrics {
 		metrics[mt.name] = mt
 	}
-	v := newView(m)
+	v := mustView(t, m)
 	cells := m.Materialize().Cells // the expectation, from Build's form
 	for _, name := range []string{"status", "p50", "p99", "bw", "line"} {
 		for _, rail := range []string{"all", "0", "1"} {
@@ -89,7 +90,7 @@ func TestLayerRoundTrip(t *testing.T) {
 					continue
 				}
 				mt := metrics[name]
-				code := valueCode(v, mt, v.scale(name), c, v.byName[c.Src], v.byName[c.Dst])
+				code := valueCode(v, mt, mustScale(t, v, name), c, v.byName[c.Src], v.byName[c.Dst])
 				want[at] = mergeValue(want[at], code, mt.better == "lower")
 				if code < firstBucket || rail == "all" {
 					continue
@@ -261,9 +262,9 @@ func TestLayerETagAndGzip(t *testing.T) {
 func TestLayerSizeBound(t *testing.T) {
 	const n = 128
 	m := synth.Matrix(n, 2)
-	e := (&viewCache{}).entry(m)
+	v := mustView(t, m)
 	for _, name := range []string{"status", "p50", "bw"} {
-		raw, err := e.view().encodeLayer(name, allRails)
+		raw, err := v.encodeLayer(context.Background(), name, allRails)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -334,7 +335,7 @@ func TestFindCellMissing(t *testing.T) {
 
 func TestGridJSONIsCompact(t *testing.T) {
 	m := synth.Matrix(64, 2)
-	raw, _ := json.Marshal(newView(m).grid("big"))
+	raw, _ := json.Marshal(mustView(t, m).grid("big"))
 	if per := len(raw) / 64; per > 400 {
 		t.Errorf("grid JSON is %d bytes per node", per)
 	}

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rdmamesh/rdmamesh/internal/api"
 	"github.com/rdmamesh/rdmamesh/web/internal/synth"
 )
 
@@ -62,7 +61,7 @@ func TestOverviewPicksTheView(t *testing.T) {
 func TestOverviewShares(t *testing.T) {
 	const n, rails = 40, 4
 	m := synth.Matrix(n, rails)
-	v := newView(m)
+	v := mustView(t, m)
 	o := v.overview()
 	bad := make([]int, rails)
 	tested := make([]int, rails)
@@ -104,9 +103,7 @@ func TestPctAndThousands(t *testing.T) {
 // With a rail-wide fault the page opens on every rail's status layer, so
 // the preparer readies them with the grid.
 func TestPrepareReadiesEachRailForRailsView(t *testing.T) {
-	f := synthBackend(synth.MatrixWith(24, 3, synth.Faults{RailDown: 1}))
-	f.sweeps = []api.SweepInfo{f.sweeps[1]} // "big", done, the newest
-	f.sweeps[0].State = api.SweepDone
+	f := doneBackend(synth.MatrixWith(24, 3, synth.Faults{RailDown: 1}))
 	s := New(f, Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	stopped := make(chan struct{})

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"sync"
@@ -35,7 +36,7 @@ func huge(b *testing.B) *matrix.Matrix {
 func BenchmarkCompactPayload(b *testing.B) {
 	m := huge(b)
 	start := time.Now()
-	v := newView(m)
+	v := mustView(b, m)
 	b.Logf("view (order, status codes, HCA tallies) in %s", time.Since(start).Round(time.Millisecond))
 	gridRaw, err := json.Marshal(v.grid("huge"))
 	if err != nil {
@@ -47,7 +48,7 @@ func BenchmarkCompactPayload(b *testing.B) {
 	for _, name := range []string{"status", "p50", "p99", "bw", "line"} {
 		for _, rail := range []int{allRails, 0, synth.DeadHCARail} {
 			start := time.Now()
-			raw, err := v.encodeLayer(name, rail)
+			raw, err := v.encodeLayer(context.Background(), name, rail)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -69,7 +70,7 @@ func BenchmarkCompactPayload(b *testing.B) {
 	b.ReportMetric(float64(largest), "largest-layer-bytes")
 	b.ResetTimer()
 	for b.Loop() {
-		if _, err := v.encodeLayer("p50", allRails); err != nil {
+		if _, err := v.encodeLayer(context.Background(), "p50", allRails); err != nil {
 			b.Fatal(err)
 		}
 	}

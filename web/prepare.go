@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -18,36 +19,58 @@ const DefaultPrepareEvery = time.Second
 // browser to open it is not the one that waits while the server walks
 // millions of cells (1.4 s of a 1,024-node first load). It polls the
 // backend every interval until ctx ends; the caller owns it: run it in a
-// goroutine, cancel ctx and wait for it to return.
+// goroutine, cancel ctx and wait for it to return. A walk under way when ctx
+// ends stops within milliseconds, keeping nothing half-built, so a stopping
+// coordinator does not wait out a walk of tens of seconds.
 func (s *Server) Prepare(ctx context.Context, every time.Duration) {
+	last := s.prepareNewest(ctx, "", every)
+	tick(ctx, every, func() bool {
+		last = s.prepareNewest(ctx, last, every)
+		return true
+	})
+}
+
+// tick calls fn every interval until ctx ends or fn returns false.
+func tick(ctx context.Context, every time.Duration, fn func() bool) {
 	t := time.NewTicker(every)
 	defer t.Stop()
-	last := ""
 	for {
-		last = s.prepareNewest(ctx, last)
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
+		if !fn() {
+			return
+		}
 	}
 }
 
-// prepareNewest prepares the newest sweep if it has finished and differs
-// from the one prepared last (last is that sweep's header key); it returns
-// the key now prepared. A running sweep is left alone: its matrix changes
-// with every round, and the page already loads it live. Comparing headers
-// rather than matrices means an unchanged sweep costs no backend matrix
-// call (which could rebuild one the coordinator dropped) and the preparer
-// holds no matrix of its own.
-func (s *Server) prepareNewest(ctx context.Context, last string) (key string) {
+// errSuperseded is why a preparation stops when a newer sweep finishes.
+var errSuperseded = errors.New("a newer sweep finished")
+
+// newestFinished is the newest sweep and its key when it has finished. A
+// running sweep is left alone: its matrix changes with every round, and
+// the page already loads it live. The key is the header's, not the
+// matrix: an unchanged sweep costs no backend matrix call (which could
+// rebuild one the coordinator dropped) and the preparer holds no matrix
+// of its own.
+func (s *Server) newestFinished() (info api.SweepInfo, key string, ok bool) {
 	sweeps := s.b.Sweeps()
 	if len(sweeps) == 0 || sweeps[0].State == api.SweepRunning {
-		return last
+		return info, "", false
 	}
-	info := sweeps[0]
+	info = sweeps[0]
 	key = fmt.Sprintf("%s|%s|%d|%d|%d|%s", info.ID, info.State, info.CellsDone, info.RetestPass, info.Retested, info.Finished)
-	if key == last {
+	return info, key, true
+}
+
+// prepareNewest prepares the newest sweep if it has finished and differs
+// from the one prepared last (last is that sweep's key); it returns the
+// key now prepared.
+func (s *Server) prepareNewest(ctx context.Context, last string, every time.Duration) (key string) {
+	info, key, ok := s.newestFinished()
+	if !ok || key == last {
 		return last
 	}
 	// The preparer runs outside any request, where gin's recovery does
@@ -61,15 +84,22 @@ func (s *Server) prepareNewest(ctx context.Context, last string) (key string) {
 	if !ok || m == nil {
 		return last
 	}
+	// The walks take tens of seconds at thousands of nodes; once a newer
+	// sweep has finished they prepare what nobody opens by default.
+	ctx, stop := context.WithCancelCause(ctx)
+	watched := make(chan struct{})
+	go func() { defer close(watched); s.stopWhenSuperseded(ctx, stop, key, every) }()
+	defer func() { stop(nil); <-watched }()
+
 	start := time.Now()
-	if _, err := s.gridBlob(info.ID, m); err != nil {
-		s.log.Error("preparing the grid failed", "sweep", info.ID, "err", err)
+	if _, err := s.gridBlob(ctx, info.ID, m); err != nil {
+		s.stepFailed(ctx, "the grid", info.ID, err)
 		return key // the request path would fail the same way; do not spin
 	}
-	rails := firstPaintRails(s.views.entry(m).view())
-	for _, rail := range rails {
-		if _, err := s.layerBlob(info.ID, m, "status", rail); err != nil {
-			s.log.Error("preparing the status layer failed", "sweep", info.ID, "rail", rail, "err", err)
+	e := s.views.entry(m)
+	for _, rail := range firstPaintRails(e.v.Load()) { // built: the grid needed it
+		if _, err := s.layerBlob(ctx, info.ID, m, "status", rail); err != nil {
+			s.stepFailed(ctx, "the status layer", info.ID, err, "rail", rail)
 			return key
 		}
 	}
@@ -79,15 +109,35 @@ func (s *Server) prepareNewest(ctx context.Context, last string) (key string) {
 	// rail's own is an eighth of that). It comes after the first paint so it
 	// never delays that. Only the all-rails one: each holds n*n bytes and
 	// their gzip (tens of MB at 4,096), and the view's cache keeps 24 blobs.
-	if ctx.Err() != nil {
-		return key // stopping: skip the long walk
-	}
-	if _, err := s.layerBlob(info.ID, m, secondLayer, allRails); err != nil {
-		s.log.Error("preparing the p50 layer failed", "sweep", info.ID, "err", err)
+	if _, err := s.layerBlob(ctx, info.ID, m, secondLayer, allRails); err != nil {
+		s.stepFailed(ctx, "the p50 layer", info.ID, err)
 		return key
 	}
 	s.log.Debug("p50 layer prepared", "sweep", info.ID, "took", time.Since(start))
 	return key
+}
+
+// stopWhenSuperseded cancels the preparation of the sweep with key when a
+// newer sweep, or a newer version of this one, has finished, looking every
+// interval until ctx ends.
+func (s *Server) stopWhenSuperseded(ctx context.Context, stop context.CancelCauseFunc, key string, every time.Duration) {
+	tick(ctx, every, func() bool {
+		if _, newest, ok := s.newestFinished(); ok && newest != key {
+			stop(errSuperseded)
+			return false
+		}
+		return true
+	})
+}
+
+// stepFailed logs a preparation step that did not complete: an error,
+// unless its walk was given up on purpose (a stop, a newer sweep).
+func (s *Server) stepFailed(ctx context.Context, what, id string, err error, attrs ...any) {
+	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		s.log.Debug("preparation stopped", append(attrs, "step", what, "sweep", id, "why", context.Cause(ctx))...)
+		return
+	}
+	s.log.Error("preparing "+what+" failed", append(attrs, "sweep", id, "err", err)...)
 }
 
 // secondLayer is the value layer Prepare readies after the first paint.
@@ -95,14 +145,27 @@ const secondLayer = "p50"
 
 // gridBlob and layerBlob are the cached answers of /grid and /layer; the
 // handlers and Prepare share them, and with them the cache keys.
-func (s *Server) gridBlob(id string, m *matrix.Matrix) (*blob, error) {
+// A walk they start stops when ctx ends, failing with its error.
+func (s *Server) gridBlob(ctx context.Context, id string, m *matrix.Matrix) (*blob, error) {
 	e := s.cache(id).entry(m)
-	return e.blob("grid:"+id, func() ([]byte, error) { return json.Marshal(e.view().grid(id)) })
+	return e.blob("grid:"+id, func() ([]byte, error) {
+		v, err := e.view(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(v.grid(id))
+	})
 }
 
-func (s *Server) layerBlob(id string, m *matrix.Matrix, metric string, rail int) (*blob, error) {
+func (s *Server) layerBlob(ctx context.Context, id string, m *matrix.Matrix, metric string, rail int) (*blob, error) {
 	e := s.cache(id).entry(m)
-	return e.blob(layerKey(metric, rail), func() ([]byte, error) { return e.view().encodeLayer(metric, rail) })
+	return e.blob(layerKey(metric, rail), func() ([]byte, error) {
+		v, err := e.view(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return v.encodeLayer(ctx, metric, rail)
+	})
 }
 
 // layerKey is a layer's key in its view's blob cache.
@@ -115,7 +178,7 @@ func (s *Server) Prepared(id string) bool {
 		if _, ok := e.blobs["grid:"+id]; !ok {
 			return false
 		}
-		for _, rail := range firstPaintRails(e.view()) { // built: the grid needed it
+		for _, rail := range firstPaintRails(e.v.Load()) { // built: the grid needed it
 			if _, ok := e.blobs[layerKey("status", rail)]; !ok {
 				return false
 			}

@@ -6,7 +6,17 @@ import (
 	"time"
 
 	"github.com/rdmamesh/rdmamesh/internal/api"
+	"github.com/rdmamesh/rdmamesh/matrix"
 )
+
+// doneBackend serves m as "big", the only sweep, finished: what the
+// preparer prepares at once.
+func doneBackend(m *matrix.Matrix) *fakeBackend {
+	f := synthBackend(m)
+	f.sweeps = []api.SweepInfo{f.sweeps[1]}
+	f.sweeps[0].State = api.SweepDone
+	return f
+}
 
 func TestPrepareFinishedSweep(t *testing.T) {
 	f := newFake() // s2 is running and newest; s1 is done
@@ -32,11 +42,11 @@ func TestPrepareFinishedSweep(t *testing.T) {
 
 	// A request for them is served from the cache: same ETag, no rebuild.
 	m, _ := f.Matrix("s2")
-	b, err := s.gridBlob("s2", m)
+	b, err := s.gridBlob(context.Background(), "s2", m)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b2, _ := s.gridBlob("s2", m)
+	b2, _ := s.gridBlob(context.Background(), "s2", m)
 	if b != b2 {
 		t.Fatal("the prepared grid was built again")
 	}
@@ -44,11 +54,11 @@ func TestPrepareFinishedSweep(t *testing.T) {
 	// Then the p50 layer over all rails, what an operator switches to first;
 	// a request gets the prepared answer.
 	waitFor(t, "s2's p50 layer", func() bool { return s.PreparedValues("s2") })
-	p, err := s.layerBlob("s2", m, "p50", allRails)
+	p, err := s.layerBlob(context.Background(), "s2", m, "p50", allRails)
 	if err != nil {
 		t.Fatal(err)
 	}
-	fresh, err := s.views.lookup(m).view().encodeLayer("p50", allRails)
+	fresh, err := mustView(t, m).encodeLayer(context.Background(), "p50", allRails)
 	if err != nil || string(fresh) != string(p.raw) {
 		t.Fatalf("the prepared p50 layer differs from a fresh one (%v)", err)
 	}

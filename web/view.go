@@ -2,9 +2,9 @@ package web
 
 import (
 	"cmp"
+	"context"
 	"hash/fnv"
 	"math"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -36,12 +36,15 @@ type view struct {
 	overviewOnce sync.Once
 	ov           overview // see overview
 
-	scalesOnce sync.Once
-	scales     map[string]scale // see scale
+	// scales is every value metric's scale (see scale), nil until one walk
+	// computed them all: a walk given up midway leaves it nil.
+	scalesMu sync.Mutex
+	scales   map[string]scale
 
 	// Per metric, per rail: one code per pair in display order (the layer
 	// body of that rail). Status is filled by newView; value metrics on
-	// first use, as most sessions never leave the status view.
+	// first use, as most sessions never leave the status view. Only
+	// complete grids are stored.
 	mu    sync.Mutex
 	codes map[string][][]byte
 }
@@ -56,7 +59,8 @@ type gridGroup struct {
 	Count int    `json:"count"`
 }
 
-func newView(m *matrix.Matrix) *view {
+// newView builds m's view; it fails only when ctx ends during its walk.
+func newView(ctx context.Context, m *matrix.Matrix) (*view, error) {
 	n := len(m.Nodes)
 	v := &view{m: m, n: n, order: make([]int32, n), pos: make([]int32, n), byName: make(map[string]int32, n)}
 	for i, nd := range m.Nodes {
@@ -109,52 +113,20 @@ func newView(m *matrix.Matrix) *view {
 			}
 		}
 	}
-	v.tally()
-	return v
-}
-
-// walker places cells of m.Cells by node index without a map lookup per
-// cell: cells come sorted by rail, src, dst, so the source repeats and the
-// destination is almost always the next node in name order.
-type walker struct {
-	v      *view
-	src    string
-	si, dj int32
-}
-
-func (w *walker) place(c *matrix.Cell) (si, dj int32, ok bool) {
-	if w.src != c.Src || w.si < 0 {
-		i, ok := w.v.byName[c.Src]
-		if !ok {
-			return 0, 0, false
-		}
-		w.src, w.si, w.dj = c.Src, i, -1
+	if err := v.tally(ctx); err != nil {
+		return nil, err
 	}
-	nodes := w.v.m.Nodes
-	for g := w.dj + 1; g <= w.dj+2 && int(g) < len(nodes); g++ {
-		if nodes[g].Name == c.Dst {
-			w.dj = g
-			return w.si, g, true
-		}
-	}
-	j, ok := w.v.byName[c.Dst]
-	if !ok {
-		return 0, 0, false
-	}
-	w.dj = j
-	return w.si, j, true
+	return v, nil
 }
-
-func newWalker(v *view) *walker { return &walker{v: v, si: -1, dj: -1} }
 
 // tally walks the cells once for the status codes and the per-HCA counts:
 // all the first paint needs. It reads only each cell's names, rail and
 // verdict; the figures behind pointers (latency, bandwidth) are read on the
 // first value layer, which at 8 M cells is most of a pass's cost.
-func (v *view) tally() {
+func (v *view) tally(ctx context.Context) error {
 	rails := max(v.m.Rails, 0)
 	status := v.newGrids(rails)
-	parts := v.each(func() any { return make([]hcaTally, v.n*rails) }, func(acc any, c *matrix.Result, si, dj int32) {
+	parts, err := v.each(ctx, func() any { return make([]hcaTally, v.n*rails) }, func(acc any, c *matrix.Result, si, dj int32) {
 		hca := acc.([]hcaTally)
 		code := statusOf(c.Verdict)
 		status[c.Rail][int(v.pos[si])*v.n+int(v.pos[dj])] = code
@@ -169,6 +141,9 @@ func (v *view) tally() {
 			}
 		}
 	})
+	if err != nil {
+		return err
+	}
 	v.hca = make([]hcaTally, v.n*rails)
 	for _, a := range parts {
 		for i, t := range a.([]hcaTally) {
@@ -178,13 +153,16 @@ func (v *view) tally() {
 		}
 	}
 	v.codes = map[string][][]byte{"status": status}
+	return nil
 }
 
 // scale returns a value metric's scale, computing every metric's on first
-// use from the measured cells.
-func (v *view) scale(name string) scale {
-	v.scalesOnce.Do(func() {
-		parts := v.each(func() any {
+// use from the measured cells; concurrent callers wait for the one walk.
+func (v *view) scale(ctx context.Context, name string) (scale, error) {
+	v.scalesMu.Lock()
+	defer v.scalesMu.Unlock()
+	if v.scales == nil {
+		parts, err := v.each(ctx, func() any {
 			ext := make([]extent, len(valueMetrics))
 			for k := range ext {
 				ext[k] = extent{lo: math.Inf(1), hi: math.Inf(-1)}
@@ -204,59 +182,21 @@ func (v *view) scale(name string) scale {
 				}
 			}
 		})
-		v.scales = map[string]scale{}
+		if err != nil {
+			return scale{}, err
+		}
+		scales := map[string]scale{}
 		for i, mt := range valueMetrics {
 			e := extent{lo: math.Inf(1), hi: math.Inf(-1)}
 			for _, a := range parts {
 				x := a.([]extent)[i]
 				e.lo, e.hi = min(e.lo, x.lo), max(e.hi, x.hi)
 			}
-			v.scales[mt.name] = mt.scale(e)
+			scales[mt.name] = mt.scale(e)
 		}
-	})
-	return v.scales[name]
-}
-
-// each calls fn for every placeable same-rail cell, splitting the cells
-// over the available cores; every worker gets its own accumulator from
-// newAcc, returned for the caller to merge. fn may write shared state only
-// where cells differ (a cell's own pair and rail).
-func (v *view) each(newAcc func() any, fn func(acc any, c *matrix.Result, si, dj int32)) []any {
-	rails := max(v.m.Rails, 0)
-	cells := v.m.Cells
-	n := v.m.NumCells()
-	workers := 1
-	if n >= 1<<16 {
-		workers = runtime.GOMAXPROCS(0)
+		v.scales = scales
 	}
-	accs := make([]any, workers)
-	var wg sync.WaitGroup
-	for k := range workers {
-		lo, hi := n*k/workers, n*(k+1)/workers
-		accs[k] = newAcc()
-		if v.m.Compact() {
-			// A compact analysis hands each cell's place, verdict and
-			// figures without building it; its nodes are m.Nodes, as
-			// byName's are.
-			wg.Go(func() {
-				v.m.WalkFigures(lo, hi, func(_, _, s, d int, c *matrix.Result) { fn(accs[k], c, int32(s), int32(d)) })
-			})
-			continue
-		}
-		wg.Go(func() {
-			w := newWalker(v)
-			for i := lo; i < hi; i++ {
-				c := &cells[i]
-				si, dj, ok := w.place(&c.Cell)
-				if !ok || c.Rail < 0 || c.Rail >= rails || si == dj {
-					continue
-				}
-				fn(accs[k], c, si, dj)
-			}
-		})
-	}
-	wg.Wait()
-	return accs
+	return v.scales[name], nil
 }
 
 func (v *view) newGrids(rails int) [][]byte {
@@ -270,19 +210,25 @@ func (v *view) newGrids(rails int) [][]byte {
 // grids returns the per-rail codes of a value metric, computing them on
 // first use. One metric per pass: the first switch to a metric waits for
 // one pass, not for all of them.
-func (v *view) grids(mt metric) [][]byte {
+func (v *view) grids(ctx context.Context, mt metric) ([][]byte, error) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if g, ok := v.codes[mt.name]; ok {
-		return g
+		return g, nil
+	}
+	sc, err := v.scale(ctx, mt.name)
+	if err != nil {
+		return nil, err
 	}
 	g := v.newGrids(max(v.m.Rails, 0))
-	sc := v.scale(mt.name)
-	v.each(func() any { return nil }, func(_ any, c *matrix.Result, si, dj int32) {
+	_, err = v.each(ctx, func() any { return nil }, func(_ any, c *matrix.Result, si, dj int32) {
 		g[c.Rail][int(v.pos[si])*v.n+int(v.pos[dj])] = valueCode(v, mt, sc, c, si, dj)
 	})
+	if err != nil {
+		return nil, err
+	}
 	v.codes[mt.name] = g
-	return g
+	return g, nil
 }
 
 // naturalCompare orders strings with their digit runs by number, so rack2

@@ -1,0 +1,119 @@
+package web
+
+import (
+	"context"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/rdmamesh/rdmamesh/matrix"
+)
+
+// walkChunk is how many cells a walk covers between two looks at its
+// context: a few milliseconds of work, so a cancelled walk (a coordinator
+// stopping, a newer sweep to prepare, a browser gone) ends promptly, while
+// the look itself costs nothing next to the cells. A variable for tests.
+var walkChunk = 1 << 14
+
+// walkedHook, when set (tests only), is called by a walk's worker after
+// each chunk of m's cells with the number of cells in it and the walk's ctx.
+var walkedHook func(ctx context.Context, m *matrix.Matrix, cells int)
+
+// each calls fn for every placeable same-rail cell, splitting the cells
+// over the available cores; every worker gets its own accumulator from
+// newAcc, returned for the caller to merge. fn may write shared state only
+// where cells differ (a cell's own pair and rail). When ctx ends first the
+// walk stops within a chunk per worker and returns ctx's error: what fn
+// wrote is then partial, and the caller must drop it.
+func (v *view) each(ctx context.Context, newAcc func() any, fn func(acc any, c *matrix.Result, si, dj int32)) ([]any, error) {
+	n := v.m.NumCells()
+	workers := 1
+	if n >= 1<<16 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	accs := make([]any, workers)
+	var stopped atomic.Bool
+	var wg sync.WaitGroup
+	for k := range workers {
+		accs[k] = newAcc()
+		walk := v.walkRange(func(c *matrix.Result, si, dj int32) { fn(accs[k], c, si, dj) })
+		wg.Go(func() {
+			for lo, hi := n*k/workers, n*(k+1)/workers; lo < hi; lo += walkChunk {
+				if ctx.Err() != nil {
+					stopped.Store(true)
+					return
+				}
+				end := min(lo+walkChunk, hi)
+				walk(lo, end)
+				if walkedHook != nil {
+					walkedHook(ctx, v.m, end-lo)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if stopped.Load() {
+		return nil, ctx.Err()
+	}
+	return accs, nil
+}
+
+// walkRange returns a function calling fn for the placeable same-rail
+// cells among m's cells lo..hi-1; one worker calls it on successive ranges.
+func (v *view) walkRange(fn func(c *matrix.Result, si, dj int32)) func(lo, hi int) {
+	if v.m.Compact() {
+		// A compact analysis hands each cell's place, verdict and
+		// figures without building it; its nodes are m.Nodes, as
+		// byName's are.
+		return func(lo, hi int) {
+			v.m.WalkFigures(lo, hi, func(_, _, s, d int, c *matrix.Result) { fn(c, int32(s), int32(d)) })
+		}
+	}
+	rails := max(v.m.Rails, 0)
+	cells := v.m.Cells
+	w := newWalker(v) // its place carries over from one range to the next
+	return func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			c := &cells[i]
+			si, dj, ok := w.place(&c.Cell)
+			if !ok || c.Rail < 0 || c.Rail >= rails || si == dj {
+				continue
+			}
+			fn(c, si, dj)
+		}
+	}
+}
+
+// walker places cells of m.Cells by node index without a map lookup per
+// cell: cells come sorted by rail, src, dst, so the source repeats and the
+// destination is almost always the next node in name order.
+type walker struct {
+	v      *view
+	src    string
+	si, dj int32
+}
+
+func (w *walker) place(c *matrix.Cell) (si, dj int32, ok bool) {
+	if w.src != c.Src || w.si < 0 {
+		i, ok := w.v.byName[c.Src]
+		if !ok {
+			return 0, 0, false
+		}
+		w.src, w.si, w.dj = c.Src, i, -1
+	}
+	nodes := w.v.m.Nodes
+	for g := w.dj + 1; g <= w.dj+2 && int(g) < len(nodes); g++ {
+		if nodes[g].Name == c.Dst {
+			w.dj = g
+			return w.si, g, true
+		}
+	}
+	j, ok := w.v.byName[c.Dst]
+	if !ok {
+		return 0, 0, false
+	}
+	w.dj = j
+	return w.si, j, true
+}
+
+func newWalker(v *view) *walker { return &walker{v: v, si: -1, dj: -1} }
