@@ -168,8 +168,11 @@ func runCoordinator(ctx context.Context, c *config.Config, log *slog.Logger) err
 	prepared := make(chan struct{})
 	go func() { defer close(prepared); ws.Prepare(prepCtx, web.DefaultPrepareEvery) }()
 	defer func() { stopPrep(); <-prepared }()
+	// Requests run under the command's context: at SIGTERM a browser's
+	// request still walking a 4,096-node layer stops with it, instead of
+	// holding Shutdown to its timeout.
 	srv := &http.Server{Handler: ws.Handler(), ReadHeaderTimeout: 10 * time.Second, TLSConfig: srvTLS,
-		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn), BaseContext: func(net.Listener) context.Context { return ctx }}
 	served := make(chan error, 1)
 	go func() { served <- member.Serve(srv, ln) }()
 	log.Info("API and UI", "url", member.URL(srvTLS != nil, apiAddr, "/"))
