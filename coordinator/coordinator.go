@@ -118,8 +118,8 @@ type Coordinator struct {
 	inflight *inflight
 	counts   roundCounts // counts.go
 	client   *http.Client
-	targets  sync.Map // worker API address → *taskTarget (taskreq.go)
-	mesh     mesh     // the live mesh; filled on the leader (livemesh.go)
+	targets  taskTargets // taskreq.go
+	mesh     mesh        // the live mesh; filled on the leader (livemesh.go)
 
 	ctx    context.Context
 	cancel context.CancelFunc

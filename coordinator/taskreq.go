@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"sync"
 
 	"github.com/rdmamesh/rdmamesh/internal/wire"
 )
@@ -44,8 +45,11 @@ type taskTarget struct {
 }
 
 func (c *Coordinator) taskTarget(apiAddr string) (*taskTarget, error) {
-	if v, ok := c.targets.Load(apiAddr); ok {
-		return v.(*taskTarget), nil
+	c.targets.mu.RLock()
+	tt := c.targets.m[apiAddr]
+	c.targets.mu.RUnlock()
+	if tt != nil {
+		return tt, nil
 	}
 	u, err := url.Parse(c.url(apiAddr, "/v1/tasks"))
 	if err != nil {
@@ -55,8 +59,24 @@ func (c *Coordinator) taskTarget(apiAddr string) (*taskTarget, error) {
 	if c.opts.Token != "" {
 		hdr.Set("Authorization", "Bearer "+c.opts.Token)
 	}
-	v, _ := c.targets.LoadOrStore(apiAddr, &taskTarget{u, hdr})
-	return v.(*taskTarget), nil
+	c.targets.mu.Lock()
+	defer c.targets.mu.Unlock()
+	if c.targets.m == nil {
+		c.targets.m = map[string]*taskTarget{}
+	}
+	if tt = c.targets.m[apiAddr]; tt == nil {
+		tt = &taskTarget{u, hdr}
+		c.targets.m[apiAddr] = tt
+	}
+	return tt, nil
+}
+
+// taskTargets holds a taskTarget per worker address this coordinator has
+// sent a task to. A plain map: sync.Map's lookup (interface hashing, a
+// trie walk) cost more than building the request it saves.
+type taskTargets struct {
+	mu sync.RWMutex
+	m  map[string]*taskTarget
 }
 
 // readAnswer reads a response body (at most 16 MB) into a pooled buffer
