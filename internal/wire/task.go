@@ -190,7 +190,9 @@ func getTask(r *reader, t *Task, scratch []probe.RailPair) {
 }
 
 // mirrored is p seen from its other end.
-func mirrored(p probe.RailPair) probe.RailPair { return probe.RailPair{Rail: p.Rail, Src: p.Dst, Dst: p.Src} }
+func mirrored(p probe.RailPair) probe.RailPair {
+	return probe.RailPair{Rail: p.Rail, Src: p.Dst, Dst: p.Src}
+}
 
 // mirrors says whether back is fwd seen from the other end, rail by rail.
 func mirrors(fwd, back []probe.RailPair) bool {

@@ -79,7 +79,9 @@ func reverseRails(r *ReverseResult) []RailResult {
 // A reverse half that mirrors the forward one travels as a flag and
 // decodes to the same rails; one that differs in any rail travels whole.
 func TestTaskMirroredReverse(t *testing.T) {
-	ep := func(dev string, gid int) probe.Endpoint { return probe.Endpoint{Device: dev, Port: 1, GIDIndex: gid, Rail: 0} }
+	ep := func(dev string, gid int) probe.Endpoint {
+		return probe.Endpoint{Device: dev, Port: 1, GIDIndex: gid, Rail: 0}
+	}
 	fwd := []probe.RailPair{{Rail: 0, Src: ep("mlx5_0", 3), Dst: ep("mlx5_4", 3)}, {Rail: 1, Src: ep("mlx5_1", 3), Dst: ep("mlx5_5", -1)}}
 	mirror := []probe.RailPair{mirrored(fwd[0]), mirrored(fwd[1])}
 	skewed := []probe.RailPair{mirrored(fwd[0]), mirrored(fwd[1])}
