@@ -3,6 +3,7 @@ package wire
 import (
 	"bytes"
 	"encoding/binary"
+	"slices"
 	"sync"
 
 	"github.com/klauspost/compress/flate"
@@ -53,8 +54,7 @@ type RoundEncoder struct {
 	round     int
 	cells     int
 	cols      [nCols][]byte
-	classes   map[probe.Class]int
-	classList []probe.Class
+	classList []probe.Class // a scan: a round has a few classes, "ok" first
 	errIdx    map[probe.Error]int
 	errList   []probe.Error
 	whole     []Cell
@@ -68,7 +68,7 @@ type RoundEncoder struct {
 }
 
 var roundEncoders = sync.Pool{New: func() any {
-	return &RoundEncoder{classes: map[probe.Class]int{}, errIdx: map[probe.Error]int{}}
+	return &RoundEncoder{errIdx: map[probe.Error]int{}}
 }}
 
 // NewRoundEncoder starts the entry of one round; Finish hands it back.
@@ -78,7 +78,6 @@ func NewRoundEncoder(sweepID string, round int) *RoundEncoder {
 	for i := range e.cols {
 		e.cols[i] = e.cols[i][:0]
 	}
-	clear(e.classes)
 	clear(e.errIdx)
 	e.classList, e.errList, e.whole, e.codes = e.classList[:0], e.errList[:0], e.whole[:0], e.codes[:0]
 	e.prevP50, e.prevStd, e.prevBytes, e.prevBW = 0, 0, 0, [3]int64{}
@@ -88,13 +87,12 @@ func NewRoundEncoder(sweepID string, round int) *RoundEncoder {
 // Grid adds a cell in grid form; false when the entry's class table is
 // full, and the cell must go whole.
 func (e *RoundEncoder) Grid(c *GridCell) bool {
-	ci, ok := e.classes[c.Class]
-	if !ok {
+	ci := slices.Index(e.classList, c.Class)
+	if ci < 0 {
 		if len(e.classList) >= MaxClasses {
 			return false
 		}
 		ci = len(e.classList)
-		e.classes[c.Class] = ci
 		e.classList = append(e.classList, c.Class)
 	}
 	meta := byte(ci)
