@@ -7,47 +7,43 @@ import (
 
 // committer commits a sweep's rounds on a goroutine of its own, so that
 // encoding round r and waiting for raft (an fsync on the leader, the FSM
-// applying 8,184 cells at 1,024 nodes) overlaps with dispatching the next
-// rounds instead of adding to it. It holds at most commitDepth rounds (one
-// being committed, the rest waiting): submit blocks while it is full, so a
-// leader never runs more than commitDepth rounds ahead of its log, and
-// commits stay in round order. A round whose commit fails, and those after
-// it, are re-run by the next leader, like any uncommitted round.
+// applying 8,184 cells at 1,024 nodes) overlaps with dispatching round r+1
+// instead of adding to it. At most one round is being committed while the
+// next is dispatched: submit blocks until the previous commit is done, so
+// a leader never runs more than one round ahead of its log. A round whose
+// commit fails is re-run by the next leader, like any uncommitted round.
 type committer struct {
 	e    *Engine
 	in   chan pendingRound
 	done chan struct{}
 
-	mu     sync.Mutex
-	err    error
-	stalls map[int]time.Duration // by round: how long its submit waited
+	mu  sync.Mutex
+	err error
 }
 
-// commitDepth is how many dispatched rounds may wait for or be in their
-// commit. With one, the next round's dispatch stopped whenever a commit ran
-// long, and the two cores sat partly idle while the commit waited for its
-// fsync: at 4,096 nodes the sweep used 1.68 of 2 cores. Two let dispatch
-// run on through such a wait; a new leader re-runs at most two rounds.
-const commitDepth = 2
-
 type pendingRound struct {
-	r        RoundResult
-	dispatch time.Duration
+	r          RoundResult
+	dispatch   time.Duration
+	dispatched time.Time // when dispatch ended
 }
 
 func (e *Engine) startCommitter() *committer {
-	k := &committer{e: e, in: make(chan pendingRound, commitDepth-1), done: make(chan struct{})}
+	k := &committer{e: e, in: make(chan pendingRound), done: make(chan struct{})}
 	go k.loop()
 	return k
 }
 
 func (k *committer) loop() {
 	defer close(k.done)
+	var prevDone time.Time
 	for p := range k.in {
 		if k.failed() != nil {
 			continue // drain: the sweep stops at its next check
 		}
 		t := time.Now()
+		// The dispatcher waited for us if the previous commit ended after
+		// this round's dispatch did.
+		stall := max(0, prevDone.Sub(p.dispatched))
 		size, err := k.e.Commit.CommitRound(p.r)
 		if err != nil {
 			k.e.log().Warn("cannot commit round; the next leader resumes it", "sweep", p.r.SweepID, "round", p.r.Round, "err", err)
@@ -58,8 +54,9 @@ func (k *committer) loop() {
 		}
 		if k.e.OnRound != nil {
 			k.e.OnRound(RoundTiming{SweepID: p.r.SweepID, Round: p.r.Round, Cells: len(p.r.Cells), Dispatch: p.dispatch,
-				Stall: k.stallOf(p.r.Round), Commit: time.Since(t), Bytes: size})
+				Stall: stall, Commit: time.Since(t), Bytes: size})
 		}
+		prevDone = time.Now()
 	}
 }
 
@@ -69,30 +66,10 @@ func (k *committer) failed() error {
 	return k.err
 }
 
-// submit hands a dispatched round over, waiting while the committer holds
-// commitDepth rounds.
+// submit hands a dispatched round over, waiting while the previous one is
+// still being committed.
 func (k *committer) submit(r RoundResult, dispatch time.Duration) {
-	t := time.Now()
-	k.in <- pendingRound{r: r, dispatch: dispatch}
-	// Known only once the round is handed over; its commit, which reads
-	// it at the end (stallOf), has only just begun.
-	if d := time.Since(t); d > 0 {
-		k.mu.Lock()
-		if k.stalls == nil {
-			k.stalls = map[int]time.Duration{}
-		}
-		k.stalls[r.Round] = d
-		k.mu.Unlock()
-	}
-}
-
-// stallOf is how long submit waited to hand round over (0 if not known).
-func (k *committer) stallOf(round int) time.Duration {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	d := k.stalls[round]
-	delete(k.stalls, round)
-	return d
+	k.in <- pendingRound{r: r, dispatch: dispatch, dispatched: time.Now()}
 }
 
 // finish waits for every submitted round and returns the first failure.
@@ -105,9 +82,9 @@ func (k *committer) finish() error {
 // RoundTiming is what one committed round cost the leader. Dispatch is from
 // the first task sent to the last answer in; Commit is CommitRound (on the
 // coordinator: encoding the round's raft entry plus raft.Apply until the
-// FSM applied it), which overlaps the next rounds' dispatch; Stall is how
-// long handing this round to the committer waited because it already held
-// commitDepth rounds: how long the next round's start was held up.
+// FSM applied it), which overlaps the next round's dispatch; Stall is how
+// long that next round could not start because this commit was still
+// running.
 type RoundTiming struct {
 	SweepID  string
 	Round    int

@@ -18,13 +18,12 @@ type Pool struct {
 	jobs  chan pairJob
 	n     int // goroutines started
 	wg    sync.WaitGroup
-	// Slabs used in turn, one more than the rounds the committer may
-	// hold (commitDepth): round r's cells are committed while the rounds
-	// after it run, and its commit has ended before round r+len(slabs)
-	// starts (committer.submit), so its slab is free again then. A
-	// 1,024-node round's slabs are about 1.7 MB, which every round used to
-	// allocate.
-	slabs [commitDepth + 1]slab
+	// Two rounds' slabs, used in turn: a round's cells are committed
+	// while the next round runs, and its commit has ended before the one
+	// after that starts (committer.submit), so the slab of round r is free
+	// again for round r+2. A 1,024-node round's slabs are about 1.7 MB,
+	// which every round used to allocate.
+	slabs [2]slab
 	turn  int
 }
 
@@ -100,7 +99,7 @@ func (p *Pool) run(w *roundWork) []matrix.Cell {
 // room is the next slab in turn, with room for n cells.
 func (p *Pool) room(n int) ([]matrix.Cell, []probe.Latency) {
 	s := &p.slabs[p.turn]
-	p.turn = (p.turn + 1) % len(p.slabs)
+	p.turn = 1 - p.turn
 	if cap(s.cells) < n {
 		s.cells, s.lats = make([]matrix.Cell, n), make([]probe.Latency, n)
 	}
