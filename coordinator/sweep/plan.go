@@ -46,12 +46,6 @@ func RailPhases(spec Spec, src, dst matrix.Node) [][]probe.RailPair {
 type phaseBuf struct {
 	links  []probe.RailPair
 	phases [][]probe.RailPair
-	// The last rail plan used, with what it was asked for: a sweep asks
-	// for the same one pair after pair, and the shared cache's lookup
-	// (interface hashing, a trie walk) was a visible share of dispatch.
-	planMode  scheduler.RailMode
-	planRails int
-	plan      [][]scheduler.RailLink
 }
 
 func railPhases(pb *phaseBuf, spec Spec, src, dst matrix.Node) [][]probe.RailPair {
@@ -68,7 +62,12 @@ func railPhases(pb *phaseBuf, spec Spec, src, dst matrix.Node) [][]probe.RailPai
 	if len(rails) == 0 {
 		return nil
 	}
-	plan := pb.railPlan(scheduler.RailMode(spec.RailMode), len(rails))
+	plan, err := railPlan(scheduler.RailMode(spec.RailMode), len(rails))
+	if err != nil {
+		// The mode was validated when the sweep started; a spec from a newer
+		// coordinator falls back to what every version can do.
+		plan, _ = railPlan(scheduler.RailsSame, len(rails))
+	}
 	links := 0
 	for _, phase := range plan {
 		links += len(phase)
@@ -91,21 +90,6 @@ func railPhases(pb *phaseBuf, spec Spec, src, dst matrix.Node) [][]probe.RailPai
 	}
 	pb.links, pb.phases = all, out
 	return out
-}
-
-// railPlan is the shared cache's plan, remembered for the next ask.
-func (pb *phaseBuf) railPlan(mode scheduler.RailMode, rails int) [][]scheduler.RailLink {
-	if pb.plan != nil && pb.planMode == mode && pb.planRails == rails {
-		return pb.plan
-	}
-	plan, err := railPlan(mode, rails)
-	if err != nil {
-		// The mode was validated when the sweep started; a spec from a newer
-		// coordinator falls back to what every version can do.
-		plan, _ = scheduler.RailPlan(scheduler.RailsSame, rails)
-	}
-	pb.planMode, pb.planRails, pb.plan = mode, rails, plan
-	return plan
 }
 
 // CountCells is how many directional cells the sweep's main rounds record.
