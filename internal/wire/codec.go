@@ -193,30 +193,25 @@ func (r *reader) u32() uint32 {
 }
 
 func (r *reader) str() string {
-	n := r.u64()
-	if r.err != nil || n > uint64(len(r.b)) {
-		r.fail()
-		return ""
-	}
-	var s string
+	b := r.strBytes()
 	if r.shared {
-		s = intern(r.b[:n])
-	} else {
-		s = string(r.b[:n])
+		return intern(b)
 	}
-	r.b = r.b[n:]
-	return s
+	return string(b)
 }
 
-// skipStr passes over a string the reader has no use for.
-func (r *reader) skipStr() {
+// strBytes is a string's bytes, still in the message.
+func (r *reader) strBytes() []byte {
 	n := r.u64()
 	if r.err != nil || n > uint64(len(r.b)) {
 		r.fail()
-		return
+		return nil
 	}
+	b := r.b[:n]
 	r.b = r.b[n:]
+	return b
 }
+
 
 func (r *reader) f64() float64 {
 	if len(r.b) < 8 {

@@ -379,8 +379,8 @@ func getRailResults(r *reader, n int, in resultRoom) []RailResult {
 		rr := &rails[i]
 		rr.Rail = r.int()
 		if in.noDevices {
-			r.skipStr()
-			r.skipStr()
+			r.strBytes()
+			r.strBytes()
 		} else {
 			rr.SrcDevice, rr.DstDevice = r.str(), r.str()
 		}
