@@ -125,14 +125,8 @@ var TaskMsg = &Codec[Task]{name: "task", version: 3, shared: true,
 			back = t.Reverse.Rails
 			mirror = mirrors(t.Rails, back)
 			w.flag(mirror)
-			w.count(len(back), back == nil)
 		}
-		putList(w, t.Rails, (*writer).railPair)
-		if !mirror {
-			for i := range back {
-				w.railPair(&back[i])
-			}
-		}
+		putHalves(w, t.Rails, back, t.Reverse != nil, mirror, (*writer).railPair)
 	},
 	get: func(r *reader, t *Task) { getTask(r, t, nil) }}
 
@@ -248,12 +242,17 @@ func (r *reader) ownStr() string {
 
 // putHalves writes a message's forward list and, when it has a reverse
 // half (present), that half's list, both counts first: a decoder then
-// reads both into one allocation (reader.halves, split).
-func putHalves[E any](w *writer, fwd, back []E, present bool, put func(*writer, *E)) {
+// reads both into one allocation (reader.halves, split). A reverse half
+// the reader rebuilds from the forward one (mirrored) has its count
+// written and its elements left out.
+func putHalves[E any](w *writer, fwd, back []E, present, mirrored bool, put func(*writer, *E)) {
 	if present {
 		w.count(len(back), back == nil)
 	}
 	putList(w, fwd, put)
+	if mirrored {
+		return
+	}
 	for i := range back {
 		put(w, &back[i])
 	}
@@ -308,7 +307,7 @@ var TaskResultMsg = &Codec[TaskResult]{name: "task result", version: 3, shared: 
 			w.error(res.Reverse.Tester)
 			back = res.Reverse.Rails
 		}
-		putHalves(w, res.Rails, back, res.Reverse != nil, (*writer).railResult)
+		putHalves(w, res.Rails, back, res.Reverse != nil, false, (*writer).railResult)
 	},
 	get: func(r *reader, res *TaskResult) { getTaskResult(r, res, resultRoom{}) }}
 
