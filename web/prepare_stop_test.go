@@ -204,7 +204,9 @@ func TestLayerRequestStopsWhenClientLeaves(t *testing.T) {
 }
 
 // While the preparer walks for the p50 layer, the first paint's answers it
-// cached before are served at once: a build holds up only its own key.
+// cached before are served at once, and a status layer it did not prepare
+// (one rail's: the page opens on all rails) is built without waiting: a
+// build holds up only its own key and its own metric's codes.
 func TestCachedAnswersDoNotWaitForABuild(t *testing.T) {
 	m := stopMatrix(t)
 	n := m.NumCells()
@@ -225,7 +227,7 @@ func TestCachedAnswersDoNotWaitForABuild(t *testing.T) {
 		t.Fatal("the preparer did not reach the p50 codes")
 	}
 	defer close(release)
-	for _, path := range []string{"/api/v1/sweeps/big/grid", "/api/v1/sweeps/big/layer?metric=status"} {
+	for _, path := range []string{"/api/v1/sweeps/big/grid", "/api/v1/sweeps/big/layer?metric=status", "/api/v1/sweeps/big/layer?metric=status&rail=1"} {
 		code := make(chan int, 1)
 		go func() { code <- do(t, s.Handler(), "GET", path, "").Code }()
 		select {
