@@ -40,9 +40,17 @@ type viewEntry struct {
 	build sync.Mutex
 	v     atomic.Pointer[view]
 
-	mu    sync.Mutex
-	blobs map[string]*blob
-	keys  []string // insertion order, for eviction
+	mu       sync.Mutex
+	blobs    map[string]*blob
+	keys     []string             // insertion order, for eviction
+	building map[string]*building // keys being built, see blob
+}
+
+// building serialises the builds of one blob key; waiters counts the
+// callers holding or waiting for it, so the last one drops it.
+type building struct {
+	mu      sync.Mutex
+	waiters int
 }
 
 // blob is an encoded answer with its gzip form and ETag.
@@ -60,7 +68,7 @@ func (vc *viewCache) entry(m *matrix.Matrix) *viewEntry {
 			return e
 		}
 	}
-	e := &viewEntry{m: m, blobs: map[string]*blob{}}
+	e := &viewEntry{m: m, blobs: map[string]*blob{}, building: map[string]*building{}}
 	if len(vc.entries) >= cmp.Or(vc.limit, maxViews) {
 		vc.entries = vc.entries[1:]
 	}
@@ -102,20 +110,47 @@ func (e *viewEntry) view(ctx context.Context) (*view, error) {
 }
 
 // blob returns the cached answer under key, building it with build when
-// absent. The entry's lock is held while building: a second browser asking
-// for the same layer waits instead of encoding it again. A failed build,
-// one given up included, caches nothing.
+// absent. A second browser asking for the same key waits for the one build
+// instead of encoding it again; other keys, cached or not, do not wait for
+// it (a walk of tens of seconds, such as the preparer's p50 layer, must
+// not hold up the first paint's cached answers). A failed build, one given
+// up included, caches nothing: the next waiter builds afresh.
 func (e *viewEntry) blob(key string, build func() ([]byte, error)) (*blob, error) {
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	if b, ok := e.blobs[key]; ok {
+		e.mu.Unlock()
+		return b, nil
+	}
+	k := e.building[key]
+	if k == nil {
+		k = &building{}
+		e.building[key] = k
+	}
+	k.waiters++
+	e.mu.Unlock()
+
+	k.mu.Lock()
+	defer func() {
+		e.mu.Lock()
+		if k.waiters--; k.waiters == 0 {
+			delete(e.building, key)
+		}
+		e.mu.Unlock()
+		k.mu.Unlock()
+	}()
+	e.mu.Lock()
+	b, ok := e.blobs[key]
+	e.mu.Unlock()
+	if ok {
 		return b, nil
 	}
 	raw, err := build()
 	if err != nil {
 		return nil, err
 	}
-	b := newBlob(raw)
+	b = newBlob(raw)
+	e.mu.Lock()
+	defer e.mu.Unlock()
 	if len(e.keys) >= maxBlobsPerView {
 		delete(e.blobs, e.keys[0])
 		e.keys = e.keys[1:]

@@ -2,7 +2,6 @@ package web
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -163,7 +162,7 @@ func (s *Server) getLayer(c *gin.Context) {
 // server's, and nobody reads its answer: no error is logged and the
 // status is nginx's 499 (client closed request), for the request log.
 func (s *Server) buildFailed(c *gin.Context, what string, err error, attrs ...any) {
-	if ctx := c.Request.Context(); ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+	if givenUp(c.Request.Context(), err) {
 		c.AbortWithStatus(statusClientClosed)
 		return
 	}

@@ -199,9 +199,7 @@ func (v *view) encodeLayer(ctx context.Context, metricName string, rail int) ([]
 	}
 	var grids [][]byte
 	if metricName == "status" {
-		v.mu.Lock()
-		grids = v.codes["status"]
-		v.mu.Unlock()
+		grids = v.status
 	} else {
 		var err error
 		if grids, err = v.grids(ctx, mt); err != nil {

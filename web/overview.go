@@ -39,9 +39,7 @@ func (v *view) overview() overview {
 
 func (v *view) buildOverview() overview {
 	rails := max(v.m.Rails, 0)
-	v.mu.Lock()
-	status := v.codes["status"]
-	v.mu.Unlock()
+	status := v.status
 	o := overview{View: "pairs", RailBad: make([]float64, rails)}
 	railTested := make([]int, rails)
 	railBad := make([]int, rails)

@@ -6,7 +6,6 @@ import (
 	"math"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/rdmamesh/rdmamesh/web/internal/synth"
 )
@@ -106,20 +105,15 @@ func TestPrepareReadiesEachRailForRailsView(t *testing.T) {
 	f := doneBackend(synth.MatrixWith(24, 3, synth.Faults{RailDown: 1}))
 	s := New(f, Options{})
 	ctx, cancel := context.WithCancel(context.Background())
-	stopped := make(chan struct{})
-	go func() { defer close(stopped); s.Prepare(ctx, time.Millisecond) }()
-	defer func() {
-		cancel()
-		<-stopped
-	}()
+	startPrepare(t, s, ctx, cancel)
 	waitFor(t, "the first-paint views", func() bool { return s.Prepared("big") })
 	m, _ := f.Matrix("big")
 	e := s.views.lookup(m)
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	for _, key := range []string{"layer:status:-1", "layer:status:0", "layer:status:1", "layer:status:2"} {
-		if _, ok := e.blobs[key]; !ok {
-			t.Errorf("%s not prepared", key)
+	for _, rail := range []int{allRails, 0, 1, 2} {
+		if _, ok := e.blobs[layerKey("status", rail)]; !ok {
+			t.Errorf("status layer of rail %d not prepared", rail)
 		}
 	}
 }

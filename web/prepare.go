@@ -133,7 +133,7 @@ func (s *Server) stopWhenSuperseded(ctx context.Context, stop context.CancelCaus
 // stepFailed logs a preparation step that did not complete: an error,
 // unless its walk was given up on purpose (a stop, a newer sweep).
 func (s *Server) stepFailed(ctx context.Context, what, id string, err error, attrs ...any) {
-	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+	if givenUp(ctx, err) {
 		s.log.Debug("preparation stopped", append(attrs, "step", what, "sweep", id, "why", context.Cause(ctx))...)
 		return
 	}

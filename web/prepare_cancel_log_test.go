@@ -39,15 +39,19 @@ func TestPrepareCancelLatency(t *testing.T) {
 	// not) and when Prepare returned, both from its start, and when the
 	// cancel came.
 	run := func(cancelAt time.Duration) (done, returned, cancelled time.Duration) {
-		var w doneWriter
-		s := New(doneBackend(m), Options{Logger: slog.New(slog.NewTextHandler(&w, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+		w := &doneWriter{done: make(chan struct{})}
+		s := New(doneBackend(m), Options{Logger: slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 		ctx, cancel := context.WithCancel(context.Background())
 		stopped := make(chan struct{})
 		start := time.Now()
 		go func() { defer close(stopped); s.Prepare(ctx, time.Hour) }()
 		if cancelAt == 0 {
-			for w.at().IsZero() {
-				time.Sleep(time.Millisecond)
+			select {
+			case <-w.done:
+			case <-time.After(10 * time.Minute):
+				cancel()
+				<-stopped
+				t.Fatal("the preparation did not finish in 10 minutes")
 			}
 		} else {
 			<-time.After(cancelAt)
@@ -56,8 +60,10 @@ func TestPrepareCancelLatency(t *testing.T) {
 		cancel()
 		<-stopped
 		returned = time.Since(start)
-		if at := w.at(); !at.IsZero() {
-			done = at.Sub(start)
+		select {
+		case <-w.done:
+			done = w.at.Sub(start)
+		default:
 		}
 		return done, returned, cancelled
 	}
@@ -76,23 +82,16 @@ func TestPrepareCancelLatency(t *testing.T) {
 }
 
 // doneWriter takes a server's log and notes when the preparer said it had
-// prepared the p50 layer, its last step.
+// prepared the p50 layer, its last step: at that time, then done closes.
 type doneWriter struct {
-	mu   sync.Mutex
-	done time.Time
+	once sync.Once
+	at   time.Time
+	done chan struct{}
 }
 
 func (w *doneWriter) Write(p []byte) (int, error) {
 	if bytes.Contains(p, []byte(`msg="p50 layer prepared"`)) {
-		w.mu.Lock()
-		w.done = time.Now()
-		w.mu.Unlock()
+		w.once.Do(func() { w.at = time.Now(); close(w.done) })
 	}
 	return len(p), nil
-}
-
-func (w *doneWriter) at() time.Time {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.done
 }

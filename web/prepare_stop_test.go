@@ -202,3 +202,43 @@ func TestLayerRequestStopsWhenClientLeaves(t *testing.T) {
 	wantNoP50(t, s, m)
 	wantFresh(t, s, m)
 }
+
+// While the preparer walks for the p50 layer, the first paint's answers it
+// cached before are served at once, and a status layer it did not prepare
+// (one rail's: the page opens on all rails) is built without waiting: a
+// build holds up only its own key and its own metric's codes.
+func TestCachedAnswersDoNotWaitForABuild(t *testing.T) {
+	m := stopMatrix(t)
+	n := m.NumCells()
+	held, release := make(chan struct{}), make(chan struct{})
+	countWalks(t, m, 2*n+n/4, func(walk context.Context) { // mid-way through the p50 codes
+		close(held)
+		select {
+		case <-release:
+		case <-walk.Done():
+		}
+	})
+	s := New(doneBackend(m), Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	startPrepare(t, s, ctx, cancel)
+	select {
+	case <-held:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the preparer did not reach the p50 codes")
+	}
+	defer close(release)
+	for _, path := range []string{"/api/v1/sweeps/big/grid", "/api/v1/sweeps/big/layer?metric=status", "/api/v1/sweeps/big/layer?metric=status&rail=1"} {
+		code := make(chan int, 1)
+		go func() { code <- do(t, s.Handler(), "GET", path, "").Code }()
+		select {
+		case c := <-code:
+			if c != 200 {
+				t.Fatalf("%s: status %d", path, c)
+			}
+		case <-time.After(5 * time.Second):
+			release <- struct{}{} // let the walk and with it the request end
+			<-code
+			t.Fatalf("%s waited for the p50 layer's build", path)
+		}
+	}
+}

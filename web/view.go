@@ -41,12 +41,14 @@ type view struct {
 	scalesMu sync.Mutex
 	scales   map[string]scale
 
-	// Per metric, per rail: one code per pair in display order (the layer
-	// body of that rail). Status is filled by newView; value metrics on
-	// first use, as most sessions never leave the status view. Only
-	// complete grids are stored.
-	mu    sync.Mutex
-	codes map[string][][]byte
+	// Per rail: one code per pair in display order (the layer body of that
+	// rail). status is filled by newView and never changes after, so it is
+	// read without a lock; a value metric's codes on first use, as most
+	// sessions never leave the status view, under mu (held while they are
+	// walked). Only complete grids are stored.
+	status [][]byte
+	mu     sync.Mutex
+	codes  map[string][][]byte
 }
 
 // hcaTally counts one (node, rail) HCA's same-rail cells, as initiator or
@@ -152,7 +154,7 @@ func (v *view) tally(ctx context.Context) error {
 			v.hca[i].total += t.total
 		}
 	}
-	v.codes = map[string][][]byte{"status": status}
+	v.status, v.codes = status, map[string][][]byte{}
 	return nil
 }
 

@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"errors"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -56,6 +57,12 @@ func (v *view) each(ctx context.Context, newAcc func() any, fn func(acc any, c *
 		return nil, ctx.Err()
 	}
 	return accs, nil
+}
+
+// givenUp reports whether err is a walk's failure because ctx ended (see
+// each), not a fault of the build's.
+func givenUp(ctx context.Context, err error) bool {
+	return ctx.Err() != nil && errors.Is(err, ctx.Err())
 }
 
 // walkRange returns a function calling fn for the placeable same-rail
