@@ -212,7 +212,6 @@ func (r *reader) strBytes() []byte {
 	return b
 }
 
-
 func (r *reader) f64() float64 {
 	if len(r.b) < 8 {
 		r.fail()
