@@ -128,13 +128,13 @@ var TaskMsg = &Codec[Task]{name: "task", version: 3, shared: true,
 		}
 		putHalves(w, t.Rails, back, t.Reverse != nil, mirror, (*writer).railPair)
 	},
-	get: func(r *reader, t *Task) { getTask(r, t, nil) }}
+	get: func(r *reader, t *Task) { getTask(r, t, &railMemo{}) }}
 
 // DecodeTaskIn is TaskMsg.Decode with both halves' rails built in scratch
 // when it has room, for a reader that is done with the task before it
-// decodes the next one (the harness's stand-in hosts).
+// decodes the next one.
 func DecodeTaskIn(b []byte, scratch []probe.RailPair) (Task, error) {
-	return decodeWith(TaskMsg, b, scratch, getTask)
+	return decodeWith(TaskMsg, b, &railMemo{rails: scratch}, getTask)
 }
 
 // decodeWith is c.Decode reading with get(r, v, in) in place of c's own
@@ -152,7 +152,7 @@ func decodeWith[T, R any](c *Codec[T], b []byte, in R, get func(*reader, *T, R))
 	return v, nil
 }
 
-func getTask(r *reader, t *Task, scratch []probe.RailPair) {
+func getTask(r *reader, t *Task, m *railMemo) {
 	*t = Task{SweepID: r.str(), Round: r.int(), Src: r.str(), Dst: r.str(), DstAPI: r.str(), SrcAPI: r.str()}
 	t.Params, t.Deadline, t.Ticket = r.params(), r.time(), r.ownStr()
 	mirror := false
@@ -164,23 +164,68 @@ func getTask(r *reader, t *Task, scratch []probe.RailPair) {
 	if mirror && h.n != 2*h.nf {
 		r.fail() // a mirrored half has the forward half's length
 	}
-	sent := h.n
-	if mirror {
-		sent = h.nf
-	}
-	all := getN(r, sent, room(scratch, h.n), (*reader).railPair)
+	all := m.get(r, h, mirror)
 	if r.err != nil {
 		return
-	}
-	all = all[:h.n]
-	for i := sent; i < h.n; i++ {
-		all[i] = mirrored(all[i-h.nf])
 	}
 	var back []probe.RailPair
 	t.Rails, back = split(h, all)
 	if t.Reverse != nil {
 		t.Reverse.Rails = back
 	}
+}
+
+// railMemo is where a task's rails are decoded, and, for a TaskDecoder,
+// the section they were decoded from: the next task whose rails section
+// has the same bytes takes them as they are. The encoding is
+// self-delimiting, so equal bytes at the same place decode to equal rails
+// and end at the same byte.
+type railMemo struct {
+	rails  []probe.RailPair // both halves, the reverse rebuilt when mirrored
+	keep   bool             // remember sect for the next task
+	sect   []byte           // the bytes rails came from, when valid
+	h      halfCounts
+	mirror bool
+	valid  bool
+}
+
+func (m *railMemo) get(r *reader, h halfCounts, mirror bool) []probe.RailPair {
+	if m.valid && h == m.h && mirror == m.mirror && len(r.b) >= len(m.sect) && string(r.b[:len(m.sect)]) == string(m.sect) {
+		r.b = r.b[len(m.sect):]
+		return m.rails
+	}
+	m.valid = false
+	sent := h.n
+	if mirror {
+		sent = h.nf
+	}
+	start := r.b
+	all := getN(r, sent, room(m.rails, h.n), (*reader).railPair)
+	if r.err != nil {
+		return nil
+	}
+	all = all[:h.n]
+	for i := sent; i < h.n; i++ {
+		all[i] = mirrored(all[i-h.nf])
+	}
+	if m.keep {
+		m.rails, m.h, m.mirror, m.valid = all, h, mirror, true
+		m.sect = append(m.sect[:0], start[:len(start)-len(r.b)]...)
+	}
+	return all
+}
+
+// TaskDecoder decodes tasks one after another for a host that answers
+// many of them: every pair of a fabric whose nodes have the same HCAs
+// asks for the same rails, so their section is decoded once and then
+// only compared, byte for byte. A decoded task's rails belong to the
+// decoder until the next Decode; it is not safe for concurrent use.
+type TaskDecoder struct{ m railMemo }
+
+// Decode is TaskMsg.Decode, with the decoder's rails.
+func (d *TaskDecoder) Decode(b []byte) (Task, error) {
+	d.m.keep = true
+	return decodeWith(TaskMsg, b, &d.m, getTask)
 }
 
 // mirrored is p seen from its other end.
@@ -294,22 +339,29 @@ func split[E any](h halfCounts, all []E) (fwd, back []E) {
 // version 3 added each rail's counter counts).
 var TaskResultMsg = &Codec[TaskResult]{name: "task result", version: 3, shared: true,
 	put: func(w *writer, res *TaskResult) {
-		w.str(res.SweepID)
-		w.int(res.Round)
-		w.str(res.Src)
-		w.str(res.Dst)
-		w.dur(res.Elapsed)
-		w.error(res.Tester)
+		putResultHead(w, res)
 		var back []RailResult
-		w.flag(res.Reverse != nil)
 		if res.Reverse != nil {
-			w.dur(res.Reverse.Elapsed)
-			w.error(res.Reverse.Tester)
 			back = res.Reverse.Rails
 		}
 		putHalves(w, res.Rails, back, res.Reverse != nil, false, (*writer).railResult)
 	},
 	get: func(r *reader, res *TaskResult) { getTaskResult(r, res, resultRoom{}) }}
+
+// putResultHead writes what a task result has before its rails.
+func putResultHead(w *writer, res *TaskResult) {
+	w.str(res.SweepID)
+	w.int(res.Round)
+	w.str(res.Src)
+	w.str(res.Dst)
+	w.dur(res.Elapsed)
+	w.error(res.Tester)
+	w.flag(res.Reverse != nil)
+	if res.Reverse != nil {
+		w.dur(res.Reverse.Elapsed)
+		w.error(res.Reverse.Tester)
+	}
+}
 
 // DecodeTaskResultIn is TaskResultMsg.Decode with the rails built in
 // scratch and their latency figures in lats, each when it has room (the

@@ -3,6 +3,7 @@ package scale
 import (
 	"bytes"
 	"net/http"
+	"slices"
 	"sync"
 
 	"github.com/rdmamesh/rdmamesh/internal/probe"
@@ -31,13 +32,13 @@ func nullTask(req *http.Request) (*http.Response, bool) {
 	defer nullScratches.Put(sc)
 	// The decoder copies what it keeps, so in goes back on return, and the
 	// task and its answer live in sc until the answer is encoded.
-	t, err := wire.DecodeTaskIn(in.B, sc.task)
+	t, err := sc.dec.Decode(in.B)
 	if err != nil {
 		return nil, false
 	}
-	res := nullResult(t, sc)
+	res, fwd, back := sc.answer(&t)
 	out := wire.GetBuf()
-	out.B = wire.TaskResultMsg.Append(out.B, &res)
+	out.B = wire.AppendTaskResult(out.B, &res, fwd, back)
 	// Built directly rather than through httptest.ResponseRecorder: the
 	// recorder's header cloning was a tenth of this.
 	return &http.Response{Status: "200 OK", StatusCode: http.StatusOK, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
@@ -66,14 +67,62 @@ func NullResult(t wire.Task) wire.TaskResult { return nullResult(t, &nullScratch
 
 // nullScratch is the room one null answer is built in; nullTask reuses it
 // from answer to answer, NullResult's answers keep their own.
+//
+// A stand-in host is asked for the same rails by every pair of the
+// simulated fabric, and its answers' figures differ only by the pair's
+// spread (pairHash % 97): its task decoder keeps the last rails it
+// decoded, and enc the answers' rails already encoded, by half and
+// spread, for the rails in plan and the iteration count in iters.
 type nullScratch struct {
-	task  []probe.RailPair
+	dec   wire.TaskDecoder
 	rails []wire.RailResult
 	lats  []probe.Latency
+	plan  [2][]probe.RailPair
+	iters int
+	enc   map[[2]uint64]wire.EncodedRails
+	rev   wire.ReverseResult
+}
+
+// answer is nullResult(t) as a head and its halves' rails encoded.
+func (sc *nullScratch) answer(t *wire.Task) (wire.TaskResult, wire.EncodedRails, wire.EncodedRails) {
+	var back []probe.RailPair
+	if t.Reverse != nil {
+		back = t.Reverse.Rails
+	}
+	iters := t.Params.LatencyIters
+	if sc.enc == nil || iters != sc.iters || !slices.Equal(t.Rails, sc.plan[0]) || !slices.Equal(back, sc.plan[1]) {
+		if sc.enc == nil {
+			sc.enc = map[[2]uint64]wire.EncodedRails{}
+		}
+		clear(sc.enc)
+		sc.plan[0], sc.plan[1], sc.iters = slices.Clone(t.Rails), slices.Clone(back), iters
+	}
+	res := wire.TaskResult{SweepID: t.SweepID, Round: t.Round, Src: t.Src, Dst: t.Dst}
+	fwd, bk := sc.encoded(0, pairHash(t.Src, t.Dst)%97, t.Rails, iters), wire.EncodedRails{}
+	if t.Reverse != nil {
+		sc.rev = wire.ReverseResult{}
+		res.Reverse = &sc.rev
+		bk = sc.encoded(1, pairHash(t.Dst, t.Src)%97, back, iters)
+	}
+	return res, fwd, bk
+}
+
+func (sc *nullScratch) encoded(half, spread uint64, rails []probe.RailPair, iters int) wire.EncodedRails {
+	key := [2]uint64{half, spread}
+	if e, ok := sc.enc[key]; ok {
+		return e
+	}
+	n := len(rails)
+	if cap(sc.rails) < n {
+		sc.rails, sc.lats = make([]wire.RailResult, 0, n), make([]probe.Latency, 0, n)
+	}
+	e := wire.EncodeRailResults(nullRails(sc.rails[:n], sc.lats[:n], spread, rails, iters))
+	sc.enc[key] = e
+	return e
 }
 
 var nullScratches = sync.Pool{New: func() any {
-	return &nullScratch{task: make([]probe.RailPair, 0, 64), rails: make([]wire.RailResult, 0, 64), lats: make([]probe.Latency, 0, 64)}
+	return &nullScratch{rails: make([]wire.RailResult, 0, 64), lats: make([]probe.Latency, 0, 64)}
 }}
 
 func nullResult(t wire.Task, sc *nullScratch) wire.TaskResult {
@@ -87,24 +136,49 @@ func nullResult(t wire.Task, sc *nullScratch) wire.TaskResult {
 	}
 	rails, lats := sc.rails[:n], sc.lats[:n]
 	res := wire.TaskResult{SweepID: t.SweepID, Round: t.Round, Src: t.Src, Dst: t.Dst,
-		Rails: nullRails(rails[:len(t.Rails):len(t.Rails)], lats, t.Src, t.Dst, t.Rails, t.Params.LatencyIters)}
+		Rails: nullRails(rails[:len(t.Rails):len(t.Rails)], lats, pairHash(t.Src, t.Dst)%97, t.Rails, t.Params.LatencyIters)}
 	if t.Reverse != nil {
 		k := len(t.Rails)
-		res.Reverse = &wire.ReverseResult{Rails: nullRails(rails[k:], lats[k:], t.Dst, t.Src, back, t.Params.LatencyIters)}
+		res.Reverse = &wire.ReverseResult{Rails: nullRails(rails[k:], lats[k:], pairHash(t.Dst, t.Src)%97, back, t.Params.LatencyIters)}
 	}
 	return res
 }
 
 // nullRails fills out (and lats, which out's figures point into) with
-// one ok answer per rail of src → dst.
-func nullRails(out []wire.RailResult, lats []probe.Latency, src, dst string, rails []probe.RailPair, iters int) []wire.RailResult {
-	h := pairHash(src, dst)
+// one ok answer per rail, the figures of a direction whose spread
+// (pairHash of its ends, % 97) is spread.
+func nullRails(out []wire.RailResult, lats []probe.Latency, spread uint64, rails []probe.RailPair, iters int) []wire.RailResult {
 	for i, rp := range rails {
-		j := float64(h%97+uint64(rp.Rail)) / 10 // a few ns of spread
-		lats[i] = probe.Latency{Samples: iters, MinNs: 990 + j, P50Ns: 1010 + j, P90Ns: 1030 + j, P99Ns: 1100 + j,
-			P999Ns: 1300 + j, MaxNs: 2000 + j, StdevNs: 12 + j/10}
+		lats[i] = nullLatency(spread+uint64(rp.Rail), iters)
 		out[i] = wire.RailResult{Rail: rp.Rail, SrcDevice: rp.Src.Device, DstDevice: rp.Dst.Device, Class: probe.ClassOK,
 			SrcGID: rp.Src.GIDIndex, DstGID: rp.Dst.GIDIndex, Latency: &lats[i]}
 	}
 	return out
+}
+
+// nullLatency is the figures of spread k (a few ns apart from k to k),
+// from a table for the usual spreads: a stand-in host answers a million
+// rails a sweep with a few hundred distinct figure sets.
+func nullLatency(k uint64, iters int) probe.Latency {
+	var l probe.Latency
+	if k < uint64(len(nullLats)) {
+		l = nullLats[k]
+	} else {
+		l = spreadLatency(k)
+	}
+	l.Samples = iters
+	return l
+}
+
+var nullLats = func() (t [97 + 64]probe.Latency) {
+	for k := range t {
+		t[k] = spreadLatency(uint64(k))
+	}
+	return t
+}()
+
+func spreadLatency(k uint64) probe.Latency {
+	j := float64(k) / 10
+	return probe.Latency{MinNs: 990 + j, P50Ns: 1010 + j, P90Ns: 1030 + j, P99Ns: 1100 + j,
+		P999Ns: 1300 + j, MaxNs: 2000 + j, StdevNs: 12 + j/10}
 }

@@ -151,7 +151,8 @@ sizes:
 					}
 					break sizes
 				}
-				fmt.Fprintf(stderr, "bench: %d nodes: sweep %.1f s, overhead p50 %.2f ms\n", n, r.Sweep.Seconds(), float64(r.Overhead.Median)/1e6)
+				fmt.Fprintf(stderr, "bench: %d nodes: sweep %.1f s, overhead p50 %.2f ms (dispatch p50 %.2f ms, commit p50 %.2f ms)\n", n, r.Sweep.Seconds(),
+					float64(r.Overhead.Median)/1e6, float64(r.Dispatch.Median)/1e6, float64(r.Commit.Median)/1e6)
 				rs = append(rs, r)
 			}
 			table = append(table, scale.Median(rs))

@@ -1,0 +1,114 @@
+package wire
+
+import (
+	"math/rand/v2"
+	"reflect"
+	"testing"
+
+	"github.com/rdmamesh/rdmamesh/internal/probe"
+)
+
+// A TaskDecoder gives what Decode gives for a run of tasks whose rails
+// sections repeat, change by one byte, change length, or switch between a
+// mirrored and a whole reverse half, and after a malformed task.
+func TestTaskDecoderMatchesDecode(t *testing.T) {
+	ep := func(dev string, gid int) probe.Endpoint { return probe.Endpoint{Device: dev, Port: 1, GIDIndex: gid} }
+	plan := func(n, gid int) []probe.RailPair {
+		out := make([]probe.RailPair, n)
+		for i := range out {
+			out[i] = probe.RailPair{Rail: i, Src: ep("mlx5_0", gid), Dst: ep("mlx5_1", 3)}
+		}
+		return out
+	}
+	mirror := func(p []probe.RailPair) []probe.RailPair {
+		out := make([]probe.RailPair, len(p))
+		for i := range p {
+			out[i] = mirrored(p[i])
+		}
+		return out
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	var tasks []Task
+	for i := range 300 {
+		fwd := plan(1+rng.IntN(3), 3+rng.IntN(2)) // few distinct sections: many repeats
+		task := Task{SweepID: "s", Round: i, Src: "a", Dst: "b", Rails: fwd, Ticket: "t"}
+		switch rng.IntN(4) {
+		case 0: // forward only
+		case 1:
+			task.Reverse = &ReverseTask{Rails: mirror(fwd)}
+		case 2: // the same counts, a reverse that is not the mirror
+			back := mirror(fwd)
+			back[0].Dst.GIDIndex = 1
+			task.Reverse = &ReverseTask{Rails: back}
+		case 3:
+			task.Reverse = &ReverseTask{Rails: []probe.RailPair{}}
+		}
+		tasks = append(tasks, task)
+	}
+	var d TaskDecoder
+	hits := 0
+	for i, task := range tasks {
+		b := TaskMsg.Append(nil, &task)
+		if i == 150 {
+			if _, err := d.Decode(b[:len(b)-1]); err == nil {
+				t.Fatal("a truncated task decoded")
+			}
+		}
+		want, err := TaskMsg.Decode(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wasValid := d.m.valid
+		got, err := d.Decode(b)
+		if err != nil {
+			t.Fatalf("task %d: %v", i, err)
+		}
+		if wasValid && len(got.Rails) > 0 && &got.Rails[0] == &d.m.rails[0] && i > 0 && reflect.DeepEqual(tasks[i-1].Rails, task.Rails) {
+			hits++
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("task %d:\n got %+v\nwant %+v", i, got, want)
+		}
+	}
+	if hits < 30 {
+		t.Errorf("only %d of 300 tasks took the remembered rails", hits)
+	}
+}
+
+// The remembered rails are not taken when the section differs only in a
+// byte past the rails a shorter section would end at.
+func TestTaskDecoderSeesALongerSection(t *testing.T) {
+	ep := probe.Endpoint{Device: "mlx5_0", Port: 1, GIDIndex: 3}
+	one := Task{SweepID: "s", Rails: []probe.RailPair{{Rail: 0, Src: ep, Dst: ep}}}
+	two := Task{SweepID: "s", Rails: []probe.RailPair{{Rail: 0, Src: ep, Dst: ep}, {Rail: 1, Src: ep, Dst: ep}}}
+	var d TaskDecoder
+	for _, task := range []Task{one, two, one, two} {
+		got, err := d.Decode(TaskMsg.Append(nil, &task))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got.Rails, task.Rails) {
+			t.Fatalf("got %+v, want %+v", got.Rails, task.Rails)
+		}
+	}
+}
+
+// A task result with its rails spliced in is the bytes Append writes.
+func TestAppendTaskResultMatchesAppend(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for i := range 300 {
+		var v TaskResult
+		fill(reflect.ValueOf(&v).Elem(), rng, i%2 == 0)
+		if i%7 == 0 {
+			v.Rails = nil
+		}
+		var back EncodedRails
+		if v.Reverse != nil {
+			back = EncodeRailResults(v.Reverse.Rails)
+		}
+		got := AppendTaskResult([]byte("x"), &v, EncodeRailResults(v.Rails), back)
+		if want := TaskResultMsg.Append([]byte("x"), &v); string(got) != string(want) {
+			t.Fatalf("result %d: spliced %x, appended %x", i, got, want)
+		}
+	}
+}
