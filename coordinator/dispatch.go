@@ -42,12 +42,19 @@ func (w workerDispatch) Phase(ctx context.Context, out []matrix.Cell, t sweep.Ta
 	// The worker must answer before our own deadline so a slow test comes
 	// back as its own classified cells rather than a blanket timeout. Each
 	// direction keeps the pair timeout it had as a task of its own.
+	// The task and the answer's rails are built in a reused scratch: the
+	// cells keep their figures, never the rails, and nothing keeps the
+	// task once it is encoded.
+	sc := phaseScratches.Get().(*phaseScratch)
+	defer phaseScratches.Put(sc)
 	now, timeout := time.Now(), spec.PairTimeout
-	task := wire.Task{SweepID: id, Round: round, Src: src.Name, Dst: dst.Name,
+	task := &sc.task
+	*task = wire.Task{SweepID: id, Round: round, Src: src.Name, Dst: dst.Name,
 		DstAPI: dstInfo.APIAddr, SrcAPI: srcInfo.APIAddr, Rails: t.Rails, Params: spec.Params,
 		Deadline: now.Add(spec.PairTimeout * 9 / 10)}
 	if len(t.Reverse) > 0 {
-		task.Reverse = &wire.ReverseTask{Rails: t.Reverse, Deadline: now.Add(spec.PairTimeout * 18 / 10)}
+		sc.rev = wire.ReverseTask{Rails: t.Reverse, Deadline: now.Add(spec.PairTimeout * 18 / 10)}
+		task.Reverse = &sc.rev
 		timeout *= 2
 	}
 	if c.opts.Token != "" {
@@ -58,11 +65,7 @@ func (w workerDispatch) Phase(ctx context.Context, out []matrix.Cell, t sweep.Ta
 	}
 	tctx, release := c.inflight.track(ctx, timeout, src.Name, dst.Name)
 	defer release()
-	// The answer's rails are decoded into a reused scratch: the cells keep
-	// their figures, never the rails.
-	sc := railScratch.Get().(*[]wire.RailResult)
-	defer railScratch.Put(sc)
-	res, err := c.postTaskIn(tctx, srcInfo.APIAddr, spec.PairTimeout, task, *sc, t.Figures)
+	res, err := c.postTaskIn(tctx, srcInfo.APIAddr, spec.PairTimeout, task, sc, t.Figures)
 	if err != nil {
 		return failPhase(out, t, err)
 	}
@@ -80,8 +83,18 @@ func (w workerDispatch) Phase(ctx context.Context, out []matrix.Cell, t sweep.Ta
 	return resultCells(out, dst.Name, src.Name, round, t.Reverse, res.Reverse.Rails, res.Reverse.Tester)
 }
 
-// railScratch holds 64 rails: both halves of a task on up to 32 rails.
-var railScratch = sync.Pool{New: func() any { s := make([]wire.RailResult, 0, 64); return &s }}
+// phaseScratch is where Phase builds a task, encodes it (the encoder
+// keeps the last rails section it wrote) and decodes its answer: its
+// reverse half and 64 rails, both halves of a task on up to 32 rails.
+type phaseScratch struct {
+	task  wire.Task
+	rev   wire.ReverseTask
+	enc   wire.TaskEncoder
+	rails []wire.RailResult
+	back  wire.ReverseResult
+}
+
+var phaseScratches = sync.Pool{New: func() any { return &phaseScratch{rails: make([]wire.RailResult, 0, 64)} }}
 
 // failPhase gives every rail of both directions of t the same failure.
 func failPhase(out []matrix.Cell, t sweep.Task, e *probe.Error) []matrix.Cell {
@@ -124,15 +137,15 @@ func resultCells(out []matrix.Cell, src, dst string, round int, asked []probe.Ra
 // timeout, once per direction of t (inflight.track), with
 // context.DeadlineExceeded as its cause.
 func (c *Coordinator) postTask(ctx context.Context, apiAddr string, timeout time.Duration, t wire.Task) (wire.TaskResult, *probe.Error) {
-	return c.postTaskIn(ctx, apiAddr, timeout, t, nil, nil)
+	return c.postTaskIn(ctx, apiAddr, timeout, &t, &phaseScratch{}, nil)
 }
 
-// postTaskIn is postTask decoding the answer's rails into scratch and
-// their latency figures into lats, each when it has room
+// postTaskIn is postTask decoding the answer's rails and reverse half
+// into sc, and their latency figures into lats, each when it has room
 // (wire.DecodeTaskResultIn).
-func (c *Coordinator) postTaskIn(ctx context.Context, apiAddr string, timeout time.Duration, t wire.Task, scratch []wire.RailResult, lats []probe.Latency) (wire.TaskResult, *probe.Error) {
+func (c *Coordinator) postTaskIn(ctx context.Context, apiAddr string, timeout time.Duration, t *wire.Task, sc *phaseScratch, lats []probe.Latency) (wire.TaskResult, *probe.Error) {
 	var res wire.TaskResult
-	req, err := c.taskRequest(ctx, apiAddr, t)
+	req, err := c.taskRequest(ctx, apiAddr, t, &sc.enc)
 	if err != nil {
 		return res, probe.Classify(err)
 	}
@@ -142,7 +155,7 @@ func (c *Coordinator) postTaskIn(ctx context.Context, apiAddr string, timeout ti
 		// retries no POST whose body it cannot rewind, and a pooled body
 		// cannot be (its buffer is gone). The worker never answered, so
 		// the task is sent once more on a new connection.
-		if req, err = c.taskRequest(ctx, apiAddr, t); err != nil {
+		if req, err = c.taskRequest(ctx, apiAddr, t, &sc.enc); err != nil {
 			return res, probe.Classify(err)
 		}
 		resp, err = c.roundTrip(req)
@@ -178,7 +191,7 @@ func (c *Coordinator) postTaskIn(ctx context.Context, apiAddr string, timeout ti
 		}
 		return res, &probe.Error{Class: probe.ClassInternal, Cause: fmt.Sprintf("worker %s answered %s", t.Src, resp.Status)}
 	}
-	if res, err = wire.DecodeTaskResultIn(raw.B, scratch, lats); err != nil {
+	if res, err = wire.DecodeTaskResultIn(raw.B, sc.rails, lats, &sc.back); err != nil {
 		return res, &probe.Error{Class: probe.ClassInternal, Cause: fmt.Sprintf("worker %s: bad task result: %v", t.Src, err)}
 	}
 	return res, nil

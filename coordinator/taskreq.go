@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"sync"
 
 	"github.com/rdmamesh/rdmamesh/internal/wire"
@@ -22,13 +23,13 @@ var wireTypeHdr = []string{wire.ContentType}
 // and transports only read them. The request is filled in directly, as
 // http.NewRequest would parse a URL and make a header only for us to
 // replace them, a million times a sweep.
-func (c *Coordinator) taskRequest(ctx context.Context, apiAddr string, t wire.Task) (*http.Request, error) {
+func (c *Coordinator) taskRequest(ctx context.Context, apiAddr string, t *wire.Task, enc *wire.TaskEncoder) (*http.Request, error) {
 	tt, err := c.taskTarget(apiAddr)
 	if err != nil {
 		return nil, err
 	}
 	buf := wire.GetBuf()
-	buf.B = wire.TaskMsg.Append(buf.B, &t)
+	buf.B = enc.Append(buf.B, t)
 	// Without GetBody a POST is still retried on a fresh connection when
 	// none of it was written, the only case net/http retries one in anyway.
 	req := http.Request{Method: http.MethodPost, URL: tt.url, Host: tt.url.Host, Header: tt.hdr,
@@ -83,12 +84,17 @@ type taskTargets struct {
 // the caller puts back.
 func readAnswer(resp *http.Response) (*wire.Buf, error) {
 	a := wire.GetBuf()
-	buf := bytes.NewBuffer(a.B)
-	if n := resp.ContentLength; n > 0 && n <= maxAnswer {
-		buf.Grow(int(n))
+	var err error
+	if n := resp.ContentLength; n >= 0 && n <= maxAnswer {
+		// The length is known (the transport holds the body to it): read
+		// exactly that, without a limiting reader a million times a sweep.
+		a.B = slices.Grow(a.B, int(n))[:n]
+		_, err = io.ReadFull(resp.Body, a.B)
+	} else {
+		buf := bytes.NewBuffer(a.B)
+		_, err = buf.ReadFrom(io.LimitReader(resp.Body, maxAnswer))
+		a.B = buf.Bytes()
 	}
-	_, err := buf.ReadFrom(io.LimitReader(resp.Body, maxAnswer))
-	a.B = buf.Bytes()
 	if err != nil {
 		a.Put()
 		return nil, err

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/rdmamesh/rdmamesh/internal/counters"
@@ -106,29 +107,72 @@ func ReverseResultOf(res *TaskResult) *ReverseResult {
 // instead of its rails: a third of the task's bytes, and of what both ends
 // spent encoding and decoding it.
 var TaskMsg = &Codec[Task]{name: "task", version: 3, shared: true,
-	put: func(w *writer, t *Task) {
-		w.str(t.SweepID)
-		w.int(t.Round)
-		w.str(t.Src)
-		w.str(t.Dst)
-		w.str(t.DstAPI)
-		w.str(t.SrcAPI)
-		w.params(&t.Params)
-		w.time(t.Deadline)
-		w.str(t.Ticket)
-		var back []probe.RailPair
-		mirror := false
-		w.flag(t.Reverse != nil)
-		if t.Reverse != nil {
-			w.time(t.Reverse.Deadline)
-			w.str(t.Reverse.Ticket)
-			back = t.Reverse.Rails
-			mirror = mirrors(t.Rails, back)
-			w.flag(mirror)
-		}
-		putHalves(w, t.Rails, back, t.Reverse != nil, mirror, (*writer).railPair)
-	},
+	put: func(w *writer, t *Task) { putTask(w, t, nil) },
 	get: func(r *reader, t *Task) { getTask(r, t, &railMemo{}) }}
+
+// putTask writes t, its rails section (the mirror flag, the counts and
+// the rails) from e when e last wrote one for the same rails.
+func putTask(w *writer, t *Task, e *TaskEncoder) {
+	w.str(t.SweepID)
+	w.int(t.Round)
+	w.str(t.Src)
+	w.str(t.Dst)
+	w.str(t.DstAPI)
+	w.str(t.SrcAPI)
+	w.params(&t.Params)
+	w.time(t.Deadline)
+	w.str(t.Ticket)
+	var back []probe.RailPair
+	w.flag(t.Reverse != nil)
+	if t.Reverse != nil {
+		w.time(t.Reverse.Deadline)
+		w.str(t.Reverse.Ticket)
+		back = t.Reverse.Rails
+	}
+	if e != nil && e.same(t.Rails, back, t.Reverse != nil) {
+		*w = append(*w, e.sect...)
+		return
+	}
+	start := len(*w)
+	mirror := false
+	if t.Reverse != nil {
+		mirror = mirrors(t.Rails, back)
+		w.flag(mirror)
+	}
+	putHalves(w, t.Rails, back, t.Reverse != nil, mirror, (*writer).railPair)
+	if e != nil {
+		e.keep(t.Rails, back, t.Reverse != nil, (*w)[start:])
+	}
+}
+
+// TaskEncoder writes tasks one after another for a coordinator goroutine
+// that sends many: every pair of a fabric whose nodes have the same HCAs
+// is asked for the same rails, so their section is encoded once and then
+// only compared. It is not safe for concurrent use.
+type TaskEncoder struct {
+	fwd, back       []probe.RailPair
+	fwdNil, backNil bool
+	present, valid  bool
+	sect            []byte
+}
+
+// Append is TaskMsg.Append.
+func (e *TaskEncoder) Append(b []byte, t *Task) []byte {
+	w := writer(append(b, TaskMsg.version))
+	putTask(&w, t, e)
+	return w
+}
+
+func (e *TaskEncoder) same(fwd, back []probe.RailPair, present bool) bool {
+	return e.valid && present == e.present && (fwd == nil) == e.fwdNil && (back == nil) == e.backNil &&
+		slices.Equal(fwd, e.fwd) && slices.Equal(back, e.back)
+}
+
+func (e *TaskEncoder) keep(fwd, back []probe.RailPair, present bool, sect []byte) {
+	e.fwd, e.back = append(e.fwd[:0], fwd...), append(e.back[:0], back...)
+	e.fwdNil, e.backNil, e.present, e.valid = fwd == nil, back == nil, present, true
+	e.sect = append(e.sect[:0], sect...)
+}
 
 // DecodeTaskIn is TaskMsg.Decode with both halves' rails built in scratch
 // when it has room, for a reader that is done with the task before it
@@ -371,22 +415,28 @@ func putResultHead(w *writer, res *TaskResult) {
 // rails' device names are skipped, left empty: the leader names a cell's
 // devices from the rail it asked for, and the two names were two thirds of
 // the strings an answer makes it decode.
-func DecodeTaskResultIn(b []byte, scratch []RailResult, lats []probe.Latency) (TaskResult, error) {
-	return decodeWith(TaskResultMsg, b, resultRoom{scratch, lats, true}, getTaskResult)
+// A non-nil rev is where the reverse half is decoded, if there is one.
+func DecodeTaskResultIn(b []byte, scratch []RailResult, lats []probe.Latency, rev *ReverseResult) (TaskResult, error) {
+	return decodeWith(TaskResultMsg, b, resultRoom{scratch, lats, rev, true}, getTaskResult)
 }
 
-// resultRoom is where a task result's rails and figures may be decoded,
-// and whether their device names are skipped.
+// resultRoom is where a task result's rails, figures and reverse half
+// may be decoded, and whether their device names are skipped.
 type resultRoom struct {
 	rails     []RailResult
 	lats      []probe.Latency
+	rev       *ReverseResult
 	noDevices bool
 }
 
 func getTaskResult(r *reader, res *TaskResult, in resultRoom) {
 	*res = TaskResult{SweepID: r.str(), Round: r.int(), Src: r.str(), Dst: r.str(), Elapsed: r.dur(), Tester: r.error()}
 	if r.flag() {
-		res.Reverse = &ReverseResult{Elapsed: r.dur(), Tester: r.error()}
+		res.Reverse = in.rev
+		if res.Reverse == nil {
+			res.Reverse = new(ReverseResult)
+		}
+		*res.Reverse = ReverseResult{Elapsed: r.dur(), Tester: r.error()}
 	}
 	h := r.halves(res.Reverse != nil)
 	if all := getRailResults(r, h.n, in); r.err == nil {
@@ -435,7 +485,7 @@ func getRailResults(r *reader, n int, in resultRoom) []RailResult {
 		} else {
 			rr.SrcDevice, rr.DstDevice = r.str(), r.str()
 		}
-		rr.Class = probe.Class(r.str())
+		rr.Class = r.class()
 		rr.Error = r.error()
 		if r.flag() {
 			r.latencyFields(&lats[i])
@@ -453,4 +503,17 @@ func getRailResults(r *reader, n int, in resultRoom) []RailResult {
 		rr.Counts = r.counts() // nil unless present: scratch rails are reused
 	}
 	return rails
+}
+
+// class is a rail's class: "ok", nearly every rail of every answer, is
+// taken without a lookup in the intern table.
+func (r *reader) class() probe.Class {
+	b := r.strBytes()
+	if string(b) == string(probe.ClassOK) {
+		return probe.ClassOK
+	}
+	if r.shared {
+		return probe.Class(intern(b))
+	}
+	return probe.Class(b)
 }

@@ -20,13 +20,6 @@ func TestTaskDecoderMatchesDecode(t *testing.T) {
 		}
 		return out
 	}
-	mirror := func(p []probe.RailPair) []probe.RailPair {
-		out := make([]probe.RailPair, len(p))
-		for i := range p {
-			out[i] = mirrored(p[i])
-		}
-		return out
-	}
 	rng := rand.New(rand.NewPCG(7, 8))
 	var tasks []Task
 	for i := range 300 {
@@ -111,4 +104,68 @@ func TestAppendTaskResultMatchesAppend(t *testing.T) {
 			t.Fatalf("result %d: spliced %x, appended %x", i, got, want)
 		}
 	}
+}
+
+// A TaskEncoder writes the bytes TaskMsg.Append writes, for a run of
+// tasks whose rails repeat, change in one endpoint, switch between nil
+// and empty, and gain or lose a reverse half, mirrored or not.
+func TestTaskEncoderMatchesAppend(t *testing.T) {
+	ep := func(gid int) probe.Endpoint { return probe.Endpoint{Device: "mlx5_0", Port: 1, GIDIndex: gid} }
+	plan := func(n, gid int) []probe.RailPair {
+		out := make([]probe.RailPair, n)
+		for i := range out {
+			out[i] = probe.RailPair{Rail: i, Src: ep(gid), Dst: ep(3)}
+		}
+		return out
+	}
+	var e TaskEncoder
+	hits := 0
+	for i := range 400 {
+		task := Task{SweepID: "s", Round: i, Src: "a", Dst: "b", Ticket: "t", Rails: plan(1+(i/20)%3, 3+(i/50)%2)}
+		switch ((i + 5) / 10) % 5 { // a half appears alone at task 45
+		case 0:
+		case 1:
+			task.Reverse = &ReverseTask{Rails: mirror(task.Rails)}
+		case 2:
+			back := mirror(task.Rails)
+			back[0].Dst.GIDIndex = 9
+			task.Reverse = &ReverseTask{Rails: back}
+		case 3:
+			task.Reverse = &ReverseTask{Rails: []probe.RailPair{}}
+		case 4:
+			task.Reverse = &ReverseTask{}
+		}
+		if i%40 == 39 {
+			task.Rails = nil
+		}
+		if i%40 == 38 {
+			task.Rails = []probe.RailPair{}
+		}
+		wasValid := e.valid && e.same(task.Rails, reverseOf(&task), task.Reverse != nil)
+		got := e.Append([]byte("x"), &task)
+		if want := TaskMsg.Append([]byte("x"), &task); string(got) != string(want) {
+			t.Fatalf("task %d: encoder wrote %x, Append %x", i, got, want)
+		}
+		if wasValid {
+			hits++
+		}
+	}
+	if hits < 200 {
+		t.Errorf("only %d of 400 tasks took the remembered rails section", hits)
+	}
+}
+
+func mirror(p []probe.RailPair) []probe.RailPair {
+	out := make([]probe.RailPair, len(p))
+	for i := range p {
+		out[i] = mirrored(p[i])
+	}
+	return out
+}
+
+func reverseOf(t *Task) []probe.RailPair {
+	if t.Reverse == nil {
+		return nil
+	}
+	return t.Reverse.Rails
 }

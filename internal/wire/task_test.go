@@ -10,11 +10,18 @@ import (
 
 // DecodeTaskResultIn gives what Decode gives but the rails' device names,
 // whether its scratch is too small, large enough, or still holds the
-// previous message's rails.
+// previous message's rails, and with or without a room for the reverse
+// half that still holds an earlier one.
 func TestDecodeTaskResultInMatchesDecode(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	scratch := make([]RailResult, 0, 4)
+	var rev *ReverseResult // a room for the reverse half every other message
 	for i := range 200 {
+		if i%2 == 0 {
+			rev = &ReverseResult{Elapsed: 99, Rails: make([]RailResult, 3)} // what a previous answer left
+		} else {
+			rev = nil
+		}
 		var v TaskResult
 		fill(reflect.ValueOf(&v).Elem(), rng, i%2 == 0)
 		b := TaskResultMsg.Append(nil, &v)
@@ -28,7 +35,7 @@ func TestDecodeTaskResultInMatchesDecode(t *testing.T) {
 				rails[k].SrcDevice, rails[k].DstDevice = "", ""
 			}
 		}
-		got, err := DecodeTaskResultIn(b, scratch, make([]probe.Latency, i%5))
+		got, err := DecodeTaskResultIn(b, scratch, make([]probe.Latency, i%5), rev)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -39,7 +46,7 @@ func TestDecodeTaskResultInMatchesDecode(t *testing.T) {
 			scratch = make([]RailResult, 0, 64)
 		}
 	}
-	if _, err := DecodeTaskResultIn([]byte{TaskResultMsg.Version() + 1}, scratch, nil); err == nil {
+	if _, err := DecodeTaskResultIn([]byte{TaskResultMsg.Version() + 1}, scratch, nil, nil); err == nil {
 		t.Fatal("another version decoded")
 	}
 }
