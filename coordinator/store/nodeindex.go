@@ -12,6 +12,10 @@ type NodeIndex struct {
 	idx   map[string]int32
 	n     int
 	rails int
+	// devs is each node's device on each grid rail ("" past its ports),
+	// node by node: the grid check reads one row a direction instead of
+	// each node's port list, a cache miss or two a cell at 4,096 nodes.
+	devs []string
 }
 
 // NewNodeIndex indexes a sweep's nodes as its start record lists them.
@@ -19,8 +23,12 @@ func NewNodeIndex(nodes []matrix.Node) NodeIndex { return newNodeIndex(nodesIn(n
 
 func newNodeIndex(nodes []wire.Node) NodeIndex {
 	x := NodeIndex{nodes: nodes, idx: make(map[string]int32, len(nodes)), n: len(nodes), rails: wire.GridRails(nodes)}
+	x.devs = make([]string, 0, len(nodes)*x.rails)
 	for i, nd := range nodes {
 		x.idx[nd.Name] = int32(i)
+		for r := range x.rails {
+			x.devs = append(x.devs, portDevice(&nodes[i], r))
+		}
 	}
 	return x
 }
@@ -51,9 +59,9 @@ func (s *NodeIndex) indices(c *wire.Cell, m *idxMemo) (int32, int32, bool) {
 	if m == nil {
 		m = &idxMemo{}
 	}
-	si, ok1 := m.lookup(s.idx, &m.src, c.Src)
-	di, ok2 := m.lookup(s.idx, &m.dst, c.Dst)
-	if !ok1 || !ok2 || si == di || c.SrcDevice != portDevice(&s.nodes[si], c.Rail) || c.DstDevice != portDevice(&s.nodes[di], c.Rail) {
+	si, ok1 := m.lookup(s, &m.src, c.Src)
+	di, ok2 := m.lookup(s, &m.dst, c.Dst)
+	if !ok1 || !ok2 || si == di || c.SrcDevice != m.src.devs[c.Rail] || c.DstDevice != m.dst.devs[c.Rail] {
 		return 0, 0, false
 	}
 	if c.Latency != nil && (c.Latency.Samples < 0 || c.Latency.Samples > 1<<32-1) {
@@ -68,12 +76,16 @@ type memoEntry struct {
 	name string
 	i    int32
 	ok   bool
+	devs []string // the node's row of NodeIndex.devs
 }
 
-func (*idxMemo) lookup(idx map[string]int32, e *memoEntry, name string) (int32, bool) {
+func (*idxMemo) lookup(s *NodeIndex, e *memoEntry, name string) (int32, bool) {
 	if e.name != name || name == "" {
-		e.i, e.ok = idx[name]
+		e.i, e.ok = s.idx[name]
 		e.name = name
+		if e.ok {
+			e.devs = s.devs[int(e.i)*s.rails : int(e.i+1)*s.rails]
+		}
 	}
 	return e.i, e.ok
 }

@@ -136,12 +136,21 @@ func TestRoundKeepsOffGridCellsWhole(t *testing.T) {
 		{Src: "n000", Dst: "n001", Rail: 0, DstRail: &dr, SrcDevice: "mlx5_0", DstDevice: "mlx5_1", Class: probe.ClassOK},
 		{Src: "n000", Dst: "stranger", Rail: 0, SrcDevice: "mlx5_0", Class: probe.ClassOK},
 		{Src: "n000", Dst: "n001", Rail: 0, SrcDevice: "mlx5_9", DstDevice: "mlx5_0", Class: probe.ClassOK},
+		{Src: "n000", Dst: "n001", Rail: 1, SrcDevice: "mlx5_1", DstDevice: "mlx5_0", Class: probe.ClassOK},
 	} {
-		b, err := EncodeRound(&x, sweep.RoundResult{SweepID: "s", Cells: []matrix.Cell{c}})
+		// After a cell of the same direction that fits: the encoder
+		// remembers the direction's nodes, and must still check each
+		// cell's own devices.
+		good := matrix.Cell{Src: c.Src, Dst: c.Dst, Rail: 0, SrcDevice: "mlx5_0", DstDevice: "mlx5_0", Class: probe.ClassOK}
+		b, err := EncodeRound(&x, sweep.RoundResult{SweepID: "s", Cells: []matrix.Cell{good, c}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rr, err := wire.ReadRound(b[1:]); err != nil || rr.Cells != 0 || len(rr.Whole) != 1 {
+		grid, whole := 1, 1
+		if c.Dst == "stranger" {
+			grid, whole = 0, 2
+		}
+		if rr, err := wire.ReadRound(b[1:]); err != nil || rr.Cells != grid || len(rr.Whole) != whole {
 			t.Errorf("%+v: %v; want the cell whole", c, err)
 		}
 	}
