@@ -31,17 +31,17 @@ func quantBy(v float64, fast bool) uint16 {
 	switch {
 	case !(v > 0):
 		return 0
-	case v < qExact && v == math.Trunc(v):
+	case v < qExact && float64(int64(v)) == v:
+		// Not math.Trunc: without SSE4.1 (GOAMD64=v1, the default) that
+		// is a function call.
 		return uint16(v)
 	}
-	var c float64
-	var ok bool
 	if fast {
-		c, ok = fastCode(v)
+		if c, ok := fastCode(v); ok {
+			return clampCode(c)
+		}
 	}
-	if !ok {
-		c = math.Round((math.Log2(v)-qMinLog2)*qPerOct) + qExact
-	}
+	c := math.Round((math.Log2(v)-qMinLog2)*qPerOct) + qExact
 	switch {
 	case c < qExact:
 		return qExact
@@ -51,48 +51,93 @@ func quantBy(v float64, fast bool) uint16 {
 	return uint16(c)
 }
 
-// fastCode is quant's log-scale code from a table instead of math.Log2,
-// which was half the cost of encoding a round (57,000 figures at 1,024
-// nodes). The table's error is below 1.1e-5 of a code; wherever that could
-// round differently from math.Log2, within 1e-4 of a code's boundary, it
-// says !ok and quant takes the exact path, so every code is what
-// math.Log2 gives (TestFastCodeExact) and every replica, old or new, agrees.
-func fastCode(v float64) (float64, bool) {
+func clampCode(c int) uint16 { return uint16(min(max(c, qExact), math.MaxUint16)) }
+
+// fastCode is quant's log-scale code from integer compares instead of
+// math.Log2 (which was half the cost of encoding a round): within an
+// octave the code is the number of code boundaries at or below the
+// mantissa, and the mantissa's top bits pick a bucket holding at most
+// one boundary (qBuckets). Wherever the boundary is so close that
+// math.Log2's own rounding could put it on the other side (within
+// qGuard), it says !ok and quant takes the exact path, so every code is
+// what math.Log2 gives (TestFastCodeExact) and every replica, old or new,
+// agrees. An earlier float interpolation of a log2 table took 15 ns a
+// figure, a long chain of dependent float operations; this is a load and
+// two compares.
+func fastCode(v float64) (int, bool) {
 	bits := math.Float64bits(v)
 	exp := int(bits >> 52 & 0x7ff)
 	if exp == 0 || exp == 0x7ff {
 		return 0, false // subnormal, infinite
 	}
 	mant := bits & (1<<52 - 1)
-	i := mant >> (52 - log2Bits)
-	t := float64(mant&(1<<(52-log2Bits)-1)) / (1 << (52 - log2Bits))
-	l := log2Tab[i] + (log2Tab[i+1]-log2Tab[i])*t
-	x := (float64(exp-1023)+l-qMinLog2)*qPerOct + qExact
-	if !(x >= 0 && x < 1<<20) {
-		return 0, false // far off the scale: quant saturates either way
+	b := &qBuckets[mant>>(52-qBucketBits)]
+	k := int(b.lo)
+	if b.thr != 0 {
+		d := int64(mant - b.thr)
+		if d > -qGuard && d < qGuard {
+			return 0, false
+		}
+		if d >= 0 {
+			k++
+		}
 	}
-	whole := float64(int64(x))
-	switch d := x - whole; {
-	case d > 0.5-1e-4 && d < 0.5+1e-4:
-		return 0, false
-	case d > 0.5:
-		return whole + 1, true
-	}
-	return whole, true
+	return (exp-1023-qMinLog2)*qPerOct + k + qExact, true
 }
 
-const log2Bits = 12
+const (
+	qBucketBits = 12
+	// qGuard, in units of the mantissa's last bit, is far wider than
+	// math.Log2's error (a few units) and a 2^-19 share of a bucket.
+	qGuard = 1 << 20
+)
 
-// log2Tab holds log2(1 + i/4096): linear interpolation between entries is
-// within 1.1e-8 of log2, i.e. 1.1e-5 of a code. Filled at init (32 KB):
-// a sync.OnceValue check per figure was a sixth of fastCode.
-var log2Tab = func() *[1<<log2Bits + 1]float64 {
-	var t [1<<log2Bits + 1]float64
+// qBucket is one 2^-12 slice of an octave's mantissas: the code offset
+// (0..1024) at its start, lo, and the one boundary that matters to it, thr
+// (0: none): lo+1 from thr on, and the exact path within qGuard of it.
+// Boundaries are at least 2.77 slices apart, so that is the one inside the
+// slice, or one within qGuard past its end (then no mantissa of the slice
+// reaches it, but those just below it take the exact path), or one within
+// qGuard before its start (then lo is one less, and thr is that boundary).
+// With these constants no boundary falls that near an edge; TestQBuckets
+// checks every edge against math.Log2 in case they change.
+type qBucket struct {
+	thr uint64
+	lo  uint16
+}
+
+// qBuckets is filled at init (64 KB) from each boundary's mantissa:
+// 1024*log2(1+m) = k-0.5, m = 2^((k-0.5)/1024)-1.
+var qBuckets = func() *[1 << qBucketBits]qBucket {
+	var t [1 << qBucketBits]qBucket
+	const width = 1 << (52 - qBucketBits)
+	k := 0 // boundaries at or before this bucket's start
 	for i := range t {
-		t[i] = math.Log2(1 + float64(i)/(1<<log2Bits))
+		start := uint64(i) * width
+		for qBoundary(k+1) <= start {
+			k++
+		}
+		next := qBoundary(k + 1)
+		switch {
+		case k > 0 && start-qBoundary(k) < qGuard:
+			t[i] = qBucket{thr: qBoundary(k), lo: uint16(k - 1)}
+		case next < start+width+qGuard:
+			t[i] = qBucket{thr: next, lo: uint16(k)}
+		default:
+			t[i] = qBucket{lo: uint16(k)}
+		}
 	}
 	return &t
 }()
+
+// qBoundary is the mantissa at which the in-octave code steps to k
+// (k = 1..1024; past 1024, beyond any mantissa).
+func qBoundary(k int) uint64 {
+	if k > qPerOct {
+		return 1 << 53
+	}
+	return uint64((math.Exp2((float64(k)-0.5)/qPerOct) - 1) * (1 << 52))
+}
 
 // Unquant decodes a code; a table makes it one load.
 func Unquant(c uint16) float64 { return quantTable()[c] }

@@ -68,6 +68,37 @@ func TestFastCodeExact(t *testing.T) {
 	}
 }
 
+// Quant takes its table path nearly always, and matches the reference at
+// the edges of every table bucket, in octaves across the scale (a
+// boundary near an edge is where a bucket could misplace a mantissa).
+func TestQBuckets(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	slow := 0
+	for range 1_000_000 {
+		if _, ok := fastCode(math.Exp2(rng.Float64()*40 - 10)); !ok {
+			slow++
+		}
+	}
+	if slow > 10 {
+		t.Errorf("%d of a million figures took the exact path", slow)
+	}
+	const width = 1 << (52 - qBucketBits)
+	for _, exp := range []uint64{1023 - 16, 1023, 1023 + 10, 1023 + 31} {
+		for i := uint64(0); i <= 1<<qBucketBits; i++ {
+			for _, d := range []int64{-qGuard - 1, -2, -1, 0, 1, 2, qGuard + 1} {
+				m := int64(i*width) + d
+				if m < 0 || m >= 1<<52 {
+					continue
+				}
+				v := math.Float64frombits(exp<<52 | uint64(m))
+				if got, want := Quant(v), quantRef(v); got != want {
+					t.Fatalf("Quant(%v) = %d, reference %d (bucket %d%+d)", v, got, want, i, d)
+				}
+			}
+		}
+	}
+}
+
 func BenchmarkQuant(b *testing.B) {
 	vs := make([]float64, 4096)
 	for i := range vs {
