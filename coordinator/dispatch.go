@@ -142,7 +142,7 @@ func (c *Coordinator) postTask(ctx context.Context, apiAddr string, timeout time
 
 // postTaskIn is postTask decoding the answer's rails and reverse half
 // into sc, and their latency figures into lats, each when it has room
-// (wire.DecodeTaskResultIn).
+// (wire.DecodeAnswer).
 func (c *Coordinator) postTaskIn(ctx context.Context, apiAddr string, timeout time.Duration, t *wire.Task, sc *phaseScratch, lats []probe.Latency) (wire.TaskResult, *probe.Error) {
 	var res wire.TaskResult
 	req, err := c.taskRequest(ctx, apiAddr, t, &sc.enc)
@@ -191,7 +191,7 @@ func (c *Coordinator) postTaskIn(ctx context.Context, apiAddr string, timeout ti
 		}
 		return res, &probe.Error{Class: probe.ClassInternal, Cause: fmt.Sprintf("worker %s answered %s", t.Src, resp.Status)}
 	}
-	if res, err = wire.DecodeTaskResultIn(raw.B, sc.rails, lats, &sc.back); err != nil {
+	if res, err = wire.DecodeAnswer(raw.B, wire.AnswerRoom{Task: t, Rails: sc.rails, Lats: lats, Reverse: &sc.back}); err != nil {
 		return res, &probe.Error{Class: probe.ClassInternal, Cause: fmt.Sprintf("worker %s: bad task result: %v", t.Src, err)}
 	}
 	return res, nil

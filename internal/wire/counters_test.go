@@ -90,7 +90,7 @@ func TestTaskResultCarriesCounts(t *testing.T) {
 		{Rail: 0, Class: "ok", Counts: []counters.Count{{Index: 2, N: 17}}}, {Rail: 1, Class: "ok"}}}
 	scratch := make([]RailResult, 0, 4)
 	scratch = append(scratch, RailResult{Counts: []counters.Count{{Index: 9, N: 1}}}, RailResult{Counts: []counters.Count{{Index: 9, N: 1}}})
-	got, err := DecodeTaskResultIn(TaskResultMsg.Append(nil, &res), scratch[:0], nil, nil)
+	got, err := DecodeAnswer(TaskResultMsg.Append(nil, &res), AnswerRoom{Task: &Task{SweepID: "s", Round: 3, Src: "a", Dst: "b"}, Rails: scratch[:0]})
 	if err != nil {
 		t.Fatal(err)
 	}

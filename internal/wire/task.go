@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -407,30 +408,56 @@ func putResultHead(w *writer, res *TaskResult) {
 	}
 }
 
-// DecodeTaskResultIn is TaskResultMsg.Decode with the rails built in
-// scratch and their latency figures in lats, each when it has room (the
-// leader reuses a scratch per dispatching goroutine, as the cells it makes
-// keep the figures, never the rails, and hands in its round's room for the
-// figures). Bandwidth and error values are allocated as Decode does. The
-// rails' device names are skipped, left empty: the leader names a cell's
-// devices from the rail it asked for, and the two names were two thirds of
-// the strings an answer makes it decode.
-// A non-nil rev is where the reverse half is decoded, if there is one.
-func DecodeTaskResultIn(b []byte, scratch []RailResult, lats []probe.Latency, rev *ReverseResult) (TaskResult, error) {
-	return decodeWith(TaskResultMsg, b, resultRoom{scratch, lats, rev, true}, getTaskResult)
+// AnswerRoom is what DecodeAnswer needs besides the bytes: the task the
+// answer is to, and where to decode it. Rails, Lats and Reverse are used
+// when they have room, else allocated.
+type AnswerRoom struct {
+	Task    *Task
+	Rails   []RailResult
+	Lats    []probe.Latency
+	Reverse *ReverseResult
+}
+
+// ErrOtherTask is an answer naming another sweep, round or pair than the
+// task it answers.
+var ErrOtherTask = errors.New("an answer to another task (its sweep, round or pair is not the task's)")
+
+// DecodeAnswer is TaskResultMsg.Decode of the answer to room.Task, for the
+// leader: it reuses a scratch per dispatching goroutine for the rails and
+// the reverse half, as the cells it makes keep the figures, never the
+// rails, and hands in its round's room for the figures. Bandwidth and
+// error values are allocated as Decode does. What the leader knows from
+// its task is compared, not decoded: the answer's sweep, round and pair
+// must be the task's (ErrOtherTask) and come back as the task's own
+// strings, and the rails' device names are skipped, left empty (the leader
+// names a cell's devices from the rail it asked for). Those names were
+// most of the strings an answer made it decode and intern.
+func DecodeAnswer(b []byte, room AnswerRoom) (TaskResult, error) {
+	return decodeWith(TaskResultMsg, b, resultRoom{room.Rails, room.Lats, room.Reverse, room.Task}, getTaskResult)
 }
 
 // resultRoom is where a task result's rails, figures and reverse half
-// may be decoded, and whether their device names are skipped.
+// may be decoded, and the task it answers (nil: decode everything).
 type resultRoom struct {
-	rails     []RailResult
-	lats      []probe.Latency
-	rev       *ReverseResult
-	noDevices bool
+	rails []RailResult
+	lats  []probe.Latency
+	rev   *ReverseResult
+	task  *Task
 }
 
 func getTaskResult(r *reader, res *TaskResult, in resultRoom) {
-	*res = TaskResult{SweepID: r.str(), Round: r.int(), Src: r.str(), Dst: r.str(), Elapsed: r.dur(), Tester: r.error()}
+	if t := in.task; t != nil {
+		same := string(r.strBytes()) == t.SweepID
+		same = r.int() == t.Round && same
+		same = string(r.strBytes()) == t.Src && same
+		same = string(r.strBytes()) == t.Dst && same
+		if !same && r.err == nil {
+			r.err = ErrOtherTask
+		}
+		*res = TaskResult{SweepID: t.SweepID, Round: t.Round, Src: t.Src, Dst: t.Dst, Elapsed: r.dur(), Tester: r.error()}
+	} else {
+		*res = TaskResult{SweepID: r.str(), Round: r.int(), Src: r.str(), Dst: r.str(), Elapsed: r.dur(), Tester: r.error()}
+	}
 	if r.flag() {
 		res.Reverse = in.rev
 		if res.Reverse == nil {
@@ -479,7 +506,7 @@ func getRailResults(r *reader, n int, in resultRoom) []RailResult {
 		}
 		rr := &rails[i]
 		rr.Rail = r.int()
-		if in.noDevices {
+		if in.task != nil {
 			r.strBytes()
 			r.strBytes()
 		} else {

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"errors"
 	"math/rand/v2"
 	"reflect"
 	"testing"
@@ -8,11 +9,12 @@ import (
 	"github.com/rdmamesh/rdmamesh/internal/probe"
 )
 
-// DecodeTaskResultIn gives what Decode gives but the rails' device names,
+// DecodeAnswer gives what Decode gives but the rails' device names,
 // whether its scratch is too small, large enough, or still holds the
 // previous message's rails, and with or without a room for the reverse
-// half that still holds an earlier one.
-func TestDecodeTaskResultInMatchesDecode(t *testing.T) {
+// half that still holds an earlier one; an answer naming another sweep,
+// round or pair than its task's is refused.
+func TestDecodeAnswerMatchesDecode(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	scratch := make([]RailResult, 0, 4)
 	var rev *ReverseResult // a room for the reverse half every other message
@@ -35,7 +37,8 @@ func TestDecodeTaskResultInMatchesDecode(t *testing.T) {
 				rails[k].SrcDevice, rails[k].DstDevice = "", ""
 			}
 		}
-		got, err := DecodeTaskResultIn(b, scratch, make([]probe.Latency, i%5), rev)
+		task := &Task{SweepID: v.SweepID, Round: v.Round, Src: v.Src, Dst: v.Dst}
+		got, err := DecodeAnswer(b, AnswerRoom{Task: task, Rails: scratch, Lats: make([]probe.Latency, i%5), Reverse: rev})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -45,8 +48,16 @@ func TestDecodeTaskResultInMatchesDecode(t *testing.T) {
 		if i%3 == 0 {
 			scratch = make([]RailResult, 0, 64)
 		}
+		for k, other := range []Task{{SweepID: v.SweepID + "x", Round: v.Round, Src: v.Src, Dst: v.Dst},
+			{SweepID: v.SweepID, Round: v.Round + 1, Src: v.Src, Dst: v.Dst},
+			{SweepID: v.SweepID, Round: v.Round, Src: v.Dst + "x", Dst: v.Dst},
+			{SweepID: v.SweepID, Round: v.Round, Src: v.Src, Dst: v.Src + "x"}} {
+			if _, err := DecodeAnswer(b, AnswerRoom{Task: &other}); !errors.Is(err, ErrOtherTask) {
+				t.Fatalf("message %d, task %d (%+v): %v, want ErrOtherTask", i, k, other, err)
+			}
+		}
 	}
-	if _, err := DecodeTaskResultIn([]byte{TaskResultMsg.Version() + 1}, scratch, nil, nil); err == nil {
+	if _, err := DecodeAnswer([]byte{TaskResultMsg.Version() + 1}, AnswerRoom{Task: &Task{}}); err == nil {
 		t.Fatal("another version decoded")
 	}
 }
