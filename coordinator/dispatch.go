@@ -225,9 +225,12 @@ func (c *Coordinator) roundTrip(req *http.Request) (*http.Response, error) {
 	return c.client.Transport.RoundTrip(req)
 }
 
-func (c *Coordinator) authorize(req *http.Request) {
+func (c *Coordinator) authorize(req *http.Request) { c.authorizeHeader(req.Header) }
+
+// authorizeHeader adds the bearer token, if there is one, to h.
+func (c *Coordinator) authorizeHeader(h http.Header) {
 	if c.opts.Token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.opts.Token)
+		h.Set("Authorization", "Bearer "+c.opts.Token)
 	}
 }
 

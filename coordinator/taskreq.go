@@ -57,9 +57,7 @@ func (c *Coordinator) taskTarget(apiAddr string) (*taskTarget, error) {
 		return nil, err
 	}
 	hdr := http.Header{"Content-Type": wireTypeHdr}
-	if c.opts.Token != "" {
-		hdr.Set("Authorization", "Bearer "+c.opts.Token)
-	}
+	c.authorizeHeader(hdr)
 	c.targets.mu.Lock()
 	defer c.targets.mu.Unlock()
 	if c.targets.m == nil {
