@@ -17,8 +17,13 @@ import (
 )
 
 // fakeWorker answers tasks; status non-zero answers that status with an
-// error reply.
-type fakeWorker struct{ status int }
+// error reply; with a token, a task without it is refused (401). other
+// answers for another round than the task's.
+type fakeWorker struct {
+	status int
+	token  string
+	other  bool
+}
 
 func (f fakeWorker) RoundTrip(req *http.Request) (*http.Response, error) {
 	raw, _ := io.ReadAll(req.Body)
@@ -31,10 +36,16 @@ func (f fakeWorker) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil || req.Header.Get("Content-Type") != wire.ContentType {
 		return answer(http.StatusTeapot, "text/plain", []byte(fmt.Sprint(err)))
 	}
+	if f.token != "" && req.Header.Get("Authorization") != "Bearer "+f.token {
+		return answer(http.StatusUnauthorized, wire.ContentType, wire.ErrorMsg.Append(nil, &probe.Error{Class: probe.ClassInternal, Cause: "no token"}))
+	}
 	if f.status != 0 {
 		return answer(f.status, wire.ContentType, wire.ErrorMsg.Append(nil, &probe.Error{Class: probe.ClassResource, Cause: "busy with " + t.Src}))
 	}
-	res := wire.TaskResult{SweepID: t.SweepID, Src: t.Src, Dst: t.Dst}
+	res := wire.TaskResult{SweepID: t.SweepID, Round: t.Round, Src: t.Src, Dst: t.Dst}
+	if f.other {
+		res.Round++
+	}
 	for _, rp := range t.Rails {
 		res.Rails = append(res.Rails, wire.RailResult{Rail: rp.Rail, SrcDevice: rp.Src.Device, Class: probe.ClassOK,
 			Latency: &probe.Latency{Samples: 1, P50Ns: float64(1000 + rp.Rail)}})
@@ -43,7 +54,7 @@ func (f fakeWorker) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 func TestPostTask(t *testing.T) {
-	task := wire.Task{SweepID: "s", Src: "a", Dst: "b",
+	task := wire.Task{SweepID: "s", Round: 7, Src: "a", Dst: "b",
 		Rails: []probe.RailPair{{Rail: 0, Src: probe.Endpoint{Device: "mlx5_0"}}, {Rail: 1, Src: probe.Endpoint{Device: "mlx5_1"}}}}
 	for _, tc := range []struct {
 		name      string
@@ -51,14 +62,20 @@ func TestPostTask(t *testing.T) {
 		wantClass probe.Class
 	}{
 		{"result", fakeWorker{}, ""},
+		{"with a token", fakeWorker{token: "tok"}, ""},
 		{"error reply", fakeWorker{status: http.StatusServiceUnavailable}, probe.ClassResource},
+		{"an answer to another round", fakeWorker{other: true}, probe.ClassInternal},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := &Coordinator{client: &http.Client{Transport: tc.w}}
+			c := &Coordinator{client: &http.Client{Transport: tc.w}, opts: Options{Token: tc.w.token}}
 			// Twice: the second call reuses the pooled buffers of the first.
 			for range 2 {
 				res, perr := c.postTask(context.Background(), "a:1", time.Minute, task)
 				switch {
+				case tc.w.other:
+					if perr == nil || perr.Class != tc.wantClass || !strings.Contains(perr.Cause, "an answer to another task") {
+						t.Fatalf("error %+v, want class %s naming the other task", perr, tc.wantClass)
+					}
 				case tc.wantClass != "":
 					if perr == nil || perr.Class != tc.wantClass || perr.Cause != "busy with a" {
 						t.Fatalf("error %+v, want class %s", perr, tc.wantClass)
