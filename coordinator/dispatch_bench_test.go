@@ -3,9 +3,9 @@ package coordinator
 import (
 	"bytes"
 	"context"
-	"io"
 	"log/slog"
 	"net/http"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,27 +17,45 @@ import (
 )
 
 // answerAll is a worker API that answers every task at once with the same
-// binary result, so that a benchmark measures the leader's side alone.
-type answerAll struct{ body []byte }
+// rails and figures, so that a benchmark measures the leader's side alone
+// (the answer names its task: the leader checks that it does).
+type answerAll struct{ rails wire.EncodedRails }
+
+var answerDecoders = sync.Pool{New: func() any { return new(wire.TaskDecoder) }}
 
 func (a answerAll) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.Body != nil {
-		_, _ = io.Copy(io.Discard, req.Body)
-		req.Body.Close()
+	in := wire.GetBuf()
+	defer in.Put()
+	buf := bytes.NewBuffer(in.B)
+	_, err := buf.ReadFrom(req.Body)
+	req.Body.Close()
+	in.B = buf.Bytes()
+	if err != nil {
+		return nil, err
 	}
-	return &http.Response{StatusCode: http.StatusOK, Status: "200 OK", Request: req, ContentLength: int64(len(a.body)),
-		Header: http.Header{"Content-Type": {wire.ContentType}}, Body: io.NopCloser(bytes.NewReader(a.body))}, nil
+	d := answerDecoders.Get().(*wire.TaskDecoder)
+	defer answerDecoders.Put(d)
+	t, err := d.Decode(in.B)
+	if err != nil {
+		return nil, err
+	}
+	res := wire.TaskResult{SweepID: t.SweepID, Round: t.Round, Src: t.Src, Dst: t.Dst, Reverse: &wire.ReverseResult{}}
+	out := wire.GetBuf()
+	out.B = wire.AppendTaskResult(out.B, &res, a.rails, a.rails) // the same figures back
+	return &http.Response{StatusCode: http.StatusOK, Status: "200 OK", Request: req, ContentLength: int64(len(out.B)),
+		Header: answerHeader, Body: wire.NewBody(out)}, nil
 }
 
+var answerHeader = http.Header{"Content-Type": {wire.ContentType}}
+
 func dispatchCoordinator(nodes []matrix.Node) *Coordinator {
-	res := wire.TaskResult{Reverse: &wire.ReverseResult{}}
+	var rails []wire.RailResult
 	for r := range nodes[0].Ports {
-		res.Rails = append(res.Rails, wire.RailResult{Rail: r, SrcDevice: nodes[0].Ports[r].Device, DstDevice: nodes[0].Ports[r].Device,
+		rails = append(rails, wire.RailResult{Rail: r, SrcDevice: nodes[0].Ports[r].Device, DstDevice: nodes[0].Ports[r].Device,
 			Class: probe.ClassOK, Latency: &probe.Latency{Samples: 1000, MinNs: 990, P50Ns: 1010, P90Ns: 1030, P99Ns: 1100, P999Ns: 1300, MaxNs: 2000, StdevNs: 12}})
 	}
-	res.Reverse.Rails = res.Rails // the same figures back
 	c := &Coordinator{log: slog.New(slog.DiscardHandler), reg: newRegistry(), inflight: newInflight(),
-		client: &http.Client{Transport: answerAll{wire.TaskResultMsg.Append(nil, &res)}}}
+		client: &http.Client{Transport: answerAll{wire.EncodeRailResults(rails)}}}
 	for _, n := range nodes {
 		c.reg.nodes[n.Name] = &api.NodeInfo{Name: n.Name, State: "alive", APIAddr: n.Name + ":7471"}
 	}

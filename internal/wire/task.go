@@ -179,22 +179,32 @@ func (e *TaskEncoder) keep(fwd, back []probe.RailPair, present bool, sect []byte
 // when it has room, for a reader that is done with the task before it
 // decodes the next one.
 func DecodeTaskIn(b []byte, scratch []probe.RailPair) (Task, error) {
-	return decodeWith(TaskMsg, b, &railMemo{rails: scratch}, getTask)
+	var t Task
+	r, err := reading(TaskMsg, b)
+	if err == nil {
+		getTask(&r, &t, &railMemo{rails: scratch})
+		err = end(&r, TaskMsg)
+	}
+	return t, err
 }
 
-// decodeWith is c.Decode reading with get(r, v, in) in place of c's own
-// reader; get is a function, not a closure, and in is what it decodes into.
-func decodeWith[T, R any](c *Codec[T], b []byte, in R, get func(*reader, *T, R)) (T, error) {
-	var v T
+// reading starts decoding b as a c message, for a decoder that reads it
+// with a function of its own instead of c's (which, called through a
+// function value, would put every decoded value on the heap): the reader
+// past the version byte. end finishes it.
+func reading[T any](c *Codec[T], b []byte) (reader, error) {
 	if err := checkVersion(c.name, c.version, b); err != nil {
-		return v, err
+		return reader{}, err
 	}
-	r := reader{b: b[1:], shared: c.shared}
-	get(&r, &v, in)
+	return reader{b: b[1:], shared: c.shared}, nil
+}
+
+// end is the error of a c message read with r: every byte must be used.
+func end[T any](r *reader, c *Codec[T]) error {
 	if err := r.done(); err != nil {
-		return v, fmt.Errorf("%s message: %w", c.name, err)
+		return fmt.Errorf("%s message: %w", c.name, err)
 	}
-	return v, nil
+	return nil
 }
 
 func getTask(r *reader, t *Task, m *railMemo) {
@@ -202,7 +212,8 @@ func getTask(r *reader, t *Task, m *railMemo) {
 	t.Params, t.Deadline, t.Ticket = r.params(), r.time(), r.ownStr()
 	mirror := false
 	if r.flag() {
-		t.Reverse = &ReverseTask{Deadline: r.time(), Ticket: r.ownStr()}
+		t.Reverse = m.reverse()
+		*t.Reverse = ReverseTask{Deadline: r.time(), Ticket: r.ownStr()}
 		mirror = r.flag()
 	}
 	h := r.halves(t.Reverse != nil)
@@ -232,6 +243,16 @@ type railMemo struct {
 	h      halfCounts
 	mirror bool
 	valid  bool
+	rev    ReverseTask // a TaskDecoder's task's reverse half
+}
+
+// reverse is where a task's reverse half goes: a TaskDecoder's own, which
+// the task has until the next Decode, or a new one.
+func (m *railMemo) reverse() *ReverseTask {
+	if m.keep {
+		return &m.rev
+	}
+	return new(ReverseTask)
 }
 
 func (m *railMemo) get(r *reader, h halfCounts, mirror bool) []probe.RailPair {
@@ -267,10 +288,16 @@ func (m *railMemo) get(r *reader, h halfCounts, mirror bool) []probe.RailPair {
 // decoder until the next Decode; it is not safe for concurrent use.
 type TaskDecoder struct{ m railMemo }
 
-// Decode is TaskMsg.Decode, with the decoder's rails.
+// Decode is TaskMsg.Decode, with the decoder's rails and reverse half.
 func (d *TaskDecoder) Decode(b []byte) (Task, error) {
 	d.m.keep = true
-	return decodeWith(TaskMsg, b, &d.m, getTask)
+	var t Task
+	r, err := reading(TaskMsg, b)
+	if err == nil {
+		getTask(&r, &t, &d.m)
+		err = end(&r, TaskMsg)
+	}
+	return t, err
 }
 
 // mirrored is p seen from its other end.
@@ -433,7 +460,13 @@ var ErrOtherTask = errors.New("an answer to another task (its sweep, round or pa
 // names a cell's devices from the rail it asked for). Those names were
 // most of the strings an answer made it decode and intern.
 func DecodeAnswer(b []byte, room AnswerRoom) (TaskResult, error) {
-	return decodeWith(TaskResultMsg, b, resultRoom{room.Rails, room.Lats, room.Reverse, room.Task}, getTaskResult)
+	var res TaskResult
+	r, err := reading(TaskResultMsg, b)
+	if err == nil {
+		getTaskResult(&r, &res, resultRoom{room.Rails, room.Lats, room.Reverse, room.Task})
+		err = end(&r, TaskResultMsg)
+	}
+	return res, err
 }
 
 // resultRoom is where a task result's rails, figures and reverse half
