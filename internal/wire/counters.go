@@ -85,12 +85,22 @@ func (w *writer) counts(cs []counters.Count) {
 	})
 }
 
+// counts is a list read directly, not through getList (see reader.error).
 func (r *reader) counts() []counters.Count {
-	return getList(r, func(r *reader, c *counters.Count) {
+	n, ok := r.count()
+	if !ok {
+		return nil
+	}
+	out := make([]counters.Count, n)
+	for k := range out {
+		if r.err != nil {
+			break
+		}
 		i := r.u64()
 		if i > 0xff {
 			r.fail()
 		}
-		c.Index, c.N = uint8(i), r.u64()
-	})
+		out[k].Index, out[k].N = uint8(i), r.u64()
+	}
+	return out
 }

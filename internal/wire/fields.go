@@ -83,7 +83,17 @@ func (r *reader) errorFields(e *probe.Error) {
 // error is an optional error.
 func (w *writer) error(v *probe.Error) { putOpt(w, v, (*writer).errorFields) }
 
-func (r *reader) error() *probe.Error { return getOpt(r, (*reader).errorFields) }
+// error, latency and bandwidth read an optional value directly, not
+// through getOpt: a reader passed to a function value escapes to the heap,
+// and the leader decodes half a million answers a sweep.
+func (r *reader) error() *probe.Error {
+	if !r.flag() {
+		return nil
+	}
+	e := new(probe.Error)
+	r.errorFields(e)
+	return e
+}
 
 func (w *writer) qp(q *probe.QPInfo) {
 	w.str(q.Node)
@@ -134,7 +144,14 @@ func (r *reader) latencyFields(l *probe.Latency) {
 // latency is an optional latency.
 func (w *writer) latency(v *probe.Latency) { putOpt(w, v, (*writer).latencyFields) }
 
-func (r *reader) latency() *probe.Latency { return getOpt(r, (*reader).latencyFields) }
+func (r *reader) latency() *probe.Latency {
+	if !r.flag() {
+		return nil
+	}
+	l := new(probe.Latency)
+	r.latencyFields(l)
+	return l
+}
 
 func (w *writer) bandwidthFields(b *probe.Bandwidth) {
 	w.f64(b.Gbps)
@@ -150,7 +167,14 @@ func (r *reader) bandwidthFields(b *probe.Bandwidth) {
 // bandwidth is an optional bandwidth.
 func (w *writer) bandwidth(v *probe.Bandwidth) { putOpt(w, v, (*writer).bandwidthFields) }
 
-func (r *reader) bandwidth() *probe.Bandwidth { return getOpt(r, (*reader).bandwidthFields) }
+func (r *reader) bandwidth() *probe.Bandwidth {
+	if !r.flag() {
+		return nil
+	}
+	b := new(probe.Bandwidth)
+	r.bandwidthFields(b)
+	return b
+}
 
 func (w *writer) check(c *probe.Check) {
 	w.str(c.Name)

@@ -266,7 +266,20 @@ func (m *railMemo) get(r *reader, h halfCounts, mirror bool) []probe.RailPair {
 		sent = h.nf
 	}
 	start := r.b
-	all := getN(r, sent, room(m.rails, h.n), (*reader).railPair)
+	// Read here rather than through a helper taking the element reader as
+	// a function value, which would put the reader on the heap (see
+	// reader.error); like count, it refuses more elements than bytes left.
+	if sent > len(r.b) {
+		r.fail()
+		return nil
+	}
+	all := room(m.rails, h.n)
+	for i := range sent {
+		if r.err != nil {
+			break
+		}
+		r.railPair(&all[i])
+	}
 	if r.err != nil {
 		return nil
 	}
@@ -316,24 +329,6 @@ func mirrors(fwd, back []probe.RailPair) bool {
 		}
 	}
 	return true
-}
-
-// getN reads n elements of a list whose count came earlier (a message's
-// two halves share one allocation, or scratch when it has room); like
-// count, it refuses more elements than bytes left.
-func getN[E any](r *reader, n int, scratch []E, get func(*reader, *E)) []E {
-	if r.err != nil || n > len(r.b) {
-		r.fail()
-		return nil
-	}
-	out := room(scratch, n)
-	for i := range out {
-		if r.err != nil {
-			break
-		}
-		get(r, &out[i])
-	}
-	return out
 }
 
 // room is n zero elements: scratch's when it has room (and is not nil, so
