@@ -39,14 +39,14 @@ func (w workerDispatch) Phase(ctx context.Context, out []matrix.Cell, t sweep.Ta
 				Fix:   fmt.Sprintf("check the host %s and its rdmamesh worker service (systemctl status rdmamesh-worker, or the pod)", n.name)})
 		}
 	}
-	// The worker must answer before our own deadline so a slow test comes
-	// back as its own classified cells rather than a blanket timeout. Each
-	// direction keeps the pair timeout it had as a task of its own.
 	// The task and the answer's rails are built in a reused scratch: the
 	// cells keep their figures, never the rails, and nothing keeps the
 	// task once it is encoded.
 	sc := phaseScratches.Get().(*phaseScratch)
 	defer phaseScratches.Put(sc)
+	// The worker must answer before our own deadline so a slow test comes
+	// back as its own classified cells rather than a blanket timeout. Each
+	// direction keeps the pair timeout it had as a task of its own.
 	now, timeout := time.Now(), spec.PairTimeout
 	task := &sc.task
 	*task = wire.Task{SweepID: id, Round: round, Src: src.Name, Dst: dst.Name,
