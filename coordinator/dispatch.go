@@ -178,7 +178,7 @@ func (c *Coordinator) postTaskIn(ctx context.Context, apiAddr string, timeout ti
 			Fix: fmt.Sprintf("check that the rdmamesh worker on %s is running and its API port is reachable from the coordinator", t.Src)}
 	}
 	defer resp.Body.Close()
-	raw, err := readAnswer(resp)
+	raw, err := wire.ReadBuf(resp.Body, resp.ContentLength, maxAnswer)
 	if err != nil {
 		return res, &probe.Error{Class: probe.ClassPeerLost, Cause: fmt.Sprintf("worker %s: reading the answer: %v", t.Src, err)}
 	}

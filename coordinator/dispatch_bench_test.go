@@ -1,7 +1,6 @@
 package coordinator
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"net/http"
@@ -24,15 +23,12 @@ type answerAll struct{ rails wire.EncodedRails }
 var answerDecoders = sync.Pool{New: func() any { return new(wire.TaskDecoder) }}
 
 func (a answerAll) RoundTrip(req *http.Request) (*http.Response, error) {
-	in := wire.GetBuf()
-	defer in.Put()
-	buf := bytes.NewBuffer(in.B)
-	_, err := buf.ReadFrom(req.Body)
+	in, err := wire.ReadBuf(req.Body, req.ContentLength, maxAnswer)
 	req.Body.Close()
-	in.B = buf.Bytes()
 	if err != nil {
 		return nil, err
 	}
+	defer in.Put()
 	d := answerDecoders.Get().(*wire.TaskDecoder)
 	defer answerDecoders.Put(d)
 	t, err := d.Decode(in.B)

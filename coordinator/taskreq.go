@@ -1,12 +1,9 @@
 package coordinator
 
 import (
-	"bytes"
 	"context"
-	"io"
 	"net/http"
 	"net/url"
-	"slices"
 	"sync"
 
 	"github.com/rdmamesh/rdmamesh/internal/wire"
@@ -78,26 +75,5 @@ type taskTargets struct {
 	m  map[string]*taskTarget
 }
 
-// readAnswer reads a response body (at most 16 MB) into a pooled buffer
-// the caller puts back.
-func readAnswer(resp *http.Response) (*wire.Buf, error) {
-	a := wire.GetBuf()
-	var err error
-	if n := resp.ContentLength; n >= 0 && n <= maxAnswer {
-		// The length is known (the transport holds the body to it): read
-		// exactly that, without a limiting reader a million times a sweep.
-		a.B = slices.Grow(a.B, int(n))[:n]
-		_, err = io.ReadFull(resp.Body, a.B)
-	} else {
-		buf := bytes.NewBuffer(a.B)
-		_, err = buf.ReadFrom(io.LimitReader(resp.Body, maxAnswer))
-		a.B = buf.Bytes()
-	}
-	if err != nil {
-		a.Put()
-		return nil, err
-	}
-	return a, nil
-}
-
+// maxAnswer bounds a worker's answer to a task.
 const maxAnswer = 16 << 20

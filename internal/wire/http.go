@@ -1,12 +1,14 @@
 package wire
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
+	"slices"
 
 	"github.com/rdmamesh/rdmamesh/internal/probe"
 )
@@ -29,6 +31,31 @@ func ReadBody(r io.Reader, max int) ([]byte, error) {
 	}
 	if len(b) > max {
 		return nil, errors.New("request body too large")
+	}
+	return b, nil
+}
+
+// ReadBuf is ReadBody into a pooled Buf the caller puts back, for the
+// half a million tasks and answers of a 1,024-node sweep. length is the
+// body's declared length (-1: unknown); a known one within max is read
+// exactly, without a limiting reader.
+func ReadBuf(r io.Reader, length int64, max int) (*Buf, error) {
+	b := GetBuf()
+	var err error
+	if length >= 0 && length <= int64(max) {
+		b.B = slices.Grow(b.B, int(length))[:length]
+		_, err = io.ReadFull(r, b.B)
+	} else {
+		buf := bytes.NewBuffer(b.B)
+		_, err = buf.ReadFrom(io.LimitReader(r, int64(max)+1))
+		b.B = buf.Bytes()
+		if err == nil && len(b.B) > max {
+			err = errors.New("body too large")
+		}
+	}
+	if err != nil {
+		b.Put()
+		return nil, fmt.Errorf("read body: %w", err)
 	}
 	return b, nil
 }

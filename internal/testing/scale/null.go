@@ -1,12 +1,12 @@
 package scale
 
 import (
-	"bytes"
 	"net/http"
 	"slices"
 	"sync"
 
 	"github.com/rdmamesh/rdmamesh/internal/probe"
+	"github.com/rdmamesh/rdmamesh/internal/session"
 	"github.com/rdmamesh/rdmamesh/internal/wire"
 )
 
@@ -20,14 +20,15 @@ func nullTask(req *http.Request) (*http.Response, bool) {
 	if req.Method != http.MethodPost || req.URL.Path != "/v1/tasks" || req.Header.Get("Content-Type") != wire.ContentType {
 		return nil, false
 	}
-	in := wire.GetBuf()
-	defer in.Put()
-	buf := bytes.NewBuffer(in.B)
-	_, err := buf.ReadFrom(req.Body)
-	in.B = buf.Bytes()
+	n := req.ContentLength
+	if n == 0 && req.Body != nil && req.Body != http.NoBody {
+		n = -1 // a client request's 0 with a body: not known
+	}
+	in, err := wire.ReadBuf(req.Body, n, session.MaxBody) // the worker's bound
 	if err != nil {
 		return nil, false
 	}
+	defer in.Put()
 	sc := nullScratches.Get().(*nullScratch)
 	defer nullScratches.Put(sc)
 	// The decoder copies what it keeps, so in goes back on return, and the

@@ -42,7 +42,7 @@ func TestNullTaskAnswersAsNullResult(t *testing.T) {
 		}
 		buf := wire.GetBuf()
 		buf.B = wire.TaskMsg.Append(buf.B, &task)
-		req := &http.Request{Method: http.MethodPost, URL: taskURL, Header: hdr, Body: wire.NewBody(buf)}
+		req := &http.Request{Method: http.MethodPost, URL: taskURL, Header: hdr, Body: wire.NewBody(buf), ContentLength: int64(len(buf.B))}
 		resp, ok := nullTask(req)
 		req.Body.Close()
 		if !ok {
@@ -84,7 +84,7 @@ func BenchmarkNullTask(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		buf := wire.GetBuf()
 		buf.B = append(buf.B, tasks[i%len(tasks)]...)
-		req := &http.Request{Method: http.MethodPost, URL: taskURL, Header: hdr, Body: wire.NewBody(buf)}
+		req := &http.Request{Method: http.MethodPost, URL: taskURL, Header: hdr, Body: wire.NewBody(buf), ContentLength: int64(len(buf.B))}
 		resp, ok := nullTask(req)
 		req.Body.Close()
 		if !ok {
