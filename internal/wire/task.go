@@ -153,8 +153,8 @@ func putTask(w *writer, t *Task, e *TaskEncoder) {
 type TaskEncoder struct {
 	fwd, back       []probe.RailPair
 	fwdNil, backNil bool
-	present, valid  bool
-	sect            []byte
+	present         bool
+	sect            []byte // the section last written; never empty once written
 }
 
 // Append is TaskMsg.Append.
@@ -165,27 +165,14 @@ func (e *TaskEncoder) Append(b []byte, t *Task) []byte {
 }
 
 func (e *TaskEncoder) same(fwd, back []probe.RailPair, present bool) bool {
-	return e.valid && present == e.present && (fwd == nil) == e.fwdNil && (back == nil) == e.backNil &&
+	return len(e.sect) > 0 && present == e.present && (fwd == nil) == e.fwdNil && (back == nil) == e.backNil &&
 		slices.Equal(fwd, e.fwd) && slices.Equal(back, e.back)
 }
 
 func (e *TaskEncoder) keep(fwd, back []probe.RailPair, present bool, sect []byte) {
 	e.fwd, e.back = append(e.fwd[:0], fwd...), append(e.back[:0], back...)
-	e.fwdNil, e.backNil, e.present, e.valid = fwd == nil, back == nil, present, true
+	e.fwdNil, e.backNil, e.present = fwd == nil, back == nil, present
 	e.sect = append(e.sect[:0], sect...)
-}
-
-// DecodeTaskIn is TaskMsg.Decode with both halves' rails built in scratch
-// when it has room, for a reader that is done with the task before it
-// decodes the next one.
-func DecodeTaskIn(b []byte, scratch []probe.RailPair) (Task, error) {
-	var t Task
-	r, err := reading(TaskMsg, b)
-	if err == nil {
-		getTask(&r, &t, &railMemo{rails: scratch})
-		err = end(&r, TaskMsg)
-	}
-	return t, err
 }
 
 // reading starts decoding b as a c message, for a decoder that reads it
@@ -239,10 +226,9 @@ func getTask(r *reader, t *Task, m *railMemo) {
 type railMemo struct {
 	rails  []probe.RailPair // both halves, the reverse rebuilt when mirrored
 	keep   bool             // remember sect for the next task
-	sect   []byte           // the bytes rails came from, when valid
+	sect   []byte           // the bytes rails came from; empty: nothing kept
 	h      halfCounts
 	mirror bool
-	valid  bool
 	rev    ReverseTask // a TaskDecoder's task's reverse half
 }
 
@@ -256,11 +242,11 @@ func (m *railMemo) reverse() *ReverseTask {
 }
 
 func (m *railMemo) get(r *reader, h halfCounts, mirror bool) []probe.RailPair {
-	if m.valid && h == m.h && mirror == m.mirror && len(r.b) >= len(m.sect) && string(r.b[:len(m.sect)]) == string(m.sect) {
+	if len(m.sect) > 0 && h == m.h && mirror == m.mirror && len(r.b) >= len(m.sect) && string(r.b[:len(m.sect)]) == string(m.sect) {
 		r.b = r.b[len(m.sect):]
 		return m.rails
 	}
-	m.valid = false
+	m.sect = m.sect[:0] // rails is about to be overwritten
 	sent := h.n
 	if mirror {
 		sent = h.nf
@@ -288,7 +274,7 @@ func (m *railMemo) get(r *reader, h halfCounts, mirror bool) []probe.RailPair {
 		all[i] = mirrored(all[i-h.nf])
 	}
 	if m.keep {
-		m.rails, m.h, m.mirror, m.valid = all, h, mirror, true
+		m.rails, m.h, m.mirror = all, h, mirror
 		m.sect = append(m.sect[:0], start[:len(start)-len(r.b)]...)
 	}
 	return all
