@@ -42,15 +42,10 @@ func quantBy(v float64, fast bool) uint16 {
 		}
 	}
 	c := math.Round((math.Log2(v)-qMinLog2)*qPerOct) + qExact
-	switch {
-	case c < qExact:
-		return qExact
-	case c > math.MaxUint16:
-		return math.MaxUint16
-	}
-	return uint16(c)
+	return clampCode(int(min(c, 1<<20))) // an infinite figure saturates too
 }
 
+// clampCode is a code past either end of the scale brought to that end.
 func clampCode(c int) uint16 { return uint16(min(max(c, qExact), math.MaxUint16)) }
 
 // fastCode is quant's log-scale code from integer compares instead of
