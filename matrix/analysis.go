@@ -20,6 +20,9 @@ type analysis struct {
 	st    []railStats  // per rail
 	cells []uint8      // per cell: verdict index | class code << 3
 	cv    []railSpread // per rail: how noisy its population is
+	// par and stretch: goroutines and cells a stretch for the passes
+	// (parallel.go); 0 = the defaults. Tests set them.
+	par, stretch int
 }
 
 // The cell byte: the verdict's index in allVerdicts (3 bits) and the

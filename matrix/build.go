@@ -76,7 +76,10 @@ func Analyse(nodes []Node, src Source, cells []Cell, th Thresholds) *Matrix {
 // The equivalence harness analyses every sweep both ways, so the old
 // steps stay identical to the reference and the new ones change only
 // what they claim (equiv_test.go).
-type diagnosis struct{ legacy bool }
+type diagnosis struct {
+	legacy       bool
+	par, stretch int // analysis.par and .stretch
+}
 
 func analyse(nodes []Node, src Source, cells []Cell, th Thresholds, dg diagnosis) *Matrix {
 	th = th.orDefaults()
@@ -97,10 +100,10 @@ func analyse(nodes []Node, src Source, cells []Cell, th Thresholds, dg diagnosis
 		total += m * (m - 1)
 	}
 	a := &analysis{ns: ns, spans: spans, g: g, j: newJudge(ns, th, spans, total),
-		st: make([]railStats, len(spans)), cells: make([]uint8, total), cv: make([]railSpread, len(spans))}
+		st: make([]railStats, len(spans)), cells: make([]uint8, total), cv: make([]railSpread, len(spans)),
+		par: dg.par, stretch: dg.stretch}
 	railRollups, nodeRollups := a.judgeRails()
-	// The scratch grew to a rail's cells: not for keeping.
-	a.j.p50, a.j.p99, a.j.gbs = nil, nil, nil
+	a.j.release()
 
 	stored := th
 	stored.Baseline = nil // named by BaselineName; the figures would dwarf the matrix in JSON

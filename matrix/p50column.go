@@ -1,6 +1,9 @@
 package matrix
 
-import "math"
+import (
+	"math"
+	"sync"
+)
 
 // p50Column keeps every same-rail cell's p50 from the first pass until the
 // node medians, the largest buffer of the analysis: 8 bytes a cell as
@@ -18,6 +21,7 @@ type p50Column struct {
 	valid []uint64 // bit k: cell k has a p50
 	isOth []uint64 // bit k: it is in other, not in codes
 	other map[int]float64
+	mu    sync.Mutex // other, while the first pass's goroutines set cells
 }
 
 func newP50Column(n int, table []float64) *p50Column {
@@ -33,7 +37,8 @@ func newP50Column(n int, table []float64) *p50Column {
 		isOth: make([]uint64, words), other: map[int]float64{}}
 }
 
-// set records cell k's p50 from the first pass's figures.
+// set records cell k's p50 from the first pass's figures. Goroutines may
+// set cells at once if no two of them set cells of one 64-cell word.
 func (c *p50Column) set(k int, f *figs) {
 	if c.f64 != nil {
 		c.f64[k] = orNaN(f.p50, f.hasP)
@@ -49,7 +54,9 @@ func (c *p50Column) set(k int, f *figs) {
 		return
 	}
 	c.isOth[w] |= bit
+	c.mu.Lock()
 	c.other[k] = f.p50
+	c.mu.Unlock()
 }
 
 // at is cell k's p50, NaN when it has none.

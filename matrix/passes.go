@@ -33,11 +33,16 @@ func (f *railFigs) reset(n int) {
 const verdictMask = 1<<verdictBits - 1
 
 // judgeRails gives every same-rail cell its verdict and returns the rail
-// and node rollups.
+// and node rollups. Both passes over a rail run on every core, a stretch
+// of cells at a time (parallel.go).
 func (a *analysis) judgeRails() (rails, nodes []Rollup) {
-	p := a.peeker()
+	w := a.workers()
 	p50s := newP50Column(len(a.cells), a.g.p50Table()) // per cell; 2.25 or 8 bytes a cell while judging
-	nt := make([]rollTally, len(a.ns))
+	tallies := make([][]rollTally, w)                  // per goroutine, per node
+	peekers := make([]*peeker, w)
+	for i := range w {
+		tallies[i], peekers[i] = make([]rollTally, len(a.ns)), a.peeker()
+	}
 	rails = make([]Rollup, len(a.spans))
 	// The scratch is sized for the largest rail up front: grown by append,
 	// its outgrown copies were garbage the collector let pile up to about
@@ -52,69 +57,100 @@ func (a *analysis) judgeRails() (rails, nodes []Rollup) {
 	a.j.reserve(most)
 	scratch := make([]float64, 0, most) // the rail's p50s, for its median
 	var rates []float64
-	var f figs
 	for si := range a.spans {
 		sp := &a.spans[si]
 		m := len(sp.members)
 		rf.reset(m * (m - 1))
 		a.j.begin()
-		sample := newSpreadSample(m * (m - 1))
-		k := sp.start
-		for _, s := range sp.members {
-			for _, d := range sp.members {
-				if s == d {
-					continue
-				}
-				b := p.figures(s, d, sp.rail, &f)
-				a.cells[k] = b
-				o := k - sp.start
-				p50s.set(k, &f)
-				rf.p99[o], rf.g[o], rf.big[o] = orNaN(f.p99, f.hasT), orNaN(f.g, f.hasG), f.big
-				if b&verdictMask == 0 { // ok
-					a.j.addFigs(f)
-					sample.add(o, &f)
-				}
-				k++
-			}
+		stride := newSpreadSample(m * (m - 1)).stride
+		parts := a.stretches(sp)
+		gathers := make([]gather, len(parts))
+		for i := range parts {
+			pt := &parts[i]
+			gathers[i] = a.j.part(pt.k0-sp.start, pt.k1-sp.start)
+			pt.sample.stride = stride
 		}
+		each(w, len(parts), func(wi, i int) {
+			a.readStretch(sp, &parts[i], &gathers[i], peekers[wi], p50s, &rf)
+		})
+		a.j.join(gathers)
 		st := a.j.done()
 		a.st[sp.rail] = st
+		sample := spreadSample{stride: stride}
+		for i := range parts {
+			sample.join(&parts[i].sample)
+		}
 		a.cv[sp.rail] = sample.done()
 
 		rates = rates[:0]
 		for _, n := range sp.members {
 			rates = append(rates, lineRate(a.ns[n], sp.rail))
 		}
+		each(w, len(parts), func(wi, i int) {
+			a.judgeStretch(si, &parts[i], &st, rates, &rf, p50s, tallies[wi])
+		})
 		var rt rollTally
-		k = sp.start
-		for i, s := range sp.members {
-			for j, d := range sp.members {
-				if i == j {
-					continue
-				}
-				o := k - sp.start
-				v := a.cells[k] & verdictMask
-				if v == 0 { // ok: the rules may still find it slow or short of bandwidth
-					f := figs{p50: p50s.at(k), p99: rf.p99[o], g: rf.g[o], big: rf.big[o]}
-					f.hasP, f.hasT, f.hasG = !math.IsNaN(f.p50), !math.IsNaN(f.p99), !math.IsNaN(f.g)
-					if nv := a.j.rules(f, VerdictOK, sp.rail, &st, portRate(rates[i], rates[j]), a.j.baseAt(k), nil); nv != VerdictOK {
-						v = verdictIndex(nv)
-						a.cells[k] = a.cells[k]&^verdictMask | v
-					}
-				}
-				g := rf.g[o]
-				rt.add(v, g, 0)
-				// The order the cells were once added to a node's rollup:
-				// rail, the peer's position, the row before the column.
-				nt[s].add(v, g, ((si*len(a.ns))+j)*2)
-				nt[d].add(v, g, ((si*len(a.ns))+i)*2+1)
-				k++
-			}
+		for i := range parts {
+			rt.merge(&parts[i].rail)
 		}
 		scratch = p50s.appendValid(scratch[:0], sp.start, sp.end())
 		rails[si] = rt.rollup(railKey(sp.rail), median(scratch))
 	}
+	nt := tallies[0]
+	for _, t := range tallies[1:] {
+		for n := range nt {
+			nt[n].merge(&t[n])
+		}
+	}
 	return rails, a.nodeMedians(nt, p50s)
+}
+
+// readStretch is the first pass over one stretch: each cell's class
+// verdict, figures and p50, and the ok cells' population figures.
+func (a *analysis) readStretch(sp *railSpan, pt *stretch, g *gather, p *peeker, p50s *p50Column, rf *railFigs) {
+	// Gathered on the stack: the stretches sit side by side, and two
+	// goroutines adding to neighbours would share their cache lines.
+	var f figs
+	lg, sample := *g, pt.sample
+	for c := pt.cells(sp); c.k < pt.k1; c.next() {
+		b := p.figures(sp.members[c.i], sp.members[c.j], sp.rail, &f)
+		a.cells[c.k] = b
+		o := c.k - sp.start
+		p50s.set(c.k, &f)
+		rf.p99[o], rf.g[o], rf.big[o] = orNaN(f.p99, f.hasT), orNaN(f.g, f.hasG), f.big
+		if b&verdictMask == 0 { // ok
+			a.j.gather(&lg, &f)
+			sample.add(o, &f)
+		}
+	}
+	*g, pt.sample = lg, sample
+}
+
+// judgeStretch is the second pass over one stretch: the rules on each ok
+// cell, and the rail's and both nodes' tallies.
+func (a *analysis) judgeStretch(si int, pt *stretch, st *railStats, rates []float64, rf *railFigs, p50s *p50Column, nt []rollTally) {
+	sp := &a.spans[si]
+	var rt rollTally // on the stack, as in readStretch
+	defer func() { pt.rail = rt }()
+	for c := pt.cells(sp); c.k < pt.k1; c.next() {
+		k, i, j := c.k, c.i, c.j
+		o := k - sp.start
+		v := a.cells[k] & verdictMask
+		if v == 0 { // ok: the rules may still find it slow or short of bandwidth
+			f := figs{p50: p50s.at(k), p99: rf.p99[o], g: rf.g[o], big: rf.big[o]}
+			f.hasP, f.hasT, f.hasG = !math.IsNaN(f.p50), !math.IsNaN(f.p99), !math.IsNaN(f.g)
+			if nv := a.j.rules(f, VerdictOK, sp.rail, st, portRate(rates[i], rates[j]), a.j.baseAt(k), nil); nv != VerdictOK {
+				v = verdictIndex(nv)
+				a.cells[k] = a.cells[k]&^verdictMask | v
+			}
+		}
+		g := rf.g[o]
+		rt.add(v, g, 0)
+		// The order the cells were once added to a node's rollup:
+		// rail, the peer's position, the row before the column.
+		nt[sp.members[i]].add(v, g, ((si*len(a.ns))+j)*2)
+		nt[sp.members[j]].add(v, g, ((si*len(a.ns))+i)*2+1)
+	}
 }
 
 // nodeMedians finishes the node rollups with the median of each node's
@@ -129,45 +165,54 @@ func (a *analysis) nodeMedians(nt []rollTally, p50s *p50Column) []Rollup {
 		perNode += 2 * max(len(a.spans[si].members)-1, 0)
 	}
 	block := max(1, min(len(a.ns), (1<<20)/max(perNode, 1)))
-	lists := make([][]float64, block)
-	for n0 := 0; n0 < len(a.ns); n0 += block {
-		n1 := min(n0+block, len(a.ns))
-		for b := range lists {
-			lists[b] = lists[b][:0]
+	w := a.workers()
+	lists := make([][][]float64, w) // per goroutine, per node of its block
+	for i := range lists {
+		lists[i] = make([][]float64, block)
+	}
+	each(w, (len(a.ns)+block-1)/block, func(wi, bi int) {
+		n0 := bi * block
+		a.blockMedians(nodes, nt, p50s, lists[wi], n0, min(n0+block, len(a.ns)))
+	})
+	return nodes
+}
+
+// blockMedians finishes the rollups of nodes n0..n1-1.
+func (a *analysis) blockMedians(nodes []Rollup, nt []rollTally, p50s *p50Column, lists [][]float64, n0, n1 int) {
+	for b := range lists {
+		lists[b] = lists[b][:0]
+	}
+	for si := range a.spans {
+		sp := &a.spans[si]
+		m1 := len(sp.members) - 1
+		// The block's members on this rail are a run of positions,
+		// members being in node order.
+		i0, i1 := sort.SearchInts(sp.members, n0), sort.SearchInts(sp.members, n1)
+		for i := i0; i < i1; i++ {
+			row := sp.start + i*m1
+			b := sp.members[i] - n0
+			lists[b] = p50s.appendValid(lists[b], row, row+m1)
 		}
-		for si := range a.spans {
-			sp := &a.spans[si]
-			m1 := len(sp.members) - 1
-			// The block's members on this rail are a run of positions,
-			// members being in node order.
-			i0, i1 := sort.SearchInts(sp.members, n0), sort.SearchInts(sp.members, n1)
+		for j := range sp.members {
+			row := sp.start + j*m1 // j's row, diagonal skipped
 			for i := i0; i < i1; i++ {
-				row := sp.start + i*m1
-				b := sp.members[i] - n0
-				lists[b] = p50s.appendValid(lists[b], row, row+m1)
-			}
-			for j := range sp.members {
-				row := sp.start + j*m1 // j's row, diagonal skipped
-				for i := i0; i < i1; i++ {
-					col := i
-					switch {
-					case i == j:
-						continue
-					case i > j:
-						col--
-					}
-					if v := p50s.at(row + col); !math.IsNaN(v) {
-						b := sp.members[i] - n0
-						lists[b] = append(lists[b], v)
-					}
+				col := i
+				switch {
+				case i == j:
+					continue
+				case i > j:
+					col--
+				}
+				if v := p50s.at(row + col); !math.IsNaN(v) {
+					b := sp.members[i] - n0
+					lists[b] = append(lists[b], v)
 				}
 			}
 		}
-		for n := n0; n < n1; n++ {
-			nodes[n] = nt[n].rollup(a.ns[n].Name, median(lists[n-n0]))
-		}
 	}
-	return nodes
+	for n := n0; n < n1; n++ {
+		nodes[n] = nt[n].rollup(a.ns[n].Name, median(lists[n-n0]))
+	}
 }
 
 func orNaN(v float64, ok bool) float64 {

@@ -27,6 +27,18 @@ func (t *rollTally) add(v uint8, g float64, key int) {
 	}
 }
 
+// merge adds u's cells to t. A minimum is the least Gb/s, then the least
+// key, whichever order the cells came in; among equal keys (a rail's
+// tally) the one merged first wins, as the one added first does.
+func (t *rollTally) merge(u *rollTally) {
+	for i, n := range u.n {
+		t.n[i] += n
+	}
+	if u.hasMinG && (!t.hasMinG || u.minG < t.minG || (u.minG == t.minG && u.minKey < t.minKey)) {
+		t.minG, t.minKey, t.hasMinG = u.minG, u.minKey, true
+	}
+}
+
 func (t *rollTally) rollup(key string, p50 float64) Rollup {
 	r := Rollup{Key: key, OK: t.n[0], Failed: t.n[1], Slow: t.n[2], LowBandwidth: t.n[3], Untested: t.n[4], P50Ns: p50}
 	for _, n := range t.n {

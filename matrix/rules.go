@@ -11,11 +11,10 @@ import (
 // generation) without anything being wrong. Scratch slices are reused
 // across rails so a 1,024-node rail costs no allocation per cell.
 type judge struct {
-	th            Thresholds
-	ns            []Node
-	base          []int32 // per cell index: 1 + index into th.Baseline.Cells, 0 = none; nil without a baseline
-	p50, p99, gbs []float64
-	cur           railStats // the rail being gathered (begin, add, done)
+	th   Thresholds
+	ns   []Node
+	base []int32 // per cell index: 1 + index into th.Baseline.Cells, 0 = none; nil without a baseline
+	cur  gather  // the rail being gathered (begin, add, done)
 }
 
 type baseFig struct{ p50, gbps float64 }
@@ -80,22 +79,33 @@ type railStats struct {
 	zP50, zP99, zG  robust
 }
 
+// gather is a rail's population figures as its cells are read: min and
+// max keep nothing, the medians keep the values (in the scratch reserve
+// sized).
+type gather struct {
+	st            railStats
+	p50, p99, gbs []float64
+}
+
 // reserve sizes the scratch for n cells, so a rail of n never grows it.
 func (j *judge) reserve(n int) {
 	robust := j.th.RobustZ > 0
 	if robust || j.th.TailFactor > 0 {
-		j.p99 = make([]float64, 0, n)
+		j.cur.p99 = make([]float64, 0, n)
 	}
 	if robust {
-		j.p50, j.gbs = make([]float64, 0, n), make([]float64, 0, n)
+		j.cur.p50, j.cur.gbs = make([]float64, 0, n), make([]float64, 0, n)
 	}
 }
+
+// release drops the scratch: it grew to a rail's cells, not for keeping.
+func (j *judge) release() { j.cur = gather{} }
 
 // begin, add and done gather a rail's population figures from its cells
 // one at a time, so the cells need not be held.
 func (j *judge) begin() {
-	j.cur = railStats{minP50: math.Inf(1)}
-	j.p50, j.p99, j.gbs = j.p50[:0], j.p99[:0], j.gbs[:0]
+	c := &j.cur
+	*c = gather{st: railStats{minP50: math.Inf(1)}, p50: c.p50[:0], p99: c.p99[:0], gbs: c.gbs[:0]}
 }
 
 func (j *judge) add(c *Result) {
@@ -104,37 +114,75 @@ func (j *judge) add(c *Result) {
 	}
 }
 
-// addFigs gathers one ok cell's figures. Only the rules that need a
+func (j *judge) addFigs(f figs) { j.gather(&j.cur, &f) }
+
+// gather adds one ok cell's figures to g. Only the rules that need a
 // population's median keep the values: min and max need none.
-func (j *judge) addFigs(f figs) {
-	st := &j.cur
+func (j *judge) gather(g *gather, f *figs) {
+	st := &g.st
 	robust := j.th.RobustZ > 0
 	if f.hasP {
 		st.minP50 = min(st.minP50, f.p50)
 		if robust {
-			j.p50 = append(j.p50, f.p50)
+			g.p50 = append(g.p50, f.p50)
 		}
 	}
 	if f.hasT && (robust || j.th.TailFactor > 0) {
-		j.p99 = append(j.p99, f.p99)
+		g.p99 = append(g.p99, f.p99)
 	}
 	if f.hasG {
 		st.maxGbps = max(st.maxGbps, f.g)
 		if robust {
-			j.gbs = append(j.gbs, f.g)
+			g.gbs = append(g.gbs, f.g)
 		}
 	}
 }
 
+// part is a gather for the cells at offsets o0..o1-1 of the rail begun,
+// for a goroutine of its own: its values go in place into that stretch of
+// the scratch (never more than one a cell), and join gathers the parts
+// back in offset order.
+func (j *judge) part(o0, o1 int) gather {
+	c := &j.cur
+	g := gather{st: railStats{minP50: math.Inf(1)}}
+	if cap(c.p50) >= o1 {
+		g.p50 = c.p50[o0:o0:o1]
+	}
+	if cap(c.p99) >= o1 {
+		g.p99 = c.p99[o0:o0:o1]
+	}
+	if cap(c.gbs) >= o1 {
+		g.gbs = c.gbs[o0:o0:o1]
+	}
+	return g
+}
+
+// join adds the parts, in offset order, to the rail begun. Each part's
+// values move down to follow the ones before (copy allows the overlap), so
+// the scratch holds them in the order one goroutine would have added them:
+// min, max and medians do not depend on it, but a 0 and a -0 would.
+func (j *judge) join(parts []gather) {
+	c := &j.cur
+	for i := range parts {
+		g := &parts[i]
+		c.st.minP50 = min(c.st.minP50, g.st.minP50)
+		c.st.maxGbps = max(c.st.maxGbps, g.st.maxGbps)
+		c.p50 = append(c.p50, g.p50...)
+		c.p99 = append(c.p99, g.p99...)
+		c.gbs = append(c.gbs, g.gbs...)
+	}
+}
+
 func (j *judge) done() railStats {
-	st := j.cur
+	c := &j.cur
+	st := c.st
 	if j.th.TailFactor > 0 {
 		// Before robustStats, which overwrites the scratch slices with
 		// deviations; median only reorders them.
-		st.medP99 = median(j.p99)
+		st.medP99 = median(c.p99)
 	}
 	if j.th.RobustZ > 0 {
-		st.zP50, st.zP99, st.zG = robustStats(j.p50), robustStats(j.p99), robustStats(j.gbs)
+		st.zP50, st.zP99, st.zG = robustStats(c.p50), robustStats(c.p99), robustStats(c.gbs)
 	}
 	return st
 }

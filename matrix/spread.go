@@ -47,6 +47,11 @@ func (s *spreadSample) add(o int, f *figs) {
 	}
 }
 
+// join appends a later stretch's sample (taken with the same stride).
+func (s *spreadSample) join(t *spreadSample) {
+	s.p50, s.gbps = append(s.p50, t.p50...), append(s.gbps, t.gbps...)
+}
+
 func (s *spreadSample) done() railSpread {
 	cv := func(xs []float64) float64 {
 		r := robustStats(xs)
