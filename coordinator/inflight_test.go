@@ -2,11 +2,13 @@ package coordinator
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 )
 
 // A worker that gossip calls dead but that answers its API keeps its
@@ -54,5 +56,51 @@ func TestNodeDeadEndsOnlyItsTasks(t *testing.T) {
 		if _, dead := deadCause(ctxs[i]); dead != want {
 			t.Errorf("task %v: ended as dead = %v, want %v", pairs[i], dead, want)
 		}
+	}
+}
+
+// A tracked task ends when its caller's context ends, with that context's
+// cause; the tasks of one caller share one watch, dropped with the last.
+func TestTrackEndsWithItsCaller(t *testing.T) {
+	f := newInflight()
+	cause := errors.New("the sweep was stopped")
+	parent, stop := context.WithCancelCause(context.Background())
+	ctx1, release1 := f.track(parent, time.Hour, "a", "b")
+	ctx2, release2 := f.track(parent, 0, "c", "d")
+	other, release3 := f.track(context.Background(), 0, "e", "f")
+	defer release3()
+	f.mu.Lock()
+	watches := len(f.parents)
+	f.mu.Unlock()
+	if watches != 1 {
+		t.Fatalf("%d watches for one caller's context, want 1", watches)
+	}
+	stop(cause)
+	for i, ctx := range []context.Context{ctx1, ctx2} {
+		select {
+		case <-ctx.Done():
+		case <-time.After(10 * time.Second):
+			t.Fatalf("task %d still running 10 s after its caller's context ended", i+1)
+		}
+		if got := context.Cause(ctx); got != cause {
+			t.Errorf("task %d ended with %v, want its caller's cause", i+1, got)
+		}
+	}
+	if other.Err() != nil {
+		t.Fatalf("a task of another caller ended: %v", context.Cause(other))
+	}
+	// One already ended ends at once.
+	late, release4 := f.track(parent, 0, "a", "b")
+	if context.Cause(late) != cause {
+		t.Fatalf("a task tracked under an ended context runs on: %v", context.Cause(late))
+	}
+	release1()
+	release2()
+	release4()
+	f.mu.Lock()
+	watches = len(f.parents)
+	f.mu.Unlock()
+	if watches != 0 {
+		t.Fatalf("%d watches left after every task was released", watches)
 	}
 }
