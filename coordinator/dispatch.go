@@ -26,19 +26,15 @@ type workerDispatch struct{ c *Coordinator }
 
 func (w workerDispatch) Phase(ctx context.Context, out []matrix.Cell, t sweep.Task) []matrix.Cell {
 	c, id, round, spec, src, dst := w.c, t.SweepID, t.Round, t.Spec, t.Src, t.Dst
-	srcInfo, okS := c.reg.get(src.Name)
-	dstInfo, okD := c.reg.get(dst.Name)
-	for _, n := range []struct {
-		name  string
-		ok    bool
-		state string
-	}{{src.Name, okS, srcInfo.State}, {dst.Name, okD, dstInfo.State}} {
-		if !n.ok || n.state == "dead" || n.state == "left" {
+	info := c.reg.pair(src.Name, dst.Name)
+	for i, name := range [2]string{src.Name, dst.Name} {
+		if st := info.state[i]; !info.ok[i] || st == "dead" || st == "left" {
 			return failPhase(out, t, &probe.Error{Class: probe.ClassPeerLost,
-				Cause: fmt.Sprintf("worker %s is %s in gossip", n.name, orUnknown(n.state)),
-				Fix:   fmt.Sprintf("check the host %s and its rdmamesh worker service (systemctl status rdmamesh-worker, or the pod)", n.name)})
+				Cause: fmt.Sprintf("worker %s is %s in gossip", name, orUnknown(st)),
+				Fix:   fmt.Sprintf("check the host %s and its rdmamesh worker service (systemctl status rdmamesh-worker, or the pod)", name)})
 		}
 	}
+	srcAPI, dstAPI := info.api[0], info.api[1]
 	// The task and the answer's rails are built in a reused scratch: the
 	// cells keep their figures, never the rails, and nothing keeps the
 	// task once it is encoded.
@@ -50,7 +46,7 @@ func (w workerDispatch) Phase(ctx context.Context, out []matrix.Cell, t sweep.Ta
 	now, timeout := time.Now(), spec.PairTimeout
 	task := &sc.task
 	*task = wire.Task{SweepID: id, Round: round, Src: src.Name, Dst: dst.Name,
-		DstAPI: dstInfo.APIAddr, SrcAPI: srcInfo.APIAddr, Rails: t.Rails, Params: spec.Params,
+		DstAPI: dstAPI, SrcAPI: srcAPI, Rails: t.Rails, Params: spec.Params,
 		Deadline: now.Add(spec.PairTimeout * 9 / 10)}
 	if len(t.Reverse) > 0 {
 		sc.rev = wire.ReverseTask{Rails: t.Reverse, Deadline: now.Add(spec.PairTimeout * 18 / 10)}
@@ -65,7 +61,7 @@ func (w workerDispatch) Phase(ctx context.Context, out []matrix.Cell, t sweep.Ta
 	}
 	tctx, release := c.inflight.track(ctx, timeout, src.Name, dst.Name)
 	defer release()
-	res, err := c.postTaskIn(tctx, srcInfo.APIAddr, spec.PairTimeout, task, sc, t.Figures)
+	res, err := c.postTaskIn(tctx, srcAPI, spec.PairTimeout, task, sc, t.Figures)
 	if err != nil {
 		return failPhase(out, t, err)
 	}

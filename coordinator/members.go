@@ -58,6 +58,27 @@ func (r *registry) get(name string) (api.NodeInfo, bool) {
 	return *n, true
 }
 
+// pairInfo is what a task needs of its two workers: their states and API
+// addresses, under one read lock and without copying the rest of their
+// records (at 4,096 nodes the two lookups a task were 11 of the leader's
+// 340 CPU-s, mostly cache misses on records no other step reads).
+type pairInfo struct {
+	state, api [2]string
+	ok         [2]bool
+}
+
+func (r *registry) pair(a, b string) pairInfo {
+	var p pairInfo
+	r.mu.RLock()
+	for i, name := range [2]string{a, b} {
+		if n := r.nodes[name]; n != nil {
+			p.state[i], p.api[i], p.ok[i] = n.State, n.APIAddr, true
+		}
+	}
+	r.mu.RUnlock()
+	return p
+}
+
 // gossipEvent is what the event delegate hands the registry goroutine.
 type gossipEvent struct {
 	name  string
