@@ -164,8 +164,9 @@ func (a *analysis) nodeMedians(nt []rollTally, p50s *p50Column) []Rollup {
 	for si := range a.spans {
 		perNode += 2 * max(len(a.spans[si].members)-1, 0)
 	}
-	block := max(1, min(len(a.ns), (1<<20)/max(perNode, 1)))
+	// About a million p50s in lists at once, shared by the goroutines.
 	w := a.workers()
+	block := max(1, min(len(a.ns), (1<<20)/w/max(perNode, 1)))
 	lists := make([][][]float64, w) // per goroutine, per node of its block
 	for i := range lists {
 		lists[i] = make([][]float64, block)
