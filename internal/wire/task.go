@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"time"
+	"unsafe"
 
 	"github.com/rdmamesh/rdmamesh/internal/counters"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
@@ -195,7 +196,7 @@ func end[T any](r *reader, c *Codec[T]) error {
 }
 
 func getTask(r *reader, t *Task, m *railMemo) {
-	*t = Task{SweepID: r.str(), Round: r.int(), Src: r.str(), Dst: r.str(), DstAPI: r.str(), SrcAPI: r.str()}
+	*t = Task{SweepID: m.name(r), Round: r.int(), Src: m.name(r), Dst: m.name(r), DstAPI: m.name(r), SrcAPI: m.name(r)}
 	t.Params, t.Deadline, t.Ticket = r.params(), r.time(), r.ownStr()
 	mirror := false
 	if r.flag() {
@@ -230,6 +231,20 @@ type railMemo struct {
 	h      halfCounts
 	mirror bool
 	rev    ReverseTask // a TaskDecoder's task's reverse half
+	borrow bool        // TaskDecoder.Borrow
+}
+
+// name reads one of a task's names (sweep, nodes, API addresses): a
+// borrowing decoder's point into the message instead of being interned.
+func (m *railMemo) name(r *reader) string {
+	if !m.borrow {
+		return r.str()
+	}
+	b := r.strBytes()
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
 }
 
 // reverse is where a task's reverse half goes: a TaskDecoder's own, which
@@ -285,11 +300,20 @@ func (m *railMemo) get(r *reader, h halfCounts, mirror bool) []probe.RailPair {
 // asks for the same rails, so their section is decoded once and then
 // only compared, byte for byte. A decoded task's rails belong to the
 // decoder until the next Decode; it is not safe for concurrent use.
-type TaskDecoder struct{ m railMemo }
+type TaskDecoder struct {
+	// Borrow makes a decoded task's sweep, node and API address strings
+	// point into the bytes it was decoded from, valid only while those
+	// bytes are: for a host that answers from the task and drops it before
+	// its buffer is reused (the scale harness's stand-in, at 4,096 nodes
+	// 12 CPU-s of interning five names a task). Everything else the task
+	// holds is its own, or the decoder's, as without it.
+	Borrow bool
+	m      railMemo
+}
 
 // Decode is TaskMsg.Decode, with the decoder's rails and reverse half.
 func (d *TaskDecoder) Decode(b []byte) (Task, error) {
-	d.m.keep = true
+	d.m.keep, d.m.borrow = true, d.Borrow
 	var t Task
 	r, err := reading(TaskMsg, b)
 	if err == nil {

@@ -200,3 +200,49 @@ func TestTaskMemosStartAndRecoverEmpty(t *testing.T) {
 		t.Fatalf("a fresh encoder wrote %x, Append %x", got, want)
 	}
 }
+
+// A borrowing decoder's names point into the message, and nothing else it
+// hands out does: the rails it keeps for the next task survive the
+// message's buffer being reused, and a task's ticket and parameters are
+// its own.
+func TestTaskDecoderBorrowsOnlyNames(t *testing.T) {
+	rails := []probe.RailPair{{Rail: 0, Src: probe.Endpoint{Device: "mlx5_0", Port: 1, GIDIndex: 3},
+		Dst: probe.Endpoint{Device: "mlx5_1", Port: 1, GIDIndex: 3}}}
+	task := Task{SweepID: "sweep-1", Round: 4, Src: "node-a", Dst: "node-b", DstAPI: "10.0.0.2:7100", SrcAPI: "10.0.0.1:7100",
+		Rails: rails, Ticket: "ticket", Params: probe.TestParams{LatencyIters: 1000},
+		Reverse: &ReverseTask{Rails: mirror(rails), Ticket: "back"}}
+	b := TaskMsg.Append(nil, &task)
+	want, err := TaskMsg.Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := TaskDecoder{Borrow: true}
+	got, err := d.Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("borrowed:\n got %+v\nwant %+v", got, want)
+	}
+	ticket, back := got.Ticket, got.Reverse.Ticket
+	clear(b) // the buffer goes back to its pool and is written over
+	if got.Src == "node-a" || got.SweepID == "sweep-1" {
+		t.Fatalf("the names were copied (%q, %q): Borrow does nothing", got.SweepID, got.Src)
+	}
+	if ticket != "ticket" || back != "back" {
+		t.Fatalf("the tickets pointed into the message: %q, %q", ticket, back)
+	}
+	if !reflect.DeepEqual(got.Rails, rails) {
+		t.Fatalf("the rails pointed into the message: %+v", got.Rails)
+	}
+	// The next task, with the same rails section, takes the kept rails.
+	task.Round = 5
+	b2 := TaskMsg.Append(nil, &task)
+	got2, err := d.Decode(b2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got2.Rails, rails) || !reflect.DeepEqual(got2.Reverse.Rails, mirror(rails)) || got2.Src != "node-a" {
+		t.Fatalf("after the first buffer was reused: %+v", got2)
+	}
+}

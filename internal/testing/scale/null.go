@@ -17,7 +17,9 @@ import (
 // It stands in for remote hosts' work, so it spends as little as it can:
 // the task is read and the answer written in pooled buffers.
 func nullTask(req *http.Request) (*http.Response, bool) {
-	if req.Method != http.MethodPost || req.URL.Path != "/v1/tasks" || req.Header.Get("Content-Type") != wire.ContentType {
+	// The header map is read as the coordinator writes it (canonical keys):
+	// Get would canonicalise the key again on every task.
+	if ct := req.Header["Content-Type"]; req.Method != http.MethodPost || req.URL.Path != "/v1/tasks" || len(ct) == 0 || ct[0] != wire.ContentType {
 		return nil, false
 	}
 	n := req.ContentLength
@@ -31,8 +33,9 @@ func nullTask(req *http.Request) (*http.Response, bool) {
 	defer in.Put()
 	sc := nullScratches.Get().(*nullScratch)
 	defer nullScratches.Put(sc)
-	// The decoder copies what it keeps, so in goes back on return, and the
-	// task and its answer live in sc until the answer is encoded.
+	// The task's names point into in (the decoder borrows them) and its
+	// rails are the decoder's, so the answer is encoded before in goes
+	// back on return; nothing keeps the task.
 	t, err := sc.dec.Decode(in.B)
 	if err != nil {
 		return nil, false
@@ -123,7 +126,7 @@ func (sc *nullScratch) encoded(half, spread uint64, rails []probe.RailPair, iter
 }
 
 var nullScratches = sync.Pool{New: func() any {
-	return &nullScratch{rails: make([]wire.RailResult, 0, 64), lats: make([]probe.Latency, 0, 64)}
+	return &nullScratch{dec: wire.TaskDecoder{Borrow: true}, rails: make([]wire.RailResult, 0, 64), lats: make([]probe.Latency, 0, 64)}
 }}
 
 func nullResult(t wire.Task, sc *nullScratch) wire.TaskResult {
