@@ -19,8 +19,10 @@ import (
 // caller's table of children, one insert and delete under the caller's
 // lock a task, and every task of a round has the same caller's context
 // (at 4,096 nodes, 9 of the leader's 340 CPU-s). Instead each caller's
-// context gets one watch while it has tasks running, which ends them
-// when it ends, with its cause.
+// context gets one watch, which ends its tasks when it ends, with its
+// cause. A watch outlives its tasks (a sweep's tasks come one or two at a
+// time when workers answer at once), until its context ends or more than
+// maxIdleWatches are idle.
 type inflight struct {
 	mu      sync.Mutex
 	next    uint64
@@ -37,6 +39,11 @@ type trackedTask struct {
 // parentWatch ends a caller's context's tasks when it ends; n is how many
 // are running, detached the context they are made from (ctx's values,
 // never ending by itself).
+//
+// maxIdleWatches bounds the watches kept without tasks: a caller's
+// context that lives on but has no task running.
+const maxIdleWatches = 64
+
 type parentWatch struct {
 	n        int
 	stop     func() bool
@@ -64,6 +71,9 @@ func (f *inflight) track(ctx context.Context, timeout time.Duration, a, b string
 	base, w := ctx, (*parentWatch)(nil)
 	if ctx.Done() != nil {
 		if w = f.parents[ctx]; w == nil {
+			if len(f.parents) >= maxIdleWatches {
+				f.pruneIdle()
+			}
 			w = &parentWatch{detached: context.WithoutCancel(ctx)}
 			w.stop = context.AfterFunc(ctx, func() { f.parentDone(ctx) })
 			f.parents[ctx] = w
@@ -90,9 +100,8 @@ func (f *inflight) track(ctx context.Context, timeout time.Duration, a, b string
 		f.mu.Lock()
 		delete(f.tasks, id)
 		if w != nil {
-			if w.n--; w.n == 0 {
-				w.stop()
-				delete(f.parents, ctx)
+			if w.n--; w.n == 0 && ctx.Err() != nil {
+				delete(f.parents, ctx) // its AfterFunc has run or is running
 			}
 		}
 		f.mu.Unlock()
@@ -101,7 +110,7 @@ func (f *inflight) track(ctx context.Context, timeout time.Duration, a, b string
 }
 
 // parentDone ends the running tasks of a caller's context that ended. The
-// watch stays until its last task is released.
+// watch goes with its last task.
 func (f *inflight) parentDone(ctx context.Context) {
 	cause := context.Cause(ctx)
 	f.mu.Lock()
@@ -109,6 +118,19 @@ func (f *inflight) parentDone(ctx context.Context) {
 	for _, t := range f.tasks {
 		if t.parent == ctx {
 			t.cancel(cause)
+		}
+	}
+	if w := f.parents[ctx]; w != nil && w.n == 0 {
+		delete(f.parents, ctx)
+	}
+}
+
+// pruneIdle drops the watches without tasks; f.mu is held.
+func (f *inflight) pruneIdle() {
+	for ctx, w := range f.parents {
+		if w.n == 0 {
+			w.stop()
+			delete(f.parents, ctx)
 		}
 	}
 }

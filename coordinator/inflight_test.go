@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -133,6 +134,45 @@ func TestPhaseRefusesAGoneWorker(t *testing.T) {
 			if c.Class != probe.ClassPeerLost || c.Error == nil || c.Error.Cause != tc.want {
 				t.Fatalf("%s > %s: cell %s>%s rail %d is %s (%v), want peer-lost: %s", tc.src, tc.dst, c.Src, c.Dst, c.Rail, c.Class, c.Error, tc.want)
 			}
+		}
+	}
+}
+
+// A live caller's context keeps its watch between tasks, and the idle
+// watches of many such contexts stay bounded.
+func TestTrackKeepsFewIdleWatches(t *testing.T) {
+	f := newInflight()
+	watches := func() int { f.mu.Lock(); defer f.mu.Unlock(); return len(f.parents) }
+	parent, stop := context.WithCancel(context.Background())
+	for range 3 {
+		_, release := f.track(parent, 0, "a", "b")
+		release()
+	}
+	if n := watches(); n != 1 {
+		t.Fatalf("%d watches for one live context between its tasks, want 1", n)
+	}
+	stop()
+	_, release := f.track(parent, 0, "a", "b")
+	release()
+	for deadline := time.Now().Add(10 * time.Second); watches() != 0; {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d watches left 10 s after their context ended", watches())
+		}
+		runtime.Gosched()
+	}
+	var stops []context.CancelFunc
+	defer func() {
+		for _, s := range stops {
+			s()
+		}
+	}()
+	for range 5 * maxIdleWatches {
+		ctx, s := context.WithCancel(context.Background())
+		stops = append(stops, s)
+		_, release := f.track(ctx, 0, "a", "b")
+		release()
+		if n := watches(); n > maxIdleWatches {
+			t.Fatalf("%d idle watches, want at most %d", n, maxIdleWatches)
 		}
 	}
 }
