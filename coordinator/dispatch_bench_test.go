@@ -64,10 +64,7 @@ func dispatchCoordinator(nodes []matrix.Node) *Coordinator {
 // into cells. ns/task is per direction, as before pair tasks.
 func BenchmarkDispatchRound(b *testing.B) {
 	nodes, rounds := benchSweep(b, 256)
-	byName := map[string]matrix.Node{}
-	for _, n := range nodes {
-		byName[n.Name] = n
-	}
+	byName := sweep.NewNodes(nodes)
 	c := dispatchCoordinator(nodes)
 	spec := sweep.Spec{PairTimeout: time.Minute}
 	pool := sweep.NewPool(0)

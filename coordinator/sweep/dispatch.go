@@ -17,7 +17,7 @@ import (
 //
 // lats is room for the figures of the cells appended, in step with out's
 // room: the cell appended at out[k] may keep its figures in lats[k].
-func pairPhases(ctx context.Context, d Dispatcher, sc *pairScratch, out []matrix.Cell, lats []probe.Latency, id string, round int, spec *Spec, a, b matrix.Node) []matrix.Cell {
+func pairPhases(ctx context.Context, d Dispatcher, sc *pairScratch, out []matrix.Cell, lats []probe.Latency, id string, round int, spec *Spec, a, b *nodeRec) []matrix.Cell {
 	// Both directions link the rails the two nodes share, so they have the
 	// same phases, mirrored.
 	fwd, rev := railPhases(&sc.fwd, *spec, a, b), railPhases(&sc.rev, *spec, b, a)
@@ -27,9 +27,9 @@ func pairPhases(ctx context.Context, d Dispatcher, sc *pairScratch, out []matrix
 		if i < len(rev) {
 			back, out = splitUsable(out, b, a, round, rev[i])
 		}
-		t := Task{SweepID: id, Round: round, Spec: spec, Src: a, Dst: b, Rails: there, Reverse: back}
+		t := Task{SweepID: id, Round: round, Spec: spec, Src: a.Node, Dst: b.Node, Rails: there, Reverse: back}
 		if len(there) == 0 {
-			t.Src, t.Dst, t.Rails, t.Reverse = b, a, back, nil
+			t.Src, t.Dst, t.Rails, t.Reverse = b.Node, a.Node, back, nil
 		}
 		if len(t.Rails) == 0 {
 			continue
@@ -48,16 +48,16 @@ type pairScratch struct{ fwd, rev phaseBuf }
 // splitUsable keeps the rails both ends can test. A port the worker's
 // discovery marked unusable is not tested: its cells, appended to out, say
 // why instead of turning into an opaque RDMA failure.
-func splitUsable(out []matrix.Cell, src, dst matrix.Node, round int, rails []probe.RailPair) ([]probe.RailPair, []matrix.Cell) {
-	i := slices.IndexFunc(rails, func(rp probe.RailPair) bool { return !usable(src, dst, rp) })
+func splitUsable(out []matrix.Cell, src, dst *nodeRec, round int, rails []probe.RailPair) ([]probe.RailPair, []matrix.Cell) {
+	i := slices.IndexFunc(rails, func(rp probe.RailPair) bool { return !src.usable[rp.Rail] || !dst.usable[rp.Dst.Rail] })
 	if i < 0 {
 		return rails, out // the usual case: nothing to copy
 	}
 	ok := slices.Clone(rails[:i])
 	for _, rp := range rails[i:] {
-		e := unusable(src, rp.Rail)
+		e := unusable(src.Node, rp.Rail)
 		if e == nil {
-			e = unusable(dst, rp.Dst.Rail)
+			e = unusable(dst.Node, rp.Dst.Rail)
 		}
 		if e == nil {
 			ok = append(ok, rp)
@@ -66,10 +66,6 @@ func splitUsable(out []matrix.Cell, src, dst matrix.Node, round int, rails []pro
 		out = append(out, FailCells(src.Name, dst.Name, round, []probe.RailPair{rp}, e)...)
 	}
 	return ok, out
-}
-
-func usable(src, dst matrix.Node, rp probe.RailPair) bool {
-	return src.Ports[rp.Rail].Usable && dst.Ports[rp.Dst.Rail].Usable
 }
 
 func unusable(n matrix.Node, rail int) *probe.Error {

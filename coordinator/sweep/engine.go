@@ -105,10 +105,8 @@ func (e *Engine) Run(ctx context.Context, id string) {
 		return
 	}
 	names := make([]string, len(rec.Nodes))
-	byName := make(map[string]matrix.Node, len(rec.Nodes))
 	for i, n := range rec.Nodes {
 		names[i] = n.Name
-		byName[n.Name] = n
 	}
 	rounds, err := PlanRounds(rec.Spec, names)
 	if err != nil {
@@ -116,7 +114,7 @@ func (e *Engine) Run(ctx context.Context, id string) {
 		return
 	}
 	start := time.Now()
-	r := roundRunner{e: e, ctx: ctx, id: id, rec: rec, nodes: byName}
+	r := roundRunner{e: e, ctx: ctx, id: id, rec: rec, nodes: NewNodes(rec.Nodes)}
 	if rec.Spec.Budget > 0 {
 		// From the committed start, so a new leader keeps the same budget.
 		r.deadline = rec.Info.Started.Add(rec.Spec.Budget)

@@ -36,7 +36,7 @@ func PlanRounds(spec Spec, names []string) ([]scheduler.Round, error) {
 // rail mode says. Inside a phase each HCA appears once, so a phase's rails
 // run in parallel without sharing an HCA.
 func RailPhases(spec Spec, src, dst matrix.Node) [][]probe.RailPair {
-	return railPhases(&phaseBuf{}, spec, src, dst)
+	return railPhases(&phaseBuf{}, spec, newNodeRec(src), newNodeRec(dst))
 }
 
 // phaseBuf is the space one direction's rail phases are built in. A pool
@@ -48,8 +48,8 @@ type phaseBuf struct {
 	phases [][]probe.RailPair
 }
 
-func railPhases(pb *phaseBuf, spec Spec, src, dst matrix.Node) [][]probe.RailPair {
-	common := min(len(src.Ports), len(dst.Ports))
+func railPhases(pb *phaseBuf, spec Spec, src, dst *nodeRec) [][]probe.RailPair {
+	common := min(len(src.eps), len(dst.eps))
 	// Asked once per direction, a million times a 1,024-node sweep: the
 	// rail list stays on the stack and the phases share one allocation.
 	var buf [16]int
@@ -80,10 +80,7 @@ func railPhases(pb *phaseBuf, spec Spec, src, dst matrix.Node) [][]probe.RailPai
 		start := len(all)
 		for _, l := range phase {
 			a, b := rails[l.A], rails[l.B]
-			s, d := &src.Ports[a], &dst.Ports[b]
-			all = append(all, probe.RailPair{Rail: a,
-				Src: probe.Endpoint{Device: s.Device, Port: s.Port, GIDIndex: s.GIDIndex, Rail: a},
-				Dst: probe.Endpoint{Device: d.Device, Port: d.Port, GIDIndex: d.GIDIndex, Rail: b}})
+			all = append(all, probe.RailPair{Rail: a, Src: src.eps[a], Dst: dst.eps[b]})
 		}
 		// Capped, so that no caller's append to one phase runs into the next.
 		out = append(out, all[start:len(all):len(all)])

@@ -45,8 +45,9 @@ type roundWork struct {
 	ctx     context.Context
 	id      string
 	spec    *Spec
-	nodes   map[string]matrix.Node
+	nodes   *Nodes
 	rd      scheduler.Round
+	ends    [][2]*nodeRec   // pair i's nodes
 	perPair [][]matrix.Cell // each pair fills its own slot
 	// slab holds every pair's room for its same-rail cells, one allocation
 	// a round; a pair that needs more (cross-rail modes) grows its own.
@@ -69,7 +70,7 @@ func NewPool(limit int) *Pool {
 // reuses: they, and the figures they point to, are valid until the second
 // Round call after this one starts (one round committing while the next
 // runs).
-func (p *Pool) Round(ctx context.Context, d Dispatcher, id string, spec *Spec, nodes map[string]matrix.Node, rd scheduler.Round) []matrix.Cell {
+func (p *Pool) Round(ctx context.Context, d Dispatcher, id string, spec *Spec, nodes *Nodes, rd scheduler.Round) []matrix.Cell {
 	return p.run(&roundWork{d: d, ctx: ctx, id: id, spec: spec, nodes: nodes, rd: rd})
 }
 
@@ -84,8 +85,11 @@ func (p *Pool) run(w *roundWork) []matrix.Cell {
 	}
 	w.perPair = make([][]matrix.Cell, len(w.rd.Pairs))
 	w.at = make([]int, len(w.rd.Pairs)+1)
+	w.ends = make([][2]*nodeRec, len(w.rd.Pairs))
 	for i, pr := range w.rd.Pairs {
-		w.at[i+1] = w.at[i] + pairRoom(w.nodes[pr.A], w.nodes[pr.B])
+		a, b := w.nodes.get(pr.A), w.nodes.get(pr.B)
+		w.ends[i] = [2]*nodeRec{a, b}
+		w.at[i+1] = w.at[i] + pairRoom(a, b)
 	}
 	w.slab, w.lats = p.room(w.at[len(w.rd.Pairs)])
 	w.wg.Add(len(w.rd.Pairs))
@@ -108,7 +112,7 @@ func (p *Pool) room(n int) ([]matrix.Cell, []probe.Latency) {
 
 // pairRoom is the cells a pair usually yields: both directions of the
 // rails its ends share.
-func pairRoom(a, b matrix.Node) int { return 2 * min(len(a.Ports), len(b.Ports)) }
+func pairRoom(a, b *nodeRec) int { return 2 * min(len(a.eps), len(b.eps)) }
 
 // gather returns the round's cells in pair order. Pairs that stayed in
 // their room are moved down within the slab (never past the next pair's
@@ -153,9 +157,9 @@ func (p *Pool) Stop() {
 // see to that within a task), so bandwidth is never shared.
 func (w *roundWork) pair(i int, sc *pairScratch) {
 	defer w.wg.Done()
-	p := w.rd.Pairs[i]
+	ends := w.ends[i]
 	// Room for both directions' same-rail cells, in the round's slab;
 	// cross-rail modes outgrow it and append into their own.
 	cells := w.slab[w.at[i]:w.at[i]:w.at[i+1]]
-	w.perPair[i] = pairPhases(w.ctx, w.d, sc, cells, w.lats[w.at[i]:w.at[i+1]:w.at[i+1]], w.id, w.rd.Index, w.spec, w.nodes[p.A], w.nodes[p.B])
+	w.perPair[i] = pairPhases(w.ctx, w.d, sc, cells, w.lats[w.at[i]:w.at[i+1]:w.at[i+1]], w.id, w.rd.Index, w.spec, ends[0], ends[1])
 }

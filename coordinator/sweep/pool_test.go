@@ -2,9 +2,11 @@ package sweep
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"testing"
 
+	"github.com/rdmamesh/rdmamesh/coordinator/scheduler"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
 	"github.com/rdmamesh/rdmamesh/matrix"
 )
@@ -88,10 +90,7 @@ func TestPoolRoundsReuseTheirSlabs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	nodes := map[string]matrix.Node{}
-	for _, n := range h.rec.Nodes {
-		nodes[n.Name] = n
-	}
+	nodes := NewNodes(h.rec.Nodes)
 	p := NewPool(0)
 	defer p.Stop()
 	run := func(i int) []matrix.Cell {
@@ -116,5 +115,38 @@ func TestPoolRoundsReuseTheirSlabs(t *testing.T) {
 	}
 	if third[0].Latency.Samples != 3 {
 		t.Fatalf("round 2's figures %+v", *third[0].Latency)
+	}
+}
+
+// A port its worker marked unusable is not tested: both directions of
+// its rail get cells that say why (port-down for a port that is down,
+// skipped otherwise), the other rails go to the workers, and a pair with a
+// node the sweep does not know yields nothing.
+func TestPoolSkipsUnusablePorts(t *testing.T) {
+	h := newHarness(t, 2, 3, Spec{RailMode: "same"})
+	a, b := &h.rec.Nodes[0], &h.rec.Nodes[1]
+	a.Ports[1].Usable, a.Ports[1].State, a.Ports[1].UnusableWhy = false, "DOWN", "no carrier"
+	b.Ports[2].Usable, b.Ports[2].UnusableWhy = false, "no GID"
+	p := NewPool(0)
+	defer p.Stop()
+	rd := scheduler.Round{Index: 0, Pairs: []scheduler.Pair{{A: "n0", B: "n1"}, {A: "n0", B: "gone"}}}
+	cells := p.Round(context.Background(), figureDispatch{}, "s", &h.rec.Spec, NewNodes(h.rec.Nodes), rd)
+	got := map[string]string{}
+	for _, c := range cells {
+		why := string(c.Class)
+		if c.Error != nil {
+			why += ": " + c.Error.Cause
+		}
+		got[fmt.Sprintf("%s>%s/%d", c.Src, c.Dst, c.Rail)] = why
+	}
+	want := map[string]string{
+		"n0>n1/0": "ok", "n1>n0/0": "ok",
+		"n0>n1/1": "port-down: not tested: n0 mlx5_1 port 1 is unusable: no carrier",
+		"n1>n0/1": "port-down: not tested: n0 mlx5_1 port 1 is unusable: no carrier",
+		"n0>n1/2": "skipped: not tested: n1 mlx5_2 port 1 is unusable: no GID",
+		"n1>n0/2": "skipped: not tested: n1 mlx5_2 port 1 is unusable: no GID",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("cells:\n got %v\nwant %v", got, want)
 	}
 }

@@ -18,7 +18,7 @@ type roundRunner struct {
 	ctx      context.Context
 	id       string
 	rec      Record
-	nodes    map[string]matrix.Node
+	nodes    *Nodes
 	deadline time.Time // zero: no budget
 	tester   *probe.Error
 }

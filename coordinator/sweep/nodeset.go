@@ -1,0 +1,51 @@
+package sweep
+
+import (
+	"github.com/rdmamesh/rdmamesh/internal/probe"
+	"github.com/rdmamesh/rdmamesh/matrix"
+)
+
+// Nodes is a sweep's nodes as the pool reads them pair after pair: by name
+// once a pair, and each node's ports as the few fields a task names. A
+// probe.Port is about 230 bytes, and planning a pair's rails read three of
+// its cache lines on each of 8 ports of both nodes, both ways: at 4,096
+// nodes, cold lines on every pair (12 of the leader's 310 CPU-s).
+type Nodes struct {
+	byName map[string]*nodeRec
+}
+
+// nodeRec is one node with its ports' endpoints and usability by rail.
+type nodeRec struct {
+	matrix.Node
+	eps    []probe.Endpoint
+	usable []bool
+}
+
+// NewNodes indexes a sweep's nodes; a later one of the same name wins.
+func NewNodes(nodes []matrix.Node) *Nodes {
+	ns := &Nodes{byName: make(map[string]*nodeRec, len(nodes))}
+	for _, n := range nodes {
+		ns.byName[n.Name] = newNodeRec(n)
+	}
+	return ns
+}
+
+func newNodeRec(n matrix.Node) *nodeRec {
+	r := &nodeRec{Node: n, eps: make([]probe.Endpoint, len(n.Ports)), usable: make([]bool, len(n.Ports))}
+	for i := range n.Ports {
+		p := &n.Ports[i]
+		r.eps[i] = probe.Endpoint{Device: p.Device, Port: p.Port, GIDIndex: p.GIDIndex, Rail: i}
+		r.usable[i] = p.Usable
+	}
+	return r
+}
+
+// noNode stands for a name the sweep does not have: no ports, no cells.
+var noNode = &nodeRec{}
+
+func (ns *Nodes) get(name string) *nodeRec {
+	if r := ns.byName[name]; r != nil {
+		return r
+	}
+	return noNode
+}
