@@ -61,7 +61,7 @@ func (w workerDispatch) Phase(ctx context.Context, out []matrix.Cell, t sweep.Ta
 	}
 	tctx, release := c.inflight.track(ctx, timeout, src.Name, dst.Name)
 	defer release()
-	res, err := c.postTaskIn(tctx, srcAPI, spec.PairTimeout, task, sc, t.Figures)
+	res, err := c.postTaskIn(tctx, srcAPI, c.cachedTarget(info.target, srcAPI), spec.PairTimeout, task, sc, t.Figures)
 	if err != nil {
 		return failPhase(out, t, err)
 	}
@@ -133,28 +133,27 @@ func resultCells(out []matrix.Cell, src, dst string, round int, asked []probe.Ra
 // timeout, once per direction of t (inflight.track), with
 // context.DeadlineExceeded as its cause.
 func (c *Coordinator) postTask(ctx context.Context, apiAddr string, timeout time.Duration, t wire.Task) (wire.TaskResult, *probe.Error) {
-	return c.postTaskIn(ctx, apiAddr, timeout, &t, &phaseScratch{}, nil)
+	return c.postTaskIn(ctx, apiAddr, nil, timeout, &t, &phaseScratch{}, nil)
 }
 
 // postTaskIn is postTask decoding the answer's rails and reverse half
 // into sc, and their latency figures into lats, each when it has room
-// (wire.DecodeAnswer).
-func (c *Coordinator) postTaskIn(ctx context.Context, apiAddr string, timeout time.Duration, t *wire.Task, sc *phaseScratch, lats []probe.Latency) (wire.TaskResult, *probe.Error) {
+// (wire.DecodeAnswer); tt is apiAddr's task target, nil to look it up.
+func (c *Coordinator) postTaskIn(ctx context.Context, apiAddr string, tt *taskTarget, timeout time.Duration, t *wire.Task, sc *phaseScratch, lats []probe.Latency) (wire.TaskResult, *probe.Error) {
 	var res wire.TaskResult
-	req, err := c.taskRequest(ctx, apiAddr, t, &sc.enc)
-	if err != nil {
-		return res, probe.Classify(err)
+	if tt == nil {
+		var err error
+		if tt, err = c.taskTarget(apiAddr); err != nil {
+			return res, probe.Classify(err)
+		}
 	}
-	resp, err := c.roundTrip(req)
+	resp, err := c.roundTrip(c.taskRequest(ctx, tt, t, &sc.enc))
 	if err != nil && staleConn(err) && ctx.Err() == nil {
 		// A kept-alive connection the worker had just closed: net/http
 		// retries no POST whose body it cannot rewind, and a pooled body
 		// cannot be (its buffer is gone). The worker never answered, so
 		// the task is sent once more on a new connection.
-		if req, err = c.taskRequest(ctx, apiAddr, t, &sc.enc); err != nil {
-			return res, probe.Classify(err)
-		}
-		resp, err = c.roundTrip(req)
+		resp, err = c.roundTrip(c.taskRequest(ctx, tt, t, &sc.enc))
 	}
 	if err != nil {
 		if selffault.Note("connecting to worker "+t.Src, err) {

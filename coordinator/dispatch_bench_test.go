@@ -53,7 +53,7 @@ func dispatchCoordinator(nodes []matrix.Node) *Coordinator {
 	c := &Coordinator{log: slog.New(slog.DiscardHandler), reg: newRegistry(), inflight: newInflight(),
 		client: &http.Client{Transport: answerAll{wire.EncodeRailResults(rails)}}}
 	for _, n := range nodes {
-		c.reg.nodes[n.Name] = &api.NodeInfo{Name: n.Name, State: "alive", APIAddr: n.Name + ":7471"}
+		c.reg.nodes[n.Name] = &regNode{NodeInfo: api.NodeInfo{Name: n.Name, State: "alive", APIAddr: n.Name + ":7471"}}
 	}
 	return c
 }

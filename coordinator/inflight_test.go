@@ -115,9 +115,9 @@ func TestTrackEndsWithItsCaller(t *testing.T) {
 // peer-lost in both directions without a task being sent.
 func TestPhaseRefusesAGoneWorker(t *testing.T) {
 	reg := newRegistry()
-	reg.nodes["a"] = &api.NodeInfo{Name: "a", State: "alive", APIAddr: "127.0.0.1:1"}
-	reg.nodes["b"] = &api.NodeInfo{Name: "b", State: "dead", APIAddr: "127.0.0.1:2"}
-	reg.nodes["c"] = &api.NodeInfo{Name: "c", State: "left", APIAddr: "127.0.0.1:3"}
+	reg.nodes["a"] = &regNode{NodeInfo: api.NodeInfo{Name: "a", State: "alive", APIAddr: "127.0.0.1:1"}}
+	reg.nodes["b"] = &regNode{NodeInfo: api.NodeInfo{Name: "b", State: "dead", APIAddr: "127.0.0.1:2"}}
+	reg.nodes["c"] = &regNode{NodeInfo: api.NodeInfo{Name: "c", State: "left", APIAddr: "127.0.0.1:3"}}
 	w := workerDispatch{c: &Coordinator{reg: reg, inflight: newInflight()}}
 	rails := []probe.RailPair{{Rail: 0}, {Rail: 1}}
 	for _, tc := range []struct{ src, dst, want string }{

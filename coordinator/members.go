@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/memberlist"
@@ -21,12 +22,19 @@ import (
 // inventories fetched from each worker's API.
 type registry struct {
 	mu    sync.RWMutex
-	nodes map[string]*api.NodeInfo
+	nodes map[string]*regNode
 	gens  map[string]uint64 // inventory generation already fetched
 }
 
+// regNode is a member's record and the task target of its API address,
+// kept with it once a task has been sent there (cachedTarget).
+type regNode struct {
+	api.NodeInfo
+	target atomic.Pointer[taskTarget]
+}
+
 func newRegistry() *registry {
-	return &registry{nodes: map[string]*api.NodeInfo{}, gens: map[string]uint64{}}
+	return &registry{nodes: map[string]*regNode{}, gens: map[string]uint64{}}
 }
 
 func (r *registry) list() []api.NodeInfo {
@@ -34,7 +42,7 @@ func (r *registry) list() []api.NodeInfo {
 	defer r.mu.RUnlock()
 	out := make([]api.NodeInfo, 0, len(r.nodes))
 	for _, n := range r.nodes {
-		out = append(out, *n)
+		out = append(out, n.NodeInfo)
 	}
 	slices.SortFunc(out, func(a, b api.NodeInfo) int {
 		if a.Name < b.Name {
@@ -55,7 +63,7 @@ func (r *registry) get(name string) (api.NodeInfo, bool) {
 	if !ok {
 		return api.NodeInfo{}, false
 	}
-	return *n, true
+	return n.NodeInfo, true
 }
 
 // pairInfo is what a task needs of its two workers: their states and API
@@ -65,6 +73,7 @@ func (r *registry) get(name string) (api.NodeInfo, bool) {
 type pairInfo struct {
 	state, api [2]string
 	ok         [2]bool
+	target     *atomic.Pointer[taskTarget] // the first's; nil when unknown
 }
 
 func (r *registry) pair(a, b string) pairInfo {
@@ -73,6 +82,9 @@ func (r *registry) pair(a, b string) pairInfo {
 	for i, name := range [2]string{a, b} {
 		if n := r.nodes[name]; n != nil {
 			p.state[i], p.api[i], p.ok[i] = n.State, n.APIAddr, true
+			if i == 0 {
+				p.target = &n.target
+			}
 		}
 	}
 	r.mu.RUnlock()
@@ -178,7 +190,7 @@ func (c *Coordinator) observe(ctx context.Context, ev gossipEvent) {
 	// 1, so only the transition says its inventory must be fetched again.
 	back := ok && n.State != "alive"
 	if !ok {
-		n = &api.NodeInfo{Name: ev.name}
+		n = &regNode{NodeInfo: api.NodeInfo{Name: ev.name}}
 		c.reg.nodes[ev.name] = n
 	}
 	n.Role, n.State, n.Addr, n.APIAddr, n.RaftAddr, n.LastSeen = m.Role, stateName(ev.state), ev.addr, m.APIAddr, m.RaftAddr, time.Now()

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"sync"
+	"sync/atomic"
 
 	"github.com/rdmamesh/rdmamesh/internal/wire"
 )
@@ -20,26 +21,23 @@ var wireTypeHdr = []string{wire.ContentType}
 // and transports only read them. The request is filled in directly, as
 // http.NewRequest would parse a URL and make a header only for us to
 // replace them, a million times a sweep.
-func (c *Coordinator) taskRequest(ctx context.Context, apiAddr string, t *wire.Task, enc *wire.TaskEncoder) (*http.Request, error) {
-	tt, err := c.taskTarget(apiAddr)
-	if err != nil {
-		return nil, err
-	}
+func (c *Coordinator) taskRequest(ctx context.Context, tt *taskTarget, t *wire.Task, enc *wire.TaskEncoder) *http.Request {
 	buf := wire.GetBuf()
 	buf.B = enc.Append(buf.B, t)
 	// Without GetBody a POST is still retried on a fresh connection when
 	// none of it was written, the only case net/http retries one in anyway.
 	req := http.Request{Method: http.MethodPost, URL: tt.url, Host: tt.url.Host, Header: tt.hdr,
 		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Body: wire.NewBody(buf), ContentLength: int64(len(buf.B))}
-	return req.WithContext(ctx), nil
+	return req.WithContext(ctx)
 }
 
 // taskTarget is what every task request to one worker shares: its parsed
 // URL and its header (content type, bearer token). A coordinator's scheme
 // and token are fixed, so the worker's address is the key.
 type taskTarget struct {
-	url *url.URL
-	hdr http.Header
+	addr string
+	url  *url.URL
+	hdr  http.Header
 }
 
 func (c *Coordinator) taskTarget(apiAddr string) (*taskTarget, error) {
@@ -61,10 +59,28 @@ func (c *Coordinator) taskTarget(apiAddr string) (*taskTarget, error) {
 		c.targets.m = map[string]*taskTarget{}
 	}
 	if tt = c.targets.m[apiAddr]; tt == nil {
-		tt = &taskTarget{u, hdr}
+		tt = &taskTarget{apiAddr, u, hdr}
 		c.targets.m[apiAddr] = tt
 	}
 	return tt, nil
+}
+
+// cachedTarget is the task target of apiAddr, kept in slot (the worker's
+// registry entry, which a task reads anyway) so that a task need not look
+// it up by address; nil when it cannot be built (postTaskIn says why).
+func (c *Coordinator) cachedTarget(slot *atomic.Pointer[taskTarget], apiAddr string) *taskTarget {
+	if slot == nil {
+		return nil
+	}
+	if tt := slot.Load(); tt != nil && tt.addr == apiAddr {
+		return tt
+	}
+	tt, err := c.taskTarget(apiAddr)
+	if err != nil {
+		return nil
+	}
+	slot.Store(tt)
+	return tt
 }
 
 // taskTargets holds a taskTarget per worker address this coordinator has

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -12,8 +13,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmamesh/rdmamesh/coordinator/sweep"
+	"github.com/rdmamesh/rdmamesh/internal/api"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
 	"github.com/rdmamesh/rdmamesh/internal/wire"
+	"github.com/rdmamesh/rdmamesh/matrix"
 )
 
 // fakeWorker answers tasks; status non-zero answers that status with an
@@ -162,5 +166,46 @@ func TestPostTaskRetriesAStaleConnection(t *testing.T) {
 		case tc.want != "" && (perr == nil || perr.Class != tc.want || !strings.Contains(perr.Cause, "broken pipe")):
 			t.Errorf("%d failures: %+v, want %s", tc.fails, perr, tc.want)
 		}
+	}
+}
+
+// hostRecorder notes the address each task went to.
+type hostRecorder struct {
+	fakeWorker
+	hosts *[]string
+}
+
+func (h hostRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
+	*h.hosts = append(*h.hosts, req.URL.Host)
+	return h.fakeWorker.RoundTrip(req)
+}
+
+// A worker's task target is kept with its registry entry, and follows the
+// entry when gossip gives the worker a new API address.
+func TestPhaseFollowsAMovedWorker(t *testing.T) {
+	var hosts []string
+	c := &Coordinator{log: slog.New(slog.DiscardHandler), reg: newRegistry(), inflight: newInflight(),
+		client: &http.Client{Transport: hostRecorder{hosts: &hosts}}}
+	c.reg.nodes["a"] = &regNode{NodeInfo: api.NodeInfo{Name: "a", State: "alive", APIAddr: "a:1"}}
+	c.reg.nodes["b"] = &regNode{NodeInfo: api.NodeInfo{Name: "b", State: "alive", APIAddr: "b:1"}}
+	phase := func() {
+		t.Helper()
+		cells := workerDispatch{c}.Phase(context.Background(), nil, sweep.Task{SweepID: "s", Round: 1, Spec: &sweep.Spec{PairTimeout: time.Minute},
+			Src: matrix.Node{Name: "a"}, Dst: matrix.Node{Name: "b"}, Rails: []probe.RailPair{{Rail: 0, Src: probe.Endpoint{Device: "mlx5_0"}}}})
+		if len(cells) != 1 || cells[0].Class != probe.ClassOK {
+			t.Fatalf("cells %+v", cells)
+		}
+	}
+	phase()
+	phase()
+	c.reg.mu.Lock()
+	c.reg.nodes["a"].APIAddr = "a:2"
+	c.reg.mu.Unlock()
+	phase()
+	if want := []string{"a:1", "a:1", "a:2"}; strings.Join(hosts, " ") != strings.Join(want, " ") {
+		t.Fatalf("tasks went to %v, want %v", hosts, want)
+	}
+	if tt := c.reg.nodes["a"].target.Load(); tt == nil || tt.addr != "a:2" {
+		t.Fatalf("the entry keeps target %+v, want a:2's", tt)
 	}
 }
