@@ -52,9 +52,9 @@ func TestCellCursor(t *testing.T) {
 			sp.members[i] = 2 * i
 		}
 		for _, size := range []int{1, 3, 64} {
-			a := &analysis{stretch: size}
+			a := &analysis{stretch: size, j: &judge{}}
 			seen := 0
-			for _, pt := range a.stretches(&sp) {
+			for _, pt := range a.stretches(&sp, 1) {
 				for c := pt.cells(&sp); c.k < pt.k1; c.next() {
 					if c.i == c.j || sp.at(c.i, c.j) != c.k {
 						t.Fatalf("m=%d size=%d: cursor at cell %d says row %d column %d (at gives %d)", m, size, c.k, c.i, c.j, sp.at(c.i, c.j))

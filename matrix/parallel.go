@@ -20,15 +20,19 @@ import (
 const stretchCells = 1 << 16
 
 // stretch is cells k0..k1-1 of one rail's span, with what its passes
-// gather until they are joined.
+// gather until they are joined: its part of the rail's population
+// figures, its spread sample and its rail tally.
 type stretch struct {
 	k0, k1 int
+	pop    gather
 	sample spreadSample
 	rail   rollTally
 }
 
-// stretches cuts a span at the multiples of the analysis's stretch size.
-func (a *analysis) stretches(sp *railSpan) []stretch {
+// stretches cuts the span of the rail begun (judge.begin) at the
+// multiples of the analysis's stretch size, each sampling every stride-th
+// cell.
+func (a *analysis) stretches(sp *railSpan, stride int) []stretch {
 	size := a.stretch
 	if size <= 0 {
 		size = stretchCells
@@ -36,7 +40,8 @@ func (a *analysis) stretches(sp *railSpan) []stretch {
 	var out []stretch
 	for k0, end := sp.start, sp.end(); k0 < end; {
 		k1 := min(end, (k0/size+1)*size)
-		out = append(out, stretch{k0: k0, k1: k1})
+		out = append(out, stretch{k0: k0, k1: k1, pop: a.j.part(k0-sp.start, k1-sp.start),
+			sample: spreadSample{stride: stride}})
 		k0 = k1
 	}
 	return out

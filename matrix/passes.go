@@ -62,24 +62,17 @@ func (a *analysis) judgeRails() (rails, nodes []Rollup) {
 		m := len(sp.members)
 		rf.reset(m * (m - 1))
 		a.j.begin()
-		stride := newSpreadSample(m * (m - 1)).stride
-		parts := a.stretches(sp)
-		gathers := make([]gather, len(parts))
-		for i := range parts {
-			pt := &parts[i]
-			gathers[i] = a.j.part(pt.k0-sp.start, pt.k1-sp.start)
-			pt.sample.stride = stride
-		}
+		sample := newSpreadSample(m * (m - 1))
+		parts := a.stretches(sp, sample.stride)
 		each(w, len(parts), func(wi, i int) {
-			a.readStretch(sp, &parts[i], &gathers[i], peekers[wi], p50s, &rf)
+			a.readStretch(sp, &parts[i], peekers[wi], p50s, &rf)
 		})
-		a.j.join(gathers)
-		st := a.j.done()
-		a.st[sp.rail] = st
-		sample := spreadSample{stride: stride}
 		for i := range parts {
+			a.j.join(&parts[i].pop)
 			sample.join(&parts[i].sample)
 		}
+		st := a.j.done()
+		a.st[sp.rail] = st
 		a.cv[sp.rail] = sample.done()
 
 		rates = rates[:0]
@@ -107,11 +100,11 @@ func (a *analysis) judgeRails() (rails, nodes []Rollup) {
 
 // readStretch is the first pass over one stretch: each cell's class
 // verdict, figures and p50, and the ok cells' population figures.
-func (a *analysis) readStretch(sp *railSpan, pt *stretch, g *gather, p *peeker, p50s *p50Column, rf *railFigs) {
+func (a *analysis) readStretch(sp *railSpan, pt *stretch, p *peeker, p50s *p50Column, rf *railFigs) {
 	// Gathered on the stack: the stretches sit side by side, and two
 	// goroutines adding to neighbours would share their cache lines.
 	var f figs
-	lg, sample := *g, pt.sample
+	pop, sample := pt.pop, pt.sample
 	for c := pt.cells(sp); c.k < pt.k1; c.next() {
 		b := p.figures(sp.members[c.i], sp.members[c.j], sp.rail, &f)
 		a.cells[c.k] = b
@@ -119,11 +112,11 @@ func (a *analysis) readStretch(sp *railSpan, pt *stretch, g *gather, p *peeker, 
 		p50s.set(c.k, &f)
 		rf.p99[o], rf.g[o], rf.big[o] = orNaN(f.p99, f.hasT), orNaN(f.g, f.hasG), f.big
 		if b&verdictMask == 0 { // ok
-			a.j.gather(&lg, &f)
+			a.j.gather(&pop, &f)
 			sample.add(o, &f)
 		}
 	}
-	*g, pt.sample = lg, sample
+	pt.pop, pt.sample = pop, sample
 }
 
 // judgeStretch is the second pass over one stretch: the rules on each ok
@@ -131,7 +124,6 @@ func (a *analysis) readStretch(sp *railSpan, pt *stretch, g *gather, p *peeker, 
 func (a *analysis) judgeStretch(si int, pt *stretch, st *railStats, rates []float64, rf *railFigs, p50s *p50Column, nt []rollTally) {
 	sp := &a.spans[si]
 	var rt rollTally // on the stack, as in readStretch
-	defer func() { pt.rail = rt }()
 	for c := pt.cells(sp); c.k < pt.k1; c.next() {
 		k, i, j := c.k, c.i, c.j
 		o := k - sp.start
@@ -151,6 +143,7 @@ func (a *analysis) judgeStretch(si int, pt *stretch, st *railStats, rates []floa
 		nt[sp.members[i]].add(v, g, ((si*len(a.ns))+j)*2)
 		nt[sp.members[j]].add(v, g, ((si*len(a.ns))+i)*2+1)
 	}
+	pt.rail = rt
 }
 
 // nodeMedians finishes the node rollups with the median of each node's

@@ -143,34 +143,28 @@ func (j *judge) gather(g *gather, f *figs) {
 // the scratch (never more than one a cell), and join gathers the parts
 // back in offset order.
 func (j *judge) part(o0, o1 int) gather {
+	stretch := func(s []float64) []float64 {
+		if cap(s) < o1 {
+			return nil // a rule that keeps no values: never appended to
+		}
+		return s[o0:o0:o1]
+	}
 	c := &j.cur
-	g := gather{st: railStats{minP50: math.Inf(1)}}
-	if cap(c.p50) >= o1 {
-		g.p50 = c.p50[o0:o0:o1]
-	}
-	if cap(c.p99) >= o1 {
-		g.p99 = c.p99[o0:o0:o1]
-	}
-	if cap(c.gbs) >= o1 {
-		g.gbs = c.gbs[o0:o0:o1]
-	}
-	return g
+	return gather{st: railStats{minP50: math.Inf(1)}, p50: stretch(c.p50), p99: stretch(c.p99), gbs: stretch(c.gbs)}
 }
 
-// join adds the parts, in offset order, to the rail begun. Each part's
-// values move down to follow the ones before (copy allows the overlap), so
-// the scratch holds them in the order one goroutine would have added them:
-// min, max and medians do not depend on it, but a 0 and a -0 would.
-func (j *judge) join(parts []gather) {
+// join adds a part to the rail begun; parts are joined in offset order.
+// The part's values move down to follow the ones before (copy allows the
+// overlap), so the scratch holds them in the order one goroutine would
+// have added them: min, max and medians do not depend on it, but a 0 and
+// a -0 would.
+func (j *judge) join(g *gather) {
 	c := &j.cur
-	for i := range parts {
-		g := &parts[i]
-		c.st.minP50 = min(c.st.minP50, g.st.minP50)
-		c.st.maxGbps = max(c.st.maxGbps, g.st.maxGbps)
-		c.p50 = append(c.p50, g.p50...)
-		c.p99 = append(c.p99, g.p99...)
-		c.gbs = append(c.gbs, g.gbs...)
-	}
+	c.st.minP50 = min(c.st.minP50, g.st.minP50)
+	c.st.maxGbps = max(c.st.maxGbps, g.st.maxGbps)
+	c.p50 = append(c.p50, g.p50...)
+	c.p99 = append(c.p99, g.p99...)
+	c.gbs = append(c.gbs, g.gbs...)
 }
 
 func (j *judge) done() railStats {
