@@ -36,14 +36,13 @@ type trackedTask struct {
 	cancel context.CancelCauseFunc
 }
 
-// parentWatch ends a caller's context's tasks when it ends; n is how many
-// are running, detached the context they are made from (ctx's values,
-// never ending by itself).
-//
 // maxIdleWatches bounds the watches kept without tasks: a caller's
 // context that lives on but has no task running.
 const maxIdleWatches = 64
 
+// parentWatch ends a caller's context's tasks when it ends; n is how many
+// are running, detached the context they are made from (ctx's values,
+// never ending by itself).
 type parentWatch struct {
 	n        int
 	stop     func() bool

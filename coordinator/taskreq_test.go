@@ -209,3 +209,30 @@ func TestPhaseFollowsAMovedWorker(t *testing.T) {
 		t.Fatalf("the entry keeps target %+v, want a:2's", tt)
 	}
 }
+
+// A pair with a worker gossip calls dead, left or never heard of is
+// peer-lost in both directions without a task being sent.
+func TestPhaseRefusesAGoneWorker(t *testing.T) {
+	reg := newRegistry()
+	reg.nodes["a"] = &regNode{NodeInfo: api.NodeInfo{Name: "a", State: "alive", APIAddr: "127.0.0.1:1"}}
+	reg.nodes["b"] = &regNode{NodeInfo: api.NodeInfo{Name: "b", State: "dead", APIAddr: "127.0.0.1:2"}}
+	reg.nodes["c"] = &regNode{NodeInfo: api.NodeInfo{Name: "c", State: "left", APIAddr: "127.0.0.1:3"}}
+	w := workerDispatch{c: &Coordinator{reg: reg, inflight: newInflight()}}
+	rails := []probe.RailPair{{Rail: 0}, {Rail: 1}}
+	for _, tc := range []struct{ src, dst, want string }{
+		{"a", "b", "worker b is dead in gossip"},
+		{"c", "a", "worker c is left in gossip"},
+		{"a", "z", "worker z is unknown in gossip"},
+	} {
+		cells := w.Phase(context.Background(), nil, sweep.Task{SweepID: "s", Round: 1, Spec: &sweep.Spec{},
+			Src: matrix.Node{Name: tc.src}, Dst: matrix.Node{Name: tc.dst}, Rails: rails, Reverse: rails})
+		if len(cells) != 4 {
+			t.Fatalf("%s > %s: %d cells, want 4", tc.src, tc.dst, len(cells))
+		}
+		for _, c := range cells {
+			if c.Class != probe.ClassPeerLost || c.Error == nil || c.Error.Cause != tc.want {
+				t.Fatalf("%s > %s: cell %s>%s rail %d is %s (%v), want peer-lost: %s", tc.src, tc.dst, c.Src, c.Dst, c.Rail, c.Class, c.Error, tc.want)
+			}
+		}
+	}
+}
