@@ -64,7 +64,7 @@ func dispatchCoordinator(nodes []matrix.Node) *Coordinator {
 // into cells. ns/task is per direction, as before pair tasks.
 func BenchmarkDispatchRound(b *testing.B) {
 	nodes, rounds := benchSweep(b, 256)
-	byName := sweep.NewNodes(nodes)
+	ns := sweep.NewNodes(nodes)
 	c := dispatchCoordinator(nodes)
 	spec := sweep.Spec{PairTimeout: time.Minute}
 	pool := sweep.NewPool(0)
@@ -72,7 +72,7 @@ func BenchmarkDispatchRound(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		cells := pool.Round(context.Background(), workerDispatch{c}, "s", &spec, byName, rounds[i%len(rounds)])
+		cells := pool.Round(context.Background(), workerDispatch{c}, "s", &spec, ns, rounds[i%len(rounds)])
 		if len(cells) != 256*8 {
 			b.Fatalf("%d cells", len(cells))
 		}
