@@ -12,9 +12,9 @@ import (
 // cell); this takes about 17 bytes a cell.
 //
 // Same-rail cells between the sweep's own nodes, whose devices are the
-// nodes' inventory devices (every cell a sweep produces), live in a grid:
-// slot (rail*n + src)*n + dst (wire.GridSlot), in blocks of 64 slots
-// allocated on first use, so a sparse plan (one-to-all, k-batch) stays
+// nodes' inventory devices (every cell a sweep produces), live in a grid
+// (wire.GridSlot: one direction of a pair has its rails side by side), in
+// blocks of 64 slots allocated on first use, so a sparse plan (one-to-all, k-batch) stays
 // small. Figures are stored as quant codes: the grid is the snapshot's
 // format (internal/wire) held in memory. Anything else (cross-rail cells, unknown nodes,
 // hand-made test cells) is kept whole in extra.

@@ -15,7 +15,7 @@ func (g *GridSource) Figures(f *matrix.Figures, src, dst, rail int) bool {
 	if rail >= g.v.rails || src == dst || g.v.blocks == nil {
 		return false
 	}
-	slot := wire.GridSlot(g.v.n, src, dst, rail)
+	slot := wire.GridSlot(g.v.n, g.v.rails, src, dst, rail)
 	bi := int(slot) >> blockBits
 	if bi >= len(g.v.blocks) || g.v.blocks[bi] == nil {
 		return false

@@ -53,7 +53,7 @@ func (g *GridSource) scanHas() []bool {
 			if cls == 0 {
 				continue
 			}
-			src, d, rail := wire.GridCoords(n, int32(bi<<blockBits|j))
+			src, d, rail := wire.GridCoords(n, rails, int32(bi<<blockBits|j))
 			has[src*rails+rail], has[d*rails+rail] = true, true
 		}
 	}
@@ -64,7 +64,7 @@ func (g *GridSource) Fill(c *matrix.Cell, src, dst, rail int) bool {
 	if rail >= g.v.rails || src == dst {
 		return false
 	}
-	slot := wire.GridSlot(g.v.n, src, dst, rail)
+	slot := wire.GridSlot(g.v.n, g.v.rails, src, dst, rail)
 	bi := int(slot) >> blockBits
 	if bi >= len(g.v.blocks) || g.v.blocks[bi] == nil {
 		return false

@@ -51,13 +51,18 @@ func (s *NodeIndex) slotOf(c *wire.Cell) (int32, bool) {
 
 // indices gives c's source and destination node indices, or false when c
 // does not fit the grid. A memo (may be nil) remembers the last names
-// looked up: a round's cells come a direction's rails at a time.
+// looked up: a round's cells come a direction's rails at a time, and a
+// pair's two directions one after the other.
 func (s *NodeIndex) indices(c *wire.Cell, m *idxMemo) (int32, int32, bool) {
 	if c.DstRail != nil && *c.DstRail != c.Rail || c.Rail < 0 || c.Rail >= s.rails || c.Round < 0 || c.Round > 0xffff {
 		return 0, 0, false
 	}
 	if m == nil {
 		m = &idxMemo{}
+	}
+	if c.Src == m.dst.name && c.Dst == m.src.name && c.Src != "" {
+		// A pair's reverse direction follows its forward one.
+		m.src, m.dst = m.dst, m.src
 	}
 	si, ok1 := m.lookup(s, &m.src, c.Src)
 	di, ok2 := m.lookup(s, &m.dst, c.Dst)
@@ -90,11 +95,13 @@ func (*idxMemo) lookup(s *NodeIndex, e *memoEntry, name string) (int32, bool) {
 	return e.i, e.ok
 }
 
-func (s *NodeIndex) slot(src, dst, rail int) int32 { return wire.GridSlot(s.n, src, dst, rail) }
+func (s *NodeIndex) slot(src, dst, rail int) int32 {
+	return wire.GridSlot(s.n, s.rails, src, dst, rail)
+}
 
 // key is the cellKey of a grid slot.
 func (s *NodeIndex) key(slot int32) cellKey {
-	src, d, rail := wire.GridCoords(s.n, slot)
+	src, d, rail := wire.GridCoords(s.n, s.rails, slot)
 	return cellKey{Src: s.nodes[src].Name, Dst: s.nodes[d].Name, Rail: rail, DstRail: rail}
 }
 

@@ -44,7 +44,7 @@ func (s *cellStore) freeze() storeView {
 // when given, are where the figures go, so a caller decoding millions of
 // cells can hand out slices of one allocation.
 func (v *storeView) cell(slot int32, b *cellBlock, j int, lat *probe.Latency, bw *probe.Bandwidth) matrix.Cell {
-	src, d, rail := wire.GridCoords(v.n, slot)
+	src, d, rail := wire.GridCoords(v.n, v.rails, slot)
 	cls := b.Class[j]
 	c := matrix.Cell{Src: v.nodes[src].Name, Dst: v.nodes[d].Name, Rail: rail,
 		SrcDevice: portDevice(&v.nodes[src], rail), DstDevice: portDevice(&v.nodes[d], rail),

@@ -5,20 +5,54 @@ import (
 	"math"
 )
 
-// The grid is how a sweep's cells are laid out in round entries, in
-// snapshots and in the coordinator's store: same-rail cells between the
-// sweep's own nodes (as its start record lists them) have slot
-// (rail*n + src)*n + dst, and their figures are quant codes. Cells that do
-// not fit (cross-rail cells, unknown nodes) travel whole, as Cell.
+// The grid is how a sweep's cells are laid out in snapshots and in the
+// coordinator's store: same-rail cells between the sweep's own nodes (as
+// its start record lists them) have a slot, and their figures are quant
+// codes. Cells that do not fit (cross-rail cells, unknown nodes) travel
+// whole, as Cell.
+//
+// A slot is ((src*n8/8 + dst/8)*rails + rail)*8 + dst%8, with n8 the node
+// count rounded up to a multiple of 8: eight destinations of one rail side
+// by side, then the next rail's same eight. One direction of a pair then
+// writes all its rails into one 64-slot block (on 8 rails), so a round's
+// FSM writes touch an eighth of the blocks they did with rail-major slots
+// (Session 12, docs/scale.md), and a reading of one rail still gets eight
+// consecutive cells at a time.
 
-// GridSlot is the slot of (src, dst, rail) among n nodes.
-func GridSlot(n, src, dst, rail int) int32 { return int32((rail*n+src)*n + dst) }
+// gridGroup is how many destinations of one rail sit side by side.
+const gridGroup = 8
 
-// GridCoords is GridSlot's inverse.
-func GridCoords(n int, slot int32) (src, dst, rail int) {
+// gridRow is the slots one source's destinations span on one rail: n
+// rounded up to a whole group.
+func gridRow(n int) int { return (n + gridGroup - 1) &^ (gridGroup - 1) }
+
+// GridSlot is the slot of (src, dst, rail) among n nodes and rails rails.
+func GridSlot(n, rails, src, dst, rail int) int32 {
+	return int32(((src*(gridRow(n)/gridGroup)+dst/gridGroup)*rails+rail)*gridGroup + dst%gridGroup)
+}
+
+// GridCoords is GridSlot's inverse. A slot past the last destination of a
+// row (the padding of a node count that is not a multiple of 8) gives a
+// dst ≥ n: InGrid tells those apart.
+func GridCoords(n, rails int, slot int32) (src, dst, rail int) {
 	sl := int(slot)
-	dst, sl = sl%n, sl/n
-	return sl % n, dst, sl / n
+	low, g := sl%gridGroup, sl/gridGroup
+	rail, g = g%rails, g/rails
+	groups := gridRow(n) / gridGroup
+	return g / groups, g%groups*gridGroup + low, rail
+}
+
+// GridSlots is how many slots the grid of n nodes and rails has, padding
+// included.
+func GridSlots(n, rails int) int { return n * gridRow(n) * rails }
+
+// InGrid reports whether slot is a cell's slot: in range, and not padding.
+func InGrid(n, rails int, slot int32) bool {
+	if slot < 0 || int(slot) >= GridSlots(n, rails) {
+		return false
+	}
+	_, dst, _ := GridCoords(n, rails, slot)
+	return dst < n
 }
 
 // GridRails is the grid's rail count: the most ports any node has.
@@ -31,17 +65,17 @@ func GridRails(nodes []Node) int {
 }
 
 // CheckGrid refuses nodes whose grid a slot cannot index: a slot is an
-// int32, so a sweep holds at most 2^31 cells (16,384 nodes on 8 rails).
+// int32, so a sweep holds at most 2^31 slots (16,384 nodes on 8 rails).
 func CheckGrid(nodes []Node) error {
-	if n, rails := int64(len(nodes)), int64(GridRails(nodes)); rails*n*n > math.MaxInt32 {
+	if n, rails := len(nodes), GridRails(nodes); int64(rails)*int64(n)*int64(gridRow(n)) > math.MaxInt32 {
 		return fmt.Errorf("%d nodes on %d rails make %d cells, more than one sweep can hold (%d): select fewer nodes or rails",
-			n, rails, rails*n*n, math.MaxInt32)
+			n, rails, int64(rails)*int64(n)*int64(n), math.MaxInt32)
 	}
 	return nil
 }
 
 // GridBlocks is how many blocks hold the grid of n nodes and rails.
-func GridBlocks(n, rails int) int { return (rails*n*n + BlockLen - 1) / BlockLen }
+func GridBlocks(n, rails int) int { return (GridSlots(n, rails) + BlockLen - 1) / BlockLen }
 
 // A block holds BlockLen consecutive slots.
 const (

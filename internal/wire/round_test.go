@@ -174,20 +174,34 @@ func testSnapshot() []SnapshotSweep {
 		nodes[0].Ports[i], nodes[1].Ports[i] = probe.Port{Device: "mlx5_0", Rail: i}, probe.Port{Device: "mlx5_1", Rail: i}
 	}
 	full := &GridBlock{Samples: 1000, Lat: new([BlockLen]LatQ), BW: new([BlockLen]BWQ), Err: new([BlockLen]uint16)}
-	for j := range 18 { // 2 rails x 3 x 3 slots
-		full.Class[j], full.Round[j] = 1|FlagLat, uint16(j)
-		full.Lat[j] = LatQ{1, 2, 3, 4, 5, 6, uint16(j)}
+	var attempt int32
+	k := 0
+	for src := range 3 { // every slot of 3 nodes on 2 rails, padding aside
+		for dst := range 3 {
+			for rail := range 2 {
+				j := GridSlot(3, 2, src, dst, rail)
+				full.Class[j], full.Round[j] = 1|FlagLat, uint16(k)
+				full.Lat[j] = LatQ{1, 2, 3, 4, 5, 6, uint16(k)}
+				switch k {
+				case 4:
+					full.Class[j], full.Err[j], full.Lat[j] = 2, 1, LatQ{}
+				case 5:
+					attempt = j
+				case 7:
+					full.Class[j] |= FlagBW
+					full.BW[j] = BWQ{Bytes: 1 << 20, Q: [3]uint16{9, 8, 7}}
+				}
+				k++
+			}
+		}
 	}
-	full.Class[4], full.Err[4] = 2, 1
-	full.Class[7] |= FlagBW
-	full.BW[7] = BWQ{Bytes: 1 << 20, Q: [3]uint16{9, 8, 7}}
 	healthy := true
 	info := api.SweepInfo{ID: "s1", State: api.SweepDone, Nodes: []string{"a", "b", "c"}, Healthy: &healthy}
 	return []SnapshotSweep{
 		{Info: info, Nodes: nodes, Rounds: []int{0, 1, 3}, Spec: Spec{Params: probe.DefaultTestParams(), Rails: []int{}},
 			Retests:  []RetestPlan{{SweepID: "s1", Pass: 1, Rounds: []PlannedRound{{Index: 3, Pairs: []Pair{{"a", "b"}}}}, Pairs: 1}},
 			Whole:    []Cell{{Src: "a", Dst: "z", Class: probe.ClassOK}},
-			Attempts: []SlotAttempts{{Slot: 5, Attempts: []Attempt{{Round: 3, Class: probe.ClassOK}}}},
+			Attempts: []SlotAttempts{{Slot: attempt, Attempts: []Attempt{{Round: 3, Class: probe.ClassOK}}}},
 			Classes:  []probe.Class{probe.ClassOK, probe.ClassPortDown}, Errors: []probe.Error{{Class: probe.ClassPortDown, Cause: "down"}},
 			Blocks: []*GridBlock{full}},
 		{Info: api.SweepInfo{ID: "s2", State: api.SweepRunning}},
@@ -232,12 +246,14 @@ func FuzzSnapshot(f *testing.F) {
 }
 
 func TestCheckGrid(t *testing.T) {
-	nodes := make([]Node, 46341) // 46,341² cells on one rail: past an int32 slot
+	// 46,338 x 46,344 slots on one rail (rows padded to a multiple of 8):
+	// past an int32 slot; 46,337 x 46,344 is not.
+	nodes := make([]Node, 46338)
 	nodes[0].Ports = make([]probe.Port, 1)
 	if err := CheckGrid(nodes); err == nil || !strings.Contains(err.Error(), "select fewer nodes") {
 		t.Fatalf("CheckGrid: %v", err)
 	}
-	if err := CheckGrid(nodes[:46340]); err != nil {
+	if err := CheckGrid(nodes[:46337]); err != nil {
 		t.Fatal(err)
 	}
 	b := StartRecord.Append(nil, &SweepStart{Nodes: nodes})

@@ -23,13 +23,19 @@ import (
 // After the sweeps comes the trailer. Version 1 had only an optional live
 // plan there (length-prefixed, absent at the stream's end). Version 2
 // always writes the plan's length (0: none) and then the sweeps' counter
-// sums (a count, then each length-prefixed). A version 2 reader reads
-// version 1 snapshots too: a coordinator upgraded in place restores from
-// the snapshot its older self wrote.
-const SnapshotVersion = 2
+// sums (a count, then each length-prefixed). Version 3 is version 2 with
+// today's grid slots (GridSlot); versions 1 and 2 laid the grid out rail
+// by rail. A reader reads every older version too, moving an old grid's
+// cells to today's slots (snapshot_v2.go): a coordinator upgraded in
+// place restores from the snapshot its older self wrote.
+const SnapshotVersion = 3
 
-// snapshotV1 is the layout before the counters trailer.
-const snapshotV1 = 1
+// snapshotV1 is the layout before the counters trailer; snapshotV2 the
+// last with the rail-major grid.
+const (
+	snapshotV1 = 1
+	snapshotV2 = 2
+)
 
 // SnapshotTrailer is what a snapshot keeps after its sweeps.
 type SnapshotTrailer struct {
@@ -236,7 +242,7 @@ func ReadSnapshotWith(r io.Reader, each func(*SnapshotSweep) error) (SnapshotTra
 		return t, fmt.Errorf("snapshot: %w", err)
 	}
 	version := head[0]
-	if version != snapshotV1 {
+	if version != snapshotV1 && version != snapshotV2 {
 		if err := checkVersion("snapshot", SnapshotVersion, head); err != nil {
 			return t, err
 		}
@@ -244,7 +250,7 @@ func ReadSnapshotWith(r io.Reader, each func(*SnapshotSweep) error) (SnapshotTra
 	br.Discard(1)
 	zr := flate.NewReader(br)
 	defer zr.Close()
-	in := &streamReader{r: bufio.NewReaderSize(zr, 1<<16)}
+	in := &streamReader{r: bufio.NewReaderSize(zr, 1<<16), railMajor: version <= snapshotV2}
 	for n := in.uv(); n > 0 && in.err == nil; n-- {
 		s := in.sweep()
 		if in.err != nil {
@@ -326,10 +332,10 @@ func (in *streamReader) sweep() *SnapshotSweep {
 		return nil
 	}
 	n, rails := len(s.Nodes), GridRails(s.Nodes)
-	slots := rails * n * n
+	g := gridOf(n, rails, in.railMajor)
 	if nb := s.nBlocks; nb > 0 {
-		if nb != uint64(GridBlocks(n, rails)) {
-			in.fail(fmt.Sprintf("sweep %s: %d grid blocks, its nodes make %d", s.Info.ID, nb, GridBlocks(n, rails)))
+		if nb != uint64(g.blocks()) {
+			in.fail(fmt.Sprintf("sweep %s: %d grid blocks, its nodes make %d", s.Info.ID, nb, g.blocks()))
 			return nil
 		}
 		s.Blocks = make([]*GridBlock, nb)
@@ -338,7 +344,7 @@ func (in *streamReader) sweep() *SnapshotSweep {
 		in.fail("grid tables too long")
 	}
 	for _, a := range s.Attempts {
-		if a.Slot < 0 || int(a.Slot) >= slots {
+		if !g.valid(a.Slot) {
 			in.fail("retest attempts for a slot past the sweep's grid")
 		}
 	}
@@ -352,21 +358,14 @@ func (in *streamReader) sweep() *SnapshotSweep {
 			break
 		}
 		b := in.block(len(s.Classes), len(s.Errors))
-		if b != nil && !inGrid(b, int(bi-1), slots) {
+		if b != nil && !g.holds(b, int(bi-1)) {
 			// Such a cell has no (src, dst, rail): reading it panicked.
 			in.fail("grid block holds a cell past the sweep's grid")
 		}
 		s.Blocks[bi-1] = b
 	}
-	return &s
-}
-
-// inGrid reports whether every cell of block bi has a slot below slots.
-func inGrid(b *GridBlock, bi, slots int) bool {
-	for j, c := range b.Class {
-		if c != 0 && bi*BlockLen+j >= slots {
-			return false
-		}
+	if in.railMajor && in.err == nil {
+		relayout(&s, n, rails)
 	}
-	return true
+	return &s
 }

@@ -10,8 +10,9 @@ import (
 
 // streamReader reads a snapshot's stream, keeping the first error.
 type streamReader struct {
-	r   *bufio.Reader
-	err error
+	r         *bufio.Reader
+	err       error
+	railMajor bool // versions 1 and 2: the grid is laid out rail by rail
 }
 
 func (r *streamReader) fail(msg string) {
