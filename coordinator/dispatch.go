@@ -59,8 +59,8 @@ func (w workerDispatch) Phase(ctx context.Context, out []matrix.Cell, t sweep.Ta
 			task.Reverse.Ticket = probe.SignTicket([]byte(c.opts.Token), id, dst.Name, src.Name, task.Reverse.Deadline)
 		}
 	}
-	tctx, release := c.inflight.track(ctx, timeout, src.Name, dst.Name)
-	defer release()
+	tctx, tracked := c.inflight.track(ctx, timeout, src.Name, dst.Name)
+	defer tracked.done()
 	res, err := c.postTaskIn(tctx, srcAPI, c.cachedTarget(info.target, srcAPI), spec.PairTimeout, task, sc, t.Figures)
 	if err != nil {
 		return failPhase(out, t, err)

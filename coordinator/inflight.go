@@ -24,21 +24,37 @@ import (
 // time when workers answer at once), until its context ends or more than
 // maxIdleWatches are idle.
 type inflight struct {
-	mu      sync.Mutex
-	next    uint64
-	tasks   map[uint64]trackedTask
+	mu sync.Mutex
+	// tasks is a table of slots, free ones (cancel nil) listed in free: a
+	// map's insert and delete were a tenth of what tracking cost.
+	tasks   []trackedTask
+	free    []int32
 	parents map[context.Context]*parentWatch
+	// last is the newest caller's context and its watch: a round's tasks
+	// all have one caller, so most tasks skip the map.
+	lastCtx   context.Context
+	lastWatch *parentWatch
+	// expiring: a goroutine ends the tasks past their deadline (expire).
+	// One goroutine ticking through a few thousand deadlines costs less
+	// than a runtime timer armed and stopped for each of millions of tasks.
+	expiring bool
 }
 
 type trackedTask struct {
-	a, b   string
-	parent context.Context
-	cancel context.CancelCauseFunc
+	a, b     string
+	parent   context.Context
+	cancel   context.CancelCauseFunc // nil: a free slot
+	deadline time.Time               // zero: none, or already expired
+	w        *parentWatch
 }
 
 // maxIdleWatches bounds the watches kept without tasks: a caller's
 // context that lives on but has no task running.
 const maxIdleWatches = 64
+
+// expireTick is how often deadlines are checked: a task ends at most this
+// late, against pair timeouts of seconds.
+const expireTick = 20 * time.Millisecond
 
 // parentWatch ends a caller's context's tasks when it ends; n is how many
 // are running, detached the context they are made from (ctx's values,
@@ -57,54 +73,124 @@ func (e errPeerDead) Error() string {
 }
 
 func newInflight() *inflight {
-	return &inflight{tasks: map[uint64]trackedTask{}, parents: map[context.Context]*parentWatch{}}
+	return &inflight{parents: map[context.Context]*parentWatch{}}
+}
+
+// taskRef is a tracked task; its caller must end it with done. A value,
+// not a closure, so that tracking a task allocates only its context.
+type taskRef struct {
+	f    *inflight
+	slot int32
 }
 
 // track returns a context that ends when either node is declared dead,
 // when ctx ends (with ctx's cause) or, with a timeout, when it expires (its
-// cause then is context.DeadlineExceeded), and a release func the caller
-// must defer. It carries ctx's values but not its deadline. One
-// context for both, as the leader makes a million of them per sweep.
-func (f *inflight) track(ctx context.Context, timeout time.Duration, a, b string) (context.Context, func()) {
+// cause then is context.DeadlineExceeded), and the task's reference, whose
+// done the caller must defer. It carries ctx's values but not its deadline.
+// One context for all of these, as the leader makes a million of them per
+// sweep.
+func (f *inflight) track(ctx context.Context, timeout time.Duration, a, b string) (context.Context, taskRef) {
 	f.mu.Lock()
 	base, w := ctx, (*parentWatch)(nil)
 	if ctx.Done() != nil {
-		if w = f.parents[ctx]; w == nil {
-			if len(f.parents) >= maxIdleWatches {
-				f.pruneIdle()
-			}
-			w = &parentWatch{detached: context.WithoutCancel(ctx)}
-			w.stop = context.AfterFunc(ctx, func() { f.parentDone(ctx) })
-			f.parents[ctx] = w
-		}
+		w = f.watch(ctx)
 		w.n++
 		base = w.detached
 	}
 	tctx, cancel := context.WithCancelCause(base)
-	f.next++
-	id := f.next
-	f.tasks[id] = trackedTask{a, b, ctx, cancel}
+	t := trackedTask{a: a, b: b, parent: ctx, cancel: cancel, w: w}
+	if timeout > 0 {
+		t.deadline = time.Now().Add(timeout)
+		if !f.expiring {
+			f.expiring = true
+			go f.expire()
+		}
+	}
+	var slot int32
+	if n := len(f.free); n > 0 {
+		slot, f.free = f.free[n-1], f.free[:n-1]
+		f.tasks[slot] = t
+	} else {
+		slot = int32(len(f.tasks))
+		f.tasks = append(f.tasks, t)
+	}
 	f.mu.Unlock()
 	if w != nil && ctx.Err() != nil {
 		cancel(context.Cause(ctx)) // the watch may not have run yet
 	}
-	var timer *time.Timer
-	if timeout > 0 {
-		timer = time.AfterFunc(timeout, func() { cancel(context.DeadlineExceeded) })
+	return tctx, taskRef{f, slot}
+}
+
+// watch is ctx's watch, made on first use; f.mu is held.
+func (f *inflight) watch(ctx context.Context) *parentWatch {
+	if f.lastCtx == ctx {
+		return f.lastWatch
 	}
-	return tctx, func() {
-		if timer != nil {
-			timer.Stop()
+	w := f.parents[ctx]
+	if w == nil {
+		if len(f.parents) >= maxIdleWatches {
+			f.pruneIdle()
 		}
+		w = &parentWatch{detached: context.WithoutCancel(ctx)}
+		w.stop = context.AfterFunc(ctx, func() { f.parentDone(ctx) })
+		f.parents[ctx] = w
+	}
+	f.lastCtx, f.lastWatch = ctx, w
+	return w
+}
+
+// done ends the task and frees its slot.
+func (r taskRef) done() {
+	f := r.f
+	f.mu.Lock()
+	t := &f.tasks[r.slot]
+	cancel, ctx, w := t.cancel, t.parent, t.w
+	*t = trackedTask{}
+	f.free = append(f.free, r.slot)
+	if w != nil {
+		if w.n--; w.n == 0 && ctx.Err() != nil {
+			f.dropWatch(ctx) // its AfterFunc has run or is running
+		}
+	}
+	f.mu.Unlock()
+	cancel(nil)
+}
+
+// dropWatch forgets ctx's watch; f.mu is held.
+func (f *inflight) dropWatch(ctx context.Context) {
+	delete(f.parents, ctx)
+	if f.lastCtx == ctx {
+		f.lastCtx, f.lastWatch = nil, nil
+	}
+}
+
+// expire ends the tasks past their deadline, every expireTick, until no
+// task has one: it lives no longer than the tasks it watches, and the
+// next task with a timeout starts it again.
+func (f *inflight) expire() {
+	tick := time.NewTicker(expireTick)
+	defer tick.Stop()
+	for range tick.C {
+		now, timed := time.Now(), 0
 		f.mu.Lock()
-		delete(f.tasks, id)
-		if w != nil {
-			if w.n--; w.n == 0 && ctx.Err() != nil {
-				delete(f.parents, ctx) // its AfterFunc has run or is running
+		for i := range f.tasks {
+			t := &f.tasks[i]
+			if t.cancel == nil || t.deadline.IsZero() {
+				continue
 			}
+			if now.Before(t.deadline) {
+				timed++
+				continue
+			}
+			t.cancel(context.DeadlineExceeded)
+			t.deadline = time.Time{}
+		}
+		if timed == 0 {
+			f.expiring = false
+			f.mu.Unlock()
+			return
 		}
 		f.mu.Unlock()
-		cancel(nil)
 	}
 }
 
@@ -115,12 +201,12 @@ func (f *inflight) parentDone(ctx context.Context) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, t := range f.tasks {
-		if t.parent == ctx {
+		if t.cancel != nil && t.parent == ctx {
 			t.cancel(cause)
 		}
 	}
 	if w := f.parents[ctx]; w != nil && w.n == 0 {
-		delete(f.parents, ctx)
+		f.dropWatch(ctx)
 	}
 }
 
@@ -129,7 +215,7 @@ func (f *inflight) pruneIdle() {
 	for ctx, w := range f.parents {
 		if w.n == 0 {
 			w.stop()
-			delete(f.parents, ctx)
+			f.dropWatch(ctx)
 		}
 	}
 }
@@ -140,7 +226,7 @@ func (f *inflight) running(node string) int {
 	defer f.mu.Unlock()
 	n := 0
 	for _, t := range f.tasks {
-		if t.a == node || t.b == node {
+		if t.cancel != nil && (t.a == node || t.b == node) {
 			n++
 		}
 	}
@@ -153,7 +239,7 @@ func (f *inflight) nodeDead(node string) int {
 	defer f.mu.Unlock()
 	n := 0
 	for _, t := range f.tasks {
-		if t.a == node || t.b == node {
+		if t.cancel != nil && (t.a == node || t.b == node) {
 			t.cancel(errPeerDead{node})
 			n++
 		}

@@ -24,7 +24,7 @@ func TestConfirmDead(t *testing.T) {
 	api := strings.TrimPrefix(srv.URL, "http://")
 
 	ctx, release := c.inflight.track(context.Background(), 0, "vm1", "vm2")
-	defer release()
+	defer release.done()
 	c.confirmDead(context.Background(), "vm1", api)
 	if ctx.Err() != nil || asked != "/v1/health" {
 		t.Fatalf("a worker that answers lost its test (%v) or was not asked (%q)", context.Cause(ctx), asked)
@@ -43,9 +43,9 @@ func TestNodeDeadEndsOnlyItsTasks(t *testing.T) {
 	pairs := [][2]string{{"a", "b"}, {"c", "d"}, {"e", "b"}}
 	ctxs := make([]context.Context, len(pairs))
 	for i, p := range pairs {
-		var release func()
+		var release taskRef
 		ctxs[i], release = f.track(context.Background(), 0, p[0], p[1])
-		defer release()
+		defer release.done()
 	}
 	if n := f.running("b"); n != 2 {
 		t.Fatalf("running(b) = %d, want 2", n)
@@ -69,7 +69,7 @@ func TestTrackEndsWithItsCaller(t *testing.T) {
 	ctx1, release1 := f.track(parent, time.Hour, "a", "b")
 	ctx2, release2 := f.track(parent, 0, "c", "d")
 	other, release3 := f.track(context.Background(), 0, "e", "f")
-	defer release3()
+	defer release3.done()
 	f.mu.Lock()
 	watches := len(f.parents)
 	f.mu.Unlock()
@@ -95,9 +95,9 @@ func TestTrackEndsWithItsCaller(t *testing.T) {
 	if context.Cause(late) != cause {
 		t.Fatalf("a task tracked under an ended context runs on: %v", context.Cause(late))
 	}
-	release1()
-	release2()
-	release4()
+	release1.done()
+	release2.done()
+	release4.done()
 	f.mu.Lock()
 	watches = len(f.parents)
 	f.mu.Unlock()
@@ -114,14 +114,14 @@ func TestTrackKeepsFewIdleWatches(t *testing.T) {
 	parent, stop := context.WithCancel(context.Background())
 	for range 3 {
 		_, release := f.track(parent, 0, "a", "b")
-		release()
+		release.done()
 	}
 	if n := watches(); n != 1 {
 		t.Fatalf("%d watches for one live context between its tasks, want 1", n)
 	}
 	stop()
 	_, release := f.track(parent, 0, "a", "b")
-	release()
+	release.done()
 	for deadline := time.Now().Add(10 * time.Second); watches() != 0; {
 		if time.Now().After(deadline) {
 			t.Fatalf("%d watches left 10 s after their context ended", watches())
@@ -138,9 +138,48 @@ func TestTrackKeepsFewIdleWatches(t *testing.T) {
 		ctx, s := context.WithCancel(context.Background())
 		stops = append(stops, s)
 		_, release := f.track(ctx, 0, "a", "b")
-		release()
+		release.done()
 		if n := watches(); n > maxIdleWatches {
 			t.Fatalf("%d idle watches, want at most %d", n, maxIdleWatches)
 		}
+	}
+}
+
+// A task with a timeout ends at it, with DeadlineExceeded as its cause,
+// and no other task does; the goroutine that ends them stops once no task
+// has a deadline, and a freed slot is used again.
+func TestTrackExpires(t *testing.T) {
+	f := newInflight()
+	short, r1 := f.track(context.Background(), time.Millisecond, "a", "b")
+	long, r2 := f.track(context.Background(), time.Hour, "c", "d")
+	none, r3 := f.track(context.Background(), 0, "e", "f")
+	select {
+	case <-short.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("a task with a 1 ms timeout still runs 10 s later")
+	}
+	if !errors.Is(context.Cause(short), context.DeadlineExceeded) {
+		t.Fatalf("expired with %v, want context.DeadlineExceeded", context.Cause(short))
+	}
+	if long.Err() != nil || none.Err() != nil {
+		t.Fatalf("tasks without an expired deadline ended: %v, %v", context.Cause(long), context.Cause(none))
+	}
+	r1.done()
+	r2.done()
+	expiring := func() bool { f.mu.Lock(); defer f.mu.Unlock(); return f.expiring }
+	for deadline := time.Now().Add(10 * time.Second); expiring(); {
+		if time.Now().After(deadline) {
+			t.Fatal("the expiry goroutine still runs 10 s after the last timed task ended")
+		}
+		runtime.Gosched()
+	}
+	again, r4 := f.track(context.Background(), time.Millisecond, "g", "h")
+	<-again.Done()
+	r4.done()
+	r3.done()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.tasks) != 3 || len(f.free) != 3 {
+		t.Fatalf("%d slots, %d free after 4 tasks, 3 at once, all ended: want 3 and 3", len(f.tasks), len(f.free))
 	}
 }

@@ -114,7 +114,7 @@ func TestPostTaskEnds(t *testing.T) {
 	c.client = &http.Client{Transport: hungWorker{}}
 	ctx, release := c.inflight.track(context.Background(), time.Millisecond, "a", "b")
 	_, perr := c.postTask(ctx, "a:1", time.Millisecond, task)
-	release()
+	release.done()
 	if perr == nil || perr.Class != probe.ClassTimeout {
 		t.Fatalf("hung worker: %+v, want a timeout", perr)
 	}
@@ -122,7 +122,7 @@ func TestPostTaskEnds(t *testing.T) {
 	c.client = &http.Client{Transport: hungWorker{onCall: func() { c.inflight.nodeDead("b") }}}
 	ctx, release = c.inflight.track(context.Background(), time.Hour, "a", "b")
 	_, perr = c.postTask(ctx, "a:1", time.Hour, task)
-	release()
+	release.done()
 	if perr == nil || perr.Class != probe.ClassPeerLost || !strings.Contains(perr.Cause, "worker b dead") {
 		t.Fatalf("dead peer: %+v, want peer-lost", perr)
 	}

@@ -156,12 +156,18 @@ type TaskEncoder struct {
 	fwdNil, backNil bool
 	present         bool
 	sect            []byte // the section last written; never empty once written
+	// w is the message being written: putTask's pointer to a local one
+	// escaped (it is passed on through function values), one allocation
+	// a task.
+	w writer
 }
 
 // Append is TaskMsg.Append.
 func (e *TaskEncoder) Append(b []byte, t *Task) []byte {
-	w := writer(append(b, TaskMsg.version))
-	putTask(&w, t, e)
+	e.w = writer(append(b, TaskMsg.version))
+	putTask(&e.w, t, e)
+	w := e.w
+	e.w = nil
 	return w
 }
 
