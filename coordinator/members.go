@@ -193,7 +193,13 @@ func (c *Coordinator) observe(ctx context.Context, ev gossipEvent) {
 		n = &regNode{NodeInfo: api.NodeInfo{Name: ev.name}}
 		c.reg.nodes[ev.name] = n
 	}
-	n.Role, n.State, n.Addr, n.APIAddr, n.RaftAddr, n.LastSeen = m.Role, stateName(ev.state), ev.addr, m.APIAddr, m.RaftAddr, time.Now()
+	n.Role, n.State, n.Addr, n.RaftAddr, n.LastSeen = m.Role, stateName(ev.state), ev.addr, m.RaftAddr, time.Now()
+	if n.APIAddr != m.APIAddr {
+		// Kept when unchanged: the task target cached beside it
+		// (cachedTarget) is checked against it every task, and the same
+		// string compares by its pointer.
+		n.APIAddr = m.APIAddr
+	}
 	need := m.Role == member.RoleWorker && ev.state == memberlist.StateAlive && (c.reg.gens[ev.name] != m.Generation || back)
 	c.reg.mu.Unlock()
 	switch {

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"github.com/rdmamesh/rdmamesh/internal/probe"
 	"github.com/rdmamesh/rdmamesh/internal/wire"
 	"github.com/rdmamesh/rdmamesh/matrix"
 )
@@ -54,22 +55,30 @@ func (s *NodeIndex) slotOf(c *wire.Cell) (int32, bool) {
 // looked up: a round's cells come a direction's rails at a time, and a
 // pair's two directions one after the other.
 func (s *NodeIndex) indices(c *wire.Cell, m *idxMemo) (int32, int32, bool) {
-	if c.DstRail != nil && *c.DstRail != c.Rail || c.Rail < 0 || c.Rail >= s.rails || c.Round < 0 || c.Round > 0xffff {
+	return s.place(c.Src, c.Dst, c.SrcDevice, c.DstDevice, c.Rail, c.DstRail, c.Round, c.Latency, m)
+}
+
+// place is indices on a cell's fields, which a matrix.Cell has too: the
+// round encoder reads the engine's cells where they are instead of
+// converting each (a 150-byte copy a cell, 3 of the leader's CPU-s at
+// 4,096 x 8).
+func (s *NodeIndex) place(src, dst, srcDev, dstDev string, rail int, dstRail *int, round int, lat *probe.Latency, m *idxMemo) (int32, int32, bool) {
+	if dstRail != nil && *dstRail != rail || rail < 0 || rail >= s.rails || round < 0 || round > 0xffff {
 		return 0, 0, false
 	}
 	if m == nil {
 		m = &idxMemo{}
 	}
-	if c.Src == m.dst.name && c.Dst == m.src.name && c.Src != "" {
+	if src == m.dst.name && dst == m.src.name && src != "" {
 		// A pair's reverse direction follows its forward one.
 		m.src, m.dst = m.dst, m.src
 	}
-	si, ok1 := m.lookup(s, &m.src, c.Src)
-	di, ok2 := m.lookup(s, &m.dst, c.Dst)
-	if !ok1 || !ok2 || si == di || c.SrcDevice != m.src.devs[c.Rail] || c.DstDevice != m.dst.devs[c.Rail] {
+	si, ok1 := m.lookup(s, &m.src, src)
+	di, ok2 := m.lookup(s, &m.dst, dst)
+	if !ok1 || !ok2 || si == di || srcDev != m.src.devs[rail] || dstDev != m.dst.devs[rail] {
 		return 0, 0, false
 	}
-	if c.Latency != nil && (c.Latency.Samples < 0 || c.Latency.Samples > 1<<32-1) {
+	if lat != nil && (lat.Samples < 0 || lat.Samples > 1<<32-1) {
 		return 0, 0, false
 	}
 	return si, di, true

@@ -36,13 +36,15 @@ func roundEncoder(x *NodeIndex, r sweep.RoundResult) *wire.RoundEncoder {
 	enc := wire.NewRoundEncoder(r.SweepID, r.Round)
 	var memo idxMemo
 	for i := range r.Cells {
-		c := cellIn(&r.Cells[i])
-		if x != nil && len(c.Retests) == 0 {
-			if si, di, ok := x.indices(&c, &memo); ok && enc.Grid(&wire.GridCell{Src: int(si), Dst: int(di), Rail: c.Rail,
-				Round: c.Round, Class: c.Class, Error: c.Error, Latency: c.Latency, Bandwidth: c.Bandwidth}) {
+		mc := &r.Cells[i]
+		if x != nil && len(mc.Retests) == 0 {
+			if si, di, ok := x.place(mc.Src, mc.Dst, mc.SrcDevice, mc.DstDevice, mc.Rail, mc.DstRail, mc.Round, mc.Latency, &memo); ok &&
+				enc.Grid(&wire.GridCell{Src: int(si), Dst: int(di), Rail: mc.Rail, Round: mc.Round, Class: mc.Class, Error: mc.Error,
+					Latency: mc.Latency, Bandwidth: mc.Bandwidth}) {
 				continue
 			}
 		}
+		c := cellIn(mc)
 		enc.Whole(&c)
 	}
 	return enc
