@@ -69,7 +69,7 @@ func (s *NodeIndex) place(src, dst, srcDev, dstDev string, rail int, dstRail *in
 	if m == nil {
 		m = &idxMemo{}
 	}
-	if src == m.dst.name && dst == m.src.name && src != "" {
+	if src != m.src.name && src == m.dst.name && dst == m.src.name && src != "" {
 		// A pair's reverse direction follows its forward one.
 		m.src, m.dst = m.dst, m.src
 	}

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+	"unsafe"
 
 	"github.com/hashicorp/raft"
 
@@ -209,4 +210,21 @@ func TestSnapshotStreamsFrozenState(t *testing.T) {
 		t.Fatalf("restored %d cells, snapshot held %d (or they differ)", len(after.Cells), len(before.Cells))
 	}
 
+}
+
+// A sweep's record holds one string per device name, whichever node's
+// port it is, so the leader's comparisons of devices stop at the pointer.
+func TestRecordSharesDeviceNames(t *testing.T) {
+	f := New(1, nil)
+	f.Apply(&raft.Log{Data: mustStart(t, Start{Info: api.SweepInfo{ID: "s", State: api.SweepRunning}, Nodes: gridNodes(3, 2)})})
+	sv, ok := f.Meta("s")
+	if !ok {
+		t.Fatal("no sweep s")
+	}
+	for rail := range 2 {
+		a, b := sv.Nodes[0].Ports[rail].Device, sv.Nodes[2].Ports[rail].Device
+		if a != fmt.Sprintf("mlx5_%d", rail) || unsafe.StringData(a) != unsafe.StringData(b) {
+			t.Fatalf("rail %d: devices %q and %q are two strings", rail, a, b)
+		}
+	}
 }

@@ -97,10 +97,7 @@ type SweepEnd struct {
 }
 
 // StartRecord is the sweep start entry's codec.
-// Its strings are interned: then every node's "mlx5_0" is one string, and
-// the leader's per-task comparisons of the rails it last encoded
-// (TaskEncoder) and of the grid's devices end at the pointer.
-var StartRecord = &Codec[SweepStart]{name: "sweep start", version: 1, shared: true,
+var StartRecord = &Codec[SweepStart]{name: "sweep start", version: 1,
 	put: func(w *writer, s *SweepStart) {
 		w.sweepInfo(&s.Info)
 		w.spec(&s.Spec)
