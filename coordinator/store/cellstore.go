@@ -171,7 +171,7 @@ func (s *cellStore) putDense(slot int32, class uint8, round uint16, lat *wire.La
 			b.Lat = new([blockLen]wire.LatQ)
 		}
 		b.Lat[j] = *lat
-		b.setSamples(j, samples)
+		b.SetSamples(j, samples, b.hasLat > 0)
 		b.hasLat++
 	} else if b.Lat != nil {
 		b.Lat[j] = wire.LatQ{}
@@ -203,21 +203,6 @@ func (s *cellStore) extraAt(slot int32) (cellKey, bool) {
 	k := s.key(slot)
 	_, ok := s.extra[k]
 	return k, ok
-}
-
-func (b *cellBlock) setSamples(j int, v uint32) {
-	switch {
-	case b.SamplesX != nil:
-		b.SamplesX[j] = v
-	case b.hasLat == 0 || b.Samples == v:
-		b.Samples = v
-	default:
-		b.SamplesX = new([blockLen]uint32)
-		for i := range b.SamplesX {
-			b.SamplesX[i] = b.Samples
-		}
-		b.SamplesX[j] = v
-	}
 }
 
 // clear empties a grid slot; it reports whether there was a cell.

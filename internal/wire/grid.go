@@ -114,6 +114,25 @@ type GridBlock struct {
 	Err      *[BlockLen]uint16 // error codes (index+1; 0 = none); nil until a cell has one
 }
 
+// SetSamples gives slot j, a cell whose latency is being written, v
+// samples: the block keeps one count while its cells with latency agree
+// (others: some other cell of the block has latency), and one a slot once
+// they differ.
+func (b *GridBlock) SetSamples(j int, v uint32, others bool) {
+	switch {
+	case b.SamplesX != nil:
+		b.SamplesX[j] = v
+	case !others || b.Samples == v:
+		b.Samples = v
+	default:
+		b.SamplesX = new([BlockLen]uint32)
+		for i := range b.SamplesX {
+			b.SamplesX[i] = b.Samples
+		}
+		b.SamplesX[j] = v
+	}
+}
+
 // SamplesAt is slot j's latency sample count.
 func (b *GridBlock) SamplesAt(j int) uint32 {
 	if b.SamplesX != nil {

@@ -332,7 +332,7 @@ func (in *streamReader) sweep() *SnapshotSweep {
 		return nil
 	}
 	n, rails := len(s.Nodes), GridRails(s.Nodes)
-	g := gridOf(n, rails, in.railMajor)
+	g := gridLayout{n, rails, in.railMajor}
 	if nb := s.nBlocks; nb > 0 {
 		if nb != uint64(g.blocks()) {
 			in.fail(fmt.Sprintf("sweep %s: %d grid blocks, its nodes make %d", s.Info.ID, nb, g.blocks()))

@@ -16,8 +16,6 @@ type gridLayout struct {
 	railMajor bool
 }
 
-func gridOf(n, rails int, railMajor bool) gridLayout { return gridLayout{n, rails, railMajor} }
-
 func (g gridLayout) blocks() int {
 	if g.railMajor {
 		return (g.rails*g.n*g.n + BlockLen - 1) / BlockLen
@@ -93,7 +91,7 @@ func moveCell(to *GridBlock, k int, from *GridBlock, j int) {
 			to.Lat = new([BlockLen]LatQ)
 		}
 		to.Lat[k] = from.Lat[j]
-		setSamples(to, k, from.SamplesAt(j))
+		to.SetSamples(k, from.SamplesAt(j), slices.ContainsFunc(to.Class[:], func(c uint8) bool { return c&FlagLat != 0 }))
 	}
 	if c&FlagBW != 0 {
 		if to.BW == nil {
@@ -108,26 +106,4 @@ func moveCell(to *GridBlock, k int, from *GridBlock, j int) {
 		to.Err[k] = from.Err[j]
 	}
 	to.Class[k], to.Round[k] = c, from.Round[j]
-}
-
-// setSamples gives slot k of b, a cell with latency about to be added, v
-// samples: the block's shared count while every such cell agrees.
-func setSamples(b *GridBlock, k int, v uint32) {
-	if b.SamplesX != nil {
-		b.SamplesX[k] = v
-		return
-	}
-	first := true
-	for _, c := range b.Class {
-		first = first && c&FlagLat == 0
-	}
-	if first || b.Samples == v {
-		b.Samples = v
-		return
-	}
-	b.SamplesX = new([BlockLen]uint32)
-	for i := range b.SamplesX {
-		b.SamplesX[i] = b.Samples
-	}
-	b.SamplesX[k] = v
 }
