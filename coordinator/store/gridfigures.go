@@ -12,16 +12,7 @@ import (
 // allocating nothing, and calls Fill only for cells with an error or
 // retests. It only reads the frozen view, so readers may share it.
 func (g *GridSource) Figures(f *matrix.Figures, src, dst, rail int) bool {
-	if rail >= g.v.rails || src == dst || g.v.blocks == nil {
-		return false
-	}
-	slot := wire.GridSlot(g.v.n, g.v.rails, src, dst, rail)
-	bi := int(slot) >> blockBits
-	if bi >= len(g.v.blocks) || g.v.blocks[bi] == nil {
-		return false
-	}
-	b, j := g.v.blocks[bi], int(slot)&(blockLen-1)
-	cls := b.Class[j]
+	b, j, slot, cls := g.v.at(src, dst, rail)
 	if cls == 0 {
 		return false
 	}

@@ -61,16 +61,7 @@ func (g *GridSource) scanHas() []bool {
 }
 
 func (g *GridSource) Fill(c *matrix.Cell, src, dst, rail int) bool {
-	if rail >= g.v.rails || src == dst {
-		return false
-	}
-	slot := wire.GridSlot(g.v.n, g.v.rails, src, dst, rail)
-	bi := int(slot) >> blockBits
-	if bi >= len(g.v.blocks) || g.v.blocks[bi] == nil {
-		return false
-	}
-	b, j := g.v.blocks[bi], int(slot)&(blockLen-1)
-	cls := b.Class[j]
+	b, j, slot, cls := g.v.at(src, dst, rail)
 	if cls == 0 {
 		return false
 	}

@@ -40,6 +40,21 @@ func (s *cellStore) freeze() storeView {
 	return v
 }
 
+// at finds grid cell (src, dst, rail): its block, its index there, its
+// slot and its class byte, 0 when there is no such cell.
+func (v *storeView) at(src, dst, rail int) (b *cellBlock, j int, slot int32, cls uint8) {
+	if rail >= v.rails || src == dst {
+		return nil, 0, 0, 0
+	}
+	slot = wire.GridSlot(v.n, v.rails, src, dst, rail)
+	bi := int(slot) >> blockBits
+	if bi >= len(v.blocks) || v.blocks[bi] == nil {
+		return nil, 0, 0, 0
+	}
+	b, j = v.blocks[bi], int(slot)&(blockLen-1)
+	return b, j, slot, b.Class[j]
+}
+
 // cell decodes grid slot (block b, index j) for the analysis. lat and bw,
 // when given, are where the figures go, so a caller decoding millions of
 // cells can hand out slices of one allocation.
