@@ -123,9 +123,9 @@ func benchApplyRound(b *testing.B, own bool) {
 }
 
 // BenchmarkSweepState1024 fills the FSM with a whole 1,024 x 8 sweep and
-// reports what the compact store holds, then times the matrix the API
-// serves from it (matrix.BuildFrom over the frozen grid). Benchmark only:
-// it needs GBs.
+// reports what the compact store holds, then times the analysis the API
+// serves from it (matrix.Analyse over the grid, as Coordinator.Matrix
+// runs it). Benchmark only: it needs GBs.
 func BenchmarkSweepState1024(b *testing.B) {
 	nodes, rounds := benchSweep(b, 1024)
 	x := NewNodeIndex(nodes)
@@ -149,11 +149,11 @@ func BenchmarkSweepState1024(b *testing.B) {
 	var m *matrix.Matrix
 	for b.Loop() {
 		sv, grid, _ := f.Grid("s") // as Coordinator.Matrix does
-		m = matrix.BuildFrom(sv.Nodes, grid, grid.ExtraCells(), matrix.DefaultThresholds())
+		m = matrix.Analyse(sv.Nodes, grid, grid.ExtraCells(), matrix.DefaultThresholds())
 	}
 	b.StopTimer()
-	if len(m.Cells) != 1024*1023*8 {
-		b.Fatalf("%d cells", len(m.Cells))
+	if m.NumCells() != 1024*1023*8 {
+		b.Fatalf("%d cells", m.NumCells())
 	}
 	b.ReportMetric(float64(store)/1e6, "store-MB")
 	b.ReportMetric(float64(logBytes)/1e6, "log-MB")

@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -54,6 +55,10 @@ type Config struct {
 	// Reader > 0 asks for the running sweep's matrix this often, as an
 	// open UI does (reader.go).
 	Reader time.Duration
+	// SweepProfile, when set, receives a CPU profile of the timed sweep
+	// alone (POST → done): setup, gossip and the post-sweep snapshot are
+	// measured apart and would otherwise hide in its figures.
+	SweepProfile io.Writer
 }
 
 // Result is what one run measured. Durations are wall time.
@@ -212,15 +217,25 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	res.StartRSS = procstat.RSS(procstat.Self)
 	_ = procstat.ResetPeak(procstat.Self)
 	heap := startHeapSampler(50 * time.Millisecond)
+	stopProfile := func() {}
+	if cfg.SweepProfile != nil {
+		if err := pprof.StartCPUProfile(cfg.SweepProfile); err != nil {
+			heap.Stop()
+			return res, err
+		}
+		stopProfile = pprof.StopCPUProfile
+	}
 	t0, cpu0 := time.Now(), processCPU()
 	info, err := co.StartSweep(ctx, api.SweepRequest{Mode: "quick"})
 	if err != nil {
+		stopProfile()
 		heap.Stop()
 		return res, err
 	}
 	stopReader := startReader(co, info.ID, cfg.Reader)
 	info, err = waitDone(ctx, co, info.ID)
 	res.Sweep, res.SweepCPU = time.Since(t0), processCPU()-cpu0
+	stopProfile()
 	res.ReaderPolls, res.ReaderMatrices = stopReader()
 	res.PeakHeap = heap.Stop()
 	res.PeakRSS = procstat.HWM(procstat.Self)

@@ -14,6 +14,9 @@
 //	BENCH_FULL_MAX=256        largest node count run in full mode (a full
 //	                          1,024-node run takes tens of minutes here)
 //	BENCH_PPROF=dir           write CPU and heap profiles of each run there
+//	BENCH_PPROF_SCOPE=run     the CPU profile covers the whole run (setup,
+//	                          gossip, post-sweep snapshot) or only the
+//	                          timed sweep (sweep)
 //	BENCH_READER=0            > 0 (e.g. 1s): a reader asks for the running
 //	                          sweep's matrix this often, as an open UI does
 //	BENCH_RSS_LIMIT_MB=14336  a run whose RSS passes this stops itself
@@ -59,6 +62,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	payload := fs.Bool("payload", envInt("BENCH_PAYLOAD", 1) != 0, "measure the matrix JSON payload")
 	payloadMax := fs.Int("payload-max", envInt("BENCH_PAYLOAD_MAX", 1024), "largest node count whose matrix JSON is measured")
 	prof := fs.String("pprof", env("BENCH_PPROF", ""), "directory for CPU and heap profiles")
+	scope := fs.String("pprof-scope", env("BENCH_PPROF_SCOPE", "run"), "what the CPU profile covers: run or sweep")
 	reader := fs.Duration("reader", envDuration("BENCH_READER", 0), "poll the running sweep's matrix this often (0 = no reader)")
 	mode := fs.String("mode", env("BENCH_MODE", "both"), "full, control or both")
 	fullMax := fs.Int("full-max", envInt("BENCH_FULL_MAX", 256), "largest node count run in full mode")
@@ -66,6 +70,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	control := fs.Bool("control", false, "internal: the child runs in control mode")
 	verbose := fs.Bool("v", env("BENCH_VERBOSE", "") != "", "log progress to stderr")
 	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *scope != "run" && *scope != "sweep" {
+		fmt.Fprintf(stderr, "bench: BENCH_PPROF_SCOPE=%q: want run (the whole child) or sweep (the timed sweep alone)\n", *scope)
 		return 2
 	}
 	limit, err := scale.RSSLimit(os.Getenv("BENCH_RSS_LIMIT_MB"))
@@ -93,7 +101,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 		ml.Apply()
-		return runChild(ctx, *child, *control, *iters, *payload, *prof, *verbose, *reader, limit, stdout, stderr)
+		return runChild(ctx, *child, *control, *iters, *payload, profile{*prof, *scope == "sweep"}, *verbose, *reader, limit, stdout, stderr)
 	}
 	self, err := os.Executable()
 	if err != nil {
@@ -134,7 +142,7 @@ sizes:
 			for i := 0; i < max(*runs, 1); i++ {
 				fmt.Fprintf(stderr, "bench: %d nodes, control=%v, run %d/%d\n", n, ctl, i+1, max(*runs, 1))
 				cmd := exec.CommandContext(ctx, self, "-child", strconv.Itoa(n), "-control="+strconv.FormatBool(ctl), "-iters", strconv.Itoa(*iters),
-					"-payload="+strconv.FormatBool(*payload && n <= *payloadMax), "-pprof", *prof, "-v="+strconv.FormatBool(*verbose), "-reader", reader.String())
+					"-payload="+strconv.FormatBool(*payload && n <= *payloadMax), "-pprof", *prof, "-pprof-scope", *scope, "-v="+strconv.FormatBool(*verbose), "-reader", reader.String())
 				cmd.Stderr = stderr
 				out, err := cmd.Output()
 				var r scale.Result
@@ -151,7 +159,10 @@ sizes:
 					}
 					break sizes
 				}
-				fmt.Fprintf(stderr, "bench: %d nodes: sweep %.1f s, overhead p50 %.2f ms (dispatch p50 %.2f ms, commit p50 %.2f ms)\n", n, r.Sweep.Seconds(),
+				// Rounds' overhead summed, and the rest of the sweep's wall:
+				// planning before the first round, the analysis after the last.
+				fmt.Fprintf(stderr, "bench: %d nodes: sweep %.1f s (rounds %.1f s, the rest %.1f s), overhead p50 %.2f ms (dispatch p50 %.2f ms, commit p50 %.2f ms)\n",
+					n, r.Sweep.Seconds(), r.Overhead.Sum.Seconds(), (r.Sweep - r.Overhead.Sum).Seconds(),
 					float64(r.Overhead.Median)/1e6, float64(r.Dispatch.Median)/1e6, float64(r.Commit.Median)/1e6)
 				rs = append(rs, r)
 			}
@@ -176,7 +187,14 @@ sizes:
 	return 0
 }
 
-func runChild(ctx context.Context, n int, control bool, iters int, payload bool, prof string, verbose bool, reader time.Duration,
+// profile is where a child writes its profiles, and whether its CPU
+// profile covers the timed sweep alone.
+type profile struct {
+	dir   string
+	sweep bool
+}
+
+func runChild(ctx context.Context, n int, control bool, iters int, payload bool, prof profile, verbose bool, reader time.Duration,
 	limit uint64, stdout, stderr io.Writer) int {
 	guardCtx, stopGuard := context.WithCancel(ctx)
 	defer stopGuard()
@@ -185,25 +203,30 @@ func runChild(ctx context.Context, n int, control bool, iters int, payload bool,
 	if verbose {
 		log = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	}
-	if prof != "" {
-		if err := os.MkdirAll(prof, 0o755); err != nil {
+	var sweepProfile io.Writer
+	if prof.dir != "" {
+		if err := os.MkdirAll(prof.dir, 0o755); err != nil {
 			fmt.Fprintln(stderr, "bench:", err)
 			return 1
 		}
-		f, err := os.Create(filepath.Join(prof, fmt.Sprintf("cpu-%d%s.pprof", n, suffix(control))))
+		f, err := os.Create(filepath.Join(prof.dir, fmt.Sprintf("cpu-%d%s.pprof", n, suffix(control))))
 		if err != nil {
 			fmt.Fprintln(stderr, "bench:", err)
 			return 1
 		}
 		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			fmt.Fprintln(stderr, "bench:", err)
-			return 1
+		if prof.sweep {
+			sweepProfile = f
+		} else {
+			if err := pprof.StartCPUProfile(f); err != nil {
+				fmt.Fprintln(stderr, "bench:", err)
+				return 1
+			}
+			defer pprof.StopCPUProfile()
 		}
-		defer pprof.StopCPUProfile()
 	}
 	r, err := scale.Run(ctx, scale.Config{Nodes: n, Control: control, LatencyIters: iters, Payload: payload, Logger: log,
-		HeapProfile: heapPath(prof, n, control), Reader: reader})
+		HeapProfile: heapPath(prof.dir, n, control), Reader: reader, SweepProfile: sweepProfile})
 	if err != nil {
 		fmt.Fprintf(stderr, "bench: %d nodes: %v\n", n, err)
 		return 1
