@@ -238,6 +238,7 @@ type railMemo struct {
 	mirror bool
 	rev    ReverseTask // a TaskDecoder's task's reverse half
 	borrow bool        // TaskDecoder.Borrow
+	hit    bool        // the last task's rails were the kept ones
 }
 
 // name reads one of a task's names (sweep, nodes, API addresses): a
@@ -263,7 +264,8 @@ func (m *railMemo) reverse() *ReverseTask {
 }
 
 func (m *railMemo) get(r *reader, h halfCounts, mirror bool) []probe.RailPair {
-	if len(m.sect) > 0 && h == m.h && mirror == m.mirror && len(r.b) >= len(m.sect) && string(r.b[:len(m.sect)]) == string(m.sect) {
+	m.hit = len(m.sect) > 0 && h == m.h && mirror == m.mirror && len(r.b) >= len(m.sect) && string(r.b[:len(m.sect)]) == string(m.sect)
+	if m.hit {
 		r.b = r.b[len(m.sect):]
 		return m.rails
 	}
@@ -328,6 +330,11 @@ func (d *TaskDecoder) Decode(b []byte) (Task, error) {
 	}
 	return t, err
 }
+
+// SameRails says whether the last Decode's task, decoded without error,
+// has the rails of the task decoded before it: its rails section had the
+// same bytes, so a host can keep what it built for them.
+func (d *TaskDecoder) SameRails() bool { return d.m.hit }
 
 // mirrored is p seen from its other end.
 func mirrored(p probe.RailPair) probe.RailPair {

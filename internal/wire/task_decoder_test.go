@@ -39,7 +39,8 @@ func TestTaskDecoderMatchesDecode(t *testing.T) {
 		tasks = append(tasks, task)
 	}
 	var d TaskDecoder
-	hits := 0
+	var prev Task
+	hits, same := 0, 0
 	for i, task := range tasks {
 		b := TaskMsg.Append(nil, &task)
 		if i == 150 {
@@ -62,10 +63,27 @@ func TestTaskDecoderMatchesDecode(t *testing.T) {
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("task %d:\n got %+v\nwant %+v", i, got, want)
 		}
+		if d.SameRails() {
+			same++
+			if !reflect.DeepEqual(want.Rails, prev.Rails) || !reflect.DeepEqual(reverseHalf(&want), reverseHalf(&prev)) {
+				t.Fatalf("task %d: SameRails, but its rails are not task %d's", i, i-1)
+			}
+		}
+		prev = want
+	}
+	if same < 10 {
+		t.Errorf("SameRails said so for only %d of 300 tasks", same)
 	}
 	if hits < 30 {
 		t.Errorf("only %d of 300 tasks took the remembered rails", hits)
 	}
+}
+
+func reverseHalf(t *Task) []probe.RailPair {
+	if t.Reverse == nil {
+		return nil
+	}
+	return t.Reverse.Rails
 }
 
 // The remembered rails are not taken when the section differs only in a

@@ -38,6 +38,7 @@ func nullTask(req *http.Request) (*http.Response, bool) {
 	// back on return; nothing keeps the task.
 	t, err := sc.dec.Decode(in.B)
 	if err != nil {
+		sc.enc = nil // the decoder's rails may be this task's, the plan is not
 		return nil, false
 	}
 	res, fwd, back := sc.answer(&t)
@@ -94,7 +95,10 @@ func (sc *nullScratch) answer(t *wire.Task) (wire.TaskResult, wire.EncodedRails,
 		back = t.Reverse.Rails
 	}
 	iters := t.Params.LatencyIters
-	if sc.enc == nil || iters != sc.iters || !slices.Equal(t.Rails, sc.plan[0]) || !slices.Equal(back, sc.plan[1]) {
+	// The decoder says when the rails are the last task's, which every
+	// answer of this scratch planned for: comparing them was a tenth of
+	// the stand-in's CPU.
+	if sc.enc == nil || iters != sc.iters || !sc.dec.SameRails() && (!slices.Equal(t.Rails, sc.plan[0]) || !slices.Equal(back, sc.plan[1])) {
 		if sc.enc == nil {
 			sc.enc = map[[2]uint64]wire.EncodedRails{}
 		}
