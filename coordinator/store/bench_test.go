@@ -2,8 +2,11 @@ package store
 
 import (
 	"math/rand/v2"
+	"os"
 	"runtime"
+	"strconv"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/raft"
 
@@ -122,18 +125,28 @@ func benchApplyRound(b *testing.B, own bool) {
 	b.ReportMetric(float64(len(rounds[0].Pairs)*2*8), "cells/op")
 }
 
-// BenchmarkSweepState1024 fills the FSM with a whole 1,024 x 8 sweep and
+// BenchmarkSweepState1024 fills the FSM with a whole 1,024 x 8 sweep
+// (BENCH_NODES, up to 4,096: about 3 GB there, and the cap keeps it far
+// from this machine's 16 GB guard) and
 // reports what the compact store holds, then times the analysis the API
 // serves from it (matrix.Analyse over the grid, as Coordinator.Matrix
 // runs it). Benchmark only: it needs GBs.
 func BenchmarkSweepState1024(b *testing.B) {
-	nodes, rounds := benchSweep(b, 1024)
+	n := 1024
+	if v := os.Getenv("BENCH_NODES"); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil || n < 2 || n > 4096 {
+			b.Fatalf("BENCH_NODES=%q: want a node count from 2 to 4096", v)
+		}
+	}
+	nodes, rounds := benchSweep(b, n)
 	x := NewNodeIndex(nodes)
 	f := New(1, nil)
 	start := mustStart(b, Start{Info: api.SweepInfo{ID: "s", State: api.SweepRunning}, Nodes: nodes})
 	f.Apply(&raft.Log{Data: start})
 	rng := rand.New(rand.NewPCG(5, 6))
 	before := liveHeap()
+	fill := time.Now()
 	var logBytes int
 	for _, rd := range rounds {
 		e, err := EncodeRound(&x, sweep.RoundResult{SweepID: "s", Round: rd.Index, Cells: roundCells(nodes, rd, rng)})
@@ -143,6 +156,7 @@ func BenchmarkSweepState1024(b *testing.B) {
 		logBytes += len(e)
 		f.Apply(&raft.Log{Data: e})
 	}
+	took := time.Since(fill)
 	store := liveHeap() - before
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -152,10 +166,11 @@ func BenchmarkSweepState1024(b *testing.B) {
 		m = matrix.Analyse(sv.Nodes, grid, grid.ExtraCells(), matrix.DefaultThresholds())
 	}
 	b.StopTimer()
-	if m.NumCells() != 1024*1023*8 {
+	if m.NumCells() != n*(n-1)*8 {
 		b.Fatalf("%d cells", m.NumCells())
 	}
 	b.ReportMetric(float64(store)/1e6, "store-MB")
+	b.ReportMetric(took.Seconds(), "fill-s") // encoding and applying every round
 	b.ReportMetric(float64(logBytes)/1e6, "log-MB")
 	b.ReportMetric(float64(liveHeap()-before-store)/1e6, "matrix-MB")
 	runtime.KeepAlive(m)
