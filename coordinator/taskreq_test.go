@@ -7,8 +7,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -233,6 +235,58 @@ func TestPhaseRefusesAGoneWorker(t *testing.T) {
 			if c.Class != probe.ClassPeerLost || c.Error == nil || c.Error.Cause != tc.want {
 				t.Fatalf("%s > %s: cell %s>%s rail %d is %s (%v), want peer-lost: %s", tc.src, tc.dst, c.Src, c.Dst, c.Rail, c.Class, c.Error, tc.want)
 			}
+		}
+	}
+}
+
+// countingConn counts the writes of a connection the transport dialled.
+type countingConn struct {
+	net.Conn
+	writes *atomic.Int64
+}
+
+func (c countingConn) Write(b []byte) (int, error) {
+	c.writes.Add(1)
+	return c.Conn.Write(b)
+}
+
+// TestTaskRequestOneWrite: over net/http's own Transport a task goes out
+// in one write, headers and body together; a body the transport cannot
+// see is in memory makes it flush the headers on their own first.
+func TestTaskRequestOneWrite(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer srv.Close()
+	var writes atomic.Int64
+	var d net.Dialer
+	tr := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := d.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return countingConn{c, &writes}, nil
+	}}
+	defer tr.CloseIdleConnections()
+	c := &Coordinator{client: &http.Client{Transport: tr}}
+	tt, err := c.taskTarget(strings.TrimPrefix(srv.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep := probe.Endpoint{Device: "mlx5_0", Port: 1, GIDIndex: 3}
+	task := wire.Task{SweepID: "s", Round: 1, Src: "a", Dst: "b", DstAPI: "b:7471", Rails: []probe.RailPair{{Rail: 0, Src: ep, Dst: ep}}}
+	var enc wire.TaskEncoder
+	for i := range 3 {
+		before := writes.Load()
+		resp, err := c.roundTrip(c.taskRequest(context.Background(), tt, &task, &enc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if n := writes.Load() - before; n != 1 {
+			t.Fatalf("task %d took %d writes", i, n)
 		}
 	}
 }

@@ -62,6 +62,9 @@ type Options struct {
 	ClientTLS *tls.Config
 	// GossipTune adjusts the memberlist config (see member.Options.Tune).
 	GossipTune func(*memberlist.Config)
+	// WrapAPI, when set, wraps the API's handler: the scale harness's
+	// stand-in hosts answer tasks in front of it over real TCP.
+	WrapAPI func(http.Handler) http.Handler
 	// Prober runs the always-on mesh's probes (worker/live); nil = no live
 	// probing. A fabric that is also a fabric.Prober is the usual one.
 	Prober fabric.Prober
@@ -144,7 +147,11 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 	a.inv.APIAddr = a.apiAddr
 	// A refused TLS handshake is someone without the cluster's certificate:
 	// the operator's log, not the process's stderr.
-	a.srv = &http.Server{Handler: a.routes(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: apiIdleTimeout, TLSConfig: o.TLS,
+	var h http.Handler = a.routes()
+	if o.WrapAPI != nil {
+		h = o.WrapAPI(h)
+	}
+	a.srv = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: apiIdleTimeout, TLSConfig: o.TLS,
 		ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)}
 	go func() { a.serveErr <- member.Serve(a.srv, ln) }()
 

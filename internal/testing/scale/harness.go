@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -55,6 +56,11 @@ type Config struct {
 	// Reader > 0 asks for the running sweep's matrix this often, as an
 	// open UI does (reader.go).
 	Reader time.Duration
+	// TCP puts the worker API on real loopback TCP (the workers' own
+	// listeners, HTTP/1.1 with kept-alive connections) instead of the
+	// in-process transport, so that a run also measures what each task's
+	// request costs both ends in the kernel and in net/http.
+	TCP bool
 	// SweepProfile, when set, receives a CPU profile of the timed sweep
 	// alone (POST → done): setup, gossip and the post-sweep snapshot are
 	// measured apart and would otherwise hide in its figures.
@@ -66,6 +72,7 @@ type Result struct {
 	Nodes, Rails, Cells, Rounds int
 	LatencyIters                int
 	Control                     bool          // tasks answered without running (Config.Control)
+	TCP                         bool          // the worker API over loopback TCP (Config.TCP)
 	Setup                       time.Duration // workers up and registered
 	Settle                      time.Duration // then until the join gossip has died down
 	Sweep                       time.Duration // POST sweep → state done
@@ -165,12 +172,19 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		trans[i] = mnet.NewTransport(names[i])
 	}
 	rt.null, rt.worker = cfg.Control, workerCtx
-	res := Result{Nodes: cfg.Nodes, LatencyIters: params.LatencyIters, Control: cfg.Control}
+	res := Result{Nodes: cfg.Nodes, LatencyIters: params.LatencyIters, Control: cfg.Control, TCP: cfg.TCP}
+	var coordHTTP, workerHTTP http.RoundTripper // nil: real TCP
+	var wrap func(http.Handler) http.Handler
+	if !cfg.TCP {
+		coordHTTP, workerHTTP = rt.from(coordCtx), rt.from(workerCtx)
+	} else if cfg.Control {
+		wrap = nullHandler
+	}
 	start := time.Now()
 	var co *coordinator.Coordinator
 	pprof.Do(coordCtx, pprof.Labels(), func(context.Context) {
 		co, err = coordinator.Start(coordinator.Options{Name: coordinatorName, DataDir: filepath.Join(dir, "coordinator"),
-			Transport: ctrans, LAN: true, HTTPTransport: rt.from(coordCtx), Params: params, Mode: "quick", FastRaft: true,
+			Transport: ctrans, LAN: true, HTTPTransport: coordHTTP, Params: params, Mode: "quick", FastRaft: true,
 			PairTimeout: time.Minute, KeepSweeps: 1, Logger: log, OnRound: obs.round})
 	})
 	if err != nil {
@@ -190,7 +204,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		for i, t := range trans {
 			wtrans[i] = meter.wrap(t)
 		}
-		workers, err = startWorkers(ctx, fab, names, wtrans, co.GossipAddr(), rt, workerCtx, obs, log,
+		workers, err = startWorkers(ctx, fab, names, wtrans, co.GossipAddr(), rt, workerHTTP, wrap, obs, log,
 			passiveGossip(func(name string) bool { return name == coordinatorName }))
 	})
 	// A closure, not stopWorkers(workers): the deferred call must not keep
@@ -307,13 +321,16 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	return res, err
 }
 
+// startWorkers starts a simulated worker per name: peer calls through
+// peers (nil: real TCP), its API wrapped by wrap when set.
 func startWorkers(ctx context.Context, fab *sim.Fabric, names []string, trans []memberlist.Transport, seed string,
-	rt *inproc, labels context.Context, obs *observer, log *slog.Logger, gossip func(*memberlist.Config)) ([]*worker.Agent, error) {
+	rt *inproc, peers http.RoundTripper, wrap func(http.Handler) http.Handler, obs *observer, log *slog.Logger,
+	gossip func(*memberlist.Config)) ([]*worker.Agent, error) {
 	out := make([]*worker.Agent, 0, len(names))
 	for i, name := range names {
 		a, err := worker.Start(ctx, worker.Options{Name: name, Fabric: fabric.Adapt(fab.Node(name)),
-			Transport: trans[i], LAN: true, GossipTune: gossip, APIListen: "127.0.0.1:0", HTTPTransport: rt.from(labels), OnTask: obs.task, Logger: log,
-			Labels: map[string]string{"group": fmt.Sprintf("leaf-%02d", i/32+1)}})
+			Transport: trans[i], LAN: true, GossipTune: gossip, APIListen: "127.0.0.1:0", HTTPTransport: peers, WrapAPI: wrap,
+			OnTask: obs.task, Logger: log, Labels: map[string]string{"group": fmt.Sprintf("leaf-%02d", i/32+1)}})
 		if err != nil {
 			return out, fmt.Errorf("worker %s: %w", name, err)
 		}

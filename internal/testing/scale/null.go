@@ -3,6 +3,7 @@ package scale
 import (
 	"net/http"
 	"slices"
+	"strconv"
 	"sync"
 
 	"github.com/rdmamesh/rdmamesh/internal/probe"
@@ -17,6 +18,36 @@ import (
 // It stands in for remote hosts' work, so it spends as little as it can:
 // the task is read and the answer written in pooled buffers.
 func nullTask(req *http.Request) (*http.Response, bool) {
+	out, ok := nullAnswer(req)
+	if !ok {
+		return nil, false
+	}
+	// Built directly rather than through httptest.ResponseRecorder: the
+	// recorder's header cloning was a tenth of this.
+	return &http.Response{Status: "200 OK", StatusCode: http.StatusOK, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: nullHeader, Body: wire.NewBody(out), ContentLength: int64(len(out.B)), Request: req}, true
+}
+
+// nullHandler serves the stand-in's answers over a worker's real API
+// listener (Config.TCP), and everything else through h, the worker's API.
+func nullHandler(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		out, ok := nullAnswer(r)
+		if !ok {
+			h.ServeHTTP(w, r)
+			return
+		}
+		defer out.Put()
+		w.Header()["Content-Type"] = nullHeader["Content-Type"]
+		w.Header()["Content-Length"] = []string{strconv.Itoa(len(out.B))}
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(out.B)
+	})
+}
+
+// nullAnswer is the stand-in's answer to req, a task; false when req is
+// not one, or not one it can read.
+func nullAnswer(req *http.Request) (*wire.Buf, bool) {
 	// The header map is read as the coordinator writes it (canonical keys):
 	// Get would canonicalise the key again on every task.
 	if ct := req.Header["Content-Type"]; req.Method != http.MethodPost || req.URL.Path != "/v1/tasks" || len(ct) == 0 || ct[0] != wire.ContentType {
@@ -44,10 +75,7 @@ func nullTask(req *http.Request) (*http.Response, bool) {
 	res, fwd, back := sc.answer(&t)
 	out := wire.GetBuf()
 	out.B = wire.AppendTaskResult(out.B, &res, fwd, back)
-	// Built directly rather than through httptest.ResponseRecorder: the
-	// recorder's header cloning was a tenth of this.
-	return &http.Response{Status: "200 OK", StatusCode: http.StatusOK, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Header: nullHeader, Body: wire.NewBody(out), ContentLength: int64(len(out.B)), Request: req}, true
+	return out, true
 }
 
 // nullHeader is every null answer's header; readers do not modify it.

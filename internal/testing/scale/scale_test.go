@@ -20,6 +20,11 @@ func TestRunSmall(t *testing.T) {
 	if err != nil || c.Cells != r.Cells || !c.Control {
 		t.Fatalf("control mode: %v, %d cells", err, c.Cells)
 	}
+	// Over loopback TCP the stand-ins answer on the workers' own listeners.
+	tcp, err := Run(ctx, Config{Nodes: 6, Control: true, TCP: true, DataDir: t.TempDir()})
+	if err != nil || tcp.Cells != r.Cells || !tcp.TCP || !tcp.Healthy {
+		t.Fatalf("control mode over TCP: %v, %d cells, healthy %v", err, tcp.Cells, tcp.Healthy)
+	}
 	if want := 6 * 5 * 8; r.Cells != want || r.Rounds != 5 || r.Rails != 8 || !r.Healthy {
 		t.Fatalf("cells %d (want %d), rounds %d, rails %d, healthy %v", r.Cells, want, r.Rounds, r.Rails, r.Healthy)
 	}

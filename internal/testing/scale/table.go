@@ -66,7 +66,13 @@ var columns = []struct {
 	head string
 	get  func(r Result) string
 }{
-	{"mode", func(r Result) string { return map[bool]string{false: "full", true: "control"}[r.Control] }},
+	{"mode", func(r Result) string {
+		m := map[bool]string{false: "full", true: "control"}[r.Control]
+		if r.TCP {
+			m += " (tcp)"
+		}
+		return m
+	}},
 	{"nodes", func(r Result) string { return fmt.Sprint(r.Nodes) }},
 	{"rails", func(r Result) string { return fmt.Sprint(r.Rails) }},
 	{"cells", func(r Result) string { return fmt.Sprint(r.Cells) }},

@@ -13,6 +13,9 @@
 //	                          or both
 //	BENCH_FULL_MAX=256        largest node count run in full mode (a full
 //	                          1,024-node run takes tens of minutes here)
+//	BENCH_TRANSPORT=inproc    the worker API in-process, or over real
+//	                          loopback TCP (tcp): what each task's HTTP
+//	                          request costs both ends, stand-ins included
 //	BENCH_PPROF=dir           write CPU and heap profiles of each run there
 //	BENCH_PPROF_SCOPE=run     the CPU profile covers the whole run (setup,
 //	                          gossip, post-sweep snapshot) or only the
@@ -65,11 +68,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 	scope := fs.String("pprof-scope", env("BENCH_PPROF_SCOPE", "run"), "what the CPU profile covers: run or sweep")
 	reader := fs.Duration("reader", envDuration("BENCH_READER", 0), "poll the running sweep's matrix this often (0 = no reader)")
 	mode := fs.String("mode", env("BENCH_MODE", "both"), "full, control or both")
+	transport := fs.String("transport", env("BENCH_TRANSPORT", "inproc"), "the worker API in-process (inproc) or over loopback TCP (tcp)")
 	fullMax := fs.Int("full-max", envInt("BENCH_FULL_MAX", 256), "largest node count run in full mode")
 	child := fs.Int("child", 0, "internal: run once with this many nodes and print JSON")
 	control := fs.Bool("control", false, "internal: the child runs in control mode")
 	verbose := fs.Bool("v", env("BENCH_VERBOSE", "") != "", "log progress to stderr")
 	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *transport != "inproc" && *transport != "tcp" {
+		fmt.Fprintf(stderr, "bench: BENCH_TRANSPORT=%q: want inproc (in-process) or tcp (loopback TCP)\n", *transport)
 		return 2
 	}
 	if *scope != "run" && *scope != "sweep" {
@@ -101,7 +109,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 		ml.Apply()
-		return runChild(ctx, *child, *control, *iters, *payload, profile{*prof, *scope == "sweep"}, *verbose, *reader, limit, stdout, stderr)
+		return runChild(ctx, scale.Config{Nodes: *child, Control: *control, LatencyIters: *iters, Payload: *payload, Reader: *reader,
+			TCP: *transport == "tcp"}, profile{*prof, *scope == "sweep"}, *verbose, limit, stdout, stderr)
 	}
 	self, err := os.Executable()
 	if err != nil {
@@ -142,7 +151,7 @@ sizes:
 			for i := 0; i < max(*runs, 1); i++ {
 				fmt.Fprintf(stderr, "bench: %d nodes, control=%v, run %d/%d\n", n, ctl, i+1, max(*runs, 1))
 				cmd := exec.CommandContext(ctx, self, "-child", strconv.Itoa(n), "-control="+strconv.FormatBool(ctl), "-iters", strconv.Itoa(*iters),
-					"-payload="+strconv.FormatBool(*payload && n <= *payloadMax), "-pprof", *prof, "-pprof-scope", *scope, "-v="+strconv.FormatBool(*verbose), "-reader", reader.String())
+					"-payload="+strconv.FormatBool(*payload && n <= *payloadMax), "-pprof", *prof, "-pprof-scope", *scope, "-transport", *transport, "-v="+strconv.FormatBool(*verbose), "-reader", reader.String())
 				cmd.Stderr = stderr
 				out, err := cmd.Output()
 				var r scale.Result
@@ -194,8 +203,8 @@ type profile struct {
 	sweep bool
 }
 
-func runChild(ctx context.Context, n int, control bool, iters int, payload bool, prof profile, verbose bool, reader time.Duration,
-	limit uint64, stdout, stderr io.Writer) int {
+func runChild(ctx context.Context, cfg scale.Config, prof profile, verbose bool, limit uint64, stdout, stderr io.Writer) int {
+	n, control := cfg.Nodes, cfg.Control
 	guardCtx, stopGuard := context.WithCancel(ctx)
 	defer stopGuard()
 	go scale.GuardRSS(guardCtx, limit, 250*time.Millisecond, stderr, os.Exit)
@@ -225,8 +234,8 @@ func runChild(ctx context.Context, n int, control bool, iters int, payload bool,
 			defer pprof.StopCPUProfile()
 		}
 	}
-	r, err := scale.Run(ctx, scale.Config{Nodes: n, Control: control, LatencyIters: iters, Payload: payload, Logger: log,
-		HeapProfile: heapPath(prof.dir, n, control), Reader: reader, SweepProfile: sweepProfile})
+	cfg.Logger, cfg.HeapProfile, cfg.SweepProfile = log, heapPath(prof.dir, n, control), sweepProfile
+	r, err := scale.Run(ctx, cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "bench: %d nodes: %v\n", n, err)
 		return 1
