@@ -1,7 +1,9 @@
 package matrix
 
 import (
+	"cmp"
 	"math"
+	"slices"
 	"sync"
 )
 
@@ -22,6 +24,9 @@ type p50Column struct {
 	isOth []uint64 // bit k: it is in other, not in codes
 	other map[int]float64
 	mu    sync.Mutex // other, while the first pass's goroutines set cells
+
+	hist  []uint32 // median's code counts
+	order []uint16 // the codes in the order of their values (median)
 }
 
 func newP50Column(n int, table []float64) *p50Column {
@@ -90,4 +95,70 @@ func (c *p50Column) appendValid(dst []float64, from, to int) []float64 {
 		}
 	}
 	return dst
+}
+
+// median is median(appendValid(nil, from, to)), scratch its room. A coded
+// column counts its codes rather than listing and selecting every p50: a
+// rail's median at 4,096 x 8 listed 16.7 million of them (134 MB) and
+// selected among them on one core, between the parallel passes.
+func (c *p50Column) median(scratch *[]float64, from, to int) float64 {
+	if c.f64 != nil {
+		*scratch = appendValid((*scratch)[:0], c.f64[from:to])
+		return median(*scratch)
+	}
+	if c.hist == nil {
+		c.hist = make([]uint32, len(c.table))
+	}
+	clear(c.hist)
+	others, n := (*scratch)[:0], 0
+	for k := from; k < to; k++ {
+		w, bit := k>>6, uint64(1)<<(k&63)
+		switch {
+		case c.valid[w]&bit == 0:
+			continue
+		case c.isOth[w]&bit != 0:
+			others = append(others, c.other[k])
+		default:
+			c.hist[c.codes[k]]++
+		}
+		n++
+	}
+	*scratch = others
+	if n == 0 {
+		return 0
+	}
+	slices.Sort(others)
+	hi := c.nth(others, n/2)
+	if n%2 == 1 {
+		return hi
+	}
+	return (c.nth(others, n/2-1) + hi) / 2
+}
+
+// nth is the i-th smallest (from 0) of the counted codes' values and
+// others, sorted.
+func (c *p50Column) nth(others []float64, i int) float64 {
+	if c.order == nil {
+		c.order = make([]uint16, len(c.table))
+		for k := range c.order {
+			c.order[k] = uint16(k)
+		}
+		slices.SortFunc(c.order, func(a, b uint16) int { return cmp.Compare(c.table[a], c.table[b]) })
+	}
+	o := 0
+	for _, code := range c.order {
+		v := c.table[code]
+		for ; o < len(others) && others[o] < v; o++ {
+			if i == 0 {
+				return others[o]
+			}
+			i--
+		}
+		n := int(c.hist[code])
+		if i < n {
+			return v
+		}
+		i -= n
+	}
+	return others[o+i]
 }

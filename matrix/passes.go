@@ -55,7 +55,12 @@ func (a *analysis) judgeRails() (rails, nodes []Rollup) {
 	var rf railFigs
 	rf.reset(most)
 	a.j.reserve(most)
-	scratch := make([]float64, 0, most) // the rail's p50s, for its median
+	// The rail's p50s, for its median: all of them in a plain column, only
+	// those without a code in a coded one (p50Column.median).
+	var scratch []float64
+	if p50s.f64 != nil {
+		scratch = make([]float64, 0, most)
+	}
 	var rates []float64
 	for si := range a.spans {
 		sp := &a.spans[si]
@@ -86,8 +91,7 @@ func (a *analysis) judgeRails() (rails, nodes []Rollup) {
 		for i := range parts {
 			rt.merge(&parts[i].rail)
 		}
-		scratch = p50s.appendValid(scratch[:0], sp.start, sp.end())
-		rails[si] = rt.rollup(railKey(sp.rail), median(scratch))
+		rails[si] = rt.rollup(railKey(sp.rail), p50s.median(&scratch, sp.start, sp.end()))
 	}
 	nt := tallies[0]
 	for _, t := range tallies[1:] {
