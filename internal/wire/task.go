@@ -321,7 +321,7 @@ type TaskDecoder struct {
 
 // Decode is TaskMsg.Decode, with the decoder's rails and reverse half.
 func (d *TaskDecoder) Decode(b []byte) (Task, error) {
-	d.m.keep, d.m.borrow = true, d.Borrow
+	d.m.keep, d.m.borrow, d.m.hit = true, d.Borrow, false
 	var t Task
 	r, err := reading(TaskMsg, b)
 	if err == nil {
@@ -331,9 +331,10 @@ func (d *TaskDecoder) Decode(b []byte) (Task, error) {
 	return t, err
 }
 
-// SameRails says whether the last Decode's task, decoded without error,
-// has the rails of the task decoded before it: its rails section had the
-// same bytes, so a host can keep what it built for them.
+// SameRails says whether the last Decode's task has the rails of the task
+// decoded before it: its rails section had the same bytes, so a host can
+// keep what it built for them. False after a Decode that failed before
+// its rails.
 func (d *TaskDecoder) SameRails() bool { return d.m.hit }
 
 // mirrored is p seen from its other end.

@@ -74,6 +74,19 @@ func TestTaskDecoderMatchesDecode(t *testing.T) {
 	if same < 10 {
 		t.Errorf("SameRails said so for only %d of 300 tasks", same)
 	}
+	// Bytes that are not a task have no rails to be the same.
+	b := TaskMsg.Append(nil, &tasks[len(tasks)-1])
+	if _, err := d.Decode(b); err != nil || !d.SameRails() {
+		t.Fatalf("the same task again: %v, SameRails %v", err, d.SameRails())
+	}
+	for _, bad := range [][]byte{nil, b[:3]} {
+		if _, err := d.Decode(bad); err == nil || d.SameRails() {
+			t.Fatalf("%d bytes of a task: %v, SameRails %v", len(bad), err, d.SameRails())
+		}
+		if _, err := d.Decode(b); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if hits < 30 {
 		t.Errorf("only %d of 300 tasks took the remembered rails", hits)
 	}
