@@ -127,10 +127,10 @@ func benchApplyRound(b *testing.B, own bool) {
 
 // BenchmarkSweepState1024 fills the FSM with a whole 1,024 x 8 sweep
 // (BENCH_NODES, up to 4,096: about 3 GB there, and the cap keeps it far
-// from this machine's 16 GB guard) and
-// reports what the compact store holds, then times the analysis the API
-// serves from it (matrix.Analyse over the grid, as Coordinator.Matrix
-// runs it). Benchmark only: it needs GBs.
+// from this machine's 16 GB guard) and reports what the compact store
+// holds, then times the analysis the API serves from it (matrix.Analyse
+// over the grid, as Coordinator.Matrix runs it). Benchmark only: it needs
+// GBs.
 func BenchmarkSweepState1024(b *testing.B) {
 	n := 1024
 	if v := os.Getenv("BENCH_NODES"); v != "" {

@@ -73,6 +73,7 @@ type Result struct {
 	LatencyIters                int
 	Control                     bool          // tasks answered without running (Config.Control)
 	TCP                         bool          // the worker API over loopback TCP (Config.TCP)
+	WorkerTasks                 int           // task halves the simulated workers ran (0: stand-ins answered all)
 	Setup                       time.Duration // workers up and registered
 	Settle                      time.Duration // then until the join gossip has died down
 	Sweep                       time.Duration // POST sweep → state done
@@ -173,12 +174,18 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 	rt.null, rt.worker = cfg.Control, workerCtx
 	res := Result{Nodes: cfg.Nodes, LatencyIters: params.LatencyIters, Control: cfg.Control, TCP: cfg.TCP}
+	// Over TCP nothing goes in-process: the stand-ins answer on the
+	// workers' listeners (wrap), peers call each other by their sockets.
 	var coordHTTP, workerHTTP http.RoundTripper // nil: real TCP
 	var wrap func(http.Handler) http.Handler
+	apis := rt
 	if !cfg.TCP {
 		coordHTTP, workerHTTP = rt.from(coordCtx), rt.from(workerCtx)
-	} else if cfg.Control {
-		wrap = nullHandler
+	} else {
+		apis = nil
+		if cfg.Control {
+			wrap = nullHandler
+		}
 	}
 	start := time.Now()
 	var co *coordinator.Coordinator
@@ -204,7 +211,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		for i, t := range trans {
 			wtrans[i] = meter.wrap(t)
 		}
-		workers, err = startWorkers(ctx, fab, names, wtrans, co.GossipAddr(), rt, workerHTTP, wrap, obs, log,
+		workers, err = startWorkers(ctx, fab, names, wtrans, co.GossipAddr(), apis, workerHTTP, wrap, obs, log,
 			passiveGossip(func(name string) bool { return name == coordinatorName }))
 	})
 	// A closure, not stopWorkers(workers): the deferred call must not keep
@@ -262,6 +269,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	res.Rails, res.Cells, res.Rounds = info.Rails, info.CellsDone, info.Rounds
 	res.Healthy = info.Healthy != nil && *info.Healthy
 	res.Dispatch, res.Commit, res.Overhead, res.EntryBytes = obs.dists()
+	res.WorkerTasks = obs.ran()
 
 	// The coordinator alone, holding the sweep: workers gone, memory given
 	// back, then the matrix built (or taken from the cache) as the API would.
@@ -321,8 +329,9 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	return res, err
 }
 
-// startWorkers starts a simulated worker per name: peer calls through
-// peers (nil: real TCP), its API wrapped by wrap when set.
+// startWorkers starts a simulated worker per name: its API served in-process
+// by rt (nil: only on its listener), its calls to peers through peers
+// (nil: real TCP), its API wrapped by wrap when set.
 func startWorkers(ctx context.Context, fab *sim.Fabric, names []string, trans []memberlist.Transport, seed string,
 	rt *inproc, peers http.RoundTripper, wrap func(http.Handler) http.Handler, obs *observer, log *slog.Logger,
 	gossip func(*memberlist.Config)) ([]*worker.Agent, error) {
@@ -335,8 +344,9 @@ func startWorkers(ctx context.Context, fab *sim.Fabric, names []string, trans []
 			return out, fmt.Errorf("worker %s: %w", name, err)
 		}
 		out = append(out, a)
-		// Reachable in-process before gossip announces it.
-		rt.add(a.APIAddr(), a.Handler())
+		if rt != nil { // reachable in-process before gossip announces it
+			rt.add(a.APIAddr(), a.Handler())
+		}
 		if err := a.Join([]string{seed}); err != nil {
 			return out, fmt.Errorf("worker %s: join: %w", name, err)
 		}

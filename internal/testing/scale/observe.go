@@ -21,6 +21,7 @@ type observer struct {
 	commit   []time.Duration
 	overhead []time.Duration
 	bytes    []time.Duration // entry sizes, as a Duration so dist() serves both
+	tasks    int             // task halves the simulated workers ran themselves
 }
 
 func newObserver() *observer { return &observer{work: map[int]map[[2]string]time.Duration{}} }
@@ -33,6 +34,7 @@ func (o *observer) task(r wire.TaskResult) {
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	o.tasks++
 	m := o.work[r.Round]
 	if m == nil {
 		m = map[[2]string]time.Duration{}
@@ -60,4 +62,12 @@ func (o *observer) dists() (dispatch, commit, overhead, bytes Dist) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return dist(o.dispatch), dist(o.commit), dist(o.overhead), dist(o.bytes)
+}
+
+// ran is how many task halves the simulated workers ran themselves: none
+// when stand-ins answered every task (control mode).
+func (o *observer) ran() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.tasks
 }

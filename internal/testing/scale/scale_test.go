@@ -17,13 +17,13 @@ func TestRunSmall(t *testing.T) {
 		t.Fatal(err)
 	}
 	c, err := Run(ctx, Config{Nodes: 6, Control: true, DataDir: t.TempDir()})
-	if err != nil || c.Cells != r.Cells || !c.Control {
-		t.Fatalf("control mode: %v, %d cells", err, c.Cells)
+	if err != nil || c.Cells != r.Cells || !c.Control || c.WorkerTasks != 0 || r.WorkerTasks == 0 {
+		t.Fatalf("control mode: %v, %d cells, %d task halves run by workers (full mode: %d)", err, c.Cells, c.WorkerTasks, r.WorkerTasks)
 	}
 	// Over loopback TCP the stand-ins answer on the workers' own listeners.
 	tcp, err := Run(ctx, Config{Nodes: 6, Control: true, TCP: true, DataDir: t.TempDir()})
-	if err != nil || tcp.Cells != r.Cells || !tcp.TCP || !tcp.Healthy {
-		t.Fatalf("control mode over TCP: %v, %d cells, healthy %v", err, tcp.Cells, tcp.Healthy)
+	if err != nil || tcp.Cells != r.Cells || !tcp.TCP || !tcp.Healthy || tcp.WorkerTasks != 0 {
+		t.Fatalf("control mode over TCP: %v, %d cells, healthy %v, %d task halves run by workers", err, tcp.Cells, tcp.Healthy, tcp.WorkerTasks)
 	}
 	if want := 6 * 5 * 8; r.Cells != want || r.Rounds != 5 || r.Rails != 8 || !r.Healthy {
 		t.Fatalf("cells %d (want %d), rounds %d, rails %d, healthy %v", r.Cells, want, r.Rounds, r.Rails, r.Healthy)
