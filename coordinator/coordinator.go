@@ -119,7 +119,10 @@ type Coordinator struct {
 	counts   roundCounts // counts.go
 	client   *http.Client
 	targets  taskTargets // taskreq.go
-	mesh     mesh        // the live mesh; filled on the leader (livemesh.go)
+	// streaming: tasks go over task streams (stream.go) where the
+	// transport is a network's; an in-process one has nothing to save.
+	streaming bool
+	mesh      mesh // the live mesh; filled on the leader (livemesh.go)
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -173,6 +176,7 @@ func Start(o Options) (*Coordinator, error) {
 		events: &events{ch: make(chan gossipEvent, 1024)}, reg: newRegistry(), inflight: newInflight(), matrices: map[string]cachedMatrix{}, work: make(chan string, 1),
 		client:   &http.Client{Transport: workerTransport(o.HTTPTransport, o.ClientTLS)},
 		notifyCh: make(chan bool, 8)}
+	_, c.streaming = c.client.Transport.(*http.Transport)
 	r, trans, st, err := newRaft(o.Name, o.DataDir, c.fsm, c.notifyCh,
 		raftNet{Bind: o.RaftBind, Advertise: o.RaftAdvertise, Transport: o.RaftTransport, Fast: o.FastRaft, Timeout: o.RaftTimeout,
 			TLS: o.TLS, ClientTLS: o.ClientTLS}, c.log)
@@ -202,7 +206,8 @@ func Start(o Options) (*Coordinator, error) {
 		}
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
-	c.wg.Add(2)
+	c.wg.Add(3)
+	go func() { defer c.wg.Done(); c.reapStreams(c.ctx) }()
 	go func() { defer c.wg.Done(); c.watchMembers(c.ctx) }()
 	go func() { defer c.wg.Done(); c.leaderLoop(c.ctx) }()
 	if deferred {

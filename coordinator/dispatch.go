@@ -147,6 +147,9 @@ func (c *Coordinator) postTaskIn(ctx context.Context, apiAddr string, tt *taskTa
 			return res, probe.Classify(err)
 		}
 	}
+	if res, perr, ok := c.streamTask(ctx, tt, timeout, t, sc, lats); ok {
+		return res, perr
+	}
 	resp, err := c.roundTrip(c.taskRequest(ctx, tt, t, &sc.enc))
 	if err != nil && staleConn(err) && ctx.Err() == nil {
 		// A kept-alive connection the worker had just closed: net/http
@@ -156,21 +159,7 @@ func (c *Coordinator) postTaskIn(ctx context.Context, apiAddr string, tt *taskTa
 		resp, err = c.roundTrip(c.taskRequest(ctx, tt, t, &sc.enc))
 	}
 	if err != nil {
-		if selffault.Note("connecting to worker "+t.Src, err) {
-			ev, _ := selffault.Last()
-			return res, &probe.Error{Class: probe.ClassTester, Cause: ev.Cause("the coordinator"), Fix: ev.Fix()}
-		}
-		if dead, ok := deadCause(ctx); ok {
-			return res, &probe.Error{Class: probe.ClassPeerLost, Cause: dead.Error(),
-				Fix: fmt.Sprintf("check the host %s and its rdmamesh worker service", dead.node)}
-		}
-		if errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
-			return res, &probe.Error{Class: probe.ClassTimeout,
-				Cause: fmt.Sprintf("worker %s did not finish the test within the pair timeout %s (per direction)", t.Src, timeout),
-				Fix:   fmt.Sprintf("a hung test or an overloaded host: check the worker on %s and %s; raise coordinator.pair_timeout only if the fabric is known to be slow", t.Src, t.Dst)}
-		}
-		return res, &probe.Error{Class: probe.ClassPeerLost, Cause: fmt.Sprintf("cannot reach worker %s at %s: %v", t.Src, apiAddr, err),
-			Fix: fmt.Sprintf("check that the rdmamesh worker on %s is running and its API port is reachable from the coordinator", t.Src)}
+		return res, c.taskFailure(ctx, t, apiAddr, timeout, err)
 	}
 	defer resp.Body.Close()
 	raw, err := wire.ReadBuf(resp.Body, resp.ContentLength, maxAnswer)
@@ -190,6 +179,27 @@ func (c *Coordinator) postTaskIn(ctx context.Context, apiAddr string, tt *taskTa
 		return res, &probe.Error{Class: probe.ClassInternal, Cause: fmt.Sprintf("worker %s: bad task result: %v", t.Src, err)}
 	}
 	return res, nil
+}
+
+// taskFailure classifies a task that got no answer from the worker at
+// apiAddr: the coordinator's own resources, a peer gossip declared dead,
+// the pair timeout, or a worker that cannot be reached.
+func (c *Coordinator) taskFailure(ctx context.Context, t *wire.Task, apiAddr string, timeout time.Duration, err error) *probe.Error {
+	if selffault.Note("connecting to worker "+t.Src, err) {
+		ev, _ := selffault.Last()
+		return &probe.Error{Class: probe.ClassTester, Cause: ev.Cause("the coordinator"), Fix: ev.Fix()}
+	}
+	if dead, ok := deadCause(ctx); ok {
+		return &probe.Error{Class: probe.ClassPeerLost, Cause: dead.Error(),
+			Fix: fmt.Sprintf("check the host %s and its rdmamesh worker service", dead.node)}
+	}
+	if errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
+		return &probe.Error{Class: probe.ClassTimeout,
+			Cause: fmt.Sprintf("worker %s did not finish the test within the pair timeout %s (per direction)", t.Src, timeout),
+			Fix:   fmt.Sprintf("a hung test or an overloaded host: check the worker on %s and %s; raise coordinator.pair_timeout only if the fabric is known to be slow", t.Src, t.Dst)}
+	}
+	return &probe.Error{Class: probe.ClassPeerLost, Cause: fmt.Sprintf("cannot reach worker %s at %s: %v", t.Src, apiAddr, err),
+		Fix: fmt.Sprintf("check that the rdmamesh worker on %s is running and its API port is reachable from the coordinator", t.Src)}
 }
 
 // staleConn says whether a task failed on a connection the worker closed

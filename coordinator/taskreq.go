@@ -52,6 +52,11 @@ type taskTarget struct {
 	addr string
 	url  *url.URL
 	hdr  http.Header
+	// The worker's task streams (stream.go): where they open, with what
+	// header (the token, the upgrade), and the ones kept.
+	streamURL *url.URL
+	streamHdr http.Header
+	streams   taskStreams
 }
 
 func (c *Coordinator) taskTarget(apiAddr string) (*taskTarget, error) {
@@ -65,15 +70,21 @@ func (c *Coordinator) taskTarget(apiAddr string) (*taskTarget, error) {
 	if err != nil {
 		return nil, err
 	}
-	hdr := http.Header{"Content-Type": wireTypeHdr}
+	su, err := url.Parse(c.url(apiAddr, wire.StreamPath))
+	if err != nil {
+		return nil, err
+	}
+	hdr, shdr := http.Header{"Content-Type": wireTypeHdr}, http.Header{}
 	c.authorizeHeader(hdr)
+	c.authorizeHeader(shdr)
+	wire.UpgradeHeader(shdr)
 	c.targets.mu.Lock()
 	defer c.targets.mu.Unlock()
 	if c.targets.m == nil {
 		c.targets.m = map[string]*taskTarget{}
 	}
 	if tt = c.targets.m[apiAddr]; tt == nil {
-		tt = &taskTarget{apiAddr, u, hdr}
+		tt = &taskTarget{addr: apiAddr, url: u, hdr: hdr, streamURL: su, streamHdr: shdr}
 		c.targets.m[apiAddr] = tt
 	}
 	return tt, nil

@@ -62,9 +62,12 @@ type Options struct {
 	ClientTLS *tls.Config
 	// GossipTune adjusts the memberlist config (see member.Options.Tune).
 	GossipTune func(*memberlist.Config)
-	// WrapAPI, when set, wraps the API's handler: the scale harness's
-	// stand-in hosts answer tasks in front of it over real TCP.
-	WrapAPI func(http.Handler) http.Handler
+	// AnswerTask, when set, answers a task (its encoded bytes) before the
+	// agent decodes it, on POST /v1/tasks and on task streams alike: the
+	// scale harness's and the chaos fleet's stand-in hosts answer at once
+	// instead of running the test. It appends the encoded TaskResult to out;
+	// false leaves the task to the agent.
+	AnswerTask func(task, out []byte) ([]byte, bool)
 	// Prober runs the always-on mesh's probes (worker/live); nil = no live
 	// probing. A fabric that is also a fabric.Prober is the usual one.
 	Prober fabric.Prober
@@ -83,8 +86,9 @@ type Agent struct {
 	srv      *http.Server
 	apiAddr  string
 	sessions *session.Server
-	client   *http.Client   // peers' APIs: health
-	peers    session.Client // peers' APIs: probe sessions
+	streams  wire.StreamServer // the coordinator's task streams (api.go)
+	client   *http.Client      // peers' APIs: health
+	peers    session.Client    // peers' APIs: probe sessions
 
 	mu  sync.Mutex
 	inv probe.Inventory
@@ -147,11 +151,7 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 	a.inv.APIAddr = a.apiAddr
 	// A refused TLS handshake is someone without the cluster's certificate:
 	// the operator's log, not the process's stderr.
-	var h http.Handler = a.routes()
-	if o.WrapAPI != nil {
-		h = o.WrapAPI(h)
-	}
-	a.srv = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: apiIdleTimeout, TLSConfig: o.TLS,
+	a.srv = &http.Server{Handler: a.routes(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: apiIdleTimeout, TLSConfig: o.TLS,
 		ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)}
 	go func() { a.serveErr <- member.Serve(a.srv, ln) }()
 
@@ -260,6 +260,7 @@ func (a *Agent) stop(leave bool) {
 			a.log.Debug("gossip shutdown", "err", err)
 		}
 		a.stopHTTP()
+		a.streams.Close()
 		a.sessions.CloseAll()
 		a.client.CloseIdleConnections()
 	})

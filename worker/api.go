@@ -1,9 +1,12 @@
 package worker
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 
 	"github.com/rdmamesh/rdmamesh/internal/session"
@@ -23,6 +26,7 @@ func (a *Agent) routes() http.Handler {
 	})
 	mux.HandleFunc("GET /v1/health", a.handleHealth)
 	mux.HandleFunc("POST /v1/tasks", a.handleTask)
+	mux.HandleFunc("POST "+wire.StreamPath, a.handleTaskStream)
 	mux.HandleFunc("POST /v1/live/plan", a.handleLivePlan)
 	mux.HandleFunc("GET /v1/live/summaries", a.handleLiveSummaries)
 	a.sessions.Register(mux)
@@ -33,6 +37,11 @@ func (a *Agent) routes() http.Handler {
 }
 
 func (a *Agent) handleTask(w http.ResponseWriter, r *http.Request) {
+	if a.opts.AnswerTask != nil && wire.IsMessage(r) {
+		if a.answerStandIn(w, r) {
+			return
+		}
+	}
 	t, err := session.ReadMessage(r, wire.TaskMsg)
 	if err != nil {
 		wire.Refuse(w, r, http.StatusBadRequest, session.BadRequest(err))
@@ -42,18 +51,69 @@ func (a *Agent) handleTask(w http.ResponseWriter, r *http.Request) {
 		wire.Refuse(w, r, http.StatusBadRequest, session.BadRequest(err))
 		return
 	}
+	res := a.serveTask(r.Context(), &t)
+	wire.Write(w, http.StatusOK, wire.TaskResultMsg.Append(nil, &res))
+}
+
+// answerStandIn answers r with Options.AnswerTask; false, with r's body
+// put back for the agent to read, when the hook leaves the task to it.
+func (a *Agent) answerStandIn(w http.ResponseWriter, r *http.Request) bool {
+	in, err := wire.ReadBuf(r.Body, r.ContentLength, maxBody)
+	if err != nil {
+		wire.Refuse(w, r, http.StatusBadRequest, session.BadRequest(err))
+		return true
+	}
+	defer in.Put()
+	out := wire.GetBuf()
+	defer out.Put()
+	var ok bool
+	if out.B, ok = a.opts.AnswerTask(in.B, out.B); !ok {
+		r.Body = io.NopCloser(bytes.NewReader(bytes.Clone(in.B)))
+		return false
+	}
+	wire.Write(w, http.StatusOK, out.B)
+	return true
+}
+
+// handleTaskStream serves the coordinator's task stream (wire.StreamPath):
+// the same tasks as POST /v1/tasks, one frame each way a task.
+func (a *Agent) handleTaskStream(w http.ResponseWriter, r *http.Request) {
+	a.streams.Serve(w, r, a.streamAnswer)
+}
+
+func (a *Agent) streamAnswer(ctx context.Context, task, out []byte) ([]byte, byte) {
+	if a.opts.AnswerTask != nil {
+		if b, ok := a.opts.AnswerTask(task, out); ok {
+			return b, wire.FrameResult
+		}
+	}
+	t, err := wire.TaskMsg.Decode(task)
+	if err == nil {
+		err = a.validateTask(&t)
+	} else {
+		err = fmt.Errorf("decode request: %w", err)
+	}
+	if err != nil {
+		return wire.ErrorMsg.Append(out, session.BadRequest(err)), wire.FrameError
+	}
+	res := a.serveTask(ctx, &t)
+	return wire.TaskResultMsg.Append(out, &res), wire.FrameResult
+}
+
+// serveTask runs a validated task, both halves.
+func (a *Agent) serveTask(ctx context.Context, t *wire.Task) wire.TaskResult {
 	// Probing stays paused through the reverse half too: this HCA answers
 	// the peer's writes then.
-	release := a.holdLive(&t)
-	res := a.RunTask(r.Context(), t)
+	release := a.holdLive(t)
+	defer release()
+	res := a.RunTask(ctx, *t)
 	if a.opts.OnTask != nil {
 		a.opts.OnTask(res) // this direction's; the peer reports the reverse
 	}
 	if t.Reverse != nil {
-		res.Reverse = a.handReverse(r.Context(), &t)
+		res.Reverse = a.handReverse(ctx, t)
 	}
-	release()
-	wire.Write(w, http.StatusOK, wire.TaskResultMsg.Append(nil, &res))
+	return res
 }
 
 func (a *Agent) validateTask(t *wire.Task) error {
@@ -78,3 +138,6 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 
 // maxBody bounds what a peer's answer can make us read.
 const maxBody = session.MaxBody
+
+// TaskStreams is how many task streams the coordinator has open here.
+func (a *Agent) TaskStreams() int { return a.streams.Open() }

@@ -32,6 +32,15 @@ func TestDescriptorsStayFlat(t *testing.T) {
 			t.Fatalf("sweep %d ended %s: %s", i, info.State, info.Error)
 		}
 		after = append(after, selffault.ReadBudget().Open)
+		// The leader sends each worker its tasks on a stream it keeps, at
+		// most streamsKept (2) a worker once they idle.
+		streams := 0
+		for _, name := range cl.Names() {
+			streams += cl.Worker(name).TaskStreams()
+		}
+		if streams == 0 || streams > 2*nodes {
+			t.Errorf("after sweep %d: %d task streams open, want 1 to %d", i+1, streams, 2*nodes)
+		}
 	}
 	t.Logf("descriptors: %d before the cluster, after each sweep %v (limit %d)", base, after, limit)
 	for i, n := range after {

@@ -49,6 +49,14 @@ func TestMutualTLS(t *testing.T) {
 	if code := gate.Run(ctx, o, &out, &errOut); code != gate.ExitHealthy {
 		t.Fatalf("gate through a follower over mTLS: exit %d\n%s\n%s", code, out.String(), errOut.String())
 	}
+	// The leader's tasks went over task streams, which TLS carries too.
+	streams := 0
+	for _, name := range cl.Names() {
+		streams += cl.Worker(name).TaskStreams()
+	}
+	if streams == 0 {
+		t.Error("no worker serves a task stream after a sweep over mTLS")
+	}
 
 	stranger, forged := ca.Issue(t, "stranger"), rogue.Issue(t, "forged")
 	worker := "https://" + cl.Worker("node-01").APIAddr() + "/v1/inventory"

@@ -95,9 +95,18 @@ func newBigRun(s *scenarios) (*bigRun, error) {
 	return b, nil
 }
 
-func (b *bigRun) stop() {
+// stop ends the fleet; false when a task was not answered on a stream.
+func (b *bigRun) stop() bool {
 	b.fl.stop()
 	b.logFile.Close()
+	// Every coordinator here serves streams' clients and every fleet
+	// worker serves streams, so a posted task means a stream that could
+	// not be opened.
+	if s, p := b.fl.streamed.Load(), b.fl.posted.Load(); s+p > 0 {
+		b.r.add("transport", "tasks answered on task streams", fmt.Sprintf("%d of %d", s, s+p), "all", p == 0)
+		return p == 0
+	}
+	return true
 }
 
 // leaks reports whether the fleet's log holds a secret.

@@ -43,6 +43,9 @@ type fleet struct {
 
 	mu sync.Mutex
 	ws []*fleetWorker
+	// streamed and posted count the tasks answered on task streams and
+	// as requests.
+	streamed, posted atomic.Int64
 }
 
 type fleetWorker struct {
@@ -50,8 +53,11 @@ type fleetWorker struct {
 	gossip string // fixed after the first start: memberlist refuses a known name at a new address
 	agent  *worker.Agent
 	srv    *http.Server
-	api    string
-	dead   atomic.Bool // killed: peers' tasks towards it come back peer-lost
+	// streams are the coordinators' task streams; a kill closes them as
+	// the server's own connections.
+	streams *wire.StreamServer
+	api     string
+	dead    atomic.Bool // killed: peers' tasks towards it come back peer-lost
 }
 
 func newFleet(n int, token string, key []byte, seeds []string, led *ledger, log *slog.Logger) (*fleet, error) {
@@ -117,11 +123,12 @@ func (f *fleet) startOne(ctx context.Context, i int) error {
 		ln.Close()
 		return fmt.Errorf("%s: %w", w.name, err)
 	}
-	srv := &http.Server{Handler: f.handler(i, a.Handler()), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
+	streams := &wire.StreamServer{}
+	srv := &http.Server{Handler: f.handler(i, a.Handler(), streams), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
 		ErrorLog: slog.NewLogLogger(f.log.Handler(), slog.LevelDebug)}
 	go func() { _ = srv.Serve(ln) }()
 	f.mu.Lock()
-	w.agent, w.srv, w.api, w.gossip = a, srv, ln.Addr().String(), a.GossipAddr()
+	w.agent, w.srv, w.streams, w.api, w.gossip = a, srv, streams, ln.Addr().String(), a.GossipAddr()
 	f.mu.Unlock()
 	w.dead.Store(false)
 	if err := a.Join(f.seeds); err != nil {
@@ -136,11 +143,12 @@ func (f *fleet) kill(i int) {
 	w := f.ws[i]
 	w.dead.Store(true)
 	f.mu.Lock()
-	a, srv := w.agent, w.srv
-	w.agent, w.srv = nil, nil
+	a, srv, streams := w.agent, w.srv, w.streams
+	w.agent, w.srv, w.streams = nil, nil, nil
 	f.mu.Unlock()
 	if srv != nil {
 		_ = srv.Close()
+		streams.Close() // the server forgets the connections streams took over
 	}
 	if a != nil {
 		a.Kill()
@@ -163,15 +171,27 @@ func (f *fleet) stop() {
 	wg.Wait()
 }
 
-// handler answers tasks in control mode and passes the rest to the agent.
-func (f *fleet) handler(i int, real http.Handler) http.Handler {
+// handler answers tasks in control mode, posted or on task streams, and
+// passes the rest to the agent.
+func (f *fleet) handler(i int, real http.Handler, streams *wire.StreamServer) http.Handler {
 	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost || r.URL.Path != "/v1/tasks" {
+		if r.Method != http.MethodPost || r.URL.Path != "/v1/tasks" && r.URL.Path != wire.StreamPath {
 			real.ServeHTTP(rw, r)
 			return
 		}
 		if r.Header.Get("Authorization") != "Bearer "+f.token {
 			http.Error(rw, `{"error":{"class":"auth","cause":"bad token"}}`, http.StatusUnauthorized)
+			return
+		}
+		conn := connOf(r)
+		if r.URL.Path == wire.StreamPath {
+			streams.Serve(rw, r, func(_ context.Context, task, out []byte) ([]byte, byte) {
+				if res, ok := f.answer(i, task, conn); ok {
+					f.streamed.Add(1)
+					return wire.TaskResultMsg.Append(out, &res), wire.FrameResult
+				}
+				return wire.ErrorMsg.Append(out, badTask), wire.FrameError
+			})
 			return
 		}
 		if r.Header.Get("Content-Type") != wire.ContentType {
@@ -182,32 +202,45 @@ func (f *fleet) handler(i int, real http.Handler) http.Handler {
 		if err != nil {
 			return
 		}
-		t, err := wire.TaskMsg.Decode(body)
-		if err != nil || t.Src != f.ws[i].name {
-			wire.WriteError(rw, http.StatusBadRequest, &probe.Error{Class: probe.ClassInternal, Cause: "decode request: bad task"})
+		res, ok := f.answer(i, body, conn)
+		if !ok {
+			wire.WriteError(rw, http.StatusBadRequest, badTask)
 			return
 		}
-		res := scale.NullResult(t)
-		if d, ok := f.byName[t.Dst]; ok && f.ws[d].dead.Load() {
-			// What the real worker says when it cannot open the session
-			// on its peer (worker/peer.go), or hand it the reverse half.
-			e := &probe.Error{Class: probe.ClassPeerLost, Cause: fmt.Sprintf("cannot reach worker %s at %s: connection refused", t.Dst, t.DstAPI),
-				Fix: fmt.Sprintf("check that the rdmamesh worker on %s is running", t.Dst)}
-			for _, rails := range [][]wire.RailResult{res.Rails, reverseRails(res.Reverse)} {
-				for k := range rails {
-					rails[k].Class, rails[k].Error, rails[k].Latency = probe.ClassPeerLost, e, nil
-				}
-			}
-		}
-		f.led.answer(t, res, connOf(r))
-		if t.Reverse != nil && res.Reverse != nil {
-			// The reverse half's cells; its send time is the pair task's.
-			rev := wire.ReverseOf(&t)
-			rev.Deadline = t.Deadline
-			f.led.answer(rev, wire.TaskResult{SweepID: t.SweepID, Round: t.Round, Src: t.Dst, Dst: t.Src, Rails: res.Reverse.Rails}, connOf(r))
-		}
+		f.posted.Add(1)
 		wire.Write(rw, http.StatusOK, wire.TaskResultMsg.Append(nil, &res))
 	})
+}
+
+var badTask = &probe.Error{Class: probe.ClassInternal, Cause: "decode request: bad task"}
+
+// answer is worker i's answer to a task that came on conn, written to the
+// ledger; false when the bytes are not a task for i.
+func (f *fleet) answer(i int, body []byte, conn connKey) (wire.TaskResult, bool) {
+	t, err := wire.TaskMsg.Decode(body)
+	if err != nil || t.Src != f.ws[i].name {
+		return wire.TaskResult{}, false
+	}
+	res := scale.NullResult(t)
+	if d, ok := f.byName[t.Dst]; ok && f.ws[d].dead.Load() {
+		// What the real worker says when it cannot open the session
+		// on its peer (worker/peer.go), or hand it the reverse half.
+		e := &probe.Error{Class: probe.ClassPeerLost, Cause: fmt.Sprintf("cannot reach worker %s at %s: connection refused", t.Dst, t.DstAPI),
+			Fix: fmt.Sprintf("check that the rdmamesh worker on %s is running", t.Dst)}
+		for _, rails := range [][]wire.RailResult{res.Rails, reverseRails(res.Reverse)} {
+			for k := range rails {
+				rails[k].Class, rails[k].Error, rails[k].Latency = probe.ClassPeerLost, e, nil
+			}
+		}
+	}
+	f.led.answer(t, res, conn)
+	if t.Reverse != nil && res.Reverse != nil {
+		// The reverse half's cells; its send time is the pair task's.
+		rev := wire.ReverseOf(&t)
+		rev.Deadline = t.Deadline
+		f.led.answer(rev, wire.TaskResult{SweepID: t.SweepID, Round: t.Round, Src: t.Dst, Dst: t.Src, Rails: res.Reverse.Rails}, conn)
+	}
+	return res, true
 }
 
 func reverseRails(r *wire.ReverseResult) []wire.RailResult {

@@ -133,8 +133,8 @@ func Run(ctx context.Context, o Options) (code int) {
 			code = ExitViolation
 		}
 		say("stopping every process")
-		if big != nil {
-			big.stop()
+		if big != nil && !big.stop() && code == ExitPass {
+			code = ExitViolation
 		}
 		cl.Stop()
 		peak, hit := stopGuard()

@@ -175,16 +175,16 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	rt.null, rt.worker = cfg.Control, workerCtx
 	res := Result{Nodes: cfg.Nodes, LatencyIters: params.LatencyIters, Control: cfg.Control, TCP: cfg.TCP}
 	// Over TCP nothing goes in-process: the stand-ins answer on the
-	// workers' listeners (wrap), peers call each other by their sockets.
+	// workers' own API (standIn), peers call each other by their sockets.
 	var coordHTTP, workerHTTP http.RoundTripper // nil: real TCP
-	var wrap func(http.Handler) http.Handler
+	var standIn func(task, out []byte) ([]byte, bool)
 	apis := rt
 	if !cfg.TCP {
 		coordHTTP, workerHTTP = rt.from(coordCtx), rt.from(workerCtx)
 	} else {
 		apis = nil
 		if cfg.Control {
-			wrap = nullHandler
+			standIn = NullAppend
 		}
 	}
 	start := time.Now()
@@ -211,7 +211,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		for i, t := range trans {
 			wtrans[i] = meter.wrap(t)
 		}
-		workers, err = startWorkers(ctx, fab, names, wtrans, co.GossipAddr(), apis, workerHTTP, wrap, obs, log,
+		workers, err = startWorkers(ctx, fab, names, wtrans, co.GossipAddr(), apis, workerHTTP, standIn, obs, log,
 			passiveGossip(func(name string) bool { return name == coordinatorName }))
 	})
 	// A closure, not stopWorkers(workers): the deferred call must not keep
@@ -333,12 +333,12 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 // by rt (nil: only on its listener), its calls to peers through peers
 // (nil: real TCP), its API wrapped by wrap when set.
 func startWorkers(ctx context.Context, fab *sim.Fabric, names []string, trans []memberlist.Transport, seed string,
-	rt *inproc, peers http.RoundTripper, wrap func(http.Handler) http.Handler, obs *observer, log *slog.Logger,
+	rt *inproc, peers http.RoundTripper, standIn func(task, out []byte) ([]byte, bool), obs *observer, log *slog.Logger,
 	gossip func(*memberlist.Config)) ([]*worker.Agent, error) {
 	out := make([]*worker.Agent, 0, len(names))
 	for i, name := range names {
 		a, err := worker.Start(ctx, worker.Options{Name: name, Fabric: fabric.Adapt(fab.Node(name)),
-			Transport: trans[i], LAN: true, GossipTune: gossip, APIListen: "127.0.0.1:0", HTTPTransport: peers, WrapAPI: wrap,
+			Transport: trans[i], LAN: true, GossipTune: gossip, APIListen: "127.0.0.1:0", HTTPTransport: peers, AnswerTask: standIn,
 			OnTask: obs.task, Logger: log, Labels: map[string]string{"group": fmt.Sprintf("leaf-%02d", i/32+1)}})
 		if err != nil {
 			return out, fmt.Errorf("worker %s: %w", name, err)

@@ -3,7 +3,6 @@ package scale
 import (
 	"net/http"
 	"slices"
-	"strconv"
 	"sync"
 
 	"github.com/rdmamesh/rdmamesh/internal/probe"
@@ -28,23 +27,6 @@ func nullTask(req *http.Request) (*http.Response, bool) {
 		Header: nullHeader, Body: wire.NewBody(out), ContentLength: int64(len(out.B)), Request: req}, true
 }
 
-// nullHandler serves the stand-in's answers over a worker's real API
-// listener (Config.TCP), and everything else through h, the worker's API.
-func nullHandler(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		out, ok := nullAnswer(r)
-		if !ok {
-			h.ServeHTTP(w, r)
-			return
-		}
-		defer out.Put()
-		w.Header()["Content-Type"] = nullHeader["Content-Type"]
-		w.Header()["Content-Length"] = []string{strconv.Itoa(len(out.B))}
-		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write(out.B)
-	})
-}
-
 // nullAnswer is the stand-in's answer to req, a task; false when req is
 // not one, or not one it can read.
 func nullAnswer(req *http.Request) (*wire.Buf, bool) {
@@ -62,20 +44,32 @@ func nullAnswer(req *http.Request) (*wire.Buf, bool) {
 		return nil, false
 	}
 	defer in.Put()
-	sc := nullScratches.Get().(*nullScratch)
-	defer nullScratches.Put(sc)
-	// The task's names point into in (the decoder borrows them) and its
-	// rails are the decoder's, so the answer is encoded before in goes
-	// back on return; nothing keeps the task.
-	t, err := sc.dec.Decode(in.B)
-	if err != nil {
-		sc.enc = nil // the decoder's rails may be this task's, the plan is not
+	out := wire.GetBuf()
+	var ok bool
+	if out.B, ok = NullAppend(in.B, out.B); !ok {
+		out.Put()
 		return nil, false
 	}
-	res, fwd, back := sc.answer(&t)
-	out := wire.GetBuf()
-	out.B = wire.AppendTaskResult(out.B, &res, fwd, back)
 	return out, true
+}
+
+// NullAppend appends the stand-in's answer to task (its encoded bytes) to
+// out; false when task is not one it can read. It is the workers'
+// worker.Options.AnswerTask when the harness runs over TCP, and the chaos
+// fleet's.
+func NullAppend(task, out []byte) ([]byte, bool) {
+	sc := nullScratches.Get().(*nullScratch)
+	defer nullScratches.Put(sc)
+	// The task's names point into task (the decoder borrows them) and its
+	// rails are the decoder's, so the answer is encoded before the caller
+	// reuses task; nothing keeps the task.
+	t, err := sc.dec.Decode(task)
+	if err != nil {
+		sc.enc = nil // the decoder's rails may be this task's, the plan is not
+		return out, false
+	}
+	res, fwd, back := sc.answer(&t)
+	return wire.AppendTaskResult(out, &res, fwd, back), true
 }
 
 // nullHeader is every null answer's header; readers do not modify it.

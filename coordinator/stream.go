@@ -1,0 +1,235 @@
+package coordinator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/rdmamesh/rdmamesh/internal/probe"
+	"github.com/rdmamesh/rdmamesh/internal/wire"
+)
+
+// Task streams (wire.StreamPath): over a real network the leader sends each
+// worker its tasks as frames on a connection it keeps, not as a request per
+// task. A stream carries one task at a time; a second task to the same
+// worker while one runs opens a second stream.
+const (
+	// streamIdle closes a stream no task used for this long, well within
+	// the worker's own idle bound (two minutes), so that the worker never
+	// closes one just as a task is written on it.
+	streamIdle = 60 * time.Second
+	// streamsKept bounds the idle streams kept per worker.
+	streamsKept = 2
+	// streamRetry is how long a worker that refused a stream (one without
+	// them, mid-upgrade) gets its tasks as requests before it is asked again.
+	streamRetry = 5 * time.Minute
+)
+
+// taskStreams is one worker's streams.
+type taskStreams struct {
+	mu        sync.Mutex
+	idle      []*taskStream
+	noneUntil time.Time // the worker refused a stream: post tasks until then
+	closed    bool      // the coordinator stopped: keep none
+}
+
+type taskStream struct {
+	rwc  io.ReadWriteCloser
+	seq  uint64
+	used time.Time // when it last went idle
+}
+
+// take returns an idle stream, or nil; a stream that idled past streamIdle
+// is closed rather than taken.
+func (s *taskStreams) take(now time.Time) *taskStream {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for n := len(s.idle); n > 0; n = len(s.idle) {
+		st := s.idle[n-1]
+		s.idle = s.idle[:n-1]
+		if now.Sub(st.used) < streamIdle {
+			return st
+		}
+		st.rwc.Close()
+	}
+	return nil
+}
+
+// put keeps st for the next task, or closes it when enough are kept.
+func (s *taskStreams) put(st *taskStream, now time.Time) {
+	st.used = now
+	s.mu.Lock()
+	if !s.closed && len(s.idle) < streamsKept {
+		s.idle = append(s.idle, st)
+		st = nil
+	}
+	s.mu.Unlock()
+	if st != nil {
+		st.rwc.Close()
+	}
+}
+
+// reap closes the streams idle since before cutoff; all of them, and for
+// good, when stop is set.
+func (s *taskStreams) reap(cutoff time.Time, stop bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = s.closed || stop
+	kept := s.idle[:0]
+	for _, st := range s.idle {
+		if stop || st.used.Before(cutoff) {
+			st.rwc.Close()
+			continue
+		}
+		kept = append(kept, st)
+	}
+	clear(s.idle[len(kept):])
+	s.idle = kept
+}
+
+func (s *taskStreams) refused(now time.Time) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return now.Before(s.noneUntil)
+}
+
+func (s *taskStreams) refuse(until time.Time) {
+	s.mu.Lock()
+	s.noneUntil = until
+	s.mu.Unlock()
+}
+
+// streamTask runs t on tt's worker over a stream. handled is false when the
+// worker has no streams (or the transport cannot open one): the caller
+// posts the task instead.
+func (c *Coordinator) streamTask(ctx context.Context, tt *taskTarget, timeout time.Duration, t *wire.Task, sc *phaseScratch, lats []probe.Latency) (res wire.TaskResult, perr *probe.Error, handled bool) {
+	if !c.streaming || tt.streams.refused(time.Now()) {
+		return res, nil, false
+	}
+	for attempt := 0; ; attempt++ {
+		st := tt.streams.take(time.Now())
+		reused := st != nil
+		if st == nil {
+			var ok bool
+			if st, ok, perr = c.openStream(ctx, tt, t, timeout); !ok || perr != nil {
+				return res, perr, ok
+			}
+		}
+		raw, kind, kept, err := st.exchange(ctx, t, &sc.enc)
+		if err != nil {
+			st.rwc.Close()
+			if errors.Is(err, errStreamAnswer) {
+				return res, &probe.Error{Class: probe.ClassInternal, Cause: fmt.Sprintf("worker %s: %v", t.Src, err),
+					Fix: "coordinator and workers must run the same rdmamesh version"}, true
+			}
+			if reused && attempt == 0 && staleConn(err) && ctx.Err() == nil {
+				// The worker closed the idle stream as this task went out
+				// (it restarted, or idled it out): it never answered, so
+				// the task goes once more on a new stream.
+				continue
+			}
+			return res, c.taskFailure(ctx, t, tt.addr, timeout, err), true
+		}
+		if kept {
+			tt.streams.put(st, time.Now())
+		}
+		defer raw.Put() // the decoders copy what they keep
+		if kind == wire.FrameError {
+			e, err := wire.ErrorMsg.Decode(raw.B)
+			if err != nil || e.Class == "" {
+				return res, &probe.Error{Class: probe.ClassInternal, Cause: fmt.Sprintf("worker %s refused the task with an unreadable error", t.Src)}, true
+			}
+			return res, &e, true
+		}
+		if res, err = wire.DecodeAnswer(raw.B, wire.AnswerRoom{Task: t, Rails: sc.rails, Lats: lats, Reverse: &sc.back}); err != nil {
+			return res, &probe.Error{Class: probe.ClassInternal, Cause: fmt.Sprintf("worker %s: bad task result: %v", t.Src, err)}, true
+		}
+		return res, nil, true
+	}
+}
+
+// errStreamAnswer is a frame that is not the answer to the task sent.
+var errStreamAnswer = errors.New("the task stream answered out of turn")
+
+// exchange sends t and reads its answer. An error leaves the stream
+// unusable; so does ctx ending, which closes it to end the read (kept
+// false): an answer read in full by then still counts.
+func (st *taskStream) exchange(ctx context.Context, t *wire.Task, enc *wire.TaskEncoder) (in *wire.Buf, kind byte, kept bool, err error) {
+	st.seq++
+	out := wire.GetBuf()
+	out.B = enc.Append(wire.BeginFrame(out.B), t)
+	wire.EndFrame(out.B, wire.FrameTask, st.seq)
+	stop := context.AfterFunc(ctx, func() { st.rwc.Close() })
+	_, err = st.rwc.Write(out.B)
+	out.Put()
+	in = wire.GetBuf()
+	var seq uint64
+	if err == nil {
+		kind, seq, err = wire.ReadFrame(st.rwc, in, maxAnswer)
+	}
+	kept = stop()
+	if err == nil && (seq != st.seq || kind != wire.FrameResult && kind != wire.FrameError) {
+		err = errStreamAnswer
+	}
+	if err != nil {
+		in.Put()
+		return nil, 0, false, err
+	}
+	return in, kind, kept, nil
+}
+
+// openStream opens a stream to tt's worker. ok is false when the worker
+// answered the upgrade with anything but a stream or an auth refusal: it
+// does not serve them, and gets requests for streamRetry.
+func (c *Coordinator) openStream(ctx context.Context, tt *taskTarget, t *wire.Task, timeout time.Duration) (*taskStream, bool, *probe.Error) {
+	req := http.Request{Method: http.MethodPost, URL: tt.streamURL, Host: tt.url.Host, Header: tt.streamHdr,
+		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Body: http.NoBody}
+	resp, err := c.roundTrip(req.WithContext(ctx))
+	if err != nil {
+		return nil, true, c.taskFailure(ctx, t, tt.addr, timeout, err)
+	}
+	if rwc, ok := wire.StreamOf(resp); ok {
+		return &taskStream{rwc: rwc}, true, nil
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
+		// The same refusal a task request would get, with its own fix.
+		body, _ := wire.ReadBody(resp.Body, 64<<10)
+		if e, ok := wire.DecodeError(resp.Header.Get("Content-Type"), body); ok {
+			return nil, true, e
+		}
+		return nil, true, &probe.Error{Class: probe.ClassInternal, Cause: fmt.Sprintf("worker %s answered %s", t.Src, resp.Status)}
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	c.log.Debug("worker serves no task streams; posting its tasks", "worker", t.Src, "api", tt.addr, "status", resp.Status)
+	tt.streams.refuse(time.Now().Add(streamRetry))
+	return nil, false, nil
+}
+
+// reapStreams closes the streams idle for streamIdle, every half of it,
+// until ctx ends, and then every stream.
+func (c *Coordinator) reapStreams(ctx context.Context) {
+	tick := time.NewTicker(streamIdle / 2)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			c.eachTarget(func(tt *taskTarget) { tt.streams.reap(time.Time{}, true) })
+			return
+		case now := <-tick.C:
+			c.eachTarget(func(tt *taskTarget) { tt.streams.reap(now.Add(-streamIdle), false) })
+		}
+	}
+}
+
+func (c *Coordinator) eachTarget(f func(*taskTarget)) {
+	c.targets.mu.RLock()
+	defer c.targets.mu.RUnlock()
+	for _, tt := range c.targets.m {
+		f(tt)
+	}
+}

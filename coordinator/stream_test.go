@@ -1,0 +1,236 @@
+package coordinator
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rdmamesh/rdmamesh/internal/probe"
+	"github.com/rdmamesh/rdmamesh/internal/wire"
+)
+
+// streamWorker is a worker API over real HTTP: POST /v1/tasks answered by
+// fakeWorker, and task streams (unless noStreams) answered the same way;
+// answer, when set, answers stream tasks instead.
+type streamWorker struct {
+	srv       *httptest.Server
+	streams   wire.StreamServer
+	opens     atomic.Int64 // stream openings that reached the handler
+	posts     atomic.Int64
+	token     string
+	noStreams bool
+	answer    wire.StreamAnswer
+}
+
+func newStreamWorker(t *testing.T, w *streamWorker) *streamWorker {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/tasks", func(rw http.ResponseWriter, r *http.Request) {
+		w.posts.Add(1)
+		resp, _ := fakeWorker{token: w.token}.RoundTrip(r)
+		rw.Header().Set("Content-Type", resp.Header.Get("Content-Type"))
+		rw.WriteHeader(resp.StatusCode)
+		_, _ = io.Copy(rw, resp.Body)
+	})
+	if !w.noStreams {
+		mux.HandleFunc("POST "+wire.StreamPath, func(rw http.ResponseWriter, r *http.Request) {
+			if w.token != "" && r.Header.Get("Authorization") != "Bearer "+w.token {
+				wire.WriteError(rw, http.StatusUnauthorized, &probe.Error{Class: probe.ClassInternal, Cause: "missing or wrong bearer token"})
+				return
+			}
+			w.opens.Add(1)
+			answer := w.answer
+			if answer == nil {
+				answer = fakeAnswer
+			}
+			w.streams.Serve(rw, r, answer)
+		})
+	}
+	w.srv = httptest.NewServer(mux)
+	t.Cleanup(func() { w.streams.Close(); w.srv.Close() })
+	return w
+}
+
+func (w *streamWorker) addr() string { return strings.TrimPrefix(w.srv.URL, "http://") }
+
+// fakeAnswer is fakeWorker's answer as a stream frame.
+func fakeAnswer(_ context.Context, task, out []byte) ([]byte, byte) {
+	t, err := wire.TaskMsg.Decode(task)
+	if err != nil {
+		return wire.ErrorMsg.Append(out, &probe.Error{Class: probe.ClassInternal, Cause: err.Error()}), wire.FrameError
+	}
+	if t.Src == "busy" {
+		return wire.ErrorMsg.Append(out, &probe.Error{Class: probe.ClassResource, Cause: "busy with " + t.Src}), wire.FrameError
+	}
+	res := wire.TaskResult{SweepID: t.SweepID, Round: t.Round, Src: t.Src, Dst: t.Dst}
+	for _, rp := range t.Rails {
+		res.Rails = append(res.Rails, wire.RailResult{Rail: rp.Rail, SrcDevice: rp.Src.Device, Class: probe.ClassOK,
+			Latency: &probe.Latency{Samples: 1, P50Ns: float64(1000 + rp.Rail)}})
+	}
+	return wire.TaskResultMsg.Append(out, &res), wire.FrameResult
+}
+
+func streamCoordinator(t *testing.T, token string) *Coordinator {
+	tr := &http.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	c := &Coordinator{client: &http.Client{Transport: tr}, streaming: true, opts: Options{Token: token},
+		log: slog.New(slog.DiscardHandler), inflight: newInflight()}
+	t.Cleanup(func() { c.eachTarget(func(tt *taskTarget) { tt.streams.reap(time.Time{}, true) }) })
+	return c
+}
+
+var streamTaskOf = func(src string) wire.Task {
+	return wire.Task{SweepID: "s", Round: 7, Src: src, Dst: "b",
+		Rails: []probe.RailPair{{Rail: 0, Src: probe.Endpoint{Device: "mlx5_0"}}, {Rail: 1, Src: probe.Endpoint{Device: "mlx5_1"}}}}
+}
+
+func checkAnswer(t *testing.T, res wire.TaskResult, perr *probe.Error) {
+	t.Helper()
+	if perr != nil {
+		t.Fatalf("error %+v", perr)
+	}
+	if len(res.Rails) != 2 || res.Rails[1].Latency.P50Ns != 1001 || res.Rails[1].Class != probe.ClassOK || res.Src != "a" || res.Round != 7 {
+		t.Fatalf("result %+v", res)
+	}
+}
+
+// Tasks to one worker go over one stream, the worker's refusals included;
+// none is posted.
+func TestStreamTasks(t *testing.T) {
+	for _, token := range []string{"", "tok"} {
+		w := newStreamWorker(t, &streamWorker{token: token})
+		c := streamCoordinator(t, token)
+		for range 3 {
+			// Each task's context ends with it, as Phase's does: the stream
+			// outlives the context it was opened with.
+			ctx, cancel := context.WithCancel(context.Background())
+			res, perr := c.postTask(ctx, w.addr(), time.Minute, streamTaskOf("a"))
+			cancel()
+			checkAnswer(t, res, perr)
+			if _, perr = c.postTask(context.Background(), w.addr(), time.Minute, streamTaskOf("busy")); perr == nil || perr.Class != probe.ClassResource || perr.Cause != "busy with busy" {
+				t.Fatalf("refused task: %+v, want the worker's resource error", perr)
+			}
+		}
+		if o, p := w.opens.Load(), w.posts.Load(); o != 1 || p != 0 {
+			t.Fatalf("token %q: %d streams opened and %d tasks posted, want 1 and 0", token, o, p)
+		}
+	}
+}
+
+// A worker without streams (an older version) gets its tasks posted, and
+// is not asked for a stream again on every task.
+func TestStreamFallsBackToRequests(t *testing.T) {
+	w := newStreamWorker(t, &streamWorker{noStreams: true})
+	c := streamCoordinator(t, "")
+	for range 3 {
+		res, perr := c.postTask(context.Background(), w.addr(), time.Minute, streamTaskOf("a"))
+		checkAnswer(t, res, perr)
+	}
+	tt, _ := c.taskTarget(w.addr())
+	if p := w.posts.Load(); p != 3 || !tt.streams.refused(time.Now()) || tt.streams.refused(time.Now().Add(streamRetry)) {
+		t.Fatalf("%d tasks posted, want 3, and streams tried again after %s", p, streamRetry)
+	}
+}
+
+// A stream refused for the token fails the task with the worker's cause,
+// as a task request would.
+func TestStreamWrongToken(t *testing.T) {
+	w := newStreamWorker(t, &streamWorker{token: "right"})
+	c := streamCoordinator(t, "wrong")
+	_, perr := c.postTask(context.Background(), w.addr(), time.Minute, streamTaskOf("a"))
+	if perr == nil || !strings.Contains(perr.Cause, "bearer token") {
+		t.Fatalf("error %+v, want the token refusal", perr)
+	}
+	if w.posts.Load() != 0 {
+		t.Fatal("a task refused for its token was posted again")
+	}
+}
+
+// A stream the worker closed while it idled is noticed when the next task
+// goes out; that task goes again on a new stream.
+func TestStreamReopensAClosedStream(t *testing.T) {
+	w := newStreamWorker(t, &streamWorker{})
+	w.streams.Idle = 50 * time.Millisecond
+	c := streamCoordinator(t, "")
+	res, perr := c.postTask(context.Background(), w.addr(), time.Minute, streamTaskOf("a"))
+	checkAnswer(t, res, perr)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	waitFor(ctx, t, "the worker to close the idle stream", func() bool { return w.streams.Open() == 0 })
+	res, perr = c.postTask(context.Background(), w.addr(), time.Minute, streamTaskOf("a"))
+	checkAnswer(t, res, perr)
+	if o := w.opens.Load(); o != 2 {
+		t.Fatalf("%d streams opened, want 2", o)
+	}
+}
+
+// A task that outlives the pair timeout, or whose peer dies, ends as the
+// posted ones do; its stream, which may yet carry the late answer, is
+// not used again.
+func TestStreamTaskEnds(t *testing.T) {
+	hang := make(chan struct{})
+	defer close(hang)
+	var dead func()
+	w := newStreamWorker(t, &streamWorker{answer: func(ctx context.Context, task, out []byte) ([]byte, byte) {
+		if dead != nil {
+			dead()
+		}
+		select {
+		case <-hang:
+		case <-ctx.Done():
+		}
+		return fakeAnswer(ctx, task, out)
+	}})
+	c := streamCoordinator(t, "")
+	ctx, ref := c.inflight.track(context.Background(), time.Millisecond, "a", "b")
+	_, perr := c.postTask(ctx, w.addr(), time.Millisecond, streamTaskOf("a"))
+	ref.done()
+	if perr == nil || perr.Class != probe.ClassTimeout {
+		t.Fatalf("hung worker: %+v, want a timeout", perr)
+	}
+	dead = func() { c.inflight.nodeDead("b") }
+	ctx, ref = c.inflight.track(context.Background(), time.Hour, "a", "b")
+	_, perr = c.postTask(ctx, w.addr(), time.Hour, streamTaskOf("a"))
+	ref.done()
+	if perr == nil || perr.Class != probe.ClassPeerLost || !strings.Contains(perr.Cause, "worker b dead") {
+		t.Fatalf("dead peer: %+v, want peer-lost", perr)
+	}
+	if o := w.opens.Load(); o != 2 {
+		t.Fatalf("%d streams opened, want 2 (none reused after a task ended early)", o)
+	}
+}
+
+// An answer with another task's sequence number is never taken for this
+// task's.
+func TestStreamAnswerOutOfTurn(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		conn, brw, err := rw.(http.Hijacker).Hijack()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		brw.WriteString("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: " + wire.StreamProto + "\r\n\r\n")
+		_ = brw.Flush()
+		in := wire.GetBuf()
+		kind, seq, err := wire.ReadFrame(bufio.NewReader(brw), in, 1<<20)
+		if err != nil || kind != wire.FrameTask {
+			return
+		}
+		b, k := fakeAnswer(r.Context(), in.B, wire.BeginFrame(nil))
+		wire.EndFrame(b, k, seq+1)
+		_, _ = conn.Write(b)
+		_, _ = io.Copy(io.Discard, conn)
+	}))
+	defer srv.Close()
+	c := streamCoordinator(t, "")
+	_, perr := c.postTask(context.Background(), strings.TrimPrefix(srv.URL, "http://"), time.Minute, streamTaskOf("a"))
+	if perr == nil || perr.Class != probe.ClassInternal || !strings.Contains(perr.Cause, "out of turn") {
+		t.Fatalf("error %+v, want an internal error naming the answer out of turn", perr)
+	}
+}
