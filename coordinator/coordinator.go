@@ -176,7 +176,7 @@ func Start(o Options) (*Coordinator, error) {
 		events: &events{ch: make(chan gossipEvent, 1024)}, reg: newRegistry(), inflight: newInflight(), matrices: map[string]cachedMatrix{}, work: make(chan string, 1),
 		client:   &http.Client{Transport: workerTransport(o.HTTPTransport, o.ClientTLS)},
 		notifyCh: make(chan bool, 8)}
-	_, c.streaming = c.client.Transport.(*http.Transport)
+	c.streaming = streams(c.client.Transport)
 	r, trans, st, err := newRaft(o.Name, o.DataDir, c.fsm, c.notifyCh,
 		raftNet{Bind: o.RaftBind, Advertise: o.RaftAdvertise, Transport: o.RaftTransport, Fast: o.FastRaft, Timeout: o.RaftTimeout,
 			TLS: o.TLS, ClientTLS: o.ClientTLS}, c.log)

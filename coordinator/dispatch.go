@@ -61,7 +61,7 @@ func (w workerDispatch) Phase(ctx context.Context, out []matrix.Cell, t sweep.Ta
 	}
 	tctx, tracked := c.inflight.track(ctx, timeout, src.Name, dst.Name)
 	defer tracked.done()
-	res, err := c.postTaskIn(tctx, srcAPI, c.cachedTarget(info.target, srcAPI), spec.PairTimeout, task, sc, t.Figures)
+	res, err := c.postTaskIn(tctx, &tracked, srcAPI, c.cachedTarget(info.target, srcAPI), spec.PairTimeout, task, sc, t.Figures)
 	if err != nil {
 		return failPhase(out, t, err)
 	}
@@ -133,13 +133,14 @@ func resultCells(out []matrix.Cell, src, dst string, round int, asked []probe.Ra
 // timeout, once per direction of t (inflight.track), with
 // context.DeadlineExceeded as its cause.
 func (c *Coordinator) postTask(ctx context.Context, apiAddr string, timeout time.Duration, t wire.Task) (wire.TaskResult, *probe.Error) {
-	return c.postTaskIn(ctx, apiAddr, nil, timeout, &t, &phaseScratch{}, nil)
+	return c.postTaskIn(ctx, nil, apiAddr, nil, timeout, &t, &phaseScratch{}, nil)
 }
 
 // postTaskIn is postTask decoding the answer's rails and reverse half
 // into sc, and their latency figures into lats, each when it has room
-// (wire.DecodeAnswer); tt is apiAddr's task target, nil to look it up.
-func (c *Coordinator) postTaskIn(ctx context.Context, apiAddr string, tt *taskTarget, timeout time.Duration, t *wire.Task, sc *phaseScratch, lats []probe.Latency) (wire.TaskResult, *probe.Error) {
+// (wire.DecodeAnswer); tt is apiAddr's task target, nil to look it up;
+// ref is the task's tracking (inflight.track, which made ctx), if any.
+func (c *Coordinator) postTaskIn(ctx context.Context, ref *taskRef, apiAddr string, tt *taskTarget, timeout time.Duration, t *wire.Task, sc *phaseScratch, lats []probe.Latency) (wire.TaskResult, *probe.Error) {
 	var res wire.TaskResult
 	if tt == nil {
 		var err error
@@ -147,7 +148,7 @@ func (c *Coordinator) postTaskIn(ctx context.Context, apiAddr string, tt *taskTa
 			return res, probe.Classify(err)
 		}
 	}
-	if res, perr, ok := c.streamTask(ctx, tt, timeout, t, sc, lats); ok {
+	if res, perr, ok := c.streamTask(ctx, ref, tt, timeout, t, sc, lats); ok {
 		return res, perr
 	}
 	resp, err := c.roundTrip(c.taskRequest(ctx, tt, t, &sc.enc))

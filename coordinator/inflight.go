@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"time"
 )
@@ -46,6 +47,11 @@ type trackedTask struct {
 	cancel   context.CancelCauseFunc // nil: a free slot
 	deadline time.Time               // zero: none, or already expired
 	w        *parentWatch
+	// closer is closed when the task ends early (closeOnEnd): a task
+	// stream blocked reading the answer. A context.AfterFunc did the same
+	// at a third of the stream's own cost a task.
+	closer io.Closer
+	ended  bool // ended early: cancelled before done
 }
 
 // maxIdleWatches bounds the watches kept without tasks: a caller's
@@ -116,7 +122,10 @@ func (f *inflight) track(ctx context.Context, timeout time.Duration, a, b string
 	}
 	f.mu.Unlock()
 	if w != nil && ctx.Err() != nil {
-		cancel(context.Cause(ctx)) // the watch may not have run yet
+		// The watch may not have run yet.
+		f.mu.Lock()
+		f.tasks[slot].end(context.Cause(ctx))
+		f.mu.Unlock()
 	}
 	return tctx, taskRef{f, slot}
 }
@@ -182,7 +191,7 @@ func (f *inflight) expire() {
 				timed++
 				continue
 			}
-			t.cancel(context.DeadlineExceeded)
+			t.end(context.DeadlineExceeded)
 			t.deadline = time.Time{}
 		}
 		if timed == 0 {
@@ -200,9 +209,9 @@ func (f *inflight) parentDone(ctx context.Context) {
 	cause := context.Cause(ctx)
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for _, t := range f.tasks {
-		if t.cancel != nil && t.parent == ctx {
-			t.cancel(cause)
+	for i := range f.tasks {
+		if t := &f.tasks[i]; t.cancel != nil && t.parent == ctx {
+			t.end(cause)
 		}
 	}
 	if w := f.parents[ctx]; w != nil && w.n == 0 {
@@ -238,13 +247,48 @@ func (f *inflight) nodeDead(node string) int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	n := 0
-	for _, t := range f.tasks {
-		if t.cancel != nil && (t.a == node || t.b == node) {
-			t.cancel(errPeerDead{node})
+	for i := range f.tasks {
+		if t := &f.tasks[i]; t.cancel != nil && (t.a == node || t.b == node) {
+			t.end(errPeerDead{node})
 			n++
 		}
 	}
 	return n
+}
+
+// end cancels the task with cause and closes its closer; f.mu is held.
+func (t *trackedTask) end(cause error) {
+	t.cancel(cause)
+	t.ended = true
+	if t.closer != nil {
+		t.closer.Close()
+		t.closer = nil
+	}
+}
+
+// closeOnEnd has c closed if the task ends before done or keepOpen; false,
+// with c not taken, when it has already ended.
+func (r taskRef) closeOnEnd(c io.Closer) bool {
+	f := r.f
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	t := &f.tasks[r.slot]
+	if t.ended {
+		return false
+	}
+	t.closer = c
+	return true
+}
+
+// keepOpen takes back closeOnEnd's closer: true when the task has not
+// ended, so the closer was never closed.
+func (r taskRef) keepOpen() bool {
+	f := r.f
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	t := &f.tasks[r.slot]
+	t.closer = nil
+	return !t.ended
 }
 
 func deadCause(ctx context.Context) (errPeerDead, bool) {

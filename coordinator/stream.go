@@ -29,6 +29,20 @@ const (
 	streamRetry = 5 * time.Minute
 )
 
+// streamer is a transport that says whether it carries task streams:
+// the scale harness's in-process one does in control mode.
+type streamer interface{ TaskStreams() bool }
+
+// streams says whether tasks should go over task streams on rt: on a
+// network's transport, or one that says it carries them.
+func streams(rt http.RoundTripper) bool {
+	if s, ok := rt.(streamer); ok {
+		return s.TaskStreams()
+	}
+	_, tcp := rt.(*http.Transport)
+	return tcp
+}
+
 // taskStreams is one worker's streams.
 type taskStreams struct {
 	mu        sync.Mutex
@@ -44,19 +58,22 @@ type taskStream struct {
 }
 
 // take returns an idle stream, or nil; a stream that idled past streamIdle
-// is closed rather than taken.
-func (s *taskStreams) take(now time.Time) *taskStream {
+// is closed rather than taken. refused: the worker serves no streams.
+func (s *taskStreams) take(now time.Time) (st *taskStream, refused bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if now.Before(s.noneUntil) {
+		return nil, true
+	}
 	for n := len(s.idle); n > 0; n = len(s.idle) {
 		st := s.idle[n-1]
 		s.idle = s.idle[:n-1]
 		if now.Sub(st.used) < streamIdle {
-			return st
+			return st, false
 		}
 		st.rwc.Close()
 	}
-	return nil
+	return nil, false
 }
 
 // put keeps st for the next task, or closes it when enough are kept.
@@ -91,12 +108,6 @@ func (s *taskStreams) reap(cutoff time.Time, stop bool) {
 	s.idle = kept
 }
 
-func (s *taskStreams) refused(now time.Time) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return now.Before(s.noneUntil)
-}
-
 func (s *taskStreams) refuse(until time.Time) {
 	s.mu.Lock()
 	s.noneUntil = until
@@ -106,12 +117,18 @@ func (s *taskStreams) refuse(until time.Time) {
 // streamTask runs t on tt's worker over a stream. handled is false when the
 // worker has no streams (or the transport cannot open one): the caller
 // posts the task instead.
-func (c *Coordinator) streamTask(ctx context.Context, tt *taskTarget, timeout time.Duration, t *wire.Task, sc *phaseScratch, lats []probe.Latency) (res wire.TaskResult, perr *probe.Error, handled bool) {
-	if !c.streaming || tt.streams.refused(time.Now()) {
+func (c *Coordinator) streamTask(ctx context.Context, ref *taskRef, tt *taskTarget, timeout time.Duration, t *wire.Task, sc *phaseScratch, lats []probe.Latency) (res wire.TaskResult, perr *probe.Error, handled bool) {
+	if !c.streaming {
 		return res, nil, false
 	}
+	// One clock reading a task: a stream's idle time counts from the start
+	// of its last task, which only closes it sooner.
+	now := time.Now()
 	for attempt := 0; ; attempt++ {
-		st := tt.streams.take(time.Now())
+		st, refused := tt.streams.take(now)
+		if refused {
+			return res, nil, false
+		}
 		reused := st != nil
 		if st == nil {
 			var ok bool
@@ -119,7 +136,7 @@ func (c *Coordinator) streamTask(ctx context.Context, tt *taskTarget, timeout ti
 				return res, perr, ok
 			}
 		}
-		raw, kind, kept, err := st.exchange(ctx, t, &sc.enc)
+		raw, kind, kept, err := st.exchange(ctx, ref, t, &sc.enc)
 		if err != nil {
 			st.rwc.Close()
 			if errors.Is(err, errStreamAnswer) {
@@ -135,7 +152,7 @@ func (c *Coordinator) streamTask(ctx context.Context, tt *taskTarget, timeout ti
 			return res, c.taskFailure(ctx, t, tt.addr, timeout, err), true
 		}
 		if kept {
-			tt.streams.put(st, time.Now())
+			tt.streams.put(st, now)
 		}
 		defer raw.Put() // the decoders copy what they keep
 		if kind == wire.FrameError {
@@ -156,14 +173,22 @@ func (c *Coordinator) streamTask(ctx context.Context, tt *taskTarget, timeout ti
 var errStreamAnswer = errors.New("the task stream answered out of turn")
 
 // exchange sends t and reads its answer. An error leaves the stream
-// unusable; so does ctx ending, which closes it to end the read (kept
-// false): an answer read in full by then still counts.
-func (st *taskStream) exchange(ctx context.Context, t *wire.Task, enc *wire.TaskEncoder) (in *wire.Buf, kind byte, kept bool, err error) {
+// unusable; so does the task ending early, which closes it to end the read
+// (kept false): an answer read in full by then still counts. ref is the
+// task's tracking, which closes the stream when the task ends; nil: ctx
+// ends it.
+func (st *taskStream) exchange(ctx context.Context, ref *taskRef, t *wire.Task, enc *wire.TaskEncoder) (in *wire.Buf, kind byte, kept bool, err error) {
+	var stop func() bool
+	if ref == nil {
+		stop = context.AfterFunc(ctx, func() { st.rwc.Close() })
+	} else if !ref.closeOnEnd(st.rwc) {
+		st.rwc.Close()
+		return nil, 0, false, context.Cause(ctx)
+	}
 	st.seq++
 	out := wire.GetBuf()
 	out.B = enc.Append(wire.BeginFrame(out.B), t)
 	wire.EndFrame(out.B, wire.FrameTask, st.seq)
-	stop := context.AfterFunc(ctx, func() { st.rwc.Close() })
 	_, err = st.rwc.Write(out.B)
 	out.Put()
 	in = wire.GetBuf()
@@ -171,7 +196,11 @@ func (st *taskStream) exchange(ctx context.Context, t *wire.Task, enc *wire.Task
 	if err == nil {
 		kind, seq, err = wire.ReadFrame(st.rwc, in, maxAnswer)
 	}
-	kept = stop()
+	if ref == nil {
+		kept = stop()
+	} else {
+		kept = ref.keepOpen()
+	}
 	if err == nil && (seq != st.seq || kind != wire.FrameResult && kind != wire.FrameError) {
 		err = errStreamAnswer
 	}

@@ -133,7 +133,9 @@ func TestStreamFallsBackToRequests(t *testing.T) {
 		checkAnswer(t, res, perr)
 	}
 	tt, _ := c.taskTarget(w.addr())
-	if p := w.posts.Load(); p != 3 || !tt.streams.refused(time.Now()) || tt.streams.refused(time.Now().Add(streamRetry)) {
+	_, now := tt.streams.take(time.Now())
+	_, later := tt.streams.take(time.Now().Add(streamRetry))
+	if p := w.posts.Load(); p != 3 || !now || later {
 		t.Fatalf("%d tasks posted, want 3, and streams tried again after %s", p, streamRetry)
 	}
 }
@@ -172,37 +174,45 @@ func TestStreamReopensAClosedStream(t *testing.T) {
 
 // A task that outlives the pair timeout, or whose peer dies, ends as the
 // posted ones do; its stream, which may yet carry the late answer, is
-// not used again.
+// not used again. The stream is closed by the task's tracking, or by its
+// context for a caller that does not track it.
 func TestStreamTaskEnds(t *testing.T) {
-	hang := make(chan struct{})
-	defer close(hang)
-	var dead func()
-	w := newStreamWorker(t, &streamWorker{answer: func(ctx context.Context, task, out []byte) ([]byte, byte) {
-		if dead != nil {
-			dead()
+	for _, tracked := range []bool{true, false} {
+		hang := make(chan struct{})
+		var dead func()
+		w := newStreamWorker(t, &streamWorker{answer: func(ctx context.Context, task, out []byte) ([]byte, byte) {
+			if dead != nil {
+				dead()
+			}
+			select {
+			case <-hang:
+			case <-ctx.Done():
+			}
+			return fakeAnswer(ctx, task, out)
+		}})
+		c := streamCoordinator(t, "")
+		run := func(timeout time.Duration) *probe.Error {
+			ctx, ref := c.inflight.track(context.Background(), timeout, "a", "b")
+			defer ref.done()
+			task := streamTaskOf("a")
+			r := &ref
+			if !tracked {
+				r = nil
+			}
+			_, perr := c.postTaskIn(ctx, r, w.addr(), nil, timeout, &task, &phaseScratch{}, nil)
+			return perr
 		}
-		select {
-		case <-hang:
-		case <-ctx.Done():
+		if perr := run(time.Millisecond); perr == nil || perr.Class != probe.ClassTimeout {
+			t.Fatalf("tracked %v: hung worker: %+v, want a timeout", tracked, perr)
 		}
-		return fakeAnswer(ctx, task, out)
-	}})
-	c := streamCoordinator(t, "")
-	ctx, ref := c.inflight.track(context.Background(), time.Millisecond, "a", "b")
-	_, perr := c.postTask(ctx, w.addr(), time.Millisecond, streamTaskOf("a"))
-	ref.done()
-	if perr == nil || perr.Class != probe.ClassTimeout {
-		t.Fatalf("hung worker: %+v, want a timeout", perr)
-	}
-	dead = func() { c.inflight.nodeDead("b") }
-	ctx, ref = c.inflight.track(context.Background(), time.Hour, "a", "b")
-	_, perr = c.postTask(ctx, w.addr(), time.Hour, streamTaskOf("a"))
-	ref.done()
-	if perr == nil || perr.Class != probe.ClassPeerLost || !strings.Contains(perr.Cause, "worker b dead") {
-		t.Fatalf("dead peer: %+v, want peer-lost", perr)
-	}
-	if o := w.opens.Load(); o != 2 {
-		t.Fatalf("%d streams opened, want 2 (none reused after a task ended early)", o)
+		dead = func() { c.inflight.nodeDead("b") }
+		if perr := run(time.Hour); perr == nil || perr.Class != probe.ClassPeerLost || !strings.Contains(perr.Cause, "worker b dead") {
+			t.Fatalf("tracked %v: dead peer: %+v, want peer-lost", tracked, perr)
+		}
+		if o := w.opens.Load(); o != 2 {
+			t.Fatalf("tracked %v: %d streams opened, want 2 (none reused after a task ended early)", tracked, o)
+		}
+		close(hang)
 	}
 }
 

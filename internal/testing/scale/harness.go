@@ -74,6 +74,7 @@ type Result struct {
 	Control                     bool          // tasks answered without running (Config.Control)
 	TCP                         bool          // the worker API over loopback TCP (Config.TCP)
 	WorkerTasks                 int           // task halves the simulated workers ran (0: stand-ins answered all)
+	Streams                     int           // task streams: opened in-process, open at the end over TCP (control mode; full mode posts its tasks)
 	Setup                       time.Duration // workers up and registered
 	Settle                      time.Duration // then until the join gossip has died down
 	Sweep                       time.Duration // POST sweep → state done
@@ -270,6 +271,10 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	res.Healthy = info.Healthy != nil && *info.Healthy
 	res.Dispatch, res.Commit, res.Overhead, res.EntryBytes = obs.dists()
 	res.WorkerTasks = obs.ran()
+	res.Streams = int(rt.streams.Load())
+	for _, w := range workers {
+		res.Streams += w.TaskStreams()
+	}
 
 	// The coordinator alone, holding the sweep: workers gone, memory given
 	// back, then the matrix built (or taken from the cache) as the API would.

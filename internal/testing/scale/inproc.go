@@ -2,11 +2,19 @@ package scale
 
 import (
 	"context"
+	"encoding/binary"
+	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"runtime/pprof"
 	"sync"
+	"sync/atomic"
+
+	"github.com/rdmamesh/rdmamesh/internal/probe"
+	"github.com/rdmamesh/rdmamesh/internal/wire"
 )
 
 // inproc is an http.RoundTripper that hands each request straight to the
@@ -22,8 +30,10 @@ type inproc struct {
 	// lookup in h compared the bytes of the worker's copy, a cache miss a
 	// task (4.7 of 280 CPU-s at 4,096 nodes, counted as the coordinator's).
 	alias map[string]http.Handler
-	// null answers tasks without running them (nullTask).
-	null bool
+	// null answers tasks without running them (nullTask), and task
+	// streams in memory (nullStream); streams counts those opened.
+	null    bool
+	streams atomic.Int64
 	// worker is the pprof label context handlers run under, so a CPU
 	// profile tells the workers' share from the coordinator's.
 	worker context.Context
@@ -40,11 +50,27 @@ type inprocClient struct {
 }
 
 func (c *inprocClient) RoundTrip(req *http.Request) (*http.Response, error) {
+	if resp := c.p.openStream(req, c.labels); resp != nil {
+		if _, ok := c.p.handler(req.URL.Host); !ok {
+			return nil, fmt.Errorf("dial tcp %s: connection refused (no in-process worker there)", req.URL.Host)
+		}
+		return resp, nil
+	}
 	if c.p.worker != nil && c.caller != c.p.worker {
 		pprof.SetGoroutineLabels(c.p.worker)
 		defer pprof.SetGoroutineLabels(c.caller)
 	}
 	return c.p.RoundTrip(req)
+}
+
+// labels puts the goroutine under the workers' labels until the returned
+// func puts the caller's back.
+func (c *inprocClient) labels() func() {
+	if c.p.worker == nil || c.caller == c.p.worker {
+		return func() {}
+	}
+	pprof.SetGoroutineLabels(c.p.worker)
+	return func() { pprof.SetGoroutineLabels(c.caller) }
 }
 
 func newInproc() *inproc {
@@ -100,4 +126,76 @@ func (p *inproc) RoundTrip(req *http.Request) (*http.Response, error) {
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
 	return rec.Result(), nil
+}
+
+// TaskStreams tells the coordinator that tasks may go over task streams
+// here: in control mode the stand-ins answer them in memory (nullStream),
+// so the coordinator runs the path it runs on a real network, less the
+// kernel's share. Full mode's workers need a connection to take over.
+func (c *inprocClient) TaskStreams() bool { return c.p.null }
+
+// openStream answers a task stream's opening in control mode with a
+// stream the stand-in answers in memory; nil when req is not one.
+func (p *inproc) openStream(req *http.Request, labels func() func()) *http.Response {
+	if !p.null || req.URL.Path != wire.StreamPath || req.Header.Get("Upgrade") != wire.StreamProto {
+		return nil
+	}
+	p.streams.Add(1)
+	return &http.Response{Status: "101 Switching Protocols", StatusCode: http.StatusSwitchingProtocols, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: http.Header{"Upgrade": {wire.StreamProto}, "Connection": {"Upgrade"}}, Body: &nullStream{labels: labels}, Request: req}
+}
+
+// nullStream is a task stream whose far end is the stand-in: a written
+// task frame is answered at once (NullAppend), and the answer waits to be
+// read. A stream carries one task at a time, so one answer is all it holds.
+type nullStream struct {
+	mu     sync.Mutex
+	out    []byte // the answer not yet read
+	off    int
+	closed bool
+	// labels switches the goroutine to the workers' pprof labels and
+	// returns what switches it back.
+	labels func() func()
+}
+
+func (s *nullStream) Write(b []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return 0, net.ErrClosed
+	}
+	if len(b) < wire.FrameHead || int(binary.BigEndian.Uint32(b)) != len(b)-wire.FrameHead || b[4] != wire.FrameTask {
+		return 0, errors.New("null stream: one whole task frame a write")
+	}
+	back := s.labels()
+	out, ok := NullAppend(b[wire.FrameHead:], wire.BeginFrame(s.out[:0]))
+	back()
+	kind := wire.FrameResult
+	if !ok {
+		out, kind = wire.ErrorMsg.Append(out[:wire.FrameHead], &probe.Error{Class: probe.ClassInternal, Cause: "decode request: bad task"}), wire.FrameError
+	}
+	wire.EndFrame(out, kind, binary.BigEndian.Uint64(b[5:]))
+	s.out, s.off = out, 0
+	return len(b), nil
+}
+
+func (s *nullStream) Read(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return 0, net.ErrClosed
+	}
+	if s.off >= len(s.out) {
+		return 0, io.EOF // nothing was asked: a real stream would block
+	}
+	n := copy(p, s.out[s.off:])
+	s.off += n
+	return n, nil
+}
+
+func (s *nullStream) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	return nil
 }

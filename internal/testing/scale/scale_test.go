@@ -20,10 +20,15 @@ func TestRunSmall(t *testing.T) {
 	if err != nil || c.Cells != r.Cells || !c.Control || c.WorkerTasks != 0 || r.WorkerTasks == 0 {
 		t.Fatalf("control mode: %v, %d cells, %d task halves run by workers (full mode: %d)", err, c.Cells, c.WorkerTasks, r.WorkerTasks)
 	}
+	// Control mode's tasks go over task streams, as on a network; full
+	// mode's workers run in-process and get their tasks posted.
+	if c.Streams == 0 || r.Streams != 0 {
+		t.Fatalf("%d task streams in control mode (want some), %d in full mode (want none)", c.Streams, r.Streams)
+	}
 	// Over loopback TCP the stand-ins answer on the workers' own listeners.
 	tcp, err := Run(ctx, Config{Nodes: 6, Control: true, TCP: true, DataDir: t.TempDir()})
-	if err != nil || tcp.Cells != r.Cells || !tcp.TCP || !tcp.Healthy || tcp.WorkerTasks != 0 {
-		t.Fatalf("control mode over TCP: %v, %d cells, healthy %v, %d task halves run by workers", err, tcp.Cells, tcp.Healthy, tcp.WorkerTasks)
+	if err != nil || tcp.Cells != r.Cells || !tcp.TCP || !tcp.Healthy || tcp.WorkerTasks != 0 || tcp.Streams == 0 {
+		t.Fatalf("control mode over TCP: %v, %d cells, healthy %v, %d task halves run by workers, %d task streams", err, tcp.Cells, tcp.Healthy, tcp.WorkerTasks, tcp.Streams)
 	}
 	if want := 6 * 5 * 8; r.Cells != want || r.Rounds != 5 || r.Rails != 8 || !r.Healthy {
 		t.Fatalf("cells %d (want %d), rounds %d, rails %d, healthy %v", r.Cells, want, r.Rounds, r.Rails, r.Healthy)
