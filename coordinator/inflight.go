@@ -124,8 +124,9 @@ func (f *inflight) track(ctx context.Context, timeout time.Duration, a, b string
 	if w != nil && ctx.Err() != nil {
 		// The watch may not have run yet.
 		f.mu.Lock()
-		f.tasks[slot].end(context.Cause(ctx))
+		c := f.tasks[slot].end(context.Cause(ctx))
 		f.mu.Unlock()
+		closeAll([]io.Closer{c})
 	}
 	return tctx, taskRef{f, slot}
 }
@@ -179,7 +180,10 @@ func (f *inflight) dropWatch(ctx context.Context) {
 func (f *inflight) expire() {
 	tick := time.NewTicker(expireTick)
 	defer tick.Stop()
+	var closers []io.Closer
 	for range tick.C {
+		closeAll(closers)
+		closers = closers[:0]
 		now, timed := time.Now(), 0
 		f.mu.Lock()
 		for i := range f.tasks {
@@ -191,12 +195,13 @@ func (f *inflight) expire() {
 				timed++
 				continue
 			}
-			t.end(context.DeadlineExceeded)
+			closers = append(closers, t.end(context.DeadlineExceeded))
 			t.deadline = time.Time{}
 		}
 		if timed == 0 {
 			f.expiring = false
 			f.mu.Unlock()
+			closeAll(closers)
 			return
 		}
 		f.mu.Unlock()
@@ -207,11 +212,13 @@ func (f *inflight) expire() {
 // watch goes with its last task.
 func (f *inflight) parentDone(ctx context.Context) {
 	cause := context.Cause(ctx)
+	var closers []io.Closer
+	defer func() { closeAll(closers) }() // after the unlock below
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for i := range f.tasks {
 		if t := &f.tasks[i]; t.cancel != nil && t.parent == ctx {
-			t.end(cause)
+			closers = append(closers, t.end(cause))
 		}
 	}
 	if w := f.parents[ctx]; w != nil && w.n == 0 {
@@ -244,25 +251,35 @@ func (f *inflight) running(node string) int {
 
 // nodeDead ends node's tasks as peer-lost and returns how many there were.
 func (f *inflight) nodeDead(node string) int {
+	var closers []io.Closer
 	f.mu.Lock()
-	defer f.mu.Unlock()
-	n := 0
 	for i := range f.tasks {
 		if t := &f.tasks[i]; t.cancel != nil && (t.a == node || t.b == node) {
-			t.end(errPeerDead{node})
-			n++
+			closers = append(closers, t.end(errPeerDead{node}))
 		}
 	}
-	return n
+	f.mu.Unlock()
+	closeAll(closers)
+	return len(closers)
 }
 
-// end cancels the task with cause and closes its closer; f.mu is held.
-func (t *trackedTask) end(cause error) {
+// end cancels the task with cause and returns its closer, which the
+// caller closes once f.mu (held here) is released: a TLS stream's close
+// writes an alert, and every task's track and done wait on f.mu.
+func (t *trackedTask) end(cause error) io.Closer {
 	t.cancel(cause)
 	t.ended = true
-	if t.closer != nil {
-		t.closer.Close()
-		t.closer = nil
+	c := t.closer
+	t.closer = nil
+	return c
+}
+
+// closeAll closes what ending tasks returned, f.mu released.
+func closeAll(cs []io.Closer) {
+	for _, c := range cs {
+		if c != nil {
+			c.Close()
+		}
 	}
 }
 

@@ -34,13 +34,15 @@ const (
 type streamer interface{ TaskStreams() bool }
 
 // streams says whether tasks should go over task streams on rt: on a
-// network's transport, or one that says it carries them.
+// network's transport that speaks HTTP/1.1 only (HTTP/2 has no upgrade,
+// and net/http refuses to send one there), or one that says it carries
+// them.
 func streams(rt http.RoundTripper) bool {
 	if s, ok := rt.(streamer); ok {
 		return s.TaskStreams()
 	}
-	_, tcp := rt.(*http.Transport)
-	return tcp
+	t, tcp := rt.(*http.Transport)
+	return tcp && !t.ForceAttemptHTTP2 && (t.Protocols == nil || !t.Protocols.HTTP2())
 }
 
 // taskStreams is one worker's streams.
@@ -121,13 +123,14 @@ func (c *Coordinator) streamTask(ctx context.Context, ref *taskRef, tt *taskTarg
 	if !c.streaming {
 		return res, nil, false
 	}
-	// One clock reading a task: a stream's idle time counts from the start
-	// of its last task, which only closes it sooner.
-	now := time.Now()
+	fresh := false // after a stale stream: a new one, not another kept one
 	for attempt := 0; ; attempt++ {
-		st, refused := tt.streams.take(now)
-		if refused {
-			return res, nil, false
+		var st *taskStream
+		if !fresh {
+			var refused bool
+			if st, refused = tt.streams.take(time.Now()); refused {
+				return res, nil, false
+			}
 		}
 		reused := st != nil
 		if st == nil {
@@ -146,13 +149,17 @@ func (c *Coordinator) streamTask(ctx context.Context, ref *taskRef, tt *taskTarg
 			if reused && attempt == 0 && staleConn(err) && ctx.Err() == nil {
 				// The worker closed the idle stream as this task went out
 				// (it restarted, or idled it out): it never answered, so
-				// the task goes once more on a new stream.
+				// the task goes once more on a new stream. Its other kept
+				// streams are as old, and nothing reads an idle one to
+				// notice: they go too.
+				tt.streams.reap(time.Now().Add(time.Hour), false)
+				fresh = true
 				continue
 			}
 			return res, c.taskFailure(ctx, t, tt.addr, timeout, err), true
 		}
 		if kept {
-			tt.streams.put(st, now)
+			tt.streams.put(st, time.Now())
 		}
 		defer raw.Put() // the decoders copy what they keep
 		if kind == wire.FrameError {

@@ -174,19 +174,21 @@ func TestStreamReopensAClosedStream(t *testing.T) {
 
 // A task that outlives the pair timeout, or whose peer dies, ends as the
 // posted ones do; its stream, which may yet carry the late answer, is
-// not used again. The stream is closed by the task's tracking, or by its
-// context for a caller that does not track it.
+// not used again, and the worker's task ends with it. The stream is closed
+// by the task's tracking, or by its context for a caller that does not
+// track it.
 func TestStreamTaskEnds(t *testing.T) {
 	for _, tracked := range []bool{true, false} {
-		hang := make(chan struct{})
-		var dead func()
+		hang, ended := make(chan struct{}), make(chan struct{}, 1)
+		var dead atomic.Pointer[func()]
 		w := newStreamWorker(t, &streamWorker{answer: func(ctx context.Context, task, out []byte) ([]byte, byte) {
-			if dead != nil {
-				dead()
+			if f := dead.Load(); f != nil {
+				(*f)()
 			}
 			select {
 			case <-hang:
 			case <-ctx.Done():
+				ended <- struct{}{}
 			}
 			return fakeAnswer(ctx, task, out)
 		}})
@@ -200,12 +202,18 @@ func TestStreamTaskEnds(t *testing.T) {
 				r = nil
 			}
 			_, perr := c.postTaskIn(ctx, r, w.addr(), nil, timeout, &task, &phaseScratch{}, nil)
+			select {
+			case <-ended:
+			case <-time.After(10 * time.Second):
+				t.Fatalf("tracked %v: the worker still runs a task whose stream the coordinator closed", tracked)
+			}
 			return perr
 		}
 		if perr := run(time.Millisecond); perr == nil || perr.Class != probe.ClassTimeout {
 			t.Fatalf("tracked %v: hung worker: %+v, want a timeout", tracked, perr)
 		}
-		dead = func() { c.inflight.nodeDead("b") }
+		f := func() { c.inflight.nodeDead("b") }
+		dead.Store(&f)
 		if perr := run(time.Hour); perr == nil || perr.Class != probe.ClassPeerLost || !strings.Contains(perr.Cause, "worker b dead") {
 			t.Fatalf("tracked %v: dead peer: %+v, want peer-lost", tracked, perr)
 		}
@@ -215,6 +223,76 @@ func TestStreamTaskEnds(t *testing.T) {
 		close(hang)
 	}
 }
+
+// When the worker has closed every kept stream (it restarted, or idled
+// them out), the first task to find one stale closes the others and goes
+// on a new stream; no task fails.
+func TestStreamReopensAfterTwoStaleStreams(t *testing.T) {
+	release := make(chan struct{})
+	var held atomic.Int64
+	w := newStreamWorker(t, &streamWorker{answer: func(ctx context.Context, task, out []byte) ([]byte, byte) {
+		if held.Add(1) <= 2 {
+			<-release // the first two tasks overlap, so two streams are kept
+		}
+		return fakeAnswer(ctx, task, out)
+	}})
+	w.streams.Idle = 100 * time.Millisecond
+	c := streamCoordinator(t, "")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	errs := make(chan *probe.Error, 2)
+	for range 2 {
+		go func() {
+			res, perr := c.postTask(ctx, w.addr(), time.Minute, streamTaskOf("a"))
+			if perr == nil && len(res.Rails) != 2 {
+				perr = &probe.Error{Cause: "short answer"}
+			}
+			errs <- perr
+		}()
+	}
+	waitFor(ctx, t, "both tasks at the worker", func() bool { return held.Load() == 2 })
+	close(release)
+	for range 2 {
+		if perr := <-errs; perr != nil {
+			t.Fatal(perr)
+		}
+	}
+	waitFor(ctx, t, "the worker to close both idle streams", func() bool { return w.streams.Open() == 0 })
+	res, perr := c.postTask(ctx, w.addr(), time.Minute, streamTaskOf("a"))
+	checkAnswer(t, res, perr)
+	if o := w.opens.Load(); o != 3 {
+		t.Fatalf("%d streams opened, want 3", o)
+	}
+}
+
+// Streams go only where an upgrade can: not over an HTTP/2 transport, nor
+// an in-process one that does not say it carries them.
+func TestStreamsOnlyOverHTTP1(t *testing.T) {
+	h2 := &http.Transport{Protocols: new(http.Protocols)}
+	h2.Protocols.SetHTTP1(true)
+	h2.Protocols.SetHTTP2(true)
+	for _, tc := range []struct {
+		name string
+		rt   http.RoundTripper
+		want bool
+	}{
+		{"net/http's transport", &http.Transport{}, true},
+		{"one forced to try HTTP/2", &http.Transport{ForceAttemptHTTP2: true}, false},
+		{"one with HTTP/2 among its protocols", h2, false},
+		{"an in-process one", fakeWorker{}, false},
+		{"an in-process one with streams", streamsSaid(true), true},
+		{"an in-process one without", streamsSaid(false), false},
+	} {
+		if got := streams(tc.rt); got != tc.want {
+			t.Errorf("%s: streams %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+type streamsSaid bool
+
+func (s streamsSaid) RoundTrip(*http.Request) (*http.Response, error) { return nil, io.EOF }
+func (s streamsSaid) TaskStreams() bool                               { return bool(s) }
 
 // An answer with another task's sequence number is never taken for this
 // task's.

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -133,7 +134,10 @@ func (s *StreamServer) Serve(w http.ResponseWriter, r *http.Request, answer Stre
 			Cause: "task streams need HTTP/1.1", Fix: "the coordinator falls back to a request per task"})
 		return
 	}
-	ctx, cancel := context.WithCancel(r.Context())
+	// Not the request's context: the hijacked reader still goes through the
+	// server's, which cancels that context on any read error, the
+	// deadline that ends answerWatched's wait included.
+	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	defer cancel()
 	conn, brw, err := hj.Hijack()
 	if err != nil {
@@ -165,7 +169,7 @@ func (s *StreamServer) serve(ctx context.Context, conn net.Conn, br *bufio.Reade
 		if err != nil || kind != FrameTask {
 			return
 		}
-		b, k := answer(ctx, in.B, BeginFrame(out.B[:0]))
+		b, k := s.answerWatched(ctx, conn, br, answer, in.B, BeginFrame(out.B[:0]))
 		out.B = b
 		EndFrame(b, k, seq)
 		// A coordinator that stops reading holds this goroutine no longer
@@ -178,6 +182,30 @@ func (s *StreamServer) serve(ctx context.Context, conn net.Conn, br *bufio.Reade
 			out.B = nil // one huge answer is not held for the stream's life
 		}
 	}
+}
+
+// answerWatched runs answer with a context that also ends when the
+// coordinator closes the stream: it gave up on the task (its timeout, or
+// a peer declared dead), and a worker must not hold its HCAs and its
+// paused probing until the task's own deadline. net/http does the same
+// for a request's context by reading in the background; after a takeover
+// it is ours to do.
+func (s *StreamServer) answerWatched(ctx context.Context, conn net.Conn, br *bufio.Reader, answer StreamAnswer, task, out []byte) ([]byte, byte) {
+	tctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		// One task at a time: nothing comes before the answer but the
+		// end of the stream. The read deadline below ends the wait.
+		if _, err := br.Peek(1); err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
+			cancel()
+		}
+	}()
+	b, k := answer(tctx, task, out)
+	_ = conn.SetReadDeadline(time.Unix(1, 0))
+	<-watched
+	return b, k
 }
 
 func (s *StreamServer) add(c net.Conn, cancel context.CancelFunc) bool {

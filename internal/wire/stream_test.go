@@ -56,3 +56,48 @@ func TestStreamServerWantsAnUpgrade(t *testing.T) {
 		t.Fatal("a refused request counts as a stream")
 	}
 }
+
+// Every task on a stream gets a live context: the wait for the end of the
+// stream that ends after each answer (answerWatched) must not end the
+// stream's own context with it.
+func TestStreamServerTaskContexts(t *testing.T) {
+	var s StreamServer
+	defer s.Close()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.Serve(w, r, func(ctx context.Context, task, out []byte) ([]byte, byte) {
+			if ctx.Err() != nil {
+				return append(out, "cancelled"...), FrameError
+			}
+			return append(out, task...), FrameResult
+		})
+	}))
+	defer srv.Close()
+	req, err := http.NewRequest(http.MethodPost, srv.URL+StreamPath, http.NoBody)
+	if err != nil {
+		t.Fatal(err)
+	}
+	UpgradeHeader(req.Header)
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	resp, err := tr.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rwc, ok := StreamOf(resp)
+	if !ok {
+		t.Fatalf("no stream: %s", resp.Status)
+	}
+	defer rwc.Close()
+	in := &Buf{}
+	for seq := uint64(1); seq <= 3; seq++ {
+		b := append(BeginFrame(nil), "task"...)
+		EndFrame(b, FrameTask, seq)
+		if _, err := rwc.Write(b); err != nil {
+			t.Fatal(err)
+		}
+		kind, got, err := ReadFrame(rwc, in, 64)
+		if err != nil || kind != FrameResult || got != seq || string(in.B) != "task" {
+			t.Fatalf("task %d: kind %d, seq %d, %q, %v", seq, kind, got, in.B, err)
+		}
+	}
+}

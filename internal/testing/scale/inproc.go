@@ -54,6 +54,7 @@ func (c *inprocClient) RoundTrip(req *http.Request) (*http.Response, error) {
 		if _, ok := c.p.handler(req.URL.Host); !ok {
 			return nil, fmt.Errorf("dial tcp %s: connection refused (no in-process worker there)", req.URL.Host)
 		}
+		c.p.streams.Add(1)
 		return resp, nil
 	}
 	if c.p.worker != nil && c.caller != c.p.worker {
@@ -140,7 +141,6 @@ func (p *inproc) openStream(req *http.Request, labels func() func()) *http.Respo
 	if !p.null || req.URL.Path != wire.StreamPath || req.Header.Get("Upgrade") != wire.StreamProto {
 		return nil
 	}
-	p.streams.Add(1)
 	return &http.Response{Status: "101 Switching Protocols", StatusCode: http.StatusSwitchingProtocols, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
 		Header: http.Header{"Upgrade": {wire.StreamProto}, "Connection": {"Upgrade"}}, Body: &nullStream{labels: labels}, Request: req}
 }
