@@ -59,9 +59,9 @@ func (w workerDispatch) Phase(ctx context.Context, out []matrix.Cell, t sweep.Ta
 			task.Reverse.Ticket = probe.SignTicket([]byte(c.opts.Token), id, dst.Name, src.Name, task.Reverse.Deadline)
 		}
 	}
-	tctx, tracked := c.inflight.track(ctx, timeout, src.Name, dst.Name)
+	tracked := c.inflight.begin(ctx, timeout, src.Name, dst.Name)
 	defer tracked.done()
-	res, err := c.postTaskIn(tctx, &tracked, srcAPI, c.cachedTarget(info.target, srcAPI), spec.PairTimeout, task, sc, t.Figures)
+	res, err := c.postTaskIn(ctx, &tracked, srcAPI, c.cachedTarget(info.target, srcAPI), spec.PairTimeout, task, sc, t.Figures)
 	if err != nil {
 		return failPhase(out, t, err)
 	}
@@ -138,8 +138,9 @@ func (c *Coordinator) postTask(ctx context.Context, apiAddr string, timeout time
 
 // postTaskIn is postTask decoding the answer's rails and reverse half
 // into sc, and their latency figures into lats, each when it has room
-// (wire.DecodeAnswer); tt is apiAddr's task target, nil to look it up;
-// ref is the task's tracking (inflight.track, which made ctx), if any.
+// (wire.DecodeAnswer); tt is apiAddr's task target, nil to look it up.
+// ref is the task's tracking (inflight.begin), whose context is the
+// task's, made only when needed; without one, ctx is the task's.
 func (c *Coordinator) postTaskIn(ctx context.Context, ref *taskRef, apiAddr string, tt *taskTarget, timeout time.Duration, t *wire.Task, sc *phaseScratch, lats []probe.Latency) (wire.TaskResult, *probe.Error) {
 	var res wire.TaskResult
 	if tt == nil {
@@ -151,6 +152,7 @@ func (c *Coordinator) postTaskIn(ctx context.Context, ref *taskRef, apiAddr stri
 	if res, perr, ok := c.streamTask(ctx, ref, tt, timeout, t, sc, lats); ok {
 		return res, perr
 	}
+	ctx = taskCtx(ctx, ref)
 	resp, err := c.roundTrip(c.taskRequest(ctx, tt, t, &sc.enc))
 	if err != nil && staleConn(err) && ctx.Err() == nil {
 		// A kept-alive connection the worker had just closed: net/http
@@ -160,7 +162,7 @@ func (c *Coordinator) postTaskIn(ctx context.Context, ref *taskRef, apiAddr stri
 		resp, err = c.roundTrip(c.taskRequest(ctx, tt, t, &sc.enc))
 	}
 	if err != nil {
-		return res, c.taskFailure(ctx, t, apiAddr, timeout, err)
+		return res, c.taskFailure(endCause(ctx, nil), t, apiAddr, timeout, err)
 	}
 	defer resp.Body.Close()
 	raw, err := wire.ReadBuf(resp.Body, resp.ContentLength, maxAnswer)
@@ -182,19 +184,40 @@ func (c *Coordinator) postTaskIn(ctx context.Context, ref *taskRef, apiAddr stri
 	return res, nil
 }
 
+// taskCtx is the task's context: its tracking's when it has one.
+func taskCtx(ctx context.Context, ref *taskRef) context.Context {
+	if ref != nil {
+		return ref.context()
+	}
+	return ctx
+}
+
+// endCause is why the task ended early (see taskCtx); nil while it runs.
+func endCause(ctx context.Context, ref *taskRef) error {
+	if ref != nil {
+		return ref.cause()
+	}
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
+	return nil
+}
+
 // taskFailure classifies a task that got no answer from the worker at
 // apiAddr: the coordinator's own resources, a peer gossip declared dead,
-// the pair timeout, or a worker that cannot be reached.
-func (c *Coordinator) taskFailure(ctx context.Context, t *wire.Task, apiAddr string, timeout time.Duration, err error) *probe.Error {
+// the pair timeout (cause: why the task ended early), or a worker that
+// cannot be reached.
+func (c *Coordinator) taskFailure(cause error, t *wire.Task, apiAddr string, timeout time.Duration, err error) *probe.Error {
 	if selffault.Note("connecting to worker "+t.Src, err) {
 		ev, _ := selffault.Last()
 		return &probe.Error{Class: probe.ClassTester, Cause: ev.Cause("the coordinator"), Fix: ev.Fix()}
 	}
-	if dead, ok := deadCause(ctx); ok {
+	var dead errPeerDead
+	if errors.As(cause, &dead) {
 		return &probe.Error{Class: probe.ClassPeerLost, Cause: dead.Error(),
 			Fix: fmt.Sprintf("check the host %s and its rdmamesh worker service", dead.node)}
 	}
-	if errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
+	if errors.Is(cause, context.DeadlineExceeded) {
 		return &probe.Error{Class: probe.ClassTimeout,
 			Cause: fmt.Sprintf("worker %s did not finish the test within the pair timeout %s (per direction)", t.Src, timeout),
 			Fix:   fmt.Sprintf("a hung test or an overloaded host: check the worker on %s and %s; raise coordinator.pair_timeout only if the fabric is known to be slow", t.Src, t.Dst)}

@@ -42,10 +42,18 @@ type inflight struct {
 }
 
 type trackedTask struct {
-	a, b     string
-	parent   context.Context
-	cancel   context.CancelCauseFunc // nil: a free slot
-	deadline time.Time               // zero: none, or already expired
+	a, b   string
+	live   bool // false: a free slot
+	parent context.Context
+	// The task's own context is made when first asked for (taskRef.context):
+	// a task on a stream never needs one, and making one was a fortieth of
+	// the leader's CPU at 4,096 nodes. base is what it is made from, cause
+	// why the task ended early (nil while it has not).
+	base     context.Context
+	ctx      context.Context
+	cancel   context.CancelCauseFunc // nil until ctx is made
+	cause    error
+	deadline time.Time // zero: none, or already expired
 	w        *parentWatch
 	// closer is closed when the task ends early (closeOnEnd): a task
 	// stream blocked reading the answer. A context.AfterFunc did the same
@@ -89,13 +97,20 @@ type taskRef struct {
 	slot int32
 }
 
-// track returns a context that ends when either node is declared dead,
-// when ctx ends (with ctx's cause) or, with a timeout, when it expires (its
-// cause then is context.DeadlineExceeded), and the task's reference, whose
-// done the caller must defer. It carries ctx's values but not its deadline.
-// One context for all of these, as the leader makes a million of them per
-// sweep.
+// track is begin with the task's context made at once.
 func (f *inflight) track(ctx context.Context, timeout time.Duration, a, b string) (context.Context, taskRef) {
+	r := f.begin(ctx, timeout, a, b)
+	return r.context(), r
+}
+
+// begin tracks a task between a and b, and returns its reference, whose
+// done the caller must defer. The task ends early when either node is
+// declared dead, when ctx ends (with ctx's cause) or, with a timeout, when
+// it expires (its cause then is context.DeadlineExceeded): its context
+// (taskRef.context) ends then, its closer (closeOnEnd) is closed, and
+// taskRef.cause says why. One tracking for all of these, as the leader
+// tracks a million tasks a sweep.
+func (f *inflight) begin(ctx context.Context, timeout time.Duration, a, b string) taskRef {
 	f.mu.Lock()
 	base, w := ctx, (*parentWatch)(nil)
 	if ctx.Done() != nil {
@@ -103,8 +118,7 @@ func (f *inflight) track(ctx context.Context, timeout time.Duration, a, b string
 		w.n++
 		base = w.detached
 	}
-	tctx, cancel := context.WithCancelCause(base)
-	t := trackedTask{a: a, b: b, parent: ctx, cancel: cancel, w: w}
+	t := trackedTask{a: a, b: b, live: true, parent: ctx, base: base, w: w}
 	if timeout > 0 {
 		t.deadline = time.Now().Add(timeout)
 		if !f.expiring {
@@ -128,7 +142,31 @@ func (f *inflight) track(ctx context.Context, timeout time.Duration, a, b string
 		f.mu.Unlock()
 		closeAll([]io.Closer{c})
 	}
-	return tctx, taskRef{f, slot}
+	return taskRef{f, slot}
+}
+
+// context is the task's context: it carries the caller's values but not
+// its deadline, and ends when the task ends early, with the task's cause.
+func (r taskRef) context() context.Context {
+	f := r.f
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	t := &f.tasks[r.slot]
+	if t.ctx == nil {
+		t.ctx, t.cancel = context.WithCancelCause(t.base)
+		if t.ended {
+			t.cancel(t.cause)
+		}
+	}
+	return t.ctx
+}
+
+// cause is why the task ended early; nil while it has not.
+func (r taskRef) cause() error {
+	f := r.f
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.tasks[r.slot].cause
 }
 
 // watch is ctx's watch, made on first use; f.mu is held.
@@ -163,7 +201,9 @@ func (r taskRef) done() {
 		}
 	}
 	f.mu.Unlock()
-	cancel(nil)
+	if cancel != nil {
+		cancel(nil)
+	}
 }
 
 // dropWatch forgets ctx's watch; f.mu is held.
@@ -188,7 +228,7 @@ func (f *inflight) expire() {
 		f.mu.Lock()
 		for i := range f.tasks {
 			t := &f.tasks[i]
-			if t.cancel == nil || t.deadline.IsZero() {
+			if !t.live || t.deadline.IsZero() {
 				continue
 			}
 			if now.Before(t.deadline) {
@@ -217,7 +257,7 @@ func (f *inflight) parentDone(ctx context.Context) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for i := range f.tasks {
-		if t := &f.tasks[i]; t.cancel != nil && t.parent == ctx {
+		if t := &f.tasks[i]; t.live && t.parent == ctx {
 			closers = append(closers, t.end(cause))
 		}
 	}
@@ -242,7 +282,7 @@ func (f *inflight) running(node string) int {
 	defer f.mu.Unlock()
 	n := 0
 	for _, t := range f.tasks {
-		if t.cancel != nil && (t.a == node || t.b == node) {
+		if t.live && (t.a == node || t.b == node) {
 			n++
 		}
 	}
@@ -254,7 +294,7 @@ func (f *inflight) nodeDead(node string) int {
 	var closers []io.Closer
 	f.mu.Lock()
 	for i := range f.tasks {
-		if t := &f.tasks[i]; t.cancel != nil && (t.a == node || t.b == node) {
+		if t := &f.tasks[i]; t.live && (t.a == node || t.b == node) {
 			closers = append(closers, t.end(errPeerDead{node}))
 		}
 	}
@@ -267,8 +307,13 @@ func (f *inflight) nodeDead(node string) int {
 // caller closes once f.mu (held here) is released: a TLS stream's close
 // writes an alert, and every task's track and done wait on f.mu.
 func (t *trackedTask) end(cause error) io.Closer {
-	t.cancel(cause)
-	t.ended = true
+	if t.ended {
+		return nil // the first cause stands, as a context's does
+	}
+	t.ended, t.cause = true, cause
+	if t.cancel != nil {
+		t.cancel(cause)
+	}
 	c := t.closer
 	t.closer = nil
 	return c

@@ -183,3 +183,40 @@ func TestTrackExpires(t *testing.T) {
 		t.Fatalf("%d slots, %d free after 4 tasks, 3 at once, all ended: want 3 and 3", len(f.tasks), len(f.free))
 	}
 }
+
+// A task's context is made only when asked for, and says the same as one
+// made at once: ended early before it was made, it is born ended with the
+// task's cause; made first, it ends with the task. cause says why all along.
+func TestTaskContextOnDemand(t *testing.T) {
+	f := newInflight()
+	before := f.begin(context.Background(), 0, "a", "b")
+	defer before.done()
+	after := f.begin(context.Background(), 0, "a", "c")
+	defer after.done()
+	running := f.begin(context.Background(), 0, "c", "d")
+	defer running.done()
+	made := after.context()
+	if before.cause() != nil || made.Err() != nil {
+		t.Fatal("a running task has ended")
+	}
+	if n := f.nodeDead("a"); n != 2 {
+		t.Fatalf("nodeDead ended %d tasks, want 2", n)
+	}
+	for name, r := range map[string]taskRef{"made before": after, "made after": before} {
+		ctx := r.context()
+		var dead errPeerDead
+		if ctx.Err() == nil || !errors.As(context.Cause(ctx), &dead) || dead.node != "a" || !errors.As(r.cause(), &dead) {
+			t.Errorf("context %s the peer's death: %v (cause %v)", name, context.Cause(ctx), r.cause())
+		}
+	}
+	if running.cause() != nil || running.context().Err() != nil {
+		t.Error("a task between other nodes ended")
+	}
+	expiring := f.begin(context.Background(), time.Millisecond, "e", "f")
+	defer expiring.done()
+	ctx := expiring.context()
+	<-ctx.Done()
+	if !errors.Is(context.Cause(ctx), context.DeadlineExceeded) || !errors.Is(expiring.cause(), context.DeadlineExceeded) {
+		t.Fatalf("an expired task: %v (cause %v)", context.Cause(ctx), expiring.cause())
+	}
+}

@@ -118,7 +118,7 @@ func (s *taskStreams) refuse(until time.Time) {
 
 // streamTask runs t on tt's worker over a stream. handled is false when the
 // worker has no streams (or the transport cannot open one): the caller
-// posts the task instead.
+// posts the task instead. ctx and ref are postTaskIn's.
 func (c *Coordinator) streamTask(ctx context.Context, ref *taskRef, tt *taskTarget, timeout time.Duration, t *wire.Task, sc *phaseScratch, lats []probe.Latency) (res wire.TaskResult, perr *probe.Error, handled bool) {
 	if !c.streaming {
 		return res, nil, false
@@ -135,7 +135,7 @@ func (c *Coordinator) streamTask(ctx context.Context, ref *taskRef, tt *taskTarg
 		reused := st != nil
 		if st == nil {
 			var ok bool
-			if st, ok, perr = c.openStream(ctx, tt, t, timeout); !ok || perr != nil {
+			if st, ok, perr = c.openStream(taskCtx(ctx, ref), tt, t, timeout); !ok || perr != nil {
 				return res, perr, ok
 			}
 		}
@@ -146,7 +146,7 @@ func (c *Coordinator) streamTask(ctx context.Context, ref *taskRef, tt *taskTarg
 				return res, &probe.Error{Class: probe.ClassInternal, Cause: fmt.Sprintf("worker %s: %v", t.Src, err),
 					Fix: "coordinator and workers must run the same rdmamesh version"}, true
 			}
-			if reused && attempt == 0 && staleConn(err) && ctx.Err() == nil {
+			if reused && attempt == 0 && staleConn(err) && endCause(ctx, ref) == nil {
 				// The worker closed the idle stream as this task went out
 				// (it restarted, or idled it out): it never answered, so
 				// the task goes once more on a new stream. Its other kept
@@ -156,7 +156,7 @@ func (c *Coordinator) streamTask(ctx context.Context, ref *taskRef, tt *taskTarg
 				fresh = true
 				continue
 			}
-			return res, c.taskFailure(ctx, t, tt.addr, timeout, err), true
+			return res, c.taskFailure(endCause(ctx, ref), t, tt.addr, timeout, err), true
 		}
 		if kept {
 			tt.streams.put(st, time.Now())
@@ -190,7 +190,7 @@ func (st *taskStream) exchange(ctx context.Context, ref *taskRef, t *wire.Task, 
 		stop = context.AfterFunc(ctx, func() { st.rwc.Close() })
 	} else if !ref.closeOnEnd(st.rwc) {
 		st.rwc.Close()
-		return nil, 0, false, context.Cause(ctx)
+		return nil, 0, false, ref.cause()
 	}
 	st.seq++
 	out := wire.GetBuf()
@@ -226,7 +226,7 @@ func (c *Coordinator) openStream(ctx context.Context, tt *taskTarget, t *wire.Ta
 		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Body: http.NoBody}
 	resp, err := c.roundTrip(req.WithContext(ctx))
 	if err != nil {
-		return nil, true, c.taskFailure(ctx, t, tt.addr, timeout, err)
+		return nil, true, c.taskFailure(endCause(ctx, nil), t, tt.addr, timeout, err)
 	}
 	if rwc, ok := wire.StreamOf(resp); ok {
 		return &taskStream{rwc: rwc}, true, nil
