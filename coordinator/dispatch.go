@@ -61,7 +61,7 @@ func (w workerDispatch) Phase(ctx context.Context, out []matrix.Cell, t sweep.Ta
 	}
 	tracked := c.inflight.begin(ctx, timeout, src.Name, dst.Name)
 	defer tracked.done()
-	res, err := c.postTaskIn(ctx, &tracked, srcAPI, c.cachedTarget(info.target, srcAPI), spec.PairTimeout, task, sc, t.Figures)
+	res, err := c.postTaskIn(&tracked, srcAPI, c.cachedTarget(info.target, srcAPI), spec.PairTimeout, task, sc, t.Figures)
 	if err != nil {
 		return failPhase(out, t, err)
 	}
@@ -129,19 +129,21 @@ func resultCells(out []matrix.Cell, src, dst string, round int, asked []probe.Ra
 	return out
 }
 
-// postTask runs t on the worker at apiAddr. ctx ends the call: at the pair
-// timeout, once per direction of t (inflight.track), with
-// context.DeadlineExceeded as its cause.
+// postTask runs t on the worker at apiAddr, tracked as Phase tracks its
+// tasks: it ends at the pair timeout (timeout), when ctx ends or when
+// either end is declared dead.
 func (c *Coordinator) postTask(ctx context.Context, apiAddr string, timeout time.Duration, t wire.Task) (wire.TaskResult, *probe.Error) {
-	return c.postTaskIn(ctx, nil, apiAddr, nil, timeout, &t, &phaseScratch{}, nil)
+	ref := c.inflight.begin(ctx, timeout, t.Src, t.Dst)
+	defer ref.done()
+	return c.postTaskIn(&ref, apiAddr, nil, timeout, &t, &phaseScratch{}, nil)
 }
 
 // postTaskIn is postTask decoding the answer's rails and reverse half
 // into sc, and their latency figures into lats, each when it has room
 // (wire.DecodeAnswer); tt is apiAddr's task target, nil to look it up.
-// ref is the task's tracking (inflight.begin), whose context is the
-// task's, made only when needed; without one, ctx is the task's.
-func (c *Coordinator) postTaskIn(ctx context.Context, ref *taskRef, apiAddr string, tt *taskTarget, timeout time.Duration, t *wire.Task, sc *phaseScratch, lats []probe.Latency) (wire.TaskResult, *probe.Error) {
+// ref is the task's tracking (inflight.begin), whose context is made only
+// if the task needs one: a task on a stream does not.
+func (c *Coordinator) postTaskIn(ref *taskRef, apiAddr string, tt *taskTarget, timeout time.Duration, t *wire.Task, sc *phaseScratch, lats []probe.Latency) (wire.TaskResult, *probe.Error) {
 	var res wire.TaskResult
 	if tt == nil {
 		var err error
@@ -149,10 +151,10 @@ func (c *Coordinator) postTaskIn(ctx context.Context, ref *taskRef, apiAddr stri
 			return res, probe.Classify(err)
 		}
 	}
-	if res, perr, ok := c.streamTask(ctx, ref, tt, timeout, t, sc, lats); ok {
+	if res, perr, ok := c.streamTask(ref, tt, timeout, t, sc, lats); ok {
 		return res, perr
 	}
-	ctx = taskCtx(ctx, ref)
+	ctx := ref.context()
 	resp, err := c.roundTrip(c.taskRequest(ctx, tt, t, &sc.enc))
 	if err != nil && staleConn(err) && ctx.Err() == nil {
 		// A kept-alive connection the worker had just closed: net/http
@@ -162,7 +164,7 @@ func (c *Coordinator) postTaskIn(ctx context.Context, ref *taskRef, apiAddr stri
 		resp, err = c.roundTrip(c.taskRequest(ctx, tt, t, &sc.enc))
 	}
 	if err != nil {
-		return res, c.taskFailure(endCause(ctx, nil), t, apiAddr, timeout, err)
+		return res, c.taskFailure(ref.cause(), t, apiAddr, timeout, err)
 	}
 	defer resp.Body.Close()
 	raw, err := wire.ReadBuf(resp.Body, resp.ContentLength, maxAnswer)
@@ -178,29 +180,17 @@ func (c *Coordinator) postTaskIn(ctx context.Context, ref *taskRef, apiAddr stri
 		}
 		return res, &probe.Error{Class: probe.ClassInternal, Cause: fmt.Sprintf("worker %s answered %s", t.Src, resp.Status)}
 	}
-	if res, err = wire.DecodeAnswer(raw.B, wire.AnswerRoom{Task: t, Rails: sc.rails, Lats: lats, Reverse: &sc.back}); err != nil {
+	return decodeAnswer(raw.B, t, sc, lats)
+}
+
+// decodeAnswer reads a worker's answer to t, posted or streamed, into sc's
+// room and lats (postTaskIn).
+func decodeAnswer(b []byte, t *wire.Task, sc *phaseScratch, lats []probe.Latency) (wire.TaskResult, *probe.Error) {
+	res, err := wire.DecodeAnswer(b, wire.AnswerRoom{Task: t, Rails: sc.rails, Lats: lats, Reverse: &sc.back})
+	if err != nil {
 		return res, &probe.Error{Class: probe.ClassInternal, Cause: fmt.Sprintf("worker %s: bad task result: %v", t.Src, err)}
 	}
 	return res, nil
-}
-
-// taskCtx is the task's context: its tracking's when it has one.
-func taskCtx(ctx context.Context, ref *taskRef) context.Context {
-	if ref != nil {
-		return ref.context()
-	}
-	return ctx
-}
-
-// endCause is why the task ended early (see taskCtx); nil while it runs.
-func endCause(ctx context.Context, ref *taskRef) error {
-	if ref != nil {
-		return ref.cause()
-	}
-	if ctx.Err() != nil {
-		return context.Cause(ctx)
-	}
-	return nil
 }
 
 // taskFailure classifies a task that got no answer from the worker at
@@ -212,8 +202,7 @@ func (c *Coordinator) taskFailure(cause error, t *wire.Task, apiAddr string, tim
 		ev, _ := selffault.Last()
 		return &probe.Error{Class: probe.ClassTester, Cause: ev.Cause("the coordinator"), Fix: ev.Fix()}
 	}
-	var dead errPeerDead
-	if errors.As(cause, &dead) {
+	if dead, ok := deadCause(cause); ok {
 		return &probe.Error{Class: probe.ClassPeerLost, Cause: dead.Error(),
 			Fix: fmt.Sprintf("check the host %s and its rdmamesh worker service", dead.node)}
 	}

@@ -1,8 +1,10 @@
 package coordinator
 
 import (
+	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/raft"
 
@@ -57,4 +59,11 @@ func benchSweep(b *testing.B, n int) ([]matrix.Node, []scheduler.Round) {
 		b.Fatal(err)
 	}
 	return nodes, rounds
+}
+
+// track is inflight.begin with the task's context made at once, for tests
+// that watch the context itself.
+func (f *inflight) track(ctx context.Context, timeout time.Duration, a, b string) (context.Context, taskRef) {
+	r := f.begin(ctx, timeout, a, b)
+	return r.context(), r
 }

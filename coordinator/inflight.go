@@ -59,7 +59,6 @@ type trackedTask struct {
 	// stream blocked reading the answer. A context.AfterFunc did the same
 	// at a third of the stream's own cost a task.
 	closer io.Closer
-	ended  bool // ended early: cancelled before done
 }
 
 // maxIdleWatches bounds the watches kept without tasks: a caller's
@@ -95,12 +94,6 @@ func newInflight() *inflight {
 type taskRef struct {
 	f    *inflight
 	slot int32
-}
-
-// track is begin with the task's context made at once.
-func (f *inflight) track(ctx context.Context, timeout time.Duration, a, b string) (context.Context, taskRef) {
-	r := f.begin(ctx, timeout, a, b)
-	return r.context(), r
 }
 
 // begin tracks a task between a and b, and returns its reference, whose
@@ -154,7 +147,7 @@ func (r taskRef) context() context.Context {
 	t := &f.tasks[r.slot]
 	if t.ctx == nil {
 		t.ctx, t.cancel = context.WithCancelCause(t.base)
-		if t.ended {
+		if t.cause != nil {
 			t.cancel(t.cause)
 		}
 	}
@@ -222,7 +215,6 @@ func (f *inflight) expire() {
 	defer tick.Stop()
 	var closers []io.Closer
 	for range tick.C {
-		closeAll(closers)
 		closers = closers[:0]
 		now, timed := time.Now(), 0
 		f.mu.Lock()
@@ -238,13 +230,12 @@ func (f *inflight) expire() {
 			closers = append(closers, t.end(context.DeadlineExceeded))
 			t.deadline = time.Time{}
 		}
+		f.expiring = timed > 0
+		f.mu.Unlock()
+		closeAll(closers)
 		if timed == 0 {
-			f.expiring = false
-			f.mu.Unlock()
-			closeAll(closers)
 			return
 		}
-		f.mu.Unlock()
 	}
 }
 
@@ -307,10 +298,10 @@ func (f *inflight) nodeDead(node string) int {
 // caller closes once f.mu (held here) is released: a TLS stream's close
 // writes an alert, and every task's track and done wait on f.mu.
 func (t *trackedTask) end(cause error) io.Closer {
-	if t.ended {
+	if t.cause != nil {
 		return nil // the first cause stands, as a context's does
 	}
-	t.ended, t.cause = true, cause
+	t.cause = cause
 	if t.cancel != nil {
 		t.cancel(cause)
 	}
@@ -335,7 +326,7 @@ func (r taskRef) closeOnEnd(c io.Closer) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	t := &f.tasks[r.slot]
-	if t.ended {
+	if t.cause != nil {
 		return false
 	}
 	t.closer = c
@@ -350,11 +341,13 @@ func (r taskRef) keepOpen() bool {
 	defer f.mu.Unlock()
 	t := &f.tasks[r.slot]
 	t.closer = nil
-	return !t.ended
+	return t.cause == nil
 }
 
-func deadCause(ctx context.Context) (errPeerDead, bool) {
+// deadCause says whether a task's cause (taskRef.cause, context.Cause)
+// is its peer's death.
+func deadCause(cause error) (errPeerDead, bool) {
 	var e errPeerDead
-	ok := errors.As(context.Cause(ctx), &e)
+	ok := errors.As(cause, &e)
 	return e, ok
 }

@@ -32,7 +32,7 @@ func TestConfirmDead(t *testing.T) {
 
 	srv.Close()
 	c.confirmDead(context.Background(), "vm1", api)
-	if e, ok := deadCause(ctx); !ok || e.node != "vm1" {
+	if e, ok := deadCause(context.Cause(ctx)); !ok || e.node != "vm1" {
 		t.Fatalf("a worker that does not answer kept its test: %v", context.Cause(ctx))
 	}
 }
@@ -54,7 +54,7 @@ func TestNodeDeadEndsOnlyItsTasks(t *testing.T) {
 		t.Fatalf("nodeDead(b) = %d, want 2", n)
 	}
 	for i, want := range []bool{true, false, true} {
-		if _, dead := deadCause(ctxs[i]); dead != want {
+		if _, dead := deadCause(context.Cause(ctxs[i])); dead != want {
 			t.Errorf("task %v: ended as dead = %v, want %v", pairs[i], dead, want)
 		}
 	}

@@ -92,15 +92,15 @@ func (s *taskStreams) put(st *taskStream, now time.Time) {
 	}
 }
 
-// reap closes the streams idle since before cutoff; all of them, and for
-// good, when stop is set.
+// reap closes the streams idle since cutoff or before; all of them, and
+// for good, when stop is set.
 func (s *taskStreams) reap(cutoff time.Time, stop bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closed = s.closed || stop
 	kept := s.idle[:0]
 	for _, st := range s.idle {
-		if stop || st.used.Before(cutoff) {
+		if stop || !st.used.After(cutoff) {
 			st.rwc.Close()
 			continue
 		}
@@ -118,61 +118,54 @@ func (s *taskStreams) refuse(until time.Time) {
 
 // streamTask runs t on tt's worker over a stream. handled is false when the
 // worker has no streams (or the transport cannot open one): the caller
-// posts the task instead. ctx and ref are postTaskIn's.
-func (c *Coordinator) streamTask(ctx context.Context, ref *taskRef, tt *taskTarget, timeout time.Duration, t *wire.Task, sc *phaseScratch, lats []probe.Latency) (res wire.TaskResult, perr *probe.Error, handled bool) {
+// posts the task instead. ref is postTaskIn's.
+func (c *Coordinator) streamTask(ref *taskRef, tt *taskTarget, timeout time.Duration, t *wire.Task, sc *phaseScratch, lats []probe.Latency) (res wire.TaskResult, perr *probe.Error, handled bool) {
 	if !c.streaming {
 		return res, nil, false
 	}
-	fresh := false // after a stale stream: a new one, not another kept one
-	for attempt := 0; ; attempt++ {
-		var st *taskStream
-		if !fresh {
-			var refused bool
-			if st, refused = tt.streams.take(time.Now()); refused {
-				return res, nil, false
-			}
-		}
+	st, refused := tt.streams.take(time.Now())
+	if refused {
+		return res, nil, false
+	}
+	for {
 		reused := st != nil
 		if st == nil {
 			var ok bool
-			if st, ok, perr = c.openStream(taskCtx(ctx, ref), tt, t, timeout); !ok || perr != nil {
+			if st, ok, perr = c.openStream(ref, tt, t, timeout); !ok || perr != nil {
 				return res, perr, ok
 			}
 		}
-		raw, kind, kept, err := st.exchange(ctx, ref, t, &sc.enc)
+		raw, kind, kept, err := st.exchange(ref, t, &sc.enc)
 		if err != nil {
 			st.rwc.Close()
 			if errors.Is(err, errStreamAnswer) {
 				return res, &probe.Error{Class: probe.ClassInternal, Cause: fmt.Sprintf("worker %s: %v", t.Src, err),
 					Fix: "coordinator and workers must run the same rdmamesh version"}, true
 			}
-			if reused && attempt == 0 && staleConn(err) && endCause(ctx, ref) == nil {
+			if reused && staleConn(err) && ref.cause() == nil {
 				// The worker closed the idle stream as this task went out
 				// (it restarted, or idled it out): it never answered, so
-				// the task goes once more on a new stream. Its other kept
+				// the task goes once more, on a new stream. Its other kept
 				// streams are as old, and nothing reads an idle one to
 				// notice: they go too.
-				tt.streams.reap(time.Now().Add(time.Hour), false)
-				fresh = true
+				tt.streams.reap(time.Now(), false)
+				st = nil
 				continue
 			}
-			return res, c.taskFailure(endCause(ctx, ref), t, tt.addr, timeout, err), true
+			return res, c.taskFailure(ref.cause(), t, tt.addr, timeout, err), true
 		}
 		if kept {
 			tt.streams.put(st, time.Now())
 		}
 		defer raw.Put() // the decoders copy what they keep
 		if kind == wire.FrameError {
-			e, err := wire.ErrorMsg.Decode(raw.B)
-			if err != nil || e.Class == "" {
-				return res, &probe.Error{Class: probe.ClassInternal, Cause: fmt.Sprintf("worker %s refused the task with an unreadable error", t.Src)}, true
+			if e, ok := wire.DecodeError(wire.ContentType, raw.B); ok {
+				return res, e, true
 			}
-			return res, &e, true
+			return res, &probe.Error{Class: probe.ClassInternal, Cause: fmt.Sprintf("worker %s refused the task with an unreadable error", t.Src)}, true
 		}
-		if res, err = wire.DecodeAnswer(raw.B, wire.AnswerRoom{Task: t, Rails: sc.rails, Lats: lats, Reverse: &sc.back}); err != nil {
-			return res, &probe.Error{Class: probe.ClassInternal, Cause: fmt.Sprintf("worker %s: bad task result: %v", t.Src, err)}, true
-		}
-		return res, nil, true
+		res, perr = decodeAnswer(raw.B, t, sc, lats)
+		return res, perr, true
 	}
 }
 
@@ -180,15 +173,11 @@ func (c *Coordinator) streamTask(ctx context.Context, ref *taskRef, tt *taskTarg
 var errStreamAnswer = errors.New("the task stream answered out of turn")
 
 // exchange sends t and reads its answer. An error leaves the stream
-// unusable; so does the task ending early, which closes it to end the read
-// (kept false): an answer read in full by then still counts. ref is the
-// task's tracking, which closes the stream when the task ends; nil: ctx
-// ends it.
-func (st *taskStream) exchange(ctx context.Context, ref *taskRef, t *wire.Task, enc *wire.TaskEncoder) (in *wire.Buf, kind byte, kept bool, err error) {
-	var stop func() bool
-	if ref == nil {
-		stop = context.AfterFunc(ctx, func() { st.rwc.Close() })
-	} else if !ref.closeOnEnd(st.rwc) {
+// unusable; so does the task ending early, which has its tracking close
+// the stream to end the read (kept false): an answer read in full by then
+// still counts.
+func (st *taskStream) exchange(ref *taskRef, t *wire.Task, enc *wire.TaskEncoder) (in *wire.Buf, kind byte, kept bool, err error) {
+	if !ref.closeOnEnd(st.rwc) {
 		st.rwc.Close()
 		return nil, 0, false, ref.cause()
 	}
@@ -203,11 +192,7 @@ func (st *taskStream) exchange(ctx context.Context, ref *taskRef, t *wire.Task, 
 	if err == nil {
 		kind, seq, err = wire.ReadFrame(st.rwc, in, maxAnswer)
 	}
-	if ref == nil {
-		kept = stop()
-	} else {
-		kept = ref.keepOpen()
-	}
+	kept = ref.keepOpen()
 	if err == nil && (seq != st.seq || kind != wire.FrameResult && kind != wire.FrameError) {
 		err = errStreamAnswer
 	}
@@ -221,12 +206,12 @@ func (st *taskStream) exchange(ctx context.Context, ref *taskRef, t *wire.Task, 
 // openStream opens a stream to tt's worker. ok is false when the worker
 // answered the upgrade with anything but a stream or an auth refusal: it
 // does not serve them, and gets requests for streamRetry.
-func (c *Coordinator) openStream(ctx context.Context, tt *taskTarget, t *wire.Task, timeout time.Duration) (*taskStream, bool, *probe.Error) {
+func (c *Coordinator) openStream(ref *taskRef, tt *taskTarget, t *wire.Task, timeout time.Duration) (*taskStream, bool, *probe.Error) {
 	req := http.Request{Method: http.MethodPost, URL: tt.streamURL, Host: tt.url.Host, Header: tt.streamHdr,
 		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Body: http.NoBody}
-	resp, err := c.roundTrip(req.WithContext(ctx))
+	resp, err := c.roundTrip(req.WithContext(ref.context()))
 	if err != nil {
-		return nil, true, c.taskFailure(endCause(ctx, nil), t, tt.addr, timeout, err)
+		return nil, true, c.taskFailure(ref.cause(), t, tt.addr, timeout, err)
 	}
 	if rwc, ok := wire.StreamOf(resp); ok {
 		return &taskStream{rwc: rwc}, true, nil

@@ -174,11 +174,10 @@ func TestStreamReopensAClosedStream(t *testing.T) {
 
 // A task that outlives the pair timeout, or whose peer dies, ends as the
 // posted ones do; its stream, which may yet carry the late answer, is
-// not used again, and the worker's task ends with it. The stream is closed
-// by the task's tracking, or by its context for a caller that does not
-// track it.
+// not used again, and the worker's task ends with it. The task's tracking
+// closes the stream: Phase's (postTaskIn) or postTask's own.
 func TestStreamTaskEnds(t *testing.T) {
-	for _, tracked := range []bool{true, false} {
+	for _, viaPostTask := range []bool{false, true} {
 		hang, ended := make(chan struct{}), make(chan struct{}, 1)
 		var dead atomic.Pointer[func()]
 		w := newStreamWorker(t, &streamWorker{answer: func(ctx context.Context, task, out []byte) ([]byte, byte) {
@@ -193,32 +192,32 @@ func TestStreamTaskEnds(t *testing.T) {
 			return fakeAnswer(ctx, task, out)
 		}})
 		c := streamCoordinator(t, "")
-		run := func(timeout time.Duration) *probe.Error {
-			ctx, ref := c.inflight.track(context.Background(), timeout, "a", "b")
-			defer ref.done()
+		run := func(timeout time.Duration) (perr *probe.Error) {
 			task := streamTaskOf("a")
-			r := &ref
-			if !tracked {
-				r = nil
+			if viaPostTask {
+				_, perr = c.postTask(context.Background(), w.addr(), timeout, task)
+			} else {
+				ref := c.inflight.begin(context.Background(), timeout, "a", "b")
+				_, perr = c.postTaskIn(&ref, w.addr(), nil, timeout, &task, &phaseScratch{}, nil)
+				ref.done()
 			}
-			_, perr := c.postTaskIn(ctx, r, w.addr(), nil, timeout, &task, &phaseScratch{}, nil)
 			select {
 			case <-ended:
 			case <-time.After(10 * time.Second):
-				t.Fatalf("tracked %v: the worker still runs a task whose stream the coordinator closed", tracked)
+				t.Fatalf("postTask %v: the worker still runs a task whose stream the coordinator closed", viaPostTask)
 			}
 			return perr
 		}
 		if perr := run(time.Millisecond); perr == nil || perr.Class != probe.ClassTimeout {
-			t.Fatalf("tracked %v: hung worker: %+v, want a timeout", tracked, perr)
+			t.Fatalf("postTask %v: hung worker: %+v, want a timeout", viaPostTask, perr)
 		}
 		f := func() { c.inflight.nodeDead("b") }
 		dead.Store(&f)
 		if perr := run(time.Hour); perr == nil || perr.Class != probe.ClassPeerLost || !strings.Contains(perr.Cause, "worker b dead") {
-			t.Fatalf("tracked %v: dead peer: %+v, want peer-lost", tracked, perr)
+			t.Fatalf("postTask %v: dead peer: %+v, want peer-lost", viaPostTask, perr)
 		}
 		if o := w.opens.Load(); o != 2 {
-			t.Fatalf("tracked %v: %d streams opened, want 2 (none reused after a task ended early)", tracked, o)
+			t.Fatalf("postTask %v: %d streams opened, want 2 (none reused after a task ended early)", viaPostTask, o)
 		}
 		close(hang)
 	}

@@ -70,10 +70,8 @@ func (c *Coordinator) taskTarget(apiAddr string) (*taskTarget, error) {
 	if err != nil {
 		return nil, err
 	}
-	su, err := url.Parse(c.url(apiAddr, wire.StreamPath))
-	if err != nil {
-		return nil, err
-	}
+	su := *u
+	su.Path = wire.StreamPath
 	hdr, shdr := http.Header{"Content-Type": wireTypeHdr}, http.Header{}
 	c.authorizeHeader(hdr)
 	c.authorizeHeader(shdr)
@@ -84,7 +82,7 @@ func (c *Coordinator) taskTarget(apiAddr string) (*taskTarget, error) {
 		c.targets.m = map[string]*taskTarget{}
 	}
 	if tt = c.targets.m[apiAddr]; tt == nil {
-		tt = &taskTarget{addr: apiAddr, url: u, hdr: hdr, streamURL: su, streamHdr: shdr}
+		tt = &taskTarget{addr: apiAddr, url: u, hdr: hdr, streamURL: &su, streamHdr: shdr}
 		c.targets.m[apiAddr] = tt
 	}
 	return tt, nil

@@ -73,7 +73,7 @@ func TestPostTask(t *testing.T) {
 		{"an answer to another round", fakeWorker{other: true}, probe.ClassInternal},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := &Coordinator{client: &http.Client{Transport: tc.w}, opts: Options{Token: tc.w.token}}
+			c := &Coordinator{client: &http.Client{Transport: tc.w}, opts: Options{Token: tc.w.token}, inflight: newInflight()}
 			// Twice: the second call reuses the pooled buffers of the first.
 			for range 2 {
 				res, perr := c.postTask(context.Background(), "a:1", time.Minute, task)
@@ -158,7 +158,7 @@ func TestPostTaskRetriesAStaleConnection(t *testing.T) {
 		want         probe.Class
 	}{{1, 2, ""}, {2, 2, probe.ClassPeerLost}} {
 		var calls int
-		c := &Coordinator{client: &http.Client{Transport: flakyWorker{fails: tc.fails, calls: &calls}}}
+		c := &Coordinator{client: &http.Client{Transport: flakyWorker{fails: tc.fails, calls: &calls}}, inflight: newInflight()}
 		res, perr := c.postTask(context.Background(), "a:1", time.Minute, task)
 		switch {
 		case calls != tc.calls:

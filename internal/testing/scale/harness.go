@@ -336,7 +336,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 
 // startWorkers starts a simulated worker per name: its API served in-process
 // by rt (nil: only on its listener), its calls to peers through peers
-// (nil: real TCP), its API wrapped by wrap when set.
+// (nil: real TCP), its tasks answered by standIn when set.
 func startWorkers(ctx context.Context, fab *sim.Fabric, names []string, trans []memberlist.Transport, seed string,
 	rt *inproc, peers http.RoundTripper, standIn func(task, out []byte) ([]byte, bool), obs *observer, log *slog.Logger,
 	gossip func(*memberlist.Config)) ([]*worker.Agent, error) {

@@ -57,10 +57,7 @@ func (c *inprocClient) RoundTrip(req *http.Request) (*http.Response, error) {
 		c.p.streams.Add(1)
 		return resp, nil
 	}
-	if c.p.worker != nil && c.caller != c.p.worker {
-		pprof.SetGoroutineLabels(c.p.worker)
-		defer pprof.SetGoroutineLabels(c.caller)
-	}
+	defer c.labels()()
 	return c.p.RoundTrip(req)
 }
 
