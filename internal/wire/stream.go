@@ -57,6 +57,21 @@ func EndFrame(b []byte, kind byte, seq uint64) {
 	binary.BigEndian.PutUint64(b[5:], seq)
 }
 
+// frameHead reads a frame header: its payload's length, kind and sequence.
+func frameHead(h []byte) (n uint32, kind byte, seq uint64) {
+	return binary.BigEndian.Uint32(h), h[4], binary.BigEndian.Uint64(h[5:])
+}
+
+// SplitFrame reads the one whole frame that is b, for a stream's far end
+// in memory (the scale harness); ok is false when b is not exactly one.
+func SplitFrame(b []byte) (kind byte, seq uint64, payload []byte, ok bool) {
+	if len(b) < FrameHead {
+		return 0, 0, nil, false
+	}
+	n, kind, seq := frameHead(b)
+	return kind, seq, b[FrameHead:], int(n) == len(b)-FrameHead
+}
+
 // ReadFrame reads one frame from r into buf (its payload is buf.B, valid
 // until buf is reused), refusing payloads over max bytes.
 func ReadFrame(r io.Reader, buf *Buf, max int) (kind byte, seq uint64, err error) {
@@ -64,7 +79,7 @@ func ReadFrame(r io.Reader, buf *Buf, max int) (kind byte, seq uint64, err error
 	if _, err = io.ReadFull(r, head[:]); err != nil {
 		return 0, 0, err
 	}
-	n := binary.BigEndian.Uint32(head[:])
+	n, kind, seq := frameHead(head[:])
 	if int64(n) > int64(max) {
 		return 0, 0, fmt.Errorf("a %d-byte frame, over the %d-byte bound", n, max)
 	}
@@ -75,7 +90,7 @@ func ReadFrame(r io.Reader, buf *Buf, max int) (kind byte, seq uint64, err error
 		}
 		return 0, 0, err
 	}
-	return head[4], binary.BigEndian.Uint64(head[5:]), nil
+	return kind, seq, nil
 }
 
 // UpgradeHeader marks a request on StreamPath as a stream's opening.

@@ -32,6 +32,15 @@ func TestFrames(t *testing.T) {
 	if _, _, err := ReadFrame(bytes.NewReader(b[:FrameHead+3]), buf, 64); !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Fatalf("a cut frame: %v, want an unexpected EOF", err)
 	}
+	first := b[:FrameHead+len("payload")]
+	if kind, seq, p, ok := SplitFrame(first); !ok || kind != FrameResult || seq != 1<<40+3 || string(p) != "payload" {
+		t.Fatalf("the first frame split: %d %d %q %v", kind, seq, p, ok)
+	}
+	for _, bad := range [][]byte{b, first[:FrameHead+3], first[:FrameHead-1]} {
+		if _, _, _, ok := SplitFrame(bad); ok {
+			t.Fatalf("%d bytes split as one whole frame", len(bad))
+		}
+	}
 }
 
 // A request on the stream path that asks for no upgrade is refused with a

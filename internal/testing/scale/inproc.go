@@ -2,7 +2,6 @@ package scale
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -161,17 +160,18 @@ func (s *nullStream) Write(b []byte) (int, error) {
 	if s.closed {
 		return 0, net.ErrClosed
 	}
-	if len(b) < wire.FrameHead || int(binary.BigEndian.Uint32(b)) != len(b)-wire.FrameHead || b[4] != wire.FrameTask {
+	kind, seq, task, whole := wire.SplitFrame(b)
+	if !whole || kind != wire.FrameTask {
 		return 0, errors.New("null stream: one whole task frame a write")
 	}
 	back := s.labels()
-	out, ok := NullAppend(b[wire.FrameHead:], wire.BeginFrame(s.out[:0]))
+	out, ok := NullAppend(task, wire.BeginFrame(s.out[:0]))
 	back()
-	kind := wire.FrameResult
+	kind = wire.FrameResult
 	if !ok {
 		out, kind = wire.ErrorMsg.Append(out[:wire.FrameHead], &probe.Error{Class: probe.ClassInternal, Cause: "decode request: bad task"}), wire.FrameError
 	}
-	wire.EndFrame(out, kind, binary.BigEndian.Uint64(b[5:]))
+	wire.EndFrame(out, kind, seq)
 	s.out, s.off = out, 0
 	return len(b), nil
 }
