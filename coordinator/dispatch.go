@@ -61,7 +61,7 @@ func (w workerDispatch) Phase(ctx context.Context, out []matrix.Cell, t sweep.Ta
 	}
 	tracked := c.inflight.begin(ctx, timeout, src.Name, dst.Name)
 	defer tracked.done()
-	res, err := c.postTaskIn(&tracked, srcAPI, c.cachedTarget(info.target, srcAPI), spec.PairTimeout, task, sc, t.Figures)
+	res, err := c.postTaskIn(&tracked, srcAPI, c.cachedTarget(info.target, srcAPI), spec.PairTimeout, task, sc, t.Figures, t.Codes)
 	if err != nil {
 		return failPhase(out, t, err)
 	}
@@ -119,10 +119,11 @@ func resultCells(out []matrix.Cell, src, dst string, round int, asked []probe.Ra
 		}
 		c := sweep.CellFor(src, dst, round, rp)
 		c.Class, c.Error, c.Latency, c.Bandwidth = rr.Class, rr.Error, rr.Latency, rr.Bandwidth
+		c.LatencyCodes = (*[7]uint16)(rr.LatencyQ)
 		if tester != nil {
 			// The worker ran short of its own resources during the task:
 			// even a measured rail is not evidence (roundRunner stops).
-			c.Class, c.Error, c.Latency, c.Bandwidth = probe.ClassTester, tester, nil, nil
+			c.Class, c.Error, c.Latency, c.Bandwidth, c.LatencyCodes = probe.ClassTester, tester, nil, nil, nil
 		}
 		out = append(out, c)
 	}
@@ -135,15 +136,16 @@ func resultCells(out []matrix.Cell, src, dst string, round int, asked []probe.Ra
 func (c *Coordinator) postTask(ctx context.Context, apiAddr string, timeout time.Duration, t wire.Task) (wire.TaskResult, *probe.Error) {
 	ref := c.inflight.begin(ctx, timeout, t.Src, t.Dst)
 	defer ref.done()
-	return c.postTaskIn(&ref, apiAddr, nil, timeout, &t, &phaseScratch{}, nil)
+	return c.postTaskIn(&ref, apiAddr, nil, timeout, &t, &phaseScratch{}, nil, nil)
 }
 
 // postTaskIn is postTask decoding the answer's rails and reverse half
-// into sc, and their latency figures into lats, each when it has room
-// (wire.DecodeAnswer); tt is apiAddr's task target, nil to look it up.
+// into sc, and their latency figures into lats and codes (in step), each
+// when it has room (wire.DecodeAnswer); tt is apiAddr's task target, nil
+// to look it up.
 // ref is the task's tracking (inflight.begin), whose context is made only
 // if the task needs one: a task on a stream does not.
-func (c *Coordinator) postTaskIn(ref *taskRef, apiAddr string, tt *taskTarget, timeout time.Duration, t *wire.Task, sc *phaseScratch, lats []probe.Latency) (wire.TaskResult, *probe.Error) {
+func (c *Coordinator) postTaskIn(ref *taskRef, apiAddr string, tt *taskTarget, timeout time.Duration, t *wire.Task, sc *phaseScratch, lats []probe.Latency, codes [][7]uint16) (wire.TaskResult, *probe.Error) {
 	var res wire.TaskResult
 	if tt == nil {
 		var err error
@@ -151,7 +153,7 @@ func (c *Coordinator) postTaskIn(ref *taskRef, apiAddr string, tt *taskTarget, t
 			return res, probe.Classify(err)
 		}
 	}
-	if res, perr, ok := c.streamTask(ref, tt, timeout, t, sc, lats); ok {
+	if res, perr, ok := c.streamTask(ref, tt, timeout, t, sc, lats, codes); ok {
 		return res, perr
 	}
 	ctx := ref.context()
@@ -180,13 +182,13 @@ func (c *Coordinator) postTaskIn(ref *taskRef, apiAddr string, tt *taskTarget, t
 		}
 		return res, &probe.Error{Class: probe.ClassInternal, Cause: fmt.Sprintf("worker %s answered %s", t.Src, resp.Status)}
 	}
-	return decodeAnswer(raw.B, t, sc, lats)
+	return decodeAnswer(raw.B, t, sc, lats, codes)
 }
 
 // decodeAnswer reads a worker's answer to t, posted or streamed, into sc's
-// room and lats (postTaskIn).
-func decodeAnswer(b []byte, t *wire.Task, sc *phaseScratch, lats []probe.Latency) (wire.TaskResult, *probe.Error) {
-	res, err := wire.DecodeAnswer(b, wire.AnswerRoom{Task: t, Rails: sc.rails, Lats: lats, Reverse: &sc.back})
+// room, lats and codes (postTaskIn).
+func decodeAnswer(b []byte, t *wire.Task, sc *phaseScratch, lats []probe.Latency, codes [][7]uint16) (wire.TaskResult, *probe.Error) {
+	res, err := wire.DecodeAnswer(b, wire.AnswerRoom{Task: t, Rails: sc.rails, Lats: lats, Codes: codes, Reverse: &sc.back})
 	if err != nil {
 		return res, &probe.Error{Class: probe.ClassInternal, Cause: fmt.Sprintf("worker %s: bad task result: %v", t.Src, err)}
 	}

@@ -51,7 +51,7 @@ func dispatchCoordinator(nodes []matrix.Node) *Coordinator {
 			Class: probe.ClassOK, Latency: &probe.Latency{Samples: 1000, MinNs: 990, P50Ns: 1010, P90Ns: 1030, P99Ns: 1100, P999Ns: 1300, MaxNs: 2000, StdevNs: 12}})
 	}
 	c := &Coordinator{log: slog.New(slog.DiscardHandler), reg: newRegistry(), inflight: newInflight(),
-		client: &http.Client{Transport: answerAll{wire.EncodeRailResults(rails)}}}
+		client: &http.Client{Transport: answerAll{wire.EncodeRailResults(rails, false)}}}
 	for _, n := range nodes {
 		c.reg.nodes[n.Name] = &regNode{NodeInfo: api.NodeInfo{Name: n.Name, State: "alive", APIAddr: n.Name + ":7471"}}
 	}

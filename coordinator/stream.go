@@ -119,7 +119,7 @@ func (s *taskStreams) refuse(until time.Time) {
 // streamTask runs t on tt's worker over a stream. handled is false when the
 // worker has no streams (or the transport cannot open one): the caller
 // posts the task instead. ref is postTaskIn's.
-func (c *Coordinator) streamTask(ref *taskRef, tt *taskTarget, timeout time.Duration, t *wire.Task, sc *phaseScratch, lats []probe.Latency) (res wire.TaskResult, perr *probe.Error, handled bool) {
+func (c *Coordinator) streamTask(ref *taskRef, tt *taskTarget, timeout time.Duration, t *wire.Task, sc *phaseScratch, lats []probe.Latency, codes [][7]uint16) (res wire.TaskResult, perr *probe.Error, handled bool) {
 	if !c.streaming {
 		return res, nil, false
 	}
@@ -164,7 +164,7 @@ func (c *Coordinator) streamTask(ref *taskRef, tt *taskTarget, timeout time.Dura
 			}
 			return res, &probe.Error{Class: probe.ClassInternal, Cause: fmt.Sprintf("worker %s refused the task with an unreadable error", t.Src)}, true
 		}
-		res, perr = decodeAnswer(raw.B, t, sc, lats)
+		res, perr = decodeAnswer(raw.B, t, sc, lats, codes)
 		return res, perr, true
 	}
 }

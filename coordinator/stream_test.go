@@ -60,7 +60,7 @@ func newStreamWorker(t *testing.T, w *streamWorker) *streamWorker {
 func (w *streamWorker) addr() string { return strings.TrimPrefix(w.srv.URL, "http://") }
 
 // fakeAnswer is fakeWorker's answer as a stream frame.
-func fakeAnswer(_ context.Context, task, out []byte) ([]byte, byte) {
+func fakeAnswer(_ context.Context, task, out []byte, codes bool) ([]byte, byte) {
 	t, err := wire.TaskMsg.Decode(task)
 	if err != nil {
 		return wire.ErrorMsg.Append(out, &probe.Error{Class: probe.ClassInternal, Cause: err.Error()}), wire.FrameError
@@ -73,7 +73,7 @@ func fakeAnswer(_ context.Context, task, out []byte) ([]byte, byte) {
 		res.Rails = append(res.Rails, wire.RailResult{Rail: rp.Rail, SrcDevice: rp.Src.Device, Class: probe.ClassOK,
 			Latency: &probe.Latency{Samples: 1, P50Ns: float64(1000 + rp.Rail)}})
 	}
-	return wire.TaskResultMsg.Append(out, &res), wire.FrameResult
+	return wire.ResultCodec(codes).Append(out, &res), wire.FrameResult
 }
 
 func streamCoordinator(t *testing.T, token string) *Coordinator {
@@ -180,7 +180,7 @@ func TestStreamTaskEnds(t *testing.T) {
 	for _, viaPostTask := range []bool{false, true} {
 		hang, ended := make(chan struct{}), make(chan struct{}, 1)
 		var dead atomic.Pointer[func()]
-		w := newStreamWorker(t, &streamWorker{answer: func(ctx context.Context, task, out []byte) ([]byte, byte) {
+		w := newStreamWorker(t, &streamWorker{answer: func(ctx context.Context, task, out []byte, codes bool) ([]byte, byte) {
 			if f := dead.Load(); f != nil {
 				(*f)()
 			}
@@ -189,7 +189,7 @@ func TestStreamTaskEnds(t *testing.T) {
 			case <-ctx.Done():
 				ended <- struct{}{}
 			}
-			return fakeAnswer(ctx, task, out)
+			return fakeAnswer(ctx, task, out, codes)
 		}})
 		c := streamCoordinator(t, "")
 		run := func(timeout time.Duration) (perr *probe.Error) {
@@ -198,7 +198,7 @@ func TestStreamTaskEnds(t *testing.T) {
 				_, perr = c.postTask(context.Background(), w.addr(), timeout, task)
 			} else {
 				ref := c.inflight.begin(context.Background(), timeout, "a", "b")
-				_, perr = c.postTaskIn(&ref, w.addr(), nil, timeout, &task, &phaseScratch{}, nil)
+				_, perr = c.postTaskIn(&ref, w.addr(), nil, timeout, &task, &phaseScratch{}, nil, nil)
 				ref.done()
 			}
 			select {
@@ -229,11 +229,11 @@ func TestStreamTaskEnds(t *testing.T) {
 func TestStreamReopensAfterTwoStaleStreams(t *testing.T) {
 	release := make(chan struct{})
 	var held atomic.Int64
-	w := newStreamWorker(t, &streamWorker{answer: func(ctx context.Context, task, out []byte) ([]byte, byte) {
+	w := newStreamWorker(t, &streamWorker{answer: func(ctx context.Context, task, out []byte, codes bool) ([]byte, byte) {
 		if held.Add(1) <= 2 {
 			<-release // the first two tasks overlap, so two streams are kept
 		}
-		return fakeAnswer(ctx, task, out)
+		return fakeAnswer(ctx, task, out, codes)
 	}})
 	w.streams.Idle = 100 * time.Millisecond
 	c := streamCoordinator(t, "")
@@ -309,7 +309,7 @@ func TestStreamAnswerOutOfTurn(t *testing.T) {
 		if err != nil || kind != wire.FrameTask {
 			return
 		}
-		b, k := fakeAnswer(r.Context(), in.B, wire.BeginFrame(nil))
+		b, k := fakeAnswer(r.Context(), in.B, wire.BeginFrame(nil), true)
 		wire.EndFrame(b, k, seq+1)
 		_, _ = conn.Write(b)
 		_, _ = io.Copy(io.Discard, conn)

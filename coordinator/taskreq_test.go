@@ -24,11 +24,14 @@ import (
 
 // fakeWorker answers tasks; status non-zero answers that status with an
 // error reply; with a token, a task without it is refused (401). other
-// answers for another round than the task's.
+// answers for another round than the task's; codes answers in codes
+// (wire.TaskResultQ), tester as a worker short of its own resources.
 type fakeWorker struct {
 	status int
 	token  string
 	other  bool
+	codes  bool
+	tester bool
 }
 
 func (f fakeWorker) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -54,9 +57,50 @@ func (f fakeWorker) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	for _, rp := range t.Rails {
 		res.Rails = append(res.Rails, wire.RailResult{Rail: rp.Rail, SrcDevice: rp.Src.Device, Class: probe.ClassOK,
-			Latency: &probe.Latency{Samples: 1, P50Ns: float64(1000 + rp.Rail)}})
+			Latency: &probe.Latency{Samples: 1, P50Ns: float64(1000 + rp.Rail), P99Ns: 1234.5678}})
 	}
-	return answer(http.StatusOK, wire.ContentType, wire.TaskResultMsg.Append(nil, &res))
+	if f.tester {
+		res.Tester = &probe.Error{Class: probe.ClassTester, Cause: "too many open files"}
+	}
+	return answer(http.StatusOK, wire.ContentType, wire.ResultCodec(f.codes).Append(nil, &res))
+}
+
+// A worker's codes reach the cells (matrix.Cell.LatencyCodes), in the
+// room the engine hands the phase, with the figures they decode to; an
+// answer in floats, or one whose worker ran short of its own resources,
+// leaves them unset.
+func TestPhaseKeepsTheWorkersCodes(t *testing.T) {
+	rails := []probe.RailPair{{Rail: 0, Src: probe.Endpoint{Device: "mlx5_0"}}, {Rail: 1, Src: probe.Endpoint{Device: "mlx5_1"}}}
+	for _, fw := range []fakeWorker{{codes: true}, {}, {codes: true, tester: true}} {
+		c := &Coordinator{log: slog.New(slog.DiscardHandler), reg: newRegistry(), inflight: newInflight(),
+			client: &http.Client{Transport: fw}}
+		c.reg.nodes["a"] = &regNode{NodeInfo: api.NodeInfo{Name: "a", State: "alive", APIAddr: "a:1"}}
+		c.reg.nodes["b"] = &regNode{NodeInfo: api.NodeInfo{Name: "b", State: "alive", APIAddr: "b:1"}}
+		figs, codes := make([]probe.Latency, 2), make([][7]uint16, 2)
+		cells := workerDispatch{c}.Phase(context.Background(), nil, sweep.Task{SweepID: "s", Round: 1, Spec: &sweep.Spec{PairTimeout: time.Minute},
+			Src: matrix.Node{Name: "a"}, Dst: matrix.Node{Name: "b"}, Rails: rails, Figures: figs, Codes: codes})
+		if len(cells) != 2 {
+			t.Fatalf("%+v: cells %+v", fw, cells)
+		}
+		for i, cell := range cells {
+			switch {
+			case fw.tester:
+				if cell.Class != probe.ClassTester || cell.Latency != nil || cell.LatencyCodes != nil {
+					t.Fatalf("%+v: cell %d %+v", fw, i, cell)
+				}
+			case !fw.codes:
+				if cell.LatencyCodes != nil || cell.Latency != &figs[i] || cell.Latency.P99Ns != 1234.5678 {
+					t.Fatalf("%+v: cell %d %+v", fw, i, cell)
+				}
+			default:
+				want := wire.LatCodes(&probe.Latency{P50Ns: float64(1000 + i), P99Ns: 1234.5678})
+				if cell.LatencyCodes != &codes[i] || cell.Latency != &figs[i] || *cell.LatencyCodes != want ||
+					cell.Latency.P99Ns != wire.Unquant(want[3]) || cell.Latency.Samples != 1 {
+					t.Fatalf("%+v: cell %d %+v, codes %v, want %v", fw, i, cell, cell.LatencyCodes, want)
+				}
+			}
+		}
+	}
 }
 
 func TestPostTask(t *testing.T) {

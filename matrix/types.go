@@ -43,6 +43,12 @@ type Cell struct {
 	// Retests are the confirmation measurements of this cell, oldest first;
 	// the fields above are the first measurement.
 	Retests []Attempt `json:"retests,omitempty"`
+	// LatencyCodes is Latency as the 16-bit codes the coordinator's store
+	// keeps (internal/wire's quantisation) when the worker sent it so, and
+	// Latency holds what they decode to: the leader records them as they
+	// came instead of quantising Latency again. Only a leader's cells,
+	// between a worker's answer and its round's commit, have it.
+	LatencyCodes *[7]uint16 `json:"-"`
 }
 
 // Attempt is one confirmation measurement of a cell.

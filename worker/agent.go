@@ -65,9 +65,10 @@ type Options struct {
 	// AnswerTask, when set, answers a task (its encoded bytes) before the
 	// agent decodes it, on POST /v1/tasks and on task streams alike: the
 	// scale harness's and the chaos fleet's stand-in hosts answer at once
-	// instead of running the test. It appends the encoded TaskResult to out;
+	// instead of running the test. It appends the encoded TaskResult to out,
+	// as wire.ResultCodec(codes) writes it (the version the caller reads);
 	// false leaves the task to the agent.
-	AnswerTask func(task, out []byte) ([]byte, bool)
+	AnswerTask func(task, out []byte, codes bool) ([]byte, bool)
 	// Prober runs the always-on mesh's probes (worker/live); nil = no live
 	// probing. A fabric that is also a fabric.Prober is the usual one.
 	Prober fabric.Prober

@@ -67,7 +67,7 @@ func (a *Agent) answerStandIn(w http.ResponseWriter, r *http.Request) bool {
 	out := wire.GetBuf()
 	defer out.Put()
 	var ok bool
-	if out.B, ok = a.opts.AnswerTask(in.B, out.B); !ok {
+	if out.B, ok = a.opts.AnswerTask(in.B, out.B, false); !ok {
 		r.Body = io.NopCloser(bytes.NewReader(bytes.Clone(in.B)))
 		return false
 	}
@@ -81,9 +81,9 @@ func (a *Agent) handleTaskStream(w http.ResponseWriter, r *http.Request) {
 	a.streams.Serve(w, r, a.streamAnswer)
 }
 
-func (a *Agent) streamAnswer(ctx context.Context, task, out []byte) ([]byte, byte) {
+func (a *Agent) streamAnswer(ctx context.Context, task, out []byte, codes bool) ([]byte, byte) {
 	if a.opts.AnswerTask != nil {
-		if b, ok := a.opts.AnswerTask(task, out); ok {
+		if b, ok := a.opts.AnswerTask(task, out, codes); ok {
 			return b, wire.FrameResult
 		}
 	}
@@ -97,7 +97,7 @@ func (a *Agent) streamAnswer(ctx context.Context, task, out []byte) ([]byte, byt
 		return wire.ErrorMsg.Append(out, session.BadRequest(err)), wire.FrameError
 	}
 	res := a.serveTask(ctx, &t)
-	return wire.TaskResultMsg.Append(out, &res), wire.FrameResult
+	return wire.ResultCodec(codes).Append(out, &res), wire.FrameResult
 }
 
 // serveTask runs a validated task, both halves.

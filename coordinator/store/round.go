@@ -40,7 +40,7 @@ func roundEncoder(x *NodeIndex, r sweep.RoundResult) *wire.RoundEncoder {
 		if x != nil && len(mc.Retests) == 0 {
 			if si, di, ok := x.place(mc.Src, mc.Dst, mc.SrcDevice, mc.DstDevice, mc.Rail, mc.DstRail, mc.Round, mc.Latency, &memo); ok &&
 				enc.Grid(&wire.GridCell{Src: int(si), Dst: int(di), Rail: mc.Rail, Round: mc.Round, Class: mc.Class, Error: mc.Error,
-					Latency: mc.Latency, Bandwidth: mc.Bandwidth}) {
+					Latency: mc.Latency, Bandwidth: mc.Bandwidth, LatQ: (*wire.LatQ)(mc.LatencyCodes)}) {
 				continue
 			}
 		}

@@ -228,3 +228,56 @@ func TestRecordSharesDeviceNames(t *testing.T) {
 		}
 	}
 }
+
+// A cell that came with its worker's codes (matrix.Cell.LatencyCodes) is
+// recorded with those codes, not its figures quantised again: a log-scale
+// code whose figure is a whole number would come back as the exact code
+// for that number. Either decodes to the same figure.
+func TestRoundKeepsTheWorkersCodes(t *testing.T) {
+	alias := uint16(0)
+	for c := 1 << 14; c <= 0xffff; c++ {
+		if wire.Quant(wire.Unquant(uint16(c))) != uint16(c) {
+			alias = uint16(c)
+			break
+		}
+	}
+	if alias == 0 {
+		t.Fatal("no log-scale code decodes to a whole number")
+	}
+	nodes := gridNodes(2, 1)
+	x := NewNodeIndex(nodes)
+	rp := probe.RailPair{Src: probe.Endpoint{Device: "mlx5_0"}, Dst: probe.Endpoint{Device: "mlx5_0"}}
+	var cells []matrix.Cell
+	for _, coded := range []bool{true, false} {
+		src, dst := nodes[0].Name, nodes[1].Name
+		if !coded {
+			src, dst = dst, src
+		}
+		q := [7]uint16{alias, alias, alias, alias, alias, alias, 3}
+		c := sweep.CellFor(src, dst, 0, rp)
+		c.Class, c.Latency = probe.ClassOK, new(wire.LatQ(q).Latency(1000))
+		if coded {
+			c.LatencyCodes = &q
+		}
+		cells = append(cells, c)
+	}
+	b, err := EncodeRound(&x, sweep.RoundResult{SweepID: "s", Round: 0, Cells: cells})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rr, err := wire.ReadRound(b[1:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rr.Release()
+	exact := wire.Quant(wire.Unquant(alias))
+	for i, want := range []uint16{alias, exact} {
+		var g wire.GridCodes
+		if err := rr.Next(&g); err != nil {
+			t.Fatal(err)
+		}
+		if g.Lat[1] != want || g.Lat[6] != 3 || wire.Unquant(g.Lat[1]) != wire.Unquant(alias) {
+			t.Fatalf("cell %d (%d > %d): p50 code %d, want %d", i, g.Src, g.Dst, g.Lat[1], want)
+		}
+	}
+}

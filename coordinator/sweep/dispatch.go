@@ -15,9 +15,10 @@ import (
 // always adds one cell per link: rails an end cannot test say why, the
 // rest go to d.
 //
-// lats is room for the figures of the cells appended, in step with out's
-// room: the cell appended at out[k] may keep its figures in lats[k].
-func pairPhases(ctx context.Context, d Dispatcher, sc *pairScratch, out []matrix.Cell, lats []probe.Latency, id string, round int, spec *Spec, a, b *nodeRec) []matrix.Cell {
+// fig is room for the figures of the cells appended, in step with out's
+// room: the cell appended at out[k] may keep its figures in fig.lats[k]
+// and their codes in fig.codes[k].
+func pairPhases(ctx context.Context, d Dispatcher, sc *pairScratch, out []matrix.Cell, fig figRoom, id string, round int, spec *Spec, a, b *nodeRec) []matrix.Cell {
 	// Both directions link the rails the two nodes share, so they have the
 	// same phases, mirrored.
 	fwd, rev := railPhases(&sc.fwd, *spec, a, b), railPhases(&sc.rev, *spec, b, a)
@@ -34,8 +35,8 @@ func pairPhases(ctx context.Context, d Dispatcher, sc *pairScratch, out []matrix
 		if len(t.Rails) == 0 {
 			continue
 		}
-		if n := len(out) + len(t.Rails) + len(t.Reverse); n <= len(lats) {
-			t.Figures = lats[len(out):n:n]
+		if n := len(out) + len(t.Rails) + len(t.Reverse); n <= len(fig.lats) {
+			t.Figures, t.Codes = fig.lats[len(out):n:n], fig.codes[len(out):n:n]
 		}
 		out = d.Phase(ctx, out, t)
 	}

@@ -41,7 +41,10 @@ type Task struct {
 	// Figures, when not nil, is room for the latency figures of the cells
 	// the phase appends (one per rail of Rails and Reverse), owned by the
 	// round like its cells, so that a dispatcher need not allocate them.
+	// Codes, in step with it, is room for their codes when the workers
+	// send them (matrix.Cell.LatencyCodes).
 	Figures []probe.Latency
+	Codes   [][7]uint16
 }
 
 // Committer makes the engine's results durable (on the coordinator: raft

@@ -27,12 +27,21 @@ type Pool struct {
 	turn  int
 }
 
-// slab is a round's room: its cells, and the latency figures they point
-// to, pair i's at [at[i], at[i+1]).
+// slab is a round's room: its cells, and the latency figures (and their
+// codes) they point to, pair i's at [at[i], at[i+1]).
 type slab struct {
 	cells []matrix.Cell
-	lats  []probe.Latency
+	fig   figRoom
 }
+
+// figRoom is room for cells' latency figures and, in step, their codes.
+type figRoom struct {
+	lats  []probe.Latency
+	codes [][7]uint16
+}
+
+// sub is the room's [i, j).
+func (f figRoom) sub(i, j int) figRoom { return figRoom{f.lats[i:j:j], f.codes[i:j:j]} }
 
 // pairJob is pair i of a round.
 type pairJob struct {
@@ -52,8 +61,8 @@ type roundWork struct {
 	// slab holds every pair's room for its same-rail cells, one allocation
 	// a round; a pair that needs more (cross-rail modes) grows its own.
 	slab []matrix.Cell
-	lats []probe.Latency // the slab's figures, in step with it
-	at   []int           // pair i's room starts at slab[at[i]]
+	fig  figRoom // the slab's figures, in step with it
+	at   []int   // pair i's room starts at slab[at[i]]
 	wg   sync.WaitGroup
 }
 
@@ -91,7 +100,7 @@ func (p *Pool) run(w *roundWork) []matrix.Cell {
 		w.ends[i] = [2]*nodeRec{a, b}
 		w.at[i+1] = w.at[i] + pairRoom(a, b)
 	}
-	w.slab, w.lats = p.room(w.at[len(w.rd.Pairs)])
+	w.slab, w.fig = p.room(w.at[len(w.rd.Pairs)])
 	w.wg.Add(len(w.rd.Pairs))
 	for i := range w.rd.Pairs {
 		p.jobs <- pairJob{w, i}
@@ -101,13 +110,13 @@ func (p *Pool) run(w *roundWork) []matrix.Cell {
 }
 
 // room is the next slab in turn, with room for n cells.
-func (p *Pool) room(n int) ([]matrix.Cell, []probe.Latency) {
+func (p *Pool) room(n int) ([]matrix.Cell, figRoom) {
 	s := &p.slabs[p.turn]
 	p.turn = 1 - p.turn
 	if cap(s.cells) < n {
-		s.cells, s.lats = make([]matrix.Cell, n), make([]probe.Latency, n)
+		s.cells, s.fig = make([]matrix.Cell, n), figRoom{make([]probe.Latency, n), make([][7]uint16, n)}
 	}
-	return s.cells[:n], s.lats[:n]
+	return s.cells[:n], s.fig.sub(0, n)
 }
 
 // pairRoom is the cells a pair usually yields: both directions of the
@@ -161,5 +170,5 @@ func (w *roundWork) pair(i int, sc *pairScratch) {
 	// Room for both directions' same-rail cells, in the round's slab;
 	// cross-rail modes outgrow it and append into their own.
 	cells := w.slab[w.at[i]:w.at[i]:w.at[i+1]]
-	w.perPair[i] = pairPhases(w.ctx, w.d, sc, cells, w.lats[w.at[i]:w.at[i+1]:w.at[i+1]], w.id, w.rd.Index, w.spec, ends[0], ends[1])
+	w.perPair[i] = pairPhases(w.ctx, w.d, sc, cells, w.fig.sub(w.at[i], w.at[i+1]), w.id, w.rd.Index, w.spec, ends[0], ends[1])
 }

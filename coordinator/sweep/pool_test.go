@@ -56,7 +56,8 @@ func TestRoundWorkGather(t *testing.T) {
 }
 
 // figureDispatch answers every rail ok, keeping each cell's figures (its
-// round in Samples) in the room the engine hands it when there is one.
+// round in Samples) and codes (the round in each) in the room the engine
+// hands it when there is one.
 type figureDispatch struct{}
 
 func (figureDispatch) Phase(_ context.Context, out []matrix.Cell, t Task) []matrix.Cell {
@@ -67,14 +68,17 @@ func (figureDispatch) Phase(_ context.Context, out []matrix.Cell, t Task) []matr
 			src, dst = dst, src
 		}
 		for _, rp := range half {
-			lat := new(probe.Latency)
+			lat, codes := new(probe.Latency), new([7]uint16)
 			if j < len(t.Figures) {
-				lat = &t.Figures[j]
+				lat, codes = &t.Figures[j], &t.Codes[j]
 			}
 			j++
 			*lat = probe.Latency{Samples: t.Round + 1}
+			for k := range codes {
+				codes[k] = uint16(t.Round + 1)
+			}
 			c := CellFor(src, dst, t.Round, rp)
-			c.Class, c.Latency = probe.ClassOK, lat
+			c.Class, c.Latency, c.LatencyCodes = probe.ClassOK, lat, codes
 			out = append(out, c)
 		}
 	}
@@ -105,16 +109,16 @@ func TestPoolRoundsReuseTheirSlabs(t *testing.T) {
 	}
 	second := run(1)
 	for i := range first {
-		if !reflect.DeepEqual(first[i], kept[i]) || *first[i].Latency != figs[i] || figs[i].Samples != 1 {
-			t.Fatalf("round 0's cell %d changed while round 1 ran: %+v %+v", i, first[i], *first[i].Latency)
+		if !reflect.DeepEqual(first[i], kept[i]) || *first[i].Latency != figs[i] || figs[i].Samples != 1 || first[i].LatencyCodes[6] != 1 {
+			t.Fatalf("round 0's cell %d changed while round 1 ran: %+v %+v %v", i, first[i], *first[i].Latency, *first[i].LatencyCodes)
 		}
 	}
 	third := run(2)
 	if len(first) != 12 || len(third) != 12 || &third[0] != &first[0] || &second[0] == &first[0] {
 		t.Fatalf("%d, %d cells; round 2 in round 0's slab: %v; round 1 in it too: %v", len(first), len(third), &third[0] == &first[0], &second[0] == &first[0])
 	}
-	if third[0].Latency.Samples != 3 {
-		t.Fatalf("round 2's figures %+v", *third[0].Latency)
+	if third[0].Latency.Samples != 3 || third[0].LatencyCodes[0] != 3 || third[0].LatencyCodes != first[0].LatencyCodes {
+		t.Fatalf("round 2's figures %+v, codes %v", *third[0].Latency, *third[0].LatencyCodes)
 	}
 }
 

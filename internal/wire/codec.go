@@ -19,7 +19,8 @@
 //
 // Layout of every message: the version byte, then the fields in declaration
 // order: integers as zigzag varints, counts and unsigned values as uvarints,
-// strings with a uvarint length, floats as 8 little-endian bytes, times as
+// strings with a uvarint length, floats as 8 little-endian bytes (quant
+// codes, where a message carries figures as codes, as 2), times as
 // UnixNano (0 = the zero time), optional values behind a presence byte.
 // Raft entries put their entry type before the message (coordinator/store).
 package wire

@@ -7,15 +7,20 @@ type EncodedRails struct {
 	n     int
 	isNil bool
 	b     []byte
+	c     *Codec[TaskResult]
 }
 
-// EncodeRailResults encodes rails as TaskResultMsg writes them.
-func EncodeRailResults(rails []RailResult) EncodedRails {
+// EncodeRailResults encodes rails as ResultCodec(codes) writes them.
+func EncodeRailResults(rails []RailResult, codes bool) EncodedRails {
 	var w writer
-	for i := range rails {
-		w.railResult(&rails[i])
+	put := (*writer).railResult
+	if codes {
+		put = (*writer).railResultQ
 	}
-	return EncodedRails{n: len(rails), isNil: rails == nil, b: w}
+	for i := range rails {
+		put(&w, &rails[i])
+	}
+	return EncodedRails{n: len(rails), isNil: rails == nil, b: w, c: ResultCodec(codes)}
 }
 
 // AppendTaskResult is TaskResultMsg.Append(b, res) for a res whose rails
@@ -23,9 +28,13 @@ func EncodeRailResults(rails []RailResult) EncodedRails {
 // not read. A host that answers many tasks with the same rails and
 // figures (the harness's stand-in hosts) encodes them once; a million
 // answers a sweep re-encoding the same 16 rails was most of what the
-// stand-ins spent.
+// stand-ins spent. The answer is in the version fwd was encoded for;
+// back, when written, must have been encoded for the same one.
 func AppendTaskResult(b []byte, res *TaskResult, fwd, back EncodedRails) []byte {
-	w := writer(append(b, TaskResultMsg.version))
+	if res.Reverse != nil && back.c != fwd.c {
+		panic("wire: AppendTaskResult with halves encoded for different versions")
+	}
+	w := writer(append(b, fwd.c.version))
 	putResultHead(&w, res)
 	if res.Reverse != nil {
 		w.count(back.n, back.isNil)

@@ -45,6 +45,9 @@ type GridCell struct {
 	Error          *probe.Error
 	Latency        *probe.Latency
 	Bandwidth      *probe.Bandwidth
+	// LatQ, when set, is Latency's codes as they came (a TaskResultQ
+	// answer's): written as they are.
+	LatQ *LatQ
 }
 
 // RoundEncoder builds one round entry; its scratch space is reused across
@@ -123,7 +126,12 @@ func (e *RoundEncoder) Grid(c *GridCell) bool {
 	g := &e.codes[len(e.codes)-1]
 	if l := c.Latency; l != nil {
 		cols[colSamples] = binary.AppendUvarint(cols[colSamples], uint64(l.Samples))
-		q := LatCodes(l)
+		var q LatQ
+		if c.LatQ != nil {
+			q = *c.LatQ
+		} else {
+			q = LatCodes(l)
+		}
 		g.Samples, g.Lat = uint32(l.Samples), q
 		for k, d := range latDeltas(&q, e.prevP50, e.prevStd) {
 			cols[colLat0+k] = binary.AppendVarint(cols[colLat0+k], d)

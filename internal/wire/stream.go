@@ -30,8 +30,13 @@ import (
 const (
 	StreamPath = "/v1/tasks/stream"
 	// StreamProto is the Upgrade token; a version change gets a new one,
-	// and a worker that does not know it refuses the upgrade.
-	StreamProto = "rdmamesh-tasks/1"
+	// and a worker that does not know it refuses the upgrade (the
+	// coordinator then posts its tasks). Version 2's answers are
+	// TaskResultQ, with the figures as codes.
+	StreamProto = "rdmamesh-tasks/2"
+	// StreamProtoFloats is version 1, whose answers are TaskResultMsg: a
+	// worker still serves it to coordinators of an earlier version.
+	StreamProtoFloats = "rdmamesh-tasks/1"
 )
 
 // Frame kinds.
@@ -100,11 +105,16 @@ func UpgradeHeader(h http.Header) {
 }
 
 // StreamOf is the stream of an answer to an opening request: its body,
-// when the worker switched protocols. ok is false when the worker answered
-// otherwise (a worker without streams says 404), and resp is then left for
-// the caller to read.
+// when the worker switched to the protocol asked for (resp.Request's; with
+// none, StreamProto). ok is false when the worker answered otherwise (a
+// worker without streams says 404), and resp is then left for the caller
+// to read.
 func StreamOf(resp *http.Response) (io.ReadWriteCloser, bool) {
-	if resp.StatusCode != http.StatusSwitchingProtocols || !strings.EqualFold(resp.Header.Get("Upgrade"), StreamProto) {
+	asked := StreamProto
+	if resp.Request != nil {
+		asked = resp.Request.Header.Get("Upgrade")
+	}
+	if resp.StatusCode != http.StatusSwitchingProtocols || asked == "" || !strings.EqualFold(resp.Header.Get("Upgrade"), asked) {
 		return nil, false
 	}
 	rwc, ok := resp.Body.(io.ReadWriteCloser)
@@ -113,9 +123,10 @@ func StreamOf(resp *http.Response) (io.ReadWriteCloser, bool) {
 
 // StreamAnswer answers one task frame's payload: it appends the answer's
 // payload to out and returns the answer's kind (FrameResult or
-// FrameError). ctx ends when the stream's server closes. The payload is
-// only valid during the call.
-type StreamAnswer func(ctx context.Context, task, out []byte) ([]byte, byte)
+// FrameError). A result is ResultCodec(codes)'s: the stream's version
+// says which the coordinator reads. ctx ends when the stream's server
+// closes. The payload is only valid during the call.
+type StreamAnswer func(ctx context.Context, task, out []byte, codes bool) ([]byte, byte)
 
 // StreamServer serves task streams and owns them: the connections an
 // upgrade takes over are no longer the http.Server's, which neither
@@ -137,10 +148,17 @@ const maxTask = 1 << 20
 // Serve takes r's connection over as a stream and answers its tasks with
 // answer until the coordinator closes it, it idles out or s is closed.
 func (s *StreamServer) Serve(w http.ResponseWriter, r *http.Request, answer StreamAnswer) {
-	if !strings.EqualFold(r.Header.Get("Upgrade"), StreamProto) {
+	asked := r.Header.Get("Upgrade")
+	codes := strings.EqualFold(asked, StreamProto)
+	if !codes && !strings.EqualFold(asked, StreamProtoFloats) {
 		Refuse(w, r, http.StatusBadRequest, &probe.Error{Class: probe.ClassInternal,
-			Cause: fmt.Sprintf("a task stream opens with Upgrade: %s", StreamProto), Fix: "coordinator and workers must run the same rdmamesh version"})
+			Cause: fmt.Sprintf("a task stream opens with Upgrade: %s or %s", StreamProto, StreamProtoFloats),
+			Fix:   "coordinator and workers must run the same rdmamesh version"})
 		return
+	}
+	proto := StreamProto
+	if !codes {
+		proto = StreamProtoFloats
 	}
 	hj, ok := w.(http.Hijacker)
 	if !ok {
@@ -163,14 +181,19 @@ func (s *StreamServer) Serve(w http.ResponseWriter, r *http.Request, answer Stre
 		return
 	}
 	defer s.drop(conn)
-	brw.WriteString("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: " + StreamProto + "\r\n\r\n")
+	brw.WriteString("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: " + proto + "\r\n\r\n")
 	if brw.Flush() != nil {
 		return
 	}
-	s.serve(ctx, conn, brw.Reader, answer)
+	s.serve(ctx, conn, brw.Reader, func(ctx context.Context, task, out []byte) ([]byte, byte) {
+		return answer(ctx, task, out, codes)
+	})
 }
 
-func (s *StreamServer) serve(ctx context.Context, conn net.Conn, br *bufio.Reader, answer StreamAnswer) {
+// streamAnswer is a StreamAnswer for one stream's version.
+type streamAnswer func(ctx context.Context, task, out []byte) ([]byte, byte)
+
+func (s *StreamServer) serve(ctx context.Context, conn net.Conn, br *bufio.Reader, answer streamAnswer) {
 	idle := s.Idle
 	if idle <= 0 {
 		idle = 2 * time.Minute
@@ -205,7 +228,7 @@ func (s *StreamServer) serve(ctx context.Context, conn net.Conn, br *bufio.Reade
 // paused probing until the task's own deadline. net/http does the same
 // for a request's context by reading in the background; after a takeover
 // it is ours to do.
-func (s *StreamServer) answerWatched(ctx context.Context, conn net.Conn, br *bufio.Reader, answer StreamAnswer, task, out []byte) ([]byte, byte) {
+func (s *StreamServer) answerWatched(ctx context.Context, conn net.Conn, br *bufio.Reader, answer streamAnswer, task, out []byte) ([]byte, byte) {
 	tctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	watched := make(chan struct{})

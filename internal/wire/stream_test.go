@@ -49,7 +49,9 @@ func TestStreamServerWantsAnUpgrade(t *testing.T) {
 	var s StreamServer
 	defer s.Close()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.Serve(w, r, func(_ context.Context, task, out []byte) ([]byte, byte) { return append(out, task...), FrameResult })
+		s.Serve(w, r, func(_ context.Context, task, out []byte, _ bool) ([]byte, byte) {
+			return append(out, task...), FrameResult
+		})
 	}))
 	defer srv.Close()
 	resp, err := http.Post(srv.URL+StreamPath, ContentType, http.NoBody)
@@ -73,7 +75,7 @@ func TestStreamServerTaskContexts(t *testing.T) {
 	var s StreamServer
 	defer s.Close()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.Serve(w, r, func(ctx context.Context, task, out []byte) ([]byte, byte) {
+		s.Serve(w, r, func(ctx context.Context, task, out []byte, _ bool) ([]byte, byte) {
 			if ctx.Err() != nil {
 				return append(out, "cancelled"...), FrameError
 			}

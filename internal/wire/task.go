@@ -67,6 +67,11 @@ type RailResult struct {
 	// port's previous reading (package counters), read after this rail's
 	// test; nil when nothing moved, which is every healthy test.
 	Counts []counters.Count
+	// LatencyQ is Latency as the quant codes a TaskResultQ answer carried
+	// (Latency holds the figures they decode to), so that the leader
+	// records them as they came; nil from a TaskResultMsg answer, and on
+	// the worker, which quantises its figures when it writes them.
+	LatencyQ *LatQ
 }
 
 // TaskResult answers a Task.
@@ -428,15 +433,9 @@ func split[E any](h halfCounts, all []E) (fwd, back []E) {
 // and their latency figures, share one allocation each (version 2, which
 // added the reverse half, puts the rail counts before the rails for it;
 // version 3 added each rail's counter counts).
+// TaskResultQ, version 4, carries the figures as codes instead.
 var TaskResultMsg = &Codec[TaskResult]{name: "task result", version: 3, shared: true,
-	put: func(w *writer, res *TaskResult) {
-		putResultHead(w, res)
-		var back []RailResult
-		if res.Reverse != nil {
-			back = res.Reverse.Rails
-		}
-		putHalves(w, res.Rails, back, res.Reverse != nil, false, (*writer).railResult)
-	},
+	put: func(w *writer, res *TaskResult) { putTaskResult(w, res, (*writer).railResult) },
 	get: func(r *reader, res *TaskResult) { getTaskResult(r, res, resultRoom{}) }}
 
 // putResultHead writes what a task result has before its rails.
@@ -455,12 +454,15 @@ func putResultHead(w *writer, res *TaskResult) {
 }
 
 // AnswerRoom is what DecodeAnswer needs besides the bytes: the task the
-// answer is to, and where to decode it. Rails, Lats and Reverse are used
-// when they have room, else allocated.
+// answer is to, and where to decode it. Rails, Lats, Codes (a TaskResultQ
+// answer's latency codes, in step with Lats; LatQ's layout, for rooms of
+// packages that do not import wire) and Reverse are used when they have
+// room, else allocated.
 type AnswerRoom struct {
 	Task    *Task
 	Rails   []RailResult
 	Lats    []probe.Latency
+	Codes   [][7]uint16
 	Reverse *ReverseResult
 }
 
@@ -478,21 +480,32 @@ var ErrOtherTask = errors.New("an answer to another task (its sweep, round or pa
 // strings, and the rails' device names are skipped, left empty (the leader
 // names a cell's devices from the rail it asked for). Those names were
 // most of the strings an answer made it decode and intern.
+//
+// It reads both versions, TaskResultQ's and TaskResultMsg's: a worker of
+// an earlier version answers in floats.
 func DecodeAnswer(b []byte, room AnswerRoom) (TaskResult, error) {
 	var res TaskResult
-	r, err := reading(TaskResultMsg, b)
+	c := TaskResultQ
+	if len(b) > 0 && b[0] == TaskResultMsg.version {
+		c = TaskResultMsg
+	}
+	r, err := reading(c, b)
 	if err == nil {
-		getTaskResult(&r, &res, resultRoom{room.Rails, room.Lats, room.Reverse, room.Task})
-		err = end(&r, TaskResultMsg)
+		getTaskResult(&r, &res, resultRoom{rails: room.Rails, lats: room.Lats, codes: c == TaskResultQ, qs: room.Codes,
+			rev: room.Reverse, task: room.Task})
+		err = end(&r, c)
 	}
 	return res, err
 }
 
 // resultRoom is where a task result's rails, figures and reverse half
-// may be decoded, and the task it answers (nil: decode everything).
+// may be decoded, and the task it answers (nil: decode everything);
+// codes: the answer is a TaskResultQ, whose latency codes go to qs.
 type resultRoom struct {
 	rails []RailResult
 	lats  []probe.Latency
+	codes bool
+	qs    [][7]uint16
 	rev   *ReverseResult
 	task  *Task
 }
@@ -527,15 +540,33 @@ func getTaskResult(r *reader, res *TaskResult, in resultRoom) {
 	}
 }
 
-func (w *writer) railResult(rr *RailResult) {
+func (w *writer) railResult(rr *RailResult) { w.rail(rr, false) }
+
+// rail writes a rail result, its figures as codes (TaskResultQ) or floats.
+func (w *writer) rail(rr *RailResult, codes bool) {
 	w.int(rr.Rail)
 	w.str(rr.SrcDevice)
 	w.str(rr.DstDevice)
 	w.str(string(rr.Class))
 	w.error(rr.Error)
-	w.latency(rr.Latency)
-	w.bandwidth(rr.Bandwidth)
-	w.latency(rr.ReadLatency)
+	if !codes {
+		w.latency(rr.Latency)
+		w.bandwidth(rr.Bandwidth)
+		w.latency(rr.ReadLatency)
+	} else {
+		w.flag(rr.Latency != nil)
+		if rr.Latency != nil {
+			w.latencyQ(rr.Latency, rr.LatencyQ)
+		}
+		w.flag(rr.Bandwidth != nil)
+		if rr.Bandwidth != nil {
+			w.bandwidthQ(rr.Bandwidth)
+		}
+		w.flag(rr.ReadLatency != nil)
+		if rr.ReadLatency != nil {
+			w.latencyQ(rr.ReadLatency, nil)
+		}
+	}
 	w.int(rr.SrcGID)
 	w.int(rr.DstGID)
 	w.counts(rr.Counts)
@@ -551,6 +582,10 @@ func getRailResults(r *reader, n int, in resultRoom) []RailResult {
 	}
 	rails := room(in.rails, n)
 	lats := room(in.lats, n)
+	var qs [][7]uint16
+	if in.codes {
+		qs = room(in.qs, n)
+	}
 	var bws []probe.Bandwidth // quick sweeps measure no bandwidth
 	for i := range rails {
 		if r.err != nil {
@@ -567,17 +602,26 @@ func getRailResults(r *reader, n int, in resultRoom) []RailResult {
 		rr.Class = r.class()
 		rr.Error = r.error()
 		if r.flag() {
-			r.latencyFields(&lats[i])
+			if in.codes {
+				rr.LatencyQ = (*LatQ)(&qs[i])
+				r.latencyQ(&lats[i], rr.LatencyQ)
+			} else {
+				r.latencyFields(&lats[i])
+			}
 			rr.Latency = &lats[i]
 		}
 		if r.flag() {
 			if bws == nil {
 				bws = make([]probe.Bandwidth, n)
 			}
-			r.bandwidthFields(&bws[i])
+			if in.codes {
+				r.bandwidthQ(&bws[i])
+			} else {
+				r.bandwidthFields(&bws[i])
+			}
 			rr.Bandwidth = &bws[i]
 		}
-		rr.ReadLatency = r.latency()
+		rr.ReadLatency = r.readLatency(in.codes)
 		rr.SrcGID, rr.DstGID = r.int(), r.int()
 		rr.Counts = r.counts() // nil unless present: scratch rails are reused
 	}

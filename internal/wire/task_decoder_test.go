@@ -126,13 +126,14 @@ func TestAppendTaskResultMatchesAppend(t *testing.T) {
 		if i%7 == 0 {
 			v.Rails = nil
 		}
+		codes := i%3 == 0
 		var back EncodedRails
 		if v.Reverse != nil {
-			back = EncodeRailResults(v.Reverse.Rails)
+			back = EncodeRailResults(v.Reverse.Rails, codes)
 		}
-		got := AppendTaskResult([]byte("x"), &v, EncodeRailResults(v.Rails), back)
-		if want := TaskResultMsg.Append([]byte("x"), &v); string(got) != string(want) {
-			t.Fatalf("result %d: spliced %x, appended %x", i, got, want)
+		got := AppendTaskResult([]byte("x"), &v, EncodeRailResults(v.Rails, codes), back)
+		if want := ResultCodec(codes).Append([]byte("x"), &v); string(got) != string(want) {
+			t.Fatalf("result %d (codes %v): spliced %x, appended %x", i, codes, got, want)
 		}
 	}
 }

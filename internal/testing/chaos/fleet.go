@@ -185,10 +185,10 @@ func (f *fleet) handler(i int, real http.Handler, streams *wire.StreamServer) ht
 		}
 		conn := connOf(r)
 		if r.URL.Path == wire.StreamPath {
-			streams.Serve(rw, r, func(_ context.Context, task, out []byte) ([]byte, byte) {
+			streams.Serve(rw, r, func(_ context.Context, task, out []byte, codes bool) ([]byte, byte) {
 				if res, ok := f.answer(i, task, conn); ok {
 					f.streamed.Add(1)
-					return wire.TaskResultMsg.Append(out, &res), wire.FrameResult
+					return wire.ResultCodec(codes).Append(out, &res), wire.FrameResult
 				}
 				return wire.ErrorMsg.Append(out, badTask), wire.FrameError
 			})

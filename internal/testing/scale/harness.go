@@ -178,7 +178,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	// Over TCP nothing goes in-process: the stand-ins answer on the
 	// workers' own API (standIn), peers call each other by their sockets.
 	var coordHTTP, workerHTTP http.RoundTripper // nil: real TCP
-	var standIn func(task, out []byte) ([]byte, bool)
+	var standIn func(task, out []byte, codes bool) ([]byte, bool)
 	apis := rt
 	if !cfg.TCP {
 		coordHTTP, workerHTTP = rt.from(coordCtx), rt.from(workerCtx)
@@ -338,7 +338,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 // by rt (nil: only on its listener), its calls to peers through peers
 // (nil: real TCP), its tasks answered by standIn when set.
 func startWorkers(ctx context.Context, fab *sim.Fabric, names []string, trans []memberlist.Transport, seed string,
-	rt *inproc, peers http.RoundTripper, standIn func(task, out []byte) ([]byte, bool), obs *observer, log *slog.Logger,
+	rt *inproc, peers http.RoundTripper, standIn func(task, out []byte, codes bool) ([]byte, bool), obs *observer, log *slog.Logger,
 	gossip func(*memberlist.Config)) ([]*worker.Agent, error) {
 	out := make([]*worker.Agent, 0, len(names))
 	for i, name := range names {

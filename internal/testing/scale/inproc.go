@@ -165,7 +165,7 @@ func (s *nullStream) Write(b []byte) (int, error) {
 		return 0, errors.New("null stream: one whole task frame a write")
 	}
 	back := s.labels()
-	out, ok := NullAppend(task, wire.BeginFrame(s.out[:0]))
+	out, ok := NullAppend(task, wire.BeginFrame(s.out[:0]), true)
 	back()
 	kind = wire.FrameResult
 	if !ok {

@@ -46,7 +46,8 @@ func nullAnswer(req *http.Request) (*wire.Buf, bool) {
 	defer in.Put()
 	out := wire.GetBuf()
 	var ok bool
-	if out.B, ok = NullAppend(in.B, out.B); !ok {
+	// A posted task is answered as a worker answers it: in floats.
+	if out.B, ok = NullAppend(in.B, out.B, false); !ok {
 		out.Put()
 		return nil, false
 	}
@@ -54,10 +55,10 @@ func nullAnswer(req *http.Request) (*wire.Buf, bool) {
 }
 
 // NullAppend appends the stand-in's answer to task (its encoded bytes) to
-// out; false when task is not one it can read. It is the workers'
-// worker.Options.AnswerTask when the harness runs over TCP, and the chaos
-// fleet's.
-func NullAppend(task, out []byte) ([]byte, bool) {
+// out, as wire.ResultCodec(codes) writes it; false when task is not one it
+// can read. It is the workers' worker.Options.AnswerTask when the harness
+// runs over TCP.
+func NullAppend(task, out []byte, codes bool) ([]byte, bool) {
 	sc := nullScratches.Get().(*nullScratch)
 	defer nullScratches.Put(sc)
 	// The task's names point into task (the decoder borrows them) and its
@@ -68,7 +69,7 @@ func NullAppend(task, out []byte) ([]byte, bool) {
 		sc.enc = nil // the decoder's rails may be this task's, the plan is not
 		return out, false
 	}
-	res, fwd, back := sc.answer(&t)
+	res, fwd, back := sc.answer(&t, codes)
 	return wire.AppendTaskResult(out, &res, fwd, back), true
 }
 
@@ -98,20 +99,27 @@ func NullResult(t wire.Task) wire.TaskResult { return nullResult(t, &nullScratch
 // A stand-in host is asked for the same rails by every pair of the
 // simulated fabric, and its answers' figures differ only by the pair's
 // spread (pairHash % 97): its task decoder keeps the last rails it
-// decoded, and enc the answers' rails already encoded, by half and
-// spread, for the rails in plan and the iteration count in iters.
+// decoded, and enc the answers' rails already encoded, by half, spread
+// and version, for the rails in plan and the iteration count in iters.
 type nullScratch struct {
 	dec   wire.TaskDecoder
 	rails []wire.RailResult
 	lats  []probe.Latency
 	plan  [2][]probe.RailPair
 	iters int
-	enc   map[[2]uint64]wire.EncodedRails
+	enc   map[encKey]wire.EncodedRails
 	rev   wire.ReverseResult
 }
 
-// answer is nullResult(t) as a head and its halves' rails encoded.
-func (sc *nullScratch) answer(t *wire.Task) (wire.TaskResult, wire.EncodedRails, wire.EncodedRails) {
+// encKey is what an answer's encoded rails differ by.
+type encKey struct {
+	half, spread uint64
+	codes        bool
+}
+
+// answer is nullResult(t) as a head and its halves' rails encoded as
+// wire.ResultCodec(codes) writes them.
+func (sc *nullScratch) answer(t *wire.Task, codes bool) (wire.TaskResult, wire.EncodedRails, wire.EncodedRails) {
 	var back []probe.RailPair
 	if t.Reverse != nil {
 		back = t.Reverse.Rails
@@ -122,23 +130,22 @@ func (sc *nullScratch) answer(t *wire.Task) (wire.TaskResult, wire.EncodedRails,
 	// the stand-in's CPU.
 	if sc.enc == nil || iters != sc.iters || !sc.dec.SameRails() && (!slices.Equal(t.Rails, sc.plan[0]) || !slices.Equal(back, sc.plan[1])) {
 		if sc.enc == nil {
-			sc.enc = map[[2]uint64]wire.EncodedRails{}
+			sc.enc = map[encKey]wire.EncodedRails{}
 		}
 		clear(sc.enc)
 		sc.plan[0], sc.plan[1], sc.iters = slices.Clone(t.Rails), slices.Clone(back), iters
 	}
 	res := wire.TaskResult{SweepID: t.SweepID, Round: t.Round, Src: t.Src, Dst: t.Dst}
-	fwd, bk := sc.encoded(0, pairHash(t.Src, t.Dst)%97, t.Rails, iters), wire.EncodedRails{}
+	fwd, bk := sc.encoded(encKey{0, pairHash(t.Src, t.Dst) % 97, codes}, t.Rails, iters), wire.EncodedRails{}
 	if t.Reverse != nil {
 		sc.rev = wire.ReverseResult{}
 		res.Reverse = &sc.rev
-		bk = sc.encoded(1, pairHash(t.Dst, t.Src)%97, back, iters)
+		bk = sc.encoded(encKey{1, pairHash(t.Dst, t.Src) % 97, codes}, back, iters)
 	}
 	return res, fwd, bk
 }
 
-func (sc *nullScratch) encoded(half, spread uint64, rails []probe.RailPair, iters int) wire.EncodedRails {
-	key := [2]uint64{half, spread}
+func (sc *nullScratch) encoded(key encKey, rails []probe.RailPair, iters int) wire.EncodedRails {
 	if e, ok := sc.enc[key]; ok {
 		return e
 	}
@@ -146,7 +153,7 @@ func (sc *nullScratch) encoded(half, spread uint64, rails []probe.RailPair, iter
 	if cap(sc.rails) < n {
 		sc.rails, sc.lats = make([]wire.RailResult, 0, n), make([]probe.Latency, 0, n)
 	}
-	e := wire.EncodeRailResults(nullRails(sc.rails[:n], sc.lats[:n], spread, rails, iters))
+	e := wire.EncodeRailResults(nullRails(sc.rails[:n], sc.lats[:n], key.spread, rails, iters), key.codes)
 	sc.enc[key] = e
 	return e
 }

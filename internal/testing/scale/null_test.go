@@ -14,7 +14,9 @@ import (
 
 // nullTask's answers, whose rails come from its memo of encoded answers,
 // are the bytes NullResult's would encode to, across changing rails,
-// iteration counts, halves and spreads, with one scratch throughout. Four
+// iteration counts, halves and spreads, with one scratch throughout; so
+// are NullAppend's in codes, asked for between them (the memo keeps both
+// versions apart). Four
 // pairs, so that most answers are taken from the memo; each thing the
 // memo depends on changes alone somewhere in the run (the forward rails
 // at task 87, the reverse ones at 45).
@@ -56,6 +58,12 @@ func TestNullTaskAnswersAsNullResult(t *testing.T) {
 		want := NullResult(task)
 		if w := wire.TaskResultMsg.Append(nil, &want); string(got) != string(w) {
 			t.Fatalf("task %d: answered %x, NullResult encodes to %x", i, got, w)
+		}
+		if i%3 == 0 {
+			got, ok := NullAppend(wire.TaskMsg.Append(nil, &task), nil, true)
+			if w := wire.TaskResultQ.Append(nil, &want); !ok || string(got) != string(w) {
+				t.Fatalf("task %d: answered %x in codes, NullResult encodes to %x", i, got, w)
+			}
 		}
 	}
 }

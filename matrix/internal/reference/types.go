@@ -38,6 +38,10 @@ type Cell struct {
 	// Retests are the confirmation measurements of this cell, oldest first;
 	// the fields above are the first measurement.
 	Retests []Attempt `json:"retests,omitempty"`
+	// LatencyCodes mirrors the live Cell's leader-only field so that the
+	// two keep one layout (equiv_test.go's refCells); the reference never
+	// reads it.
+	LatencyCodes *[7]uint16 `json:"-"`
 }
 
 // Attempt is one confirmation measurement of a cell.

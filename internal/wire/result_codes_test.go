@@ -1,0 +1,173 @@
+package wire
+
+import (
+	"context"
+	"io"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/rdmamesh/rdmamesh/internal/probe"
+)
+
+// asSent makes v what a decoder gives back of it: a TaskResultMsg keeps
+// the figures and never carries codes; a TaskResultQ carries each figure
+// as its code (a latency's own codes when it has them) and decodes them.
+func asSent(v *TaskResult, codes bool) {
+	for _, rails := range [][]RailResult{v.Rails, reverseRails(v.Reverse)} {
+		for k := range rails {
+			rr := &rails[k]
+			if !codes {
+				rr.LatencyQ = nil
+				continue
+			}
+			if rr.Latency == nil {
+				rr.LatencyQ = nil
+			} else {
+				q := LatCodes(rr.Latency)
+				if rr.LatencyQ != nil {
+					q = *rr.LatencyQ
+				}
+				rr.Latency, rr.LatencyQ = new(decodedLat(rr.Latency.Samples, q)), &q
+			}
+			if l := rr.ReadLatency; l != nil {
+				rr.ReadLatency = new(decodedLat(l.Samples, LatCodes(l)))
+			}
+			if b := rr.Bandwidth; b != nil {
+				rr.Bandwidth = new(BWCodes(b).Bandwidth())
+			}
+		}
+	}
+}
+
+func decodedLat(samples int, q LatQ) probe.Latency {
+	l := q.Latency(0)
+	l.Samples = samples
+	return l
+}
+
+// A code's figure quantises back to that code, but for the log-scale codes
+// whose figure is a whole number the exact codes also hold: those give
+// the exact code, which decodes to the same figure. So a figure passed on
+// from a TaskResultQ answer (a worker's reverse half, a leader's cell kept
+// whole) keeps its value.
+func TestCodesSurviveTheirFigures(t *testing.T) {
+	aliases := 0
+	for c := range math.MaxUint16 + 1 {
+		v := Unquant(uint16(c))
+		got := Quant(v)
+		if got == uint16(c) {
+			continue
+		}
+		if Unquant(got) != v || got >= qExact {
+			t.Fatalf("code %d: figure %g quantises to %d (%g)", c, v, got, Unquant(got))
+		}
+		aliases++
+	}
+	if aliases == 0 || aliases > 16 {
+		t.Fatalf("%d log-scale codes decode to a whole number below %d; expected a few (powers of two)", aliases, qExact)
+	}
+}
+
+// A TaskResultQ answer decodes, through DecodeAnswer, to the figures a
+// TaskResultMsg answer's figures would be stored as, with their codes;
+// an answer of either version is read.
+func TestDecodeAnswerReadsCodes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for i := range 200 {
+		var v TaskResult
+		fill(reflect.ValueOf(&v).Elem(), rng, i%2 == 0)
+		asSent(&v, false) // a worker has no codes of its own
+		task := &Task{SweepID: v.SweepID, Round: v.Round, Src: v.Src, Dst: v.Dst}
+		floats, err := DecodeAnswer(TaskResultMsg.Append(nil, &v), AnswerRoom{Task: task})
+		if err != nil {
+			t.Fatal(err)
+		}
+		codes, err := DecodeAnswer(TaskResultQ.Append(nil, &v), AnswerRoom{Task: task, Codes: make([][7]uint16, i%5)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := floats
+		asSent(&want, true)
+		if !reflect.DeepEqual(codes, want) {
+			t.Fatalf("message %d:\n got %+v\nwant %+v", i, codes, want)
+		}
+		for _, rails := range [][]RailResult{codes.Rails, reverseRails(codes.Reverse)} {
+			for _, rr := range rails {
+				if rr.Latency != nil && *rr.LatencyQ != LatCodes(rr.Latency) {
+					t.Fatalf("message %d rail %d: codes %v, figures %+v", i, rr.Rail, *rr.LatencyQ, *rr.Latency)
+				}
+			}
+		}
+	}
+}
+
+// An answer in codes is about half the bytes of one in floats.
+func TestCodesHalveAnAnswer(t *testing.T) {
+	rails := make([]RailResult, 8)
+	for i := range rails {
+		rails[i] = RailResult{Rail: i, Class: probe.ClassOK, Latency: &probe.Latency{Samples: 1000, MinNs: 990.5, P50Ns: 1010.25,
+			P90Ns: 1030.1, P99Ns: 1100.7, P999Ns: 1300.2, MaxNs: 2000.9, StdevNs: 12.3}}
+	}
+	res := TaskResult{SweepID: "sweep-1", Round: 17, Src: "node-0001", Dst: "node-0002", Rails: rails,
+		Reverse: &ReverseResult{Rails: rails}}
+	floats, codes := len(TaskResultMsg.Append(nil, &res)), len(TaskResultQ.Append(nil, &res))
+	t.Logf("an 8-rail pair's answer: %d bytes in floats, %d in codes", floats, codes)
+	if codes*2 > floats {
+		t.Fatalf("%d bytes in codes against %d in floats", codes, floats)
+	}
+}
+
+// A stream opened as either version is served, its answers in that
+// version's result; the refusal of any other names both.
+func TestStreamServerVersions(t *testing.T) {
+	var s StreamServer
+	defer s.Close()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.Serve(w, r, func(_ context.Context, task, out []byte, codes bool) ([]byte, byte) {
+			return append(out, ResultCodec(codes).Version()), FrameResult
+		})
+	}))
+	defer srv.Close()
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	for proto, want := range map[string]byte{StreamProto: TaskResultQ.Version(), StreamProtoFloats: TaskResultMsg.Version(), "rdmamesh-tasks/9": 0} {
+		req, err := http.NewRequest(http.MethodPost, srv.URL+StreamPath, http.NoBody)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Connection", "Upgrade")
+		req.Header.Set("Upgrade", proto)
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want == 0 {
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusBadRequest || resp.Header.Get("Upgrade") != "" ||
+				!strings.Contains(string(body), StreamProto) || !strings.Contains(string(body), StreamProtoFloats) {
+				t.Fatalf("%s: %s %s", proto, resp.Status, body)
+			}
+			continue
+		}
+		if resp.StatusCode != http.StatusSwitchingProtocols || resp.Header.Get("Upgrade") != proto {
+			t.Fatalf("%s: %s, Upgrade %q", proto, resp.Status, resp.Header.Get("Upgrade"))
+		}
+		rwc := resp.Body.(io.ReadWriteCloser)
+		b := append(BeginFrame(nil), "task"...)
+		EndFrame(b, FrameTask, 1)
+		if _, err := rwc.Write(b); err != nil {
+			t.Fatal(err)
+		}
+		in := &Buf{}
+		if kind, _, err := ReadFrame(rwc, in, 64); err != nil || kind != FrameResult || len(in.B) != 1 || in.B[0] != want {
+			t.Fatalf("%s: kind %d, %v, %v; want version %d", proto, kind, in.B, err, want)
+		}
+		rwc.Close()
+	}
+}
