@@ -1,8 +1,6 @@
 package store
 
 import (
-	"sync"
-
 	"github.com/rdmamesh/rdmamesh/internal/wire"
 	"github.com/rdmamesh/rdmamesh/matrix"
 )
@@ -34,14 +32,6 @@ func (g *GridSource) Figures(f *matrix.Figures, src, dst, rail int) bool {
 // P50Table makes GridSource a matrix.CodedSource: a p50 is one of the
 // quantisation's 65,536 values, so the analysis keeps its code (2 bytes a
 // cell) rather than the float64 while it judges (1.07 GB at 4,096 x 8).
-func (g *GridSource) P50Table() []float64 { return p50Table() }
-
-var p50Table = sync.OnceValue(func() []float64 {
-	t := make([]float64, 1<<16)
-	for c := range t {
-		t[c] = wire.Unquant(uint16(c))
-	}
-	return t
-})
+func (g *GridSource) P50Table() []float64 { return wire.UnquantTable() }
 
 var _ matrix.CodedSource = (*GridSource)(nil)

@@ -18,10 +18,10 @@ import (
 // fig is room for the figures of the cells appended, in step with out's
 // room: the cell appended at out[k] may keep its figures in fig.lats[k]
 // and their codes in fig.codes[k].
-func pairPhases(ctx context.Context, d Dispatcher, sc *pairScratch, out []matrix.Cell, fig figRoom, id string, round int, spec *Spec, a, b *nodeRec) []matrix.Cell {
+func pairPhases(ctx context.Context, d Dispatcher, sc *pairScratch, out []matrix.Cell, fig figRoom, id string, round int, spec *Spec, pc *phaseCache, a, b *nodeRec) []matrix.Cell {
 	// Both directions link the rails the two nodes share, so they have the
 	// same phases, mirrored.
-	fwd, rev := railPhases(&sc.fwd, *spec, a, b), railPhases(&sc.rev, *spec, b, a)
+	fwd, rev := pc.phases(&sc.fwd, spec, a, b), pc.phases(&sc.rev, spec, b, a)
 	for i := range fwd {
 		var there, back []probe.RailPair
 		there, out = splitUsable(out, a, b, round, fwd[i])

@@ -1,6 +1,8 @@
 package sweep
 
 import (
+	"sync/atomic"
+
 	"github.com/rdmamesh/rdmamesh/internal/probe"
 	"github.com/rdmamesh/rdmamesh/matrix"
 )
@@ -12,6 +14,7 @@ import (
 // nodes, cold lines on every pair (12 of the leader's 310 CPU-s).
 type Nodes struct {
 	byName map[string]*nodeRec
+	cache  atomic.Pointer[phaseCache] // the rail phases of the run's spec
 }
 
 // nodeRec is one node with its ports' endpoints and usability by rail.
@@ -19,6 +22,7 @@ type nodeRec struct {
 	matrix.Node
 	eps    []probe.Endpoint
 	usable []bool
+	layout int // its eps' number among the sweep's (numberLayouts); -1: none
 }
 
 // NewNodes indexes a sweep's nodes; a later one of the same name wins.
@@ -27,11 +31,12 @@ func NewNodes(nodes []matrix.Node) *Nodes {
 	for _, n := range nodes {
 		ns.byName[n.Name] = newNodeRec(n)
 	}
+	numberLayouts(ns.byName)
 	return ns
 }
 
 func newNodeRec(n matrix.Node) *nodeRec {
-	r := &nodeRec{Node: n, eps: make([]probe.Endpoint, len(n.Ports)), usable: make([]bool, len(n.Ports))}
+	r := &nodeRec{Node: n, eps: make([]probe.Endpoint, len(n.Ports)), usable: make([]bool, len(n.Ports)), layout: -1}
 	for i := range n.Ports {
 		p := &n.Ports[i]
 		r.eps[i] = probe.Endpoint{Device: p.Device, Port: p.Port, GIDIndex: p.GIDIndex, Rail: i}
@@ -41,7 +46,7 @@ func newNodeRec(n matrix.Node) *nodeRec {
 }
 
 // noNode stands for a name the sweep does not have: no ports, no cells.
-var noNode = &nodeRec{}
+var noNode = &nodeRec{layout: -1}
 
 func (ns *Nodes) get(name string) *nodeRec {
 	if r := ns.byName[name]; r != nil {

@@ -56,7 +56,8 @@ type roundWork struct {
 	spec    *Spec
 	nodes   *Nodes
 	rd      scheduler.Round
-	ends    [][2]*nodeRec   // pair i's nodes
+	ends    [][2]*nodeRec // pair i's nodes
+	phases  *phaseCache
 	perPair [][]matrix.Cell // each pair fills its own slot
 	// slab holds every pair's room for its same-rail cells, one allocation
 	// a round; a pair that needs more (cross-rail modes) grows its own.
@@ -93,6 +94,7 @@ func (p *Pool) run(w *roundWork) []matrix.Cell {
 		go p.loop()
 	}
 	w.perPair = make([][]matrix.Cell, len(w.rd.Pairs))
+	w.phases = w.nodes.phaseCache(w.spec)
 	w.at = make([]int, len(w.rd.Pairs)+1)
 	w.ends = make([][2]*nodeRec, len(w.rd.Pairs))
 	for i, pr := range w.rd.Pairs {
@@ -170,5 +172,5 @@ func (w *roundWork) pair(i int, sc *pairScratch) {
 	// Room for both directions' same-rail cells, in the round's slab;
 	// cross-rail modes outgrow it and append into their own.
 	cells := w.slab[w.at[i]:w.at[i]:w.at[i+1]]
-	w.perPair[i] = pairPhases(w.ctx, w.d, sc, cells, w.fig.sub(w.at[i], w.at[i+1]), w.id, w.rd.Index, w.spec, ends[0], ends[1])
+	w.perPair[i] = pairPhases(w.ctx, w.d, sc, cells, w.fig.sub(w.at[i], w.at[i+1]), w.id, w.rd.Index, w.spec, w.phases, ends[0], ends[1])
 }

@@ -2,7 +2,6 @@ package wire
 
 import (
 	"math"
-	"sync"
 )
 
 // Measurement figures (latency ns, Gb/s, messages/s, seconds) are kept in
@@ -134,10 +133,18 @@ func qBoundary(k int) uint64 {
 	return uint64((math.Exp2((float64(k)-0.5)/qPerOct) - 1) * (1 << 52))
 }
 
-// Unquant decodes a code; a table makes it one load.
-func Unquant(c uint16) float64 { return quantTable()[c] }
+// Unquant decodes a code: one load from a table built when the process
+// starts (half a MB, about a millisecond). It was built on first use,
+// behind a sync.OnceValue that no caller could inline: at 4,096 x 8 that
+// call was most of what decoding the leader's answers and reading the
+// grid for the analysis spent on figures.
+func Unquant(c uint16) float64 { return quantTab[c] }
 
-var quantTable = sync.OnceValue(func() *[1 << 16]float64 {
+// UnquantTable is every code's figure, indexed by code, for a reader that
+// keeps codes and looks their figures up itself. It must not be written.
+func UnquantTable() []float64 { return quantTab[:] }
+
+var quantTab = func() *[1 << 16]float64 {
 	var t [1 << 16]float64
 	for c := range t {
 		if c < qExact {
@@ -147,7 +154,7 @@ var quantTable = sync.OnceValue(func() *[1 << 16]float64 {
 		t[c] = math.Exp2(float64(c-qExact)/qPerOct + qMinLog2)
 	}
 	return &t
-})
+}()
 
 // Quantize rounds v to what its code decodes to: what every replica and
 // every reader sees once v went through the log.

@@ -97,5 +97,32 @@ func CPU(pid int) (time.Duration, error) {
 // every Linux architecture Go supports.
 const userHZ = 100
 
+// Steal is the CPU time the hypervisor has taken from this machine's CPUs
+// since boot (/proc/stat's steal, all CPUs together); 0 where it cannot be
+// read. A virtual machine's runs drift with it for reasons not their own,
+// so a rig reports it beside its timings.
+func Steal() time.Duration {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0
+	}
+	return parseSteal(string(b))
+}
+
+// parseSteal reads the steal field (the 8th) of /proc/stat's "cpu" line,
+// in USER_HZ ticks.
+func parseSteal(stat string) time.Duration {
+	line, _, _ := strings.Cut(stat, "\n")
+	f := strings.Fields(line)
+	if len(f) < 9 || f[0] != "cpu" {
+		return 0
+	}
+	ticks, err := strconv.ParseInt(f[8], 10, 64)
+	if err != nil {
+		return 0
+	}
+	return time.Duration(ticks) * (time.Second / userHZ)
+}
+
 // MB formats bytes as whole MiB, the rigs' unit in messages.
 func MB(b uint64) string { return fmt.Sprintf("%d MB", b>>20) }

@@ -86,3 +86,19 @@ func TestGuardUnderLimit(t *testing.T) {
 		t.Fatalf("peak %d, breach %v, called %v", peak, hit, called)
 	}
 }
+
+// Steal is read from /proc/stat's cpu line, field 8, in hundredths of a
+// second; anything else reads as none.
+func TestParseSteal(t *testing.T) {
+	for stat, want := range map[string]time.Duration{
+		"cpu  7420222 7720 1254854 5868100 71354 0 107819 86771 0 0\ncpu0 1 2 3 4 5 6 7 8 0 0\n": 867710 * time.Millisecond,
+		"cpu  1 2 3 4 5 6 7\n":        0,
+		"cpu0 1 2 3 4 5 6 7 8 9 10\n": 0,
+		"cpu  1 2 3 4 5 6 7 x 0 0\n":  0,
+		"":                            0,
+	} {
+		if got := parseSteal(stat); got != want {
+			t.Errorf("%q: %v, want %v", stat, got, want)
+		}
+	}
+}

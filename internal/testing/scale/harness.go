@@ -79,6 +79,7 @@ type Result struct {
 	Settle                      time.Duration // then until the join gossip has died down
 	Sweep                       time.Duration // POST sweep → state done
 	SweepCPU                    time.Duration // process CPU (user+sys) during the sweep, workers included
+	Steal                       time.Duration // CPU the hypervisor took from the machine during the sweep (all CPUs)
 	Dispatch, Commit, Overhead  Dist          // per round
 	EntryBytes                  Dist          // raft entry size per round
 	StartRSS                    uint64        // whole process as the sweep starts (workers idle)
@@ -247,7 +248,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		}
 		stopProfile = pprof.StopCPUProfile
 	}
-	t0, cpu0 := time.Now(), processCPU()
+	t0, cpu0, steal0 := time.Now(), processCPU(), procstat.Steal()
 	info, err := co.StartSweep(ctx, api.SweepRequest{Mode: "quick"})
 	if err != nil {
 		stopProfile()
@@ -256,7 +257,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 	stopReader := startReader(co, info.ID, cfg.Reader)
 	info, err = waitDone(ctx, co, info.ID)
-	res.Sweep, res.SweepCPU = time.Since(t0), processCPU()-cpu0
+	res.Sweep, res.SweepCPU, res.Steal = time.Since(t0), processCPU()-cpu0, procstat.Steal()-steal0
 	stopProfile()
 	res.ReaderPolls, res.ReaderMatrices = stopReader()
 	res.PeakHeap = heap.Stop()

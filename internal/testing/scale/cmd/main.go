@@ -170,9 +170,11 @@ sizes:
 				}
 				// Rounds' overhead summed, and the rest of the sweep's wall:
 				// planning before the first round, the analysis after the last.
-				fmt.Fprintf(stderr, "bench: %d nodes: sweep %.1f s (rounds %.1f s, the rest %.1f s), overhead p50 %.2f ms (dispatch p50 %.2f ms, commit p50 %.2f ms)\n",
+				// Steal: what the hypervisor took from the machine meanwhile,
+				// which makes a run slow for reasons not its own.
+				fmt.Fprintf(stderr, "bench: %d nodes: sweep %.1f s (rounds %.1f s, the rest %.1f s), overhead p50 %.2f ms (dispatch p50 %.2f ms, commit p50 %.2f ms), host steal %.1f s\n",
 					n, r.Sweep.Seconds(), r.Overhead.Sum.Seconds(), (r.Sweep - r.Overhead.Sum).Seconds(),
-					float64(r.Overhead.Median)/1e6, float64(r.Dispatch.Median)/1e6, float64(r.Commit.Median)/1e6)
+					float64(r.Overhead.Median)/1e6, float64(r.Dispatch.Median)/1e6, float64(r.Commit.Median)/1e6, r.Steal.Seconds())
 				rs = append(rs, r)
 			}
 			table = append(table, scale.Median(rs))
