@@ -26,7 +26,7 @@ type workerDispatch struct{ c *Coordinator }
 
 func (w workerDispatch) Phase(ctx context.Context, out []matrix.Cell, t sweep.Task) []matrix.Cell {
 	c, id, round, spec, src, dst := w.c, t.SweepID, t.Round, t.Spec, t.Src, t.Dst
-	info := c.reg.pair(id, src.Name, dst.Name)
+	info := c.reg.pair(id, t.SrcIndex, src.Name, t.DstIndex, dst.Name)
 	for i, name := range [2]string{src.Name, dst.Name} {
 		if st := info.state[i]; !info.ok[i] || st == "dead" || st == "left" {
 			return failPhase(out, t, &probe.Error{Class: probe.ClassPeerLost,

@@ -24,15 +24,22 @@ type registry struct {
 	mu    sync.RWMutex
 	nodes map[string]*regNode
 	gens  map[string]uint64 // inventory generation already fetched
-	// alias finds records by the running sweep's own copies of their
-	// names (pair): those compare by pointer, where a lookup in nodes
-	// compares the bytes of a name gossip made, off in a cold part of the
-	// heap (at 4,096 nodes 8 of the leader's 280 CPU-s, mostly cache
-	// misses). It is cleared when another sweep asks, so its keys stay
-	// that sweep's. A record is never replaced or dropped, so an alias
-	// cannot go stale.
-	alias      map[string]*regNode
-	aliasSweep string
+	// slots finds records by their node's position in the running sweep's
+	// start record (pair), each beside the sweep's own copy of its name,
+	// which a pair's name compares with by pointer. A lookup in nodes
+	// hashes the name and compares the bytes of a name gossip made, off in
+	// a cold part of the heap; an earlier map keyed by the sweep's names
+	// still cost 4 of the leader's 184 CPU-s at 4,096 nodes in its hashing
+	// and buckets. It starts over when another sweep asks. A record is
+	// never replaced or dropped, so a slot cannot go stale.
+	slots     []sweepSlot
+	slotSweep string
+}
+
+// sweepSlot is a record and the running sweep's copy of its name.
+type sweepSlot struct {
+	name string
+	n    *regNode
 }
 
 // regNode is a member's record and the task target of its API address,
@@ -85,13 +92,15 @@ type pairInfo struct {
 	target     *atomic.Pointer[taskTarget] // the first's; nil when unknown
 }
 
-func (r *registry) pair(sweep, a, b string) pairInfo {
+// pair is the pair info of the workers a and b, at positions ia and ib of
+// sweep's start record (sweep.Task's SrcIndex and DstIndex).
+func (r *registry) pair(sweep string, ia int, a string, ib int, b string) pairInfo {
 	var p pairInfo
 	r.mu.RLock()
-	ns := [2]*regNode{r.alias[a], r.alias[b]}
-	if ns[0] == nil || ns[1] == nil || sweep != r.aliasSweep {
+	ns := [2]*regNode{r.slot(sweep, ia, a), r.slot(sweep, ib, b)}
+	if ns[0] == nil || ns[1] == nil {
 		r.mu.RUnlock()
-		r.learn(sweep, a, b)
+		r.learn(sweep, ia, a, ib, b)
 		r.mu.RLock()
 		ns = [2]*regNode{r.nodes[a], r.nodes[b]}
 	}
@@ -107,21 +116,38 @@ func (r *registry) pair(sweep, a, b string) pairInfo {
 	return p
 }
 
-// maxAliases bounds the alias table of a sweep that keeps meeting names
-// the registry does not know.
-const maxAliases = 1 << 16
+// slot is the record of name at position i of sweep's nodes, when the
+// slots have it; the caller holds r.mu.
+func (r *registry) slot(sweep string, i int, name string) *regNode {
+	if sweep != r.slotSweep || i < 0 || i >= len(r.slots) || r.slots[i].name != name {
+		return nil
+	}
+	return r.slots[i].n
+}
 
-// learn adds sweep's copies of names to the alias table.
-func (r *registry) learn(sweep string, names ...string) {
+// maxSlots bounds the slots: positions past it are looked up by name.
+const maxSlots = 1 << 16
+
+// learn puts sweep's copies of names a and b, at positions ia and ib, and
+// their records in the slots.
+func (r *registry) learn(sweep string, ia int, a string, ib int, b string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if sweep != r.aliasSweep || len(r.alias) >= maxAliases {
-		r.alias, r.aliasSweep = map[string]*regNode{}, sweep
+	if sweep != r.slotSweep {
+		r.slots, r.slotSweep = nil, sweep
 	}
-	for _, name := range names {
-		if n := r.nodes[name]; n != nil && r.alias[name] == nil {
-			r.alias[name] = n
+	for _, at := range [2]struct {
+		i    int
+		name string
+	}{{ia, a}, {ib, b}} {
+		n := r.nodes[at.name]
+		if n == nil || at.i < 0 || at.i >= maxSlots {
+			continue
 		}
+		if at.i >= len(r.slots) {
+			r.slots = append(r.slots, make([]sweepSlot, at.i+1-len(r.slots))...)
+		}
+		r.slots[at.i] = sweepSlot{at.name, n}
 	}
 }
 

@@ -28,9 +28,9 @@ func pairPhases(ctx context.Context, d Dispatcher, sc *pairScratch, out []matrix
 		if i < len(rev) {
 			back, out = splitUsable(out, b, a, round, rev[i])
 		}
-		t := Task{SweepID: id, Round: round, Spec: spec, Src: a.Node, Dst: b.Node, Rails: there, Reverse: back}
+		t := Task{SweepID: id, Round: round, Spec: spec, Src: a.Node, Dst: b.Node, SrcIndex: a.index, DstIndex: b.index, Rails: there, Reverse: back}
 		if len(there) == 0 {
-			t.Src, t.Dst, t.Rails, t.Reverse = b.Node, a.Node, back, nil
+			t.Src, t.Dst, t.SrcIndex, t.DstIndex, t.Rails, t.Reverse = b.Node, a.Node, b.index, a.index, back, nil
 		}
 		if len(t.Rails) == 0 {
 			continue

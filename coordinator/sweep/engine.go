@@ -36,8 +36,12 @@ type Task struct {
 	Round    int
 	Spec     *Spec
 	Src, Dst matrix.Node
-	Rails    []probe.RailPair
-	Reverse  []probe.RailPair
+	// SrcIndex and DstIndex are Src's and Dst's positions in the sweep's
+	// start record (-1: not in it), for a dispatcher that keeps what it
+	// looks up of a node in a table for the sweep.
+	SrcIndex, DstIndex int
+	Rails              []probe.RailPair
+	Reverse            []probe.RailPair
 	// Figures, when not nil, is room for the latency figures of the cells
 	// the phase appends (one per rail of Rails and Reverse), owned by the
 	// round like its cells, so that a dispatcher need not allocate them.

@@ -23,20 +23,23 @@ type nodeRec struct {
 	eps    []probe.Endpoint
 	usable []bool
 	layout int // its eps' number among the sweep's (numberLayouts); -1: none
+	index  int // its position in the sweep's nodes; -1: none
 }
 
 // NewNodes indexes a sweep's nodes; a later one of the same name wins.
 func NewNodes(nodes []matrix.Node) *Nodes {
 	ns := &Nodes{byName: make(map[string]*nodeRec, len(nodes))}
-	for _, n := range nodes {
-		ns.byName[n.Name] = newNodeRec(n)
+	for i, n := range nodes {
+		r := newNodeRec(n)
+		r.index = i
+		ns.byName[n.Name] = r
 	}
 	numberLayouts(ns.byName)
 	return ns
 }
 
 func newNodeRec(n matrix.Node) *nodeRec {
-	r := &nodeRec{Node: n, eps: make([]probe.Endpoint, len(n.Ports)), usable: make([]bool, len(n.Ports)), layout: -1}
+	r := &nodeRec{Node: n, eps: make([]probe.Endpoint, len(n.Ports)), usable: make([]bool, len(n.Ports)), layout: -1, index: -1}
 	for i := range n.Ports {
 		p := &n.Ports[i]
 		r.eps[i] = probe.Endpoint{Device: p.Device, Port: p.Port, GIDIndex: p.GIDIndex, Rail: i}
@@ -46,7 +49,7 @@ func newNodeRec(n matrix.Node) *nodeRec {
 }
 
 // noNode stands for a name the sweep does not have: no ports, no cells.
-var noNode = &nodeRec{layout: -1}
+var noNode = &nodeRec{layout: -1, index: -1}
 
 func (ns *Nodes) get(name string) *nodeRec {
 	if r := ns.byName[name]; r != nil {

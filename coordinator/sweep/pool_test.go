@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"sync/atomic"
 	"testing"
 
 	"github.com/rdmamesh/rdmamesh/coordinator/scheduler"
@@ -152,5 +153,41 @@ func TestPoolSkipsUnusablePorts(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("cells:\n got %v\nwant %v", got, want)
+	}
+}
+
+// indexDispatch checks each task's ends' positions in the sweep's nodes.
+type indexDispatch struct {
+	t     *testing.T
+	nodes []matrix.Node
+	tasks *atomic.Int64
+}
+
+func (d indexDispatch) Phase(ctx context.Context, out []matrix.Cell, t Task) []matrix.Cell {
+	d.tasks.Add(1)
+	if d.nodes[t.SrcIndex].Name != t.Src.Name || d.nodes[t.DstIndex].Name != t.Dst.Name {
+		d.t.Errorf("task %s > %s with positions %d > %d", t.Src.Name, t.Dst.Name, t.SrcIndex, t.DstIndex)
+	}
+	return figureDispatch{}.Phase(ctx, out, t)
+}
+
+// A task names its ends' positions in the sweep's start record, the
+// right way round in every rail mode, with a port that cannot be tested.
+func TestPoolTasksCarryPositions(t *testing.T) {
+	h := newHarness(t, 5, 3, Spec{RailMode: "all"})
+	h.rec.Nodes[1].Ports[0].Usable = false
+	rounds, err := PlanRounds(h.rec.Spec, h.rec.Info.Nodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := NewPool(0)
+	defer p.Stop()
+	var tasks atomic.Int64
+	nodes := NewNodes(h.rec.Nodes)
+	for _, rd := range rounds {
+		p.Round(context.Background(), indexDispatch{t, h.rec.Nodes, &tasks}, "s", &h.rec.Spec, nodes, rd)
+	}
+	if tasks.Load() == 0 {
+		t.Fatal("no tasks")
 	}
 }

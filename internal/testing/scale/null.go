@@ -107,7 +107,7 @@ type nullScratch struct {
 	lats  []probe.Latency
 	plan  [2][]probe.RailPair
 	iters int
-	enc   map[encKey]wire.EncodedRails
+	enc   *encMemo
 	rev   wire.ReverseResult
 }
 
@@ -115,6 +115,21 @@ type nullScratch struct {
 type encKey struct {
 	half, spread uint64
 	codes        bool
+}
+
+// encMemo is the encoded rails by encKey: arrays, where a map's hashing
+// was most of what answering from the memo cost.
+type encMemo struct {
+	rails [2][2][97]wire.EncodedRails // [codes][half][spread]
+	have  [2][2][97]bool
+}
+
+func (m *encMemo) at(k encKey) (*wire.EncodedRails, *bool) {
+	c := 0
+	if k.codes {
+		c = 1
+	}
+	return &m.rails[c][k.half][k.spread], &m.have[c][k.half][k.spread]
 }
 
 // answer is nullResult(t) as a head and its halves' rails encoded as
@@ -129,10 +144,7 @@ func (sc *nullScratch) answer(t *wire.Task, codes bool) (wire.TaskResult, wire.E
 	// answer of this scratch planned for: comparing them was a tenth of
 	// the stand-in's CPU.
 	if sc.enc == nil || iters != sc.iters || !sc.dec.SameRails() && (!slices.Equal(t.Rails, sc.plan[0]) || !slices.Equal(back, sc.plan[1])) {
-		if sc.enc == nil {
-			sc.enc = map[encKey]wire.EncodedRails{}
-		}
-		clear(sc.enc)
+		sc.enc = new(encMemo)
 		sc.plan[0], sc.plan[1], sc.iters = slices.Clone(t.Rails), slices.Clone(back), iters
 	}
 	res := wire.TaskResult{SweepID: t.SweepID, Round: t.Round, Src: t.Src, Dst: t.Dst}
@@ -146,16 +158,16 @@ func (sc *nullScratch) answer(t *wire.Task, codes bool) (wire.TaskResult, wire.E
 }
 
 func (sc *nullScratch) encoded(key encKey, rails []probe.RailPair, iters int) wire.EncodedRails {
-	if e, ok := sc.enc[key]; ok {
-		return e
+	e, have := sc.enc.at(key)
+	if *have {
+		return *e
 	}
 	n := len(rails)
 	if cap(sc.rails) < n {
 		sc.rails, sc.lats = make([]wire.RailResult, 0, n), make([]probe.Latency, 0, n)
 	}
-	e := wire.EncodeRailResults(nullRails(sc.rails[:n], sc.lats[:n], key.spread, rails, iters), key.codes)
-	sc.enc[key] = e
-	return e
+	*e, *have = wire.EncodeRailResults(nullRails(sc.rails[:n], sc.lats[:n], key.spread, rails, iters), key.codes), true
+	return *e
 }
 
 var nullScratches = sync.Pool{New: func() any {
