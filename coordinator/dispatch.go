@@ -109,15 +109,17 @@ func orUnknown(s string) string {
 // rails asked for, to out; a rail the worker left out is an internal
 // error, never a silent gap.
 func resultCells(out []matrix.Cell, src, dst string, round int, asked []probe.RailPair, got []wire.RailResult, tester *probe.Error) []matrix.Cell {
-	for _, rp := range asked {
-		rr, ok := railResult(got, rp.Rail)
-		if !ok || rr.Class == "" {
+	for i, rp := range asked {
+		rr := railResult(got, i, rp.Rail)
+		if rr == nil || rr.Class == "" {
 			e := &probe.Error{Class: probe.ClassInternal, Cause: fmt.Sprintf("worker %s returned no result for rail %d", src, rp.Rail),
 				Fix: "run the same rdmamesh version on every node"}
 			out = append(out, sweep.FailCells(src, dst, round, []probe.RailPair{rp}, e)...)
 			continue
 		}
-		c := sweep.CellFor(src, dst, round, rp)
+		// Built where it goes: a cell is 160 bytes, a million a sweep.
+		out = append(out, sweep.CellFor(src, dst, round, rp))
+		c := &out[len(out)-1]
 		c.Class, c.Error, c.Latency, c.Bandwidth = rr.Class, rr.Error, rr.Latency, rr.Bandwidth
 		c.LatencyCodes = (*[7]uint16)(rr.LatencyQ)
 		if tester != nil {
@@ -125,7 +127,6 @@ func resultCells(out []matrix.Cell, src, dst string, round int, asked []probe.Ra
 			// even a measured rail is not evidence (roundRunner stops).
 			c.Class, c.Error, c.Latency, c.Bandwidth, c.LatencyCodes = probe.ClassTester, tester, nil, nil, nil
 		}
-		out = append(out, c)
 	}
 	return out
 }
@@ -226,15 +227,20 @@ func staleConn(err error) bool {
 		errors.Is(err, io.ErrUnexpectedEOF)
 }
 
-// railResult finds a rail's answer; a task has a handful of rails, so a
-// scan beats building a map per task.
-func railResult(rs []wire.RailResult, rail int) (wire.RailResult, bool) {
+// railResult finds a rail's answer, nil when there is none. Workers answer
+// the rails in the order asked, so the answer at the position asked (at)
+// is looked at first; otherwise a scan, which beats building a map for
+// the handful of rails a task has.
+func railResult(rs []wire.RailResult, at, rail int) *wire.RailResult {
+	if at < len(rs) && rs[at].Rail == rail {
+		return &rs[at]
+	}
 	for i := range rs {
 		if rs[i].Rail == rail {
-			return rs[i], true
+			return &rs[i]
 		}
 	}
-	return wire.RailResult{}, false
+	return nil
 }
 
 // roundTrip sends a task straight through the transport: a task never
