@@ -26,7 +26,7 @@ type registry struct {
 	gens  map[string]uint64 // inventory generation already fetched
 	// slots finds records by their node's position in the running sweep's
 	// start record (pair), each beside the sweep's own copy of its name,
-	// which a pair's name compares with by pointer. A lookup in nodes
+	// which a pair's name (the same copy) equals at a pointer compare. A lookup in nodes
 	// hashes the name and compares the bytes of a name gossip made, off in
 	// a cold part of the heap; an earlier map keyed by the sweep's names
 	// still cost 4 of the leader's 184 CPU-s at 4,096 nodes in its hashing

@@ -29,6 +29,10 @@ func TestRegistryPairSlots(t *testing.T) {
 		r.slots[1].n != nil {
 		t.Fatalf("slots %+v: want the sweep's strings at 0 and 3", r.slots)
 	}
+	// Each name at the other's slot: the names, not the slots, decide.
+	if p := r.pair("s1", 0, a, 3, b); p.api[0] != "node-a:7471" || p.api[1] != "node-b:7471" {
+		t.Fatalf("names at each other's slots: %+v", p)
+	}
 	r.mu.Lock()
 	r.nodes["node-b"].State = "dead"
 	r.mu.Unlock()
@@ -39,7 +43,7 @@ func TestRegistryPairSlots(t *testing.T) {
 		t.Errorf("an unknown name: %+v", p)
 	}
 	if p := r.pair("s1", 0, a, -1, b); p.api[0] != "node-a:7471" || p.api[1] != "node-b:7471" {
-		t.Errorf("names at other positions than their slots': %+v", p)
+		t.Errorf("a position past the slots: %+v", p)
 	}
 	a2 := strings.Clone("node-a")
 	if p := r.pair("s2", 0, a2, 1, b); !p.ok[0] || p.state[1] != "dead" || r.slotSweep != "s2" {

@@ -47,10 +47,11 @@ func streams(rt http.RoundTripper) bool {
 
 // taskStreams is one worker's streams.
 type taskStreams struct {
-	mu        sync.Mutex
-	idle      []*taskStream
-	noneUntil time.Time // the worker refused a stream: post tasks until then
-	closed    bool      // the coordinator stopped: keep none
+	mu          sync.Mutex
+	idle        []*taskStream
+	noneUntil   time.Time // the worker refused a stream: post tasks until then
+	floatsUntil time.Time // it refused StreamProto, not StreamProtoFloats: open those until then
+	closed      bool      // the coordinator stopped: keep none
 }
 
 type taskStream struct {
@@ -113,6 +114,20 @@ func (s *taskStreams) reap(cutoff time.Time, stop bool) {
 func (s *taskStreams) refuse(until time.Time) {
 	s.mu.Lock()
 	s.noneUntil = until
+	s.mu.Unlock()
+}
+
+// floats says whether streams open as StreamProtoFloats now; set, that
+// they do until until.
+func (s *taskStreams) floats(now time.Time) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return now.Before(s.floatsUntil)
+}
+
+func (s *taskStreams) useFloats(until time.Time) {
+	s.mu.Lock()
+	s.floatsUntil = until
 	s.mu.Unlock()
 }
 
@@ -205,32 +220,66 @@ func (st *taskStream) exchange(ref *taskRef, t *wire.Task, enc *wire.TaskEncoder
 
 // openStream opens a stream to tt's worker. ok is false when the worker
 // answered the upgrade with anything but a stream or an auth refusal: it
-// does not serve them, and gets requests for streamRetry.
+// does not serve them, and gets requests for streamRetry. A worker of the
+// previous version refuses StreamProto as a bad request; it is asked for
+// StreamProtoFloats at once, and opened so for streamRetry.
 func (c *Coordinator) openStream(ref *taskRef, tt *taskTarget, t *wire.Task, timeout time.Duration) (*taskStream, bool, *probe.Error) {
-	req := http.Request{Method: http.MethodPost, URL: tt.streamURL, Host: tt.url.Host, Header: tt.streamHdr,
+	floats := tt.streams.floats(time.Now())
+	for {
+		st, ok, perr, older := c.openStreamAs(ref, tt, t, timeout, floats)
+		if !older || floats {
+			return st, ok, perr
+		}
+		tt.streams.useFloats(time.Now().Add(streamRetry))
+		floats = true
+	}
+}
+
+// openStreamAs is openStream asking for StreamProtoFloats (floats) or
+// StreamProto; older: the worker refused StreamProto as a bad request.
+func (c *Coordinator) openStreamAs(ref *taskRef, tt *taskTarget, t *wire.Task, timeout time.Duration, floats bool) (st *taskStream, ok bool, perr *probe.Error, older bool) {
+	hdr := tt.streamHdr
+	if floats {
+		hdr = tt.streamHdrFloats
+	}
+	req := http.Request{Method: http.MethodPost, URL: tt.streamURL, Host: tt.url.Host, Header: hdr,
 		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Body: http.NoBody}
 	resp, err := c.roundTrip(req.WithContext(ref.context()))
 	if err != nil {
-		return nil, true, c.taskFailure(ref.cause(), t, tt.addr, timeout, err)
+		return nil, true, c.taskFailure(ref.cause(), t, tt.addr, timeout, err), false
 	}
 	if rwc, ok := wire.StreamOf(resp); ok {
-		return &taskStream{rwc: rwc}, true, nil
+		return &taskStream{rwc: rwc}, true, nil, false
+	}
+	if resp.StatusCode == http.StatusSwitchingProtocols {
+		// Switched, but not to what was asked: the body is the bare
+		// connection, which reading would wait on until the worker
+		// idles it out. Closed unread, and the worker gets requests.
+		resp.Body.Close()
+		c.log.Info("worker switched to another protocol than the task stream asked for; posting its tasks", "worker", t.Src, "api", tt.addr,
+			"asked", hdr.Get("Upgrade"), "got", resp.Header.Get("Upgrade"), "retry_in", streamRetry)
+		tt.streams.refuse(time.Now().Add(streamRetry))
+		return nil, false, nil, false
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusBadRequest && !floats {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		return nil, false, nil, true
+	}
 	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
 		// The same refusal a task request would get, with its own fix.
 		body, _ := wire.ReadBody(resp.Body, 64<<10)
 		if e, ok := wire.DecodeError(resp.Header.Get("Content-Type"), body); ok {
-			return nil, true, e
+			return nil, true, e, false
 		}
-		return nil, true, &probe.Error{Class: probe.ClassInternal, Cause: fmt.Sprintf("worker %s answered %s", t.Src, resp.Status)}
+		return nil, true, &probe.Error{Class: probe.ClassInternal, Cause: fmt.Sprintf("worker %s answered %s", t.Src, resp.Status)}, false
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	// Once per worker per streamRetry: a proxy that refuses upgrades costs
 	// the leader about 1.7 times the CPU a task, which the operator should see.
 	c.log.Info("worker serves no task streams; posting its tasks", "worker", t.Src, "api", tt.addr, "status", resp.Status, "retry_in", streamRetry)
 	tt.streams.refuse(time.Now().Add(streamRetry))
-	return nil, false, nil
+	return nil, false, nil, false
 }
 
 // reapStreams closes the streams idle for streamIdle, every half of it,

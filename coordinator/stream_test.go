@@ -27,6 +27,7 @@ type streamWorker struct {
 	token     string
 	noStreams bool
 	answer    wire.StreamAnswer
+	wrap      func(http.Handler) http.Handler // in front of the API, when set
 }
 
 func newStreamWorker(t *testing.T, w *streamWorker) *streamWorker {
@@ -52,7 +53,11 @@ func newStreamWorker(t *testing.T, w *streamWorker) *streamWorker {
 			w.streams.Serve(rw, r, answer)
 		})
 	}
-	w.srv = httptest.NewServer(mux)
+	var h http.Handler = mux
+	if w.wrap != nil {
+		h = w.wrap(mux)
+	}
+	w.srv = httptest.NewServer(h)
 	t.Cleanup(func() { w.streams.Close(); w.srv.Close() })
 	return w
 }

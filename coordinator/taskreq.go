@@ -53,10 +53,12 @@ type taskTarget struct {
 	url  *url.URL
 	hdr  http.Header
 	// The worker's task streams (stream.go): where they open, with what
-	// header (the token, the upgrade), and the ones kept.
-	streamURL *url.URL
-	streamHdr http.Header
-	streams   taskStreams
+	// header (the token, the upgrade: wire.StreamProto, or for a worker of
+	// the previous version wire.StreamProtoFloats), and the ones kept.
+	streamURL       *url.URL
+	streamHdr       http.Header
+	streamHdrFloats http.Header
+	streams         taskStreams
 }
 
 func (c *Coordinator) taskTarget(apiAddr string) (*taskTarget, error) {
@@ -76,13 +78,15 @@ func (c *Coordinator) taskTarget(apiAddr string) (*taskTarget, error) {
 	c.authorizeHeader(hdr)
 	c.authorizeHeader(shdr)
 	wire.UpgradeHeader(shdr)
+	fhdr := shdr.Clone()
+	fhdr.Set("Upgrade", wire.StreamProtoFloats)
 	c.targets.mu.Lock()
 	defer c.targets.mu.Unlock()
 	if c.targets.m == nil {
 		c.targets.m = map[string]*taskTarget{}
 	}
 	if tt = c.targets.m[apiAddr]; tt == nil {
-		tt = &taskTarget{addr: apiAddr, url: u, hdr: hdr, streamURL: &su, streamHdr: shdr}
+		tt = &taskTarget{addr: apiAddr, url: u, hdr: hdr, streamURL: &su, streamHdr: shdr, streamHdrFloats: fhdr}
 		c.targets.m[apiAddr] = tt
 	}
 	return tt, nil

@@ -54,7 +54,7 @@ func resolveAttempts(c *Cell) string {
 	case c.Class.Failed() && fails == 1 && allLaterOK && transient(c.Class):
 		first := c.Class
 		c.Class, c.Error = probe.ClassOK, nil
-		c.Latency, c.Bandwidth = nil, nil
+		c.Latency, c.Bandwidth, c.LatencyCodes = nil, nil, nil
 		bestOf(c)
 		return fmt.Sprintf("first attempt %s, then %d retests measured", first, n-1)
 	default:
@@ -81,7 +81,7 @@ func bestOf(c *Cell) {
 			continue
 		}
 		if a.Latency != nil && a.Latency.P50Ns > 0 && (c.Latency == nil || !(c.Latency.P50Ns > 0) || a.Latency.P50Ns < c.Latency.P50Ns) {
-			c.Latency = a.Latency
+			c.Latency, c.LatencyCodes = a.Latency, nil
 		}
 		if a.Bandwidth != nil && (c.Bandwidth == nil || a.Bandwidth.Gbps > c.Bandwidth.Gbps) {
 			c.Bandwidth = a.Bandwidth

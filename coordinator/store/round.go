@@ -3,6 +3,7 @@ package store
 import (
 	"github.com/rdmamesh/rdmamesh/coordinator/sweep"
 	"github.com/rdmamesh/rdmamesh/internal/wire"
+	"github.com/rdmamesh/rdmamesh/matrix"
 )
 
 // EncodeRound is a round's entry. Cells on x's grid (same rail, the
@@ -40,7 +41,7 @@ func roundEncoder(x *NodeIndex, r sweep.RoundResult) *wire.RoundEncoder {
 		if x != nil && len(mc.Retests) == 0 {
 			if si, di, ok := x.place(mc.Src, mc.Dst, mc.SrcDevice, mc.DstDevice, mc.Rail, mc.DstRail, mc.Round, mc.Latency, &memo); ok &&
 				enc.Grid(&wire.GridCell{Src: int(si), Dst: int(di), Rail: mc.Rail, Round: mc.Round, Class: mc.Class, Error: mc.Error,
-					Latency: mc.Latency, Bandwidth: mc.Bandwidth, LatQ: (*wire.LatQ)(mc.LatencyCodes)}) {
+					Latency: mc.Latency, Bandwidth: mc.Bandwidth, LatQ: workersCodes(mc)}) {
 				continue
 			}
 		}
@@ -48,6 +49,17 @@ func roundEncoder(x *NodeIndex, r sweep.RoundResult) *wire.RoundEncoder {
 		enc.Whole(&c)
 	}
 	return enc
+}
+
+// workersCodes is c's latency as its worker's codes, when it has them and
+// they are its figures' still: a cell whose latency was replaced after
+// the answer (and its codes not cleared) has its figures quantised.
+func workersCodes(c *matrix.Cell) *wire.LatQ {
+	q := (*wire.LatQ)(c.LatencyCodes)
+	if q == nil || c.Latency == nil || wire.Unquant(q[1]) != c.Latency.P50Ns {
+		return nil
+	}
+	return q
 }
 
 // applyRound applies a round entry. Main-round grid cells go straight into

@@ -232,7 +232,8 @@ func TestRecordSharesDeviceNames(t *testing.T) {
 // A cell that came with its worker's codes (matrix.Cell.LatencyCodes) is
 // recorded with those codes, not its figures quantised again: a log-scale
 // code whose figure is a whole number would come back as the exact code
-// for that number. Either decodes to the same figure.
+// for that number. Either decodes to the same figure. Codes that are no
+// longer the cell's figures' are not taken.
 func TestRoundKeepsTheWorkersCodes(t *testing.T) {
 	alias := uint16(0)
 	for c := 1 << 14; c <= 0xffff; c++ {
@@ -258,6 +259,9 @@ func TestRoundKeepsTheWorkersCodes(t *testing.T) {
 		c.Class, c.Latency = probe.ClassOK, new(wire.LatQ(q).Latency(1000))
 		if coded {
 			c.LatencyCodes = &q
+		} else {
+			stale := [7]uint16{9, 9, 9, 9, 9, 9, 9} // not this cell's figures'
+			c.LatencyCodes = &stale
 		}
 		cells = append(cells, c)
 	}

@@ -38,7 +38,9 @@ type Task struct {
 	Src, Dst matrix.Node
 	// SrcIndex and DstIndex are Src's and Dst's positions in the sweep's
 	// start record (-1: not in it), for a dispatcher that keeps what it
-	// looks up of a node in a table for the sweep.
+	// looks up of a node in a table for the sweep. A Task built without
+	// them names position 0 for both: a dispatcher must check the name
+	// it finds there (the coordinator's does).
 	SrcIndex, DstIndex int
 	Rails              []probe.RailPair
 	Reverse            []probe.RailPair

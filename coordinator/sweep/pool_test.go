@@ -156,38 +156,42 @@ func TestPoolSkipsUnusablePorts(t *testing.T) {
 	}
 }
 
-// indexDispatch checks each task's ends' positions in the sweep's nodes.
+// indexDispatch checks each task's ends' positions in the sweep's nodes
+// and counts the tasks that n1 starts.
 type indexDispatch struct {
-	t     *testing.T
-	nodes []matrix.Node
-	tasks *atomic.Int64
+	t       *testing.T
+	nodes   []matrix.Node
+	fromN1  *atomic.Int64
+	checked *atomic.Int64
 }
 
 func (d indexDispatch) Phase(ctx context.Context, out []matrix.Cell, t Task) []matrix.Cell {
-	d.tasks.Add(1)
+	d.checked.Add(1)
 	if d.nodes[t.SrcIndex].Name != t.Src.Name || d.nodes[t.DstIndex].Name != t.Dst.Name {
 		d.t.Errorf("task %s > %s with positions %d > %d", t.Src.Name, t.Dst.Name, t.SrcIndex, t.DstIndex)
+	}
+	if t.Src.Name == "n1" {
+		d.fromN1.Add(1)
 	}
 	return figureDispatch{}.Phase(ctx, out, t)
 }
 
-// A task names its ends' positions in the sweep's start record, the
-// right way round in every rail mode, with a port that cannot be tested.
+// A task names its ends' positions in the sweep's start record, the right
+// way round when a pair's first direction has nothing to test in a phase
+// and the second's goes alone (cross rails, n0 usable on rail 0 only, n1 on
+// rail 1 only: n1 > n0 links 1 > 0 in a phase where n0 > n1 has nothing).
 func TestPoolTasksCarryPositions(t *testing.T) {
-	h := newHarness(t, 5, 3, Spec{RailMode: "all"})
-	h.rec.Nodes[1].Ports[0].Usable = false
-	rounds, err := PlanRounds(h.rec.Spec, h.rec.Info.Nodes)
-	if err != nil {
-		t.Fatal(err)
+	h := newHarness(t, 3, 3, Spec{RailMode: "cross"})
+	for r := range 3 {
+		h.rec.Nodes[0].Ports[r].Usable = r == 0
+		h.rec.Nodes[1].Ports[r].Usable = r == 1
 	}
 	p := NewPool(0)
 	defer p.Stop()
-	var tasks atomic.Int64
-	nodes := NewNodes(h.rec.Nodes)
-	for _, rd := range rounds {
-		p.Round(context.Background(), indexDispatch{t, h.rec.Nodes, &tasks}, "s", &h.rec.Spec, nodes, rd)
-	}
-	if tasks.Load() == 0 {
-		t.Fatal("no tasks")
+	var fromN1, checked atomic.Int64
+	rd := scheduler.Round{Pairs: []scheduler.Pair{{A: "n0", B: "n1"}}}
+	p.Round(context.Background(), indexDispatch{t, h.rec.Nodes, &fromN1, &checked}, "s", &h.rec.Spec, NewNodes(h.rec.Nodes), rd)
+	if fromN1.Load() == 0 || checked.Load() < 2 {
+		t.Fatalf("%d tasks, %d started by n1: the pair's second direction never went alone", checked.Load(), fromN1.Load())
 	}
 }

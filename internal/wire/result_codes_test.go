@@ -123,7 +123,8 @@ func TestCodesHalveAnAnswer(t *testing.T) {
 }
 
 // A stream opened as either version is served, its answers in that
-// version's result; the refusal of any other names both.
+// version's result; asked for a list, the newest it knows; the refusal
+// of any other names both.
 func TestStreamServerVersions(t *testing.T) {
 	var s StreamServer
 	defer s.Close()
@@ -135,7 +136,8 @@ func TestStreamServerVersions(t *testing.T) {
 	defer srv.Close()
 	tr := &http.Transport{}
 	defer tr.CloseIdleConnections()
-	for proto, want := range map[string]byte{StreamProto: TaskResultQ.Version(), StreamProtoFloats: TaskResultMsg.Version(), "rdmamesh-tasks/9": 0} {
+	for proto, want := range map[string]byte{StreamProto: TaskResultQ.Version(), StreamProtoFloats: TaskResultMsg.Version(), "rdmamesh-tasks/9": 0,
+		"rdmamesh-tasks/1, " + StreamProto: TaskResultQ.Version(), "rdmamesh-tasks/9, " + StreamProtoFloats: TaskResultMsg.Version()} {
 		req, err := http.NewRequest(http.MethodPost, srv.URL+StreamPath, http.NoBody)
 		if err != nil {
 			t.Fatal(err)
@@ -155,7 +157,11 @@ func TestStreamServerVersions(t *testing.T) {
 			}
 			continue
 		}
-		if resp.StatusCode != http.StatusSwitchingProtocols || resp.Header.Get("Upgrade") != proto {
+		chosen := StreamProtoFloats
+		if want == TaskResultQ.Version() {
+			chosen = StreamProto
+		}
+		if resp.StatusCode != http.StatusSwitchingProtocols || resp.Header.Get("Upgrade") != chosen {
 			t.Fatalf("%s: %s, Upgrade %q", proto, resp.Status, resp.Header.Get("Upgrade"))
 		}
 		rwc := resp.Body.(io.ReadWriteCloser)

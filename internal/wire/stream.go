@@ -148,9 +148,16 @@ const maxTask = 1 << 20
 // Serve takes r's connection over as a stream and answers its tasks with
 // answer until the coordinator closes it, it idles out or s is closed.
 func (s *StreamServer) Serve(w http.ResponseWriter, r *http.Request, answer StreamAnswer) {
-	asked := r.Header.Get("Upgrade")
-	codes := strings.EqualFold(asked, StreamProto)
-	if !codes && !strings.EqualFold(asked, StreamProtoFloats) {
+	codes, floats := false, false
+	// A list of protocols (RFC 9110, 7.8), in any order: the newest wins.
+	for _, v := range r.Header.Values("Upgrade") {
+		for p := range strings.SplitSeq(v, ",") {
+			p = strings.TrimSpace(p)
+			codes = codes || strings.EqualFold(p, StreamProto)
+			floats = floats || strings.EqualFold(p, StreamProtoFloats)
+		}
+	}
+	if !codes && !floats {
 		Refuse(w, r, http.StatusBadRequest, &probe.Error{Class: probe.ClassInternal,
 			Cause: fmt.Sprintf("a task stream opens with Upgrade: %s or %s", StreamProto, StreamProtoFloats),
 			Fix:   "coordinator and workers must run the same rdmamesh version"})

@@ -144,7 +144,10 @@ func (sc *nullScratch) answer(t *wire.Task, codes bool) (wire.TaskResult, wire.E
 	// answer of this scratch planned for: comparing them was a tenth of
 	// the stand-in's CPU.
 	if sc.enc == nil || iters != sc.iters || !sc.dec.SameRails() && (!slices.Equal(t.Rails, sc.plan[0]) || !slices.Equal(back, sc.plan[1])) {
-		sc.enc = new(encMemo)
+		if sc.enc == nil {
+			sc.enc = new(encMemo)
+		}
+		*sc.enc = encMemo{}
 		sc.plan[0], sc.plan[1], sc.iters = slices.Clone(t.Rails), slices.Clone(back), iters
 	}
 	res := wire.TaskResult{SweepID: t.SweepID, Round: t.Round, Src: t.Src, Dst: t.Dst}
