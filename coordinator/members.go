@@ -26,12 +26,13 @@ type registry struct {
 	gens  map[string]uint64 // inventory generation already fetched
 	// slots finds records by their node's position in the running sweep's
 	// start record (pair), each beside the sweep's own copy of its name,
-	// which a pair's name (the same copy) equals at a pointer compare. A lookup in nodes
-	// hashes the name and compares the bytes of a name gossip made, off in
-	// a cold part of the heap; an earlier map keyed by the sweep's names
-	// still cost 4 of the leader's 184 CPU-s at 4,096 nodes in its hashing
-	// and buckets. It starts over when another sweep asks. A record is
-	// never replaced or dropped, so a slot cannot go stale.
+	// which a pair's name (the same copy) equals at a pointer compare. A
+	// lookup in nodes hashes the name and compares the bytes of a name
+	// gossip made, off in a cold part of the heap; an earlier map keyed by
+	// the sweep's names still cost 4 of the leader's 184 CPU-s at 4,096
+	// nodes in its hashing and buckets. It starts over when another sweep
+	// asks. A record is never replaced or dropped, so a slot cannot go
+	// stale.
 	slots     []sweepSlot
 	slotSweep string
 }
@@ -136,19 +137,20 @@ func (r *registry) learn(sweep string, ia int, a string, ib int, b string) {
 	if sweep != r.slotSweep {
 		r.slots, r.slotSweep = nil, sweep
 	}
-	for _, at := range [2]struct {
-		i    int
-		name string
-	}{{ia, a}, {ib, b}} {
-		n := r.nodes[at.name]
-		if n == nil || at.i < 0 || at.i >= maxSlots {
-			continue
-		}
-		if at.i >= len(r.slots) {
-			r.slots = append(r.slots, make([]sweepSlot, at.i+1-len(r.slots))...)
-		}
-		r.slots[at.i] = sweepSlot{at.name, n}
+	r.put(ia, a)
+	r.put(ib, b)
+}
+
+// put puts name, at position i, and its record in the slots; r.mu is held.
+func (r *registry) put(i int, name string) {
+	n := r.nodes[name]
+	if n == nil || i < 0 || i >= maxSlots {
+		return
 	}
+	if i >= len(r.slots) {
+		r.slots = append(r.slots, make([]sweepSlot, i+1-len(r.slots))...)
+	}
+	r.slots[i] = sweepSlot{name, n}
 }
 
 // gossipEvent is what the event delegate hands the registry goroutine.

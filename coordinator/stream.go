@@ -224,15 +224,12 @@ func (st *taskStream) exchange(ref *taskRef, t *wire.Task, enc *wire.TaskEncoder
 // previous version refuses StreamProto as a bad request; it is asked for
 // StreamProtoFloats at once, and opened so for streamRetry.
 func (c *Coordinator) openStream(ref *taskRef, tt *taskTarget, t *wire.Task, timeout time.Duration) (*taskStream, bool, *probe.Error) {
-	floats := tt.streams.floats(time.Now())
-	for {
-		st, ok, perr, older := c.openStreamAs(ref, tt, t, timeout, floats)
-		if !older || floats {
-			return st, ok, perr
-		}
+	st, ok, perr, older := c.openStreamAs(ref, tt, t, timeout, tt.streams.floats(time.Now()))
+	if older {
 		tt.streams.useFloats(time.Now().Add(streamRetry))
-		floats = true
+		st, ok, perr, _ = c.openStreamAs(ref, tt, t, timeout, true)
 	}
+	return st, ok, perr
 }
 
 // openStreamAs is openStream asking for StreamProtoFloats (floats) or

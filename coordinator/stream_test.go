@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -63,6 +64,21 @@ func newStreamWorker(t *testing.T, w *streamWorker) *streamWorker {
 }
 
 func (w *streamWorker) addr() string { return strings.TrimPrefix(w.srv.URL, "http://") }
+
+// switchTo takes rw's connection over and answers 101 to proto, as a
+// worker's stream server does, for a test's own stream end.
+func switchTo(rw http.ResponseWriter, proto string) (net.Conn, *bufio.ReadWriter, bool) {
+	conn, brw, err := rw.(http.Hijacker).Hijack()
+	if err != nil {
+		return nil, nil, false
+	}
+	brw.WriteString("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: " + proto + "\r\n\r\n")
+	if brw.Flush() != nil {
+		conn.Close()
+		return nil, nil, false
+	}
+	return conn, brw, true
+}
 
 // fakeAnswer is fakeWorker's answer as a stream frame.
 func fakeAnswer(_ context.Context, task, out []byte, codes bool) ([]byte, byte) {
@@ -302,13 +318,11 @@ func (s streamsSaid) TaskStreams() bool                               { return b
 // task's.
 func TestStreamAnswerOutOfTurn(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-		conn, brw, err := rw.(http.Hijacker).Hijack()
-		if err != nil {
+		conn, brw, ok := switchTo(rw, wire.StreamProto)
+		if !ok {
 			return
 		}
 		defer conn.Close()
-		brw.WriteString("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: " + wire.StreamProto + "\r\n\r\n")
-		_ = brw.Flush()
 		in := wire.GetBuf()
 		kind, seq, err := wire.ReadFrame(bufio.NewReader(brw), in, 1<<20)
 		if err != nil || kind != wire.FrameTask {

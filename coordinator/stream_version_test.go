@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmamesh/rdmamesh/internal/probe"
 	"github.com/rdmamesh/rdmamesh/internal/wire"
 )
 
@@ -56,26 +57,28 @@ func TestStreamSwitchedToAnotherProtocol(t *testing.T) {
 				h.ServeHTTP(rw, r)
 				return
 			}
-			conn, brw, err := rw.(http.Hijacker).Hijack()
-			if err != nil {
+			conn, _, ok := switchTo(rw, wire.StreamProtoFloats)
+			if !ok {
 				return
 			}
 			defer conn.Close()
-			brw.WriteString("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: " + wire.StreamProtoFloats + "\r\n\r\n")
-			_ = brw.Flush()
 			<-held // held open, as a stream would be
 		})
 	}})
 	t.Cleanup(func() { close(held) })
 	c := streamCoordinator(t, "")
-	done := make(chan struct{})
+	type answer struct {
+		res  wire.TaskResult
+		perr *probe.Error
+	}
+	done := make(chan answer, 1)
 	go func() {
-		defer close(done)
 		res, perr := c.postTask(context.Background(), w.addr(), time.Minute, streamTaskOf("a"))
-		checkAnswer(t, res, perr)
+		done <- answer{res, perr}
 	}()
 	select {
-	case <-done:
+	case a := <-done:
+		checkAnswer(t, a.res, a.perr)
 	case <-time.After(20 * time.Second):
 		t.Fatal("the task waited on the switched connection")
 	}

@@ -17,11 +17,12 @@ type GridSource struct {
 	// cell; the matrix keeps pointers into them.
 	lats []probe.Latency
 	bws  []probe.Bandwidth
+	figs *[1 << 16]float64 // wire.UnquantTable, found once
 }
 
 const figureChunk = 4096
 
-func newGridSource(v storeView) *GridSource { return &GridSource{v: v} }
+func newGridSource(v storeView) *GridSource { return &GridSource{v: v, figs: wire.UnquantTable()} }
 
 func (g *GridSource) Rails() int {
 	if g.v.blocks == nil {

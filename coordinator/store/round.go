@@ -36,12 +36,13 @@ func roundEntry(b []byte) []byte { return append([]byte{byte(EntryRound)}, b...)
 func roundEncoder(x *NodeIndex, r sweep.RoundResult) *wire.RoundEncoder {
 	enc := wire.NewRoundEncoder(r.SweepID, r.Round)
 	var memo idxMemo
+	figs := wire.UnquantTable()
 	for i := range r.Cells {
 		mc := &r.Cells[i]
 		if x != nil && len(mc.Retests) == 0 {
 			if si, di, ok := x.place(mc.Src, mc.Dst, mc.SrcDevice, mc.DstDevice, mc.Rail, mc.DstRail, mc.Round, mc.Latency, &memo); ok &&
 				enc.Grid(&wire.GridCell{Src: int(si), Dst: int(di), Rail: mc.Rail, Round: mc.Round, Class: mc.Class, Error: mc.Error,
-					Latency: mc.Latency, Bandwidth: mc.Bandwidth, LatQ: workersCodes(mc)}) {
+					Latency: mc.Latency, Bandwidth: mc.Bandwidth, LatQ: workersCodes(mc, figs)}) {
 				continue
 			}
 		}
@@ -52,11 +53,12 @@ func roundEncoder(x *NodeIndex, r sweep.RoundResult) *wire.RoundEncoder {
 }
 
 // workersCodes is c's latency as its worker's codes, when it has them and
-// they are its figures' still: a cell whose latency was replaced after
-// the answer (and its codes not cleared) has its figures quantised.
-func workersCodes(c *matrix.Cell) *wire.LatQ {
+// they are its figures' still (figs: wire.UnquantTable): a cell whose
+// latency was replaced after the answer (and its codes not cleared) has
+// its figures quantised.
+func workersCodes(c *matrix.Cell, figs *[1 << 16]float64) *wire.LatQ {
 	q := (*wire.LatQ)(c.LatencyCodes)
-	if q == nil || c.Latency == nil || wire.Unquant(q[1]) != c.Latency.P50Ns {
+	if q == nil || c.Latency == nil || figs[q[1]] != c.Latency.P50Ns {
 		return nil
 	}
 	return q

@@ -29,12 +29,13 @@ type nodeRec struct {
 // NewNodes indexes a sweep's nodes; a later one of the same name wins.
 func NewNodes(nodes []matrix.Node) *Nodes {
 	ns := &Nodes{byName: make(map[string]*nodeRec, len(nodes))}
+	recs := make([]*nodeRec, len(nodes))
 	for i, n := range nodes {
-		r := newNodeRec(n)
-		r.index = i
-		ns.byName[n.Name] = r
+		recs[i] = newNodeRec(n)
+		recs[i].index = i
+		ns.byName[n.Name] = recs[i]
 	}
-	numberLayouts(ns.byName)
+	numberLayouts(recs)
 	return ns
 }
 

@@ -1,9 +1,7 @@
 package sweep
 
 import (
-	"fmt"
 	"slices"
-	"strings"
 	"sync/atomic"
 
 	"github.com/rdmamesh/rdmamesh/internal/probe"
@@ -28,31 +26,16 @@ type phaseCache struct {
 	plans []atomic.Pointer[[][]probe.RailPair] // [src layout * maxLayouts + dst layout]
 }
 
-// numberLayouts numbers the nodes' endpoint lists, equal lists alike; a
-// node past maxLayouts distinct ones gets -1.
-func numberLayouts(recs map[string]*nodeRec) {
-	ids := map[string]int{}
-	var key strings.Builder
-	// In name order, so that numbering does not depend on map order.
-	names := make([]string, 0, len(recs))
-	for name := range recs {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	for _, name := range names {
-		r := recs[name]
-		key.Reset()
-		for _, ep := range r.eps {
-			fmt.Fprintf(&key, "%q/%d/%d;", ep.Device, ep.Port, ep.GIDIndex)
-		}
-		id, ok := ids[key.String()]
-		if !ok && len(ids) < maxLayouts {
-			id, ok = len(ids), true
-			ids[key.String()] = id
-		}
-		r.layout = -1
-		if ok {
-			r.layout = id
+// numberLayouts numbers the nodes' endpoint lists in order, equal lists
+// alike; a node past maxLayouts distinct ones gets -1. There are at most
+// maxLayouts lists to compare a node's with.
+func numberLayouts(recs []*nodeRec) {
+	var layouts [][]probe.Endpoint
+	for _, r := range recs {
+		r.layout = slices.IndexFunc(layouts, func(l []probe.Endpoint) bool { return slices.Equal(l, r.eps) })
+		if r.layout < 0 && len(layouts) < maxLayouts {
+			r.layout = len(layouts)
+			layouts = append(layouts, r.eps)
 		}
 	}
 }

@@ -146,6 +146,7 @@ type reader struct {
 	b      []byte
 	err    error
 	shared bool
+	tab    *[1 << 16]float64 // the code table, once a message needs it (figs)
 }
 
 func (r *reader) fail() {

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"math"
+	"sync"
 )
 
 // Measurement figures (latency ns, Gb/s, messages/s, seconds) are kept in
@@ -133,19 +134,20 @@ func qBoundary(k int) uint64 {
 	return uint64((math.Exp2((float64(k)-0.5)/qPerOct) - 1) * (1 << 52))
 }
 
-// Unquant decodes a code: one load from a table built when the process
-// starts (half a MB, about a millisecond). It was built on first use,
-// behind a sync.OnceValue that no caller could inline: at 4,096 x 8 that
-// call was most of what decoding the leader's answers and reading the
-// grid for the analysis spent on figures.
-func Unquant(c uint16) float64 { return quantTab[c] }
+// Unquant decodes a code: a load from a table built on first use (half a
+// MB, 1.3 ms; most processes, the workers and the CLI, never decode one).
+// Finding the table is a call no caller can inline: a loop that decodes
+// millions of codes takes it once (UnquantTable) and indexes it itself;
+// calling Unquant for each figure was, at 4,096 x 8, most of what decoding
+// the leader's answers and reading the grid for the analysis cost.
+func Unquant(c uint16) float64 { return quantTable()[c] }
 
-// UnquantTable is every code's figure, indexed by code, for a reader that
-// keeps codes and looks their figures up itself. It must not be written.
-func UnquantTable() []float64 { return quantTab[:] }
+// UnquantTable is every code's figure, indexed by code. It must not be
+// written.
+func UnquantTable() *[1 << 16]float64 { return quantTable() }
 
-var quantTab = func() *[1 << 16]float64 {
-	var t [1 << 16]float64
+var quantTable = sync.OnceValue(func() *[1 << 16]float64 {
+	t := new([1 << 16]float64)
 	for c := range t {
 		if c < qExact {
 			t[c] = float64(c)
@@ -153,8 +155,8 @@ var quantTab = func() *[1 << 16]float64 {
 		}
 		t[c] = math.Exp2(float64(c-qExact)/qPerOct + qMinLog2)
 	}
-	return &t
-}()
+	return t
+})
 
 // Quantize rounds v to what its code decodes to: what every replica and
 // every reader sees once v went through the log.

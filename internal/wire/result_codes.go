@@ -52,47 +52,57 @@ func (w *writer) latencyQ(l *probe.Latency, q *LatQ) {
 	if q != nil {
 		codes = *q
 	}
-	for _, c := range codes {
-		*w = binary.LittleEndian.AppendUint16(*w, c)
-	}
+	w.codes(codes[:])
 }
 
 // latencyQ reads what writer.latencyQ wrote: the codes into q, their
 // figures into l.
 func (r *reader) latencyQ(l *probe.Latency, q *LatQ) {
 	samples := r.int()
-	if len(r.b) < 2*len(q) {
-		r.fail()
-		return
+	r.codes(q[:])
+	*l = q.figures(samples, r.figs())
+}
+
+// figs is the code table, found once a reader.
+func (r *reader) figs() *[1 << 16]float64 {
+	if r.tab == nil {
+		r.tab = quantTable()
 	}
-	for k := range q {
-		q[k] = binary.LittleEndian.Uint16(r.b[2*k:])
-	}
-	r.b = r.b[2*len(q):]
-	*l = probe.Latency{Samples: samples, MinNs: Unquant(q[0]), P50Ns: Unquant(q[1]), P90Ns: Unquant(q[2]),
-		P99Ns: Unquant(q[3]), P999Ns: Unquant(q[4]), MaxNs: Unquant(q[5]), StdevNs: Unquant(q[6])}
+	return r.tab
 }
 
 func (w *writer) bandwidthQ(b *probe.Bandwidth) {
 	q := BWCodes(b)
 	w.i64(q.Bytes)
-	for _, c := range q.Q {
-		*w = binary.LittleEndian.AppendUint16(*w, c)
-	}
+	w.codes(q.Q[:])
 }
 
 func (r *reader) bandwidthQ(b *probe.Bandwidth) {
 	var q BWQ
 	q.Bytes = r.i64()
-	if len(r.b) < 2*len(q.Q) {
+	r.codes(q.Q[:])
+	*b = q.Bandwidth()
+}
+
+// codes writes quant codes, 2 little-endian bytes each.
+func (w *writer) codes(cs []uint16) {
+	for _, c := range cs {
+		*w = binary.LittleEndian.AppendUint16(*w, c)
+	}
+}
+
+// codes reads len(dst) codes into dst (zeros, and r failed, when the
+// message is too short).
+func (r *reader) codes(dst []uint16) {
+	if len(r.b) < 2*len(dst) {
+		clear(dst)
 		r.fail()
 		return
 	}
-	for k := range q.Q {
-		q.Q[k] = binary.LittleEndian.Uint16(r.b[2*k:])
+	for k := range dst {
+		dst[k] = binary.LittleEndian.Uint16(r.b[2*k:])
 	}
-	r.b = r.b[2*len(q.Q):]
-	*b = q.Bandwidth()
+	r.b = r.b[2*len(dst):]
 }
 
 // readLatency is a rail's optional read latency, in the answer's form.

@@ -44,11 +44,7 @@ func asSent(v *TaskResult, codes bool) {
 	}
 }
 
-func decodedLat(samples int, q LatQ) probe.Latency {
-	l := q.Latency(0)
-	l.Samples = samples
-	return l
-}
+func decodedLat(samples int, q LatQ) probe.Latency { return q.figures(samples, UnquantTable()) }
 
 // A code's figure quantises back to that code, but for the log-scale codes
 // whose figure is a whole number the exact codes also hold: those give

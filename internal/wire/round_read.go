@@ -150,9 +150,13 @@ func (rr *RoundReader) Next(c *GridCodes) error {
 func u16(v int64) uint16 { return uint16(min(max(v, 0), 0xffff)) }
 
 // Latency decodes a grid cell's latency codes.
-func (q LatQ) Latency(samples uint32) probe.Latency {
-	return probe.Latency{Samples: int(samples), MinNs: Unquant(q[0]), P50Ns: Unquant(q[1]), P90Ns: Unquant(q[2]),
-		P99Ns: Unquant(q[3]), P999Ns: Unquant(q[4]), MaxNs: Unquant(q[5]), StdevNs: Unquant(q[6])}
+func (q LatQ) Latency(samples uint32) probe.Latency { return q.figures(int(samples), quantTable()) }
+
+// figures is Latency with the sample count as it came and the table
+// already in hand.
+func (q *LatQ) figures(samples int, t *[1 << 16]float64) probe.Latency {
+	return probe.Latency{Samples: samples, MinNs: t[q[0]], P50Ns: t[q[1]], P90Ns: t[q[2]],
+		P99Ns: t[q[3]], P999Ns: t[q[4]], MaxNs: t[q[5]], StdevNs: t[q[6]]}
 }
 
 // Bandwidth decodes a grid cell's bandwidth codes.
