@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rdmamesh/rdmamesh/internal/counters"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
 )
 
@@ -171,5 +172,77 @@ func TestStreamServerVersions(t *testing.T) {
 			t.Fatalf("%s: kind %d, %v, %v; want version %d", proto, kind, in.B, err, want)
 		}
 		rwc.Close()
+	}
+}
+
+// The leader's one-pass read of a plain rail (plainRailQ) gives what the
+// general path gives, for plain rails and for rails that differ from
+// plain in one way each (numbers past a byte, another class, an error,
+// bandwidth, a read latency, counters), side by side in one answer.
+func TestPlainRailsReadAsTheGeneralPath(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	for i := range 300 {
+		rails := make([]RailResult, 1+rng.IntN(16))
+		for k := range rails {
+			rr := RailResult{Rail: rng.IntN(70) - 2, SrcDevice: "mlx5_" + strings.Repeat("x", rng.IntN(3)), DstDevice: "mlx5_1",
+				Class: probe.ClassOK, SrcGID: rng.IntN(70) - 3, DstGID: rng.IntN(70), Latency: &probe.Latency{Samples: rng.IntN(1 << 22),
+					MinNs: 900 + rng.Float64()*100, P50Ns: 1000 + rng.Float64()*100, P90Ns: 1100, P99Ns: 1200, P999Ns: 1500, MaxNs: 3000, StdevNs: rng.Float64() * 40}}
+			switch rng.IntN(12) {
+			case 0:
+				rr.SrcDevice = strings.Repeat("d", 130)
+			case 1:
+				rr.Class = probe.ClassTimeout
+			case 2:
+				rr.Error = &probe.Error{Class: probe.ClassTimeout, Verb: "ibv_poll_cq", Cause: "no completion"}
+			case 3:
+				rr.Bandwidth = &probe.Bandwidth{Gbps: 390, MsgRate: 1e6, Bytes: 1 << 30, Duration: 0.02}
+			case 4:
+				rr.ReadLatency = &probe.Latency{Samples: 10, P50Ns: 2000}
+			case 5:
+				rr.Counts = []counters.Count{{Index: 1, N: 7}}
+			case 6:
+				rr.Latency = nil
+			case 7:
+				rr.Rail, rr.DstGID = 300, 200
+			}
+			rails[k] = rr
+		}
+		v := TaskResult{SweepID: "s", Round: i, Src: "a", Dst: "b", Rails: rails}
+		if i%2 == 0 {
+			v.Reverse = &ReverseResult{Rails: rails[:len(rails)/2]}
+		}
+		msg := TaskResultQ.Append(nil, &v)
+		want, err := TaskResultQ.Decode(msg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, rails := range [][]RailResult{want.Rails, reverseRails(want.Reverse)} {
+			for k := range rails {
+				rails[k].SrcDevice, rails[k].DstDevice = "", "" // the leader skips them
+			}
+		}
+		got, err := DecodeAnswer(msg, AnswerRoom{Task: &Task{SweepID: "s", Round: i, Src: "a", Dst: "b"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("message %d:\n got %+v\nwant %+v", i, got, want)
+		}
+	}
+	// A plain rail does take the one-pass read, and a rail of another
+	// shape leaves the reader where it was.
+	for _, c := range []struct {
+		rr    RailResult
+		plain bool
+	}{
+		{RailResult{Rail: 3, SrcDevice: "mlx5_3", Class: probe.ClassOK, Latency: &probe.Latency{Samples: 1000, P50Ns: 1000}}, true},
+		{RailResult{Rail: 3, SrcDevice: "mlx5_3", Class: probe.ClassTimeout, Latency: &probe.Latency{Samples: 1000}}, false},
+	} {
+		enc := EncodeRailResults([]RailResult{c.rr}, true)
+		r := reader{b: enc.b}
+		var got RailResult
+		if r.plainRailQ(&got, new(probe.Latency), new(LatQ)) != c.plain || !c.plain && len(r.b) != len(enc.b) || c.plain && len(r.b) != 0 {
+			t.Fatalf("%+v: plain read %v, %d of %d bytes left", c.rr, !c.plain, len(r.b), len(enc.b))
+		}
 	}
 }

@@ -208,11 +208,11 @@ func end[T any](r *reader, c *Codec[T]) error {
 
 func getTask(r *reader, t *Task, m *railMemo) {
 	*t = Task{SweepID: m.name(r), Round: r.int(), Src: m.name(r), Dst: m.name(r), DstAPI: m.name(r), SrcAPI: m.name(r)}
-	t.Params, t.Deadline, t.Ticket = r.params(), r.time(), r.ownStr()
+	t.Params, t.Deadline, t.Ticket = r.params(), r.time(), m.ticket(r)
 	mirror := false
 	if r.flag() {
 		t.Reverse = m.reverse()
-		*t.Reverse = ReverseTask{Deadline: r.time(), Ticket: r.ownStr()}
+		*t.Reverse = ReverseTask{Deadline: r.time(), Ticket: m.ticket(r)}
 		mirror = r.flag()
 	}
 	h := r.halves(t.Reverse != nil)
@@ -257,6 +257,14 @@ func (m *railMemo) name(r *reader) string {
 		return ""
 	}
 	return unsafe.String(&b[0], len(b))
+}
+
+// ticket is a ticket, borrowed as the names are, else its own string.
+func (m *railMemo) ticket(r *reader) string {
+	if m.borrow {
+		return m.name(r)
+	}
+	return r.ownStr()
 }
 
 // reverse is where a task's reverse half goes: a TaskDecoder's own, which
@@ -315,11 +323,12 @@ func (m *railMemo) get(r *reader, h halfCounts, mirror bool) []probe.RailPair {
 // decoder until the next Decode; it is not safe for concurrent use.
 type TaskDecoder struct {
 	// Borrow makes a decoded task's sweep, node and API address strings
-	// point into the bytes it was decoded from, valid only while those
-	// bytes are: for a host that answers from the task and drops it before
-	// its buffer is reused (the scale harness's stand-in, at 4,096 nodes
-	// 12 CPU-s of interning five names a task). Everything else the task
-	// holds is its own, or the decoder's, as without it.
+	// and its tickets point into the bytes it was decoded from, valid only
+	// while those bytes are: for a host that answers from the task and
+	// drops it before its buffer is reused (the scale harness's stand-in,
+	// at 4,096 nodes 12 CPU-s of interning five names a task, and two
+	// tickets copied). Everything else the task holds is its own, or the
+	// decoder's, as without it.
 	Borrow bool
 	m      railMemo
 }
@@ -592,6 +601,9 @@ func getRailResults(r *reader, n int, in resultRoom) []RailResult {
 			break
 		}
 		rr := &rails[i]
+		if in.codes && in.task != nil && r.plainRailQ(rr, &lats[i], (*LatQ)(&qs[i])) {
+			continue
+		}
 		rr.Rail = r.int()
 		if in.task != nil {
 			r.strBytes()

@@ -233,11 +233,11 @@ func TestTaskMemosStartAndRecoverEmpty(t *testing.T) {
 	}
 }
 
-// A borrowing decoder's names point into the message, and nothing else it
-// hands out does: the rails it keeps for the next task survive the
-// message's buffer being reused, and a task's ticket and parameters are
+// A borrowing decoder's names and tickets point into the message, and
+// nothing else it hands out does: the rails it keeps for the next task
+// survive the message's buffer being reused, and a task's parameters are
 // its own.
-func TestTaskDecoderBorrowsOnlyNames(t *testing.T) {
+func TestTaskDecoderBorrowsOnlyStrings(t *testing.T) {
 	rails := []probe.RailPair{{Rail: 0, Src: probe.Endpoint{Device: "mlx5_0", Port: 1, GIDIndex: 3},
 		Dst: probe.Endpoint{Device: "mlx5_1", Port: 1, GIDIndex: 3}}}
 	task := Task{SweepID: "sweep-1", Round: 4, Src: "node-a", Dst: "node-b", DstAPI: "10.0.0.2:7100", SrcAPI: "10.0.0.1:7100",
@@ -261,8 +261,8 @@ func TestTaskDecoderBorrowsOnlyNames(t *testing.T) {
 	if got.Src == "node-a" || got.SweepID == "sweep-1" {
 		t.Fatalf("the names were copied (%q, %q): Borrow does nothing", got.SweepID, got.Src)
 	}
-	if ticket != "ticket" || back != "back" {
-		t.Fatalf("the tickets pointed into the message: %q, %q", ticket, back)
+	if ticket == "ticket" || back == "back" {
+		t.Fatalf("the tickets were copied (%q, %q)", ticket, back)
 	}
 	if !reflect.DeepEqual(got.Rails, rails) {
 		t.Fatalf("the rails pointed into the message: %+v", got.Rails)
