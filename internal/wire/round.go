@@ -106,11 +106,11 @@ func (e *RoundEncoder) Grid(c *GridCell) bool {
 		meta |= FlagBW
 	}
 	cols := &e.cols
-	cols[colSrc] = binary.AppendUvarint(cols[colSrc], uint64(c.Src))
-	cols[colDst] = binary.AppendUvarint(cols[colDst], uint64(c.Dst))
-	cols[colRail] = binary.AppendUvarint(cols[colRail], uint64(c.Rail))
+	cols[colSrc] = appendUv(cols[colSrc], uint64(c.Src))
+	cols[colDst] = appendUv(cols[colDst], uint64(c.Dst))
+	cols[colRail] = appendUv(cols[colRail], uint64(c.Rail))
 	cols[colMeta] = append(cols[colMeta], meta)
-	cols[colRound] = binary.AppendVarint(cols[colRound], int64(c.Round-e.round))
+	cols[colRound] = appendZig(cols[colRound], int64(c.Round-e.round))
 	errc := 0
 	if c.Error != nil {
 		ei, ok := e.errIdx[*c.Error]
@@ -121,32 +121,34 @@ func (e *RoundEncoder) Grid(c *GridCell) bool {
 		}
 		errc = ei + 1
 	}
-	cols[colErr] = binary.AppendUvarint(cols[colErr], uint64(errc))
-	e.codes = append(e.codes, GridCodes{Src: c.Src, Dst: c.Dst, Rail: c.Rail, Meta: meta, Round: c.Round, Err: errc})
-	g := &e.codes[len(e.codes)-1]
+	cols[colErr] = appendUv(cols[colErr], uint64(errc))
+	// The kept codes are built here and appended whole: filled in place
+	// after the append, they were written to memory twice.
+	g := GridCodes{Src: c.Src, Dst: c.Dst, Rail: c.Rail, Meta: meta, Round: c.Round, Err: errc}
 	if l := c.Latency; l != nil {
-		cols[colSamples] = binary.AppendUvarint(cols[colSamples], uint64(l.Samples))
-		var q LatQ
+		cols[colSamples] = appendUv(cols[colSamples], uint64(l.Samples))
 		if c.LatQ != nil {
-			q = *c.LatQ
+			g.Lat = *c.LatQ
 		} else {
-			q = LatCodes(l)
+			g.Lat = LatCodes(l)
 		}
-		g.Samples, g.Lat = uint32(l.Samples), q
-		for k, d := range latDeltas(&q, e.prevP50, e.prevStd) {
-			cols[colLat0+k] = binary.AppendVarint(cols[colLat0+k], d)
+		g.Samples = uint32(l.Samples)
+		d := latDeltas(&g.Lat, e.prevP50, e.prevStd)
+		for k := range d {
+			cols[colLat0+k] = appendZig(cols[colLat0+k], d[k])
 		}
-		e.prevP50, e.prevStd = int64(q[1]), int64(q[6])
+		e.prevP50, e.prevStd = int64(g.Lat[1]), int64(g.Lat[6])
 	}
 	if b := c.Bandwidth; b != nil {
-		cols[colBytes] = binary.AppendVarint(cols[colBytes], b.Bytes-e.prevBytes)
+		cols[colBytes] = appendZig(cols[colBytes], b.Bytes-e.prevBytes)
 		e.prevBytes = b.Bytes
 		g.BW = BWCodes(b)
 		for k, q := range g.BW.Q {
-			cols[colBW0+k] = binary.AppendVarint(cols[colBW0+k], int64(q)-e.prevBW[k])
+			cols[colBW0+k] = appendZig(cols[colBW0+k], int64(q)-e.prevBW[k])
 			e.prevBW[k] = int64(q)
 		}
 	}
+	e.codes = append(e.codes, g)
 	e.cells++
 	return true
 }
@@ -204,4 +206,21 @@ var flaters = sync.Pool{New: func() any {
 func latDeltas(q *LatQ, prevP50, prevStdev int64) [7]int64 {
 	v := func(i int) int64 { return int64(q[i]) }
 	return [7]int64{v(1) - v(0), v(1) - prevP50, v(2) - v(1), v(3) - v(2), v(4) - v(3), v(5) - v(4), v(6) - prevStdev}
+}
+
+// appendZig is binary.AppendVarint, with the one-byte case (nearly every
+// delta of a round's figures) first.
+func appendZig(b []byte, v int64) []byte {
+	if u := uint64(v<<1) ^ uint64(v>>63); u < 0x80 {
+		return append(b, byte(u))
+	}
+	return binary.AppendVarint(b, v)
+}
+
+// appendUv is binary.AppendUvarint, the one-byte case first.
+func appendUv(b []byte, u uint64) []byte {
+	if u < 0x80 {
+		return append(b, byte(u))
+	}
+	return binary.AppendUvarint(b, u)
 }
