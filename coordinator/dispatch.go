@@ -54,9 +54,10 @@ func (w workerDispatch) Phase(ctx context.Context, out []matrix.Cell, t sweep.Ta
 		timeout *= 2
 	}
 	if c.opts.Token != "" {
-		task.Ticket = probe.SignTicket([]byte(c.opts.Token), id, src.Name, dst.Name, task.Deadline)
+		sign := sc.signer(c.opts.Token)
+		task.Ticket = sign.Sign(id, src.Name, dst.Name, task.Deadline)
 		if task.Reverse != nil {
-			task.Reverse.Ticket = probe.SignTicket([]byte(c.opts.Token), id, dst.Name, src.Name, task.Reverse.Deadline)
+			task.Reverse.Ticket = sign.Sign(id, dst.Name, src.Name, task.Reverse.Deadline)
 		}
 	}
 	tracked := c.inflight.begin(ctx, timeout, src.Name, dst.Name)
@@ -79,15 +80,25 @@ func (w workerDispatch) Phase(ctx context.Context, out []matrix.Cell, t sweep.Ta
 	return resultCells(out, dst.Name, src.Name, round, t.Reverse, res.Reverse.Rails, res.Reverse.Tester)
 }
 
-// phaseScratch is where Phase builds a task, encodes it (the encoder
-// keeps the last rails section it wrote) and decodes its answer: its
-// reverse half and 64 rails, both halves of a task on up to 32 rails.
+// phaseScratch is where Phase builds a task, signs its tickets, encodes
+// it (the encoder keeps the last rails section it wrote) and decodes its
+// answer: its reverse half and 64 rails, both halves of a task on up to
+// 32 rails.
 type phaseScratch struct {
 	task  wire.Task
 	rev   wire.ReverseTask
 	enc   wire.TaskEncoder
 	rails []wire.RailResult
 	back  wire.ReverseResult
+	sign  *probe.TicketSigner
+}
+
+// signer is the scratch's ticket signer for token, keyed once.
+func (sc *phaseScratch) signer(token string) *probe.TicketSigner {
+	if sc.sign == nil || !sc.sign.Keyed(token) {
+		sc.sign = probe.NewTicketSigner([]byte(token))
+	}
+	return sc.sign
 }
 
 var phaseScratches = sync.Pool{New: func() any { return &phaseScratch{rails: make([]wire.RailResult, 0, 64)} }}

@@ -1,10 +1,12 @@
 package probe
 
 import (
+	"bytes"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"hash"
 	"strconv"
 	"time"
 )
@@ -16,12 +18,43 @@ import (
 
 // SignTicket signs (sweep, src, dst, expiry).
 func SignTicket(key []byte, sweep, src, dst string, exp time.Time) string {
-	m := hmac.New(sha256.New, key)
-	for _, part := range []string{sweep, src, dst, strconv.FormatInt(exp.UnixNano(), 10)} {
-		m.Write([]byte(part))
-		m.Write([]byte{0})
-	}
-	return hex.EncodeToString(m.Sum(nil))
+	return NewTicketSigner(key).Sign(sweep, src, dst, exp)
+}
+
+// TicketSigner signs tickets with one key, reusing its keyed hash and
+// buffers: the coordinator signs two tickets a task, two million a
+// 1,024-node sweep, and a fresh HMAC each (its key schedule, five
+// allocations) cost it a third as much as the rest of sending the task.
+// It is not safe for concurrent use.
+type TicketSigner struct {
+	key []byte
+	mac hash.Hash
+	msg []byte
+	sum []byte
+	hex [2 * sha256.Size]byte
+}
+
+// NewTicketSigner is a signer for key.
+func NewTicketSigner(key []byte) *TicketSigner {
+	return &TicketSigner{key: bytes.Clone(key), mac: hmac.New(sha256.New, key)}
+}
+
+// Keyed says whether s signs with key.
+func (s *TicketSigner) Keyed(key string) bool { return string(s.key) == key }
+
+// Sign is SignTicket with s's key: the parts, each ended by a zero byte,
+// are hashed in one write.
+func (s *TicketSigner) Sign(sweep, src, dst string, exp time.Time) string {
+	m := append(s.msg[:0], sweep...)
+	m = append(append(m, 0), src...)
+	m = append(append(m, 0), dst...)
+	m = strconv.AppendInt(append(m, 0), exp.UnixNano(), 10)
+	s.msg = append(m, 0)
+	s.mac.Reset()
+	s.mac.Write(s.msg)
+	s.sum = s.mac.Sum(s.sum[:0])
+	hex.Encode(s.hex[:], s.sum)
+	return string(s.hex[:])
 }
 
 // Ticket errors.

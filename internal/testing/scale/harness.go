@@ -8,6 +8,7 @@ package scale
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -174,7 +175,11 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		names[i] = fmt.Sprintf("node-%04d", i+1)
 		trans[i] = mnet.NewTransport(names[i])
 	}
-	rt.null, rt.worker = cfg.Control, workerCtx
+	// Every run is secured as the product's configs are (rdmamesh keygen):
+	// the worker API takes the bearer token, and each task carries the
+	// two tickets the coordinator signs for it.
+	token := rand.Text()
+	rt.null, rt.worker, rt.bearer = cfg.Control, workerCtx, "Bearer "+token
 	res := Result{Nodes: cfg.Nodes, LatencyIters: params.LatencyIters, Control: cfg.Control, TCP: cfg.TCP}
 	// Over TCP nothing goes in-process: the stand-ins answer on the
 	// workers' own API (standIn), peers call each other by their sockets.
@@ -194,7 +199,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	pprof.Do(coordCtx, pprof.Labels(), func(context.Context) {
 		co, err = coordinator.Start(coordinator.Options{Name: coordinatorName, DataDir: filepath.Join(dir, "coordinator"),
 			Transport: ctrans, LAN: true, HTTPTransport: coordHTTP, Params: params, Mode: "quick", FastRaft: true,
-			PairTimeout: time.Minute, KeepSweeps: 1, Logger: log, OnRound: obs.round})
+			PairTimeout: time.Minute, KeepSweeps: 1, Logger: log, OnRound: obs.round, Token: token})
 	})
 	if err != nil {
 		return res, err
@@ -213,7 +218,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		for i, t := range trans {
 			wtrans[i] = meter.wrap(t)
 		}
-		workers, err = startWorkers(ctx, fab, names, wtrans, co.GossipAddr(), apis, workerHTTP, standIn, obs, log,
+		workers, err = startWorkers(ctx, fab, names, wtrans, co.GossipAddr(), token, apis, workerHTTP, standIn, obs, log,
 			passiveGossip(func(name string) bool { return name == coordinatorName }))
 	})
 	// A closure, not stopWorkers(workers): the deferred call must not keep
@@ -338,14 +343,14 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 // startWorkers starts a simulated worker per name: its API served in-process
 // by rt (nil: only on its listener), its calls to peers through peers
 // (nil: real TCP), its tasks answered by standIn when set.
-func startWorkers(ctx context.Context, fab *sim.Fabric, names []string, trans []memberlist.Transport, seed string,
+func startWorkers(ctx context.Context, fab *sim.Fabric, names []string, trans []memberlist.Transport, seed, token string,
 	rt *inproc, peers http.RoundTripper, standIn func(task, out []byte, codes bool) ([]byte, bool), obs *observer, log *slog.Logger,
 	gossip func(*memberlist.Config)) ([]*worker.Agent, error) {
 	out := make([]*worker.Agent, 0, len(names))
 	for i, name := range names {
 		a, err := worker.Start(ctx, worker.Options{Name: name, Fabric: fabric.Adapt(fab.Node(name)),
 			Transport: trans[i], LAN: true, GossipTune: gossip, APIListen: "127.0.0.1:0", HTTPTransport: peers, AnswerTask: standIn,
-			OnTask: obs.task, Logger: log, Labels: map[string]string{"group": fmt.Sprintf("leaf-%02d", i/32+1)}})
+			OnTask: obs.task, Token: token, Logger: log, Labels: map[string]string{"group": fmt.Sprintf("leaf-%02d", i/32+1)}})
 		if err != nil {
 			return out, fmt.Errorf("worker %s: %w", name, err)
 		}

@@ -33,6 +33,11 @@ type inproc struct {
 	// streams in memory (nullStream); streams counts those opened.
 	null    bool
 	streams atomic.Int64
+	// bearer is the workers' Authorization header ("" when they have no
+	// token): the stand-ins let in only what carries it, as a worker
+	// does, and leave the rest to the worker's own handler, which
+	// refuses it.
+	bearer string
 	// worker is the pprof label context handlers run under, so a CPU
 	// profile tells the workers' share from the coordinator's.
 	worker context.Context
@@ -115,7 +120,7 @@ func (p *inproc) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err := req.Context().Err(); err != nil {
 		return nil, err
 	}
-	if p.null {
+	if p.null && p.authorized(req) {
 		if resp, ok := nullTask(req); ok {
 			return resp, nil
 		}
@@ -134,11 +139,17 @@ func (c *inprocClient) TaskStreams() bool { return c.p.null }
 // openStream answers a task stream's opening in control mode with a
 // stream the stand-in answers in memory; nil when req is not one.
 func (p *inproc) openStream(req *http.Request, labels func() func()) *http.Response {
-	if !p.null || req.URL.Path != wire.StreamPath || req.Header.Get("Upgrade") != wire.StreamProto {
+	if !p.null || req.URL.Path != wire.StreamPath || req.Header.Get("Upgrade") != wire.StreamProto || !p.authorized(req) {
 		return nil
 	}
 	return &http.Response{Status: "101 Switching Protocols", StatusCode: http.StatusSwitchingProtocols, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
 		Header: http.Header{"Upgrade": {wire.StreamProto}, "Connection": {"Upgrade"}}, Body: &nullStream{labels: labels}, Request: req}
+}
+
+// authorized says whether req carries the workers' token (any request
+// does when they have none).
+func (p *inproc) authorized(req *http.Request) bool {
+	return p.bearer == "" || req.Header.Get("Authorization") == p.bearer
 }
 
 // nullStream is a task stream whose far end is the stand-in: a written

@@ -104,3 +104,23 @@ func BenchmarkNullTask(b *testing.B) {
 		resp.Body.Close()
 	}
 }
+
+// The stand-ins take only what carries the workers' token, as a worker
+// does: a task or stream opening without it is left to the worker's own
+// handler, which refuses it.
+func TestStandInsTakeOnlyTheToken(t *testing.T) {
+	p := newInproc()
+	p.null, p.bearer = true, "Bearer s3cret"
+	for _, c := range []struct {
+		auth string
+		want bool
+	}{{"Bearer s3cret", true}, {"", false}, {"Bearer other", false}, {"Bearer s3cret ", false}} {
+		req := &http.Request{Method: http.MethodGet, URL: &url.URL{Path: wire.StreamPath}, Header: http.Header{"Upgrade": {wire.StreamProto}}}
+		if c.auth != "" {
+			req.Header.Set("Authorization", c.auth)
+		}
+		if got := p.openStream(req, func() func() { return func() {} }) != nil; got != c.want {
+			t.Errorf("a stream opened with %q: taken %v, want %v", c.auth, got, c.want)
+		}
+	}
+}
