@@ -54,10 +54,12 @@ func (w workerDispatch) Phase(ctx context.Context, out []matrix.Cell, t sweep.Ta
 		timeout *= 2
 	}
 	if c.opts.Token != "" {
+		// The tickets are the scratch's bytes: the task is encoded, and
+		// forgotten, before the scratch goes back to its pool.
 		sign := sc.signer(c.opts.Token)
-		task.Ticket = sign.Sign(id, src.Name, dst.Name, task.Deadline)
+		task.Ticket = sign.SignInto(&sc.tickets[0], id, src.Name, dst.Name, task.Deadline)
 		if task.Reverse != nil {
-			task.Reverse.Ticket = sign.Sign(id, dst.Name, src.Name, task.Reverse.Deadline)
+			task.Reverse.Ticket = sign.SignInto(&sc.tickets[1], id, dst.Name, src.Name, task.Reverse.Deadline)
 		}
 	}
 	tracked := c.inflight.begin(ctx, timeout, src.Name, dst.Name)
@@ -85,12 +87,13 @@ func (w workerDispatch) Phase(ctx context.Context, out []matrix.Cell, t sweep.Ta
 // answer: its reverse half and 64 rails, both halves of a task on up to
 // 32 rails.
 type phaseScratch struct {
-	task  wire.Task
-	rev   wire.ReverseTask
-	enc   wire.TaskEncoder
-	rails []wire.RailResult
-	back  wire.ReverseResult
-	sign  *probe.TicketSigner
+	task    wire.Task
+	rev     wire.ReverseTask
+	enc     wire.TaskEncoder
+	rails   []wire.RailResult
+	back    wire.ReverseResult
+	sign    *probe.TicketSigner
+	tickets [2]probe.TicketBuf
 }
 
 // signer is the scratch's ticket signer for token, keyed once.

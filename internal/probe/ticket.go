@@ -9,6 +9,7 @@ import (
 	"hash"
 	"strconv"
 	"time"
+	"unsafe"
 )
 
 // A ticket is the coordinator's signature on one scheduled test: the target
@@ -31,7 +32,6 @@ type TicketSigner struct {
 	mac hash.Hash
 	msg []byte
 	sum []byte
-	hex [2 * sha256.Size]byte
 }
 
 // NewTicketSigner is a signer for key.
@@ -42,9 +42,28 @@ func NewTicketSigner(key []byte) *TicketSigner {
 // Keyed says whether s signs with key.
 func (s *TicketSigner) Keyed(key string) bool { return string(s.key) == key }
 
-// Sign is SignTicket with s's key: the parts, each ended by a zero byte,
-// are hashed in one write.
+// Sign is SignTicket with s's key.
 func (s *TicketSigner) Sign(sweep, src, dst string, exp time.Time) string {
+	var t TicketBuf
+	s.sign(&t, sweep, src, dst, exp)
+	return string(t[:])
+}
+
+// TicketBuf is room for one ticket.
+type TicketBuf [2 * sha256.Size]byte
+
+// SignInto is Sign written into t, returned as a string that is t's
+// bytes: valid only until t is written again, for a caller that encodes
+// the ticket and forgets it (the coordinator's dispatch, whose 16 million
+// ticket strings a 4,096-node sweep were 5 CPU-s of allocation).
+func (s *TicketSigner) SignInto(t *TicketBuf, sweep, src, dst string, exp time.Time) string {
+	s.sign(t, sweep, src, dst, exp)
+	return unsafe.String(&t[0], len(t))
+}
+
+// sign writes the ticket into t: the parts, each ended by a zero byte,
+// hashed in one write.
+func (s *TicketSigner) sign(t *TicketBuf, sweep, src, dst string, exp time.Time) {
 	m := append(s.msg[:0], sweep...)
 	m = append(append(m, 0), src...)
 	m = append(append(m, 0), dst...)
@@ -53,8 +72,7 @@ func (s *TicketSigner) Sign(sweep, src, dst string, exp time.Time) string {
 	s.mac.Reset()
 	s.mac.Write(s.msg)
 	s.sum = s.mac.Sum(s.sum[:0])
-	hex.Encode(s.hex[:], s.sum)
-	return string(s.hex[:])
+	hex.Encode(t[:], s.sum)
 }
 
 // Ticket errors.
