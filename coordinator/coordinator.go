@@ -353,5 +353,8 @@ func (c *Coordinator) lead(ctx context.Context) {
 
 // apply commits one encoded entry (store.Encode...) through raft.
 func (c *Coordinator) apply(entry []byte) error {
-	return c.raft.Apply(entry, 10*time.Second).Error()
+	return c.raft.Apply(entry, applyTimeout).Error()
 }
+
+// applyTimeout bounds how long an entry may wait to be taken by raft.
+const applyTimeout = 10 * time.Second

@@ -53,7 +53,7 @@ type raftCommitter struct {
 	index store.NodeIndex
 }
 
-func (k *raftCommitter) CommitRound(r sweep.RoundResult) (int, error) {
+func (k *raftCommitter) CommitRound(r sweep.RoundResult) func() (int, error) {
 	if k.id != r.SweepID {
 		sv, _ := k.c.fsm.Meta(r.SweepID)
 		k.id, k.index = r.SweepID, store.NewNodeIndex(sv.Nodes)
@@ -62,13 +62,17 @@ func (k *raftCommitter) CommitRound(r sweep.RoundResult) (int, error) {
 	// FSM takes the codes the encoder kept instead of decoding them again.
 	b, err := k.c.fsm.EncodeOwnRound(&k.index, r)
 	if err != nil {
-		return 0, err
+		return func() (int, error) { return 0, err }
 	}
-	if err := k.c.apply(b); err != nil {
-		return len(b), err
+	applied := k.c.raft.Apply(b, applyTimeout)
+	id, round := r.SweepID, r.Round
+	return func() (int, error) {
+		if err := applied.Error(); err != nil {
+			return len(b), err
+		}
+		k.c.commitCounts(id, round)
+		return len(b), nil
 	}
-	k.c.commitCounts(r.SweepID, r.Round)
-	return len(b), nil
 }
 
 func (k *raftCommitter) CommitRetestPlan(p sweep.RetestPlan) error {

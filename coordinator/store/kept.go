@@ -21,8 +21,8 @@ type keptRounds struct {
 	ents []keptRound // oldest first
 }
 
-// maxKept bounds the table: the committer waits for each round's apply
-// before it encodes the next, so one entry is the rule.
+// maxKept bounds the table: the committer encodes a round while the one
+// before it is applied, so one or two entries are the rule.
 const maxKept = 4
 
 type keptRound struct {

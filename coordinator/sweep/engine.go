@@ -57,16 +57,20 @@ type Task struct {
 // entries). A failed commit means this runner must stop; the next leader
 // re-runs whatever did not land.
 type Committer interface {
-	// CommitRound commits one round's cells as a unit and says how many
-	// bytes the entry took. It must not keep r.Cells, or what they point
-	// to, once it returns: the engine reuses that space (Pool.Round).
-	CommitRound(r RoundResult) (int, error)
+	// CommitRound starts committing one round's cells as a unit and
+	// returns wait, which returns once the round is committed (or has
+	// failed to be) and says how many bytes the entry took. It must not
+	// keep r.Cells, or what they point to, once it returns: the engine
+	// reuses that space (Pool.Round). The next round's CommitRound may
+	// come before this one's wait is called; the rounds commit in the
+	// order their CommitRound came.
+	CommitRound(r RoundResult) (wait func() (int, error))
 	CommitRetestPlan(p RetestPlan) error
 	EndSweep(id, state, msg string, healthy *bool) error
 }
 
 // View is what is committed, read-only. A round committed through
-// Committer shows in Record and Info once CommitRound has returned.
+// Committer shows in Record and Info once its wait has returned.
 type View interface {
 	Record(id string) (Record, bool)
 	Info(id string) (api.SweepInfo, bool)

@@ -118,7 +118,15 @@ func (h *harness) direction(out []matrix.Cell, t Task) []matrix.Cell {
 
 func cellID(c *matrix.Cell) string { return fmt.Sprintf("%s>%s/%d", c.Src, c.Dst, c.Rail) }
 
-func (h *harness) CommitRound(r RoundResult) (int, error) {
+// CommitRound takes the round's cells at once, as the store encodes them
+// before raft has the entry (the engine reuses their space), and lands
+// them when waited for.
+func (h *harness) CommitRound(r RoundResult) func() (int, error) {
+	r.Cells = slices.Clone(r.Cells)
+	return func() (int, error) { return h.land(r) }
+}
+
+func (h *harness) land(r RoundResult) (int, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.failCommit[r.Round] {

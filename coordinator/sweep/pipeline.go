@@ -5,17 +5,24 @@ import (
 	"time"
 )
 
-// committer commits a sweep's rounds on a goroutine of its own, so that
-// encoding round r and waiting for raft (an fsync on the leader, the FSM
-// applying 8,184 cells at 1,024 nodes) overlaps with dispatching round r+1
-// instead of adding to it. At most one round is being committed while the
-// next is dispatched: submit blocks until the previous commit is done, so
-// a leader never runs more than one round ahead of its log. A round whose
-// commit fails is re-run by the next leader, like any uncommitted round.
+// committer commits a sweep's rounds in two stages of their own, so that
+// neither adds to the dispatch of the next round: one goroutine encodes
+// round r (Committer.CommitRound, which hands the entry to raft) while
+// another waits for round r-1 to be applied (an fsync on the leader, the
+// FSM applying its cells). A round's space is free again once it is
+// encoded, so the dispatcher waits only on the encoder: submit blocks
+// until it has taken the previous round. A leader thus runs at most two
+// rounds ahead of its log, and a round whose commit fails is re-run by the
+// next leader, like any uncommitted round. With one stage doing both, a
+// 4,096-node round's commit (9 ms of encoding, then raft's fsync and the
+// FSM: 19 ms at p50) was as long as the dispatch it overlapped, and the
+// two cores sat idle a fifth of the rounds' time; in two stages the sweep
+// took 116.3-116.7 s instead of 122.5-124.1 s.
 type committer struct {
-	e    *Engine
-	in   chan pendingRound
-	done chan struct{}
+	e        *Engine
+	in       chan pendingRound
+	applying chan encodedRound
+	done     chan struct{}
 
 	mu  sync.Mutex
 	err error
@@ -27,36 +34,59 @@ type pendingRound struct {
 	dispatched time.Time // when dispatch ended
 }
 
+// encodedRound is a round handed to raft, and what its timing needs (not
+// its cells: their space is the dispatcher's again).
+type encodedRound struct {
+	sweepID      string
+	round, cells int
+	wait         func() (int, error)
+	start        time.Time // when its encoding began
+	dispatch     time.Duration
+	stall        time.Duration
+}
+
 func (e *Engine) startCommitter() *committer {
-	k := &committer{e: e, in: make(chan pendingRound), done: make(chan struct{})}
-	go k.loop()
+	k := &committer{e: e, in: make(chan pendingRound), applying: make(chan encodedRound), done: make(chan struct{})}
+	go k.encode()
+	go k.apply()
 	return k
 }
 
-func (k *committer) loop() {
-	defer close(k.done)
-	var prevDone time.Time
+// encode is the first stage: each round's entry, handed to raft in order.
+func (k *committer) encode() {
+	defer close(k.applying)
 	for p := range k.in {
+		t := time.Now()
+		// The dispatcher waited for us if we took this round after its
+		// dispatch ended.
+		stall := max(0, t.Sub(p.dispatched))
 		if k.failed() != nil {
 			continue // drain: the sweep stops at its next check
 		}
-		t := time.Now()
-		// The dispatcher waited for us if the previous commit ended after
-		// this round's dispatch did.
-		stall := max(0, prevDone.Sub(p.dispatched))
-		size, err := k.e.Commit.CommitRound(p.r)
+		wait := k.e.Commit.CommitRound(p.r)
+		k.applying <- encodedRound{sweepID: p.r.SweepID, round: p.r.Round, cells: len(p.r.Cells), wait: wait, start: t,
+			dispatch: p.dispatch, stall: stall}
+	}
+}
+
+// apply is the second stage: it waits for each round to be applied.
+func (k *committer) apply() {
+	defer close(k.done)
+	for a := range k.applying {
+		size, err := a.wait()
 		if err != nil {
-			k.e.log().Warn("cannot commit round; the next leader resumes it", "sweep", p.r.SweepID, "round", p.r.Round, "err", err)
+			k.e.log().Warn("cannot commit round; the next leader resumes it", "sweep", a.sweepID, "round", a.round, "err", err)
 			k.mu.Lock()
-			k.err = err
+			if k.err == nil {
+				k.err = err
+			}
 			k.mu.Unlock()
 			continue
 		}
 		if k.e.OnRound != nil {
-			k.e.OnRound(RoundTiming{SweepID: p.r.SweepID, Round: p.r.Round, Cells: len(p.r.Cells), Dispatch: p.dispatch,
-				Stall: stall, Commit: time.Since(t), Bytes: size})
+			k.e.OnRound(RoundTiming{SweepID: a.sweepID, Round: a.round, Cells: a.cells, Dispatch: a.dispatch,
+				Stall: a.stall, Commit: time.Since(a.start), Bytes: size})
 		}
-		prevDone = time.Now()
 	}
 }
 
@@ -67,7 +97,7 @@ func (k *committer) failed() error {
 }
 
 // submit hands a dispatched round over, waiting while the previous one is
-// still being committed.
+// still being encoded.
 func (k *committer) submit(r RoundResult, dispatch time.Duration) {
 	k.in <- pendingRound{r: r, dispatch: dispatch, dispatched: time.Now()}
 }
@@ -80,11 +110,11 @@ func (k *committer) finish() error {
 }
 
 // RoundTiming is what one committed round cost the leader. Dispatch is from
-// the first task sent to the last answer in; Commit is CommitRound (on the
-// coordinator: encoding the round's raft entry plus raft.Apply until the
-// FSM applied it), which overlaps the next round's dispatch; Stall is how
-// long that next round could not start because this commit was still
-// running.
+// the first task sent to the last answer in; Commit is from the start of
+// CommitRound until the round was applied (on the coordinator: encoding
+// the round's raft entry, then raft.Apply until the FSM applied it), which
+// overlaps the next rounds' dispatch; Stall is how long the dispatcher
+// waited, after this round, for the encoder to take it.
 type RoundTiming struct {
 	SweepID  string
 	Round    int

@@ -18,10 +18,10 @@ type Pool struct {
 	jobs  chan pairJob
 	n     int // goroutines started
 	wg    sync.WaitGroup
-	// Two rounds' slabs, used in turn: a round's cells are committed
-	// while the next round runs, and its commit has ended before the one
-	// after that starts (committer.submit), so the slab of round r is free
-	// again for round r+2. A 1,024-node round's slabs are about 1.7 MB,
+	// Two rounds' slabs, used in turn: a round's cells are encoded for
+	// raft while the next round runs, and its encoding has ended before
+	// the one after that starts (committer.submit), so the slab of round r
+	// is free again for round r+2. A 1,024-node round's slabs are about 1.7 MB,
 	// which every round used to allocate.
 	slabs [2]slab
 	turn  int
