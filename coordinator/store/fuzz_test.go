@@ -185,7 +185,7 @@ func decodeRound(t *testing.T, b []byte) {
 			if r.Next(&c) != nil {
 				break
 			}
-			if c.Src < x.n && c.Dst < x.n && c.Rail < x.rails {
+			if int(c.Src) < x.n && int(c.Dst) < x.n && int(c.Rail) < x.rails {
 				x.wholeCell(&r.RoundHead, &c)
 			}
 		}

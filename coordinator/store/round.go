@@ -114,7 +114,9 @@ func (f *FSM) applyCells(rc roundContent) error {
 		if err := rc.Next(&c); err != nil {
 			return err
 		}
-		if c.Src >= st.n || c.Dst >= st.n || c.Src == c.Dst || c.Rail >= st.rails || c.Round < 0 || c.Round > 0xffff {
+		// Next checked each field against its width; these are the sweep's.
+		src, dst, rail := int(c.Src), int(c.Dst), int(c.Rail)
+		if src >= st.n || dst >= st.n || src == dst || rail >= st.rails {
 			return wire.ErrCorruptRound
 		}
 		if general {
@@ -129,8 +131,8 @@ func (f *FSM) applyCells(rc roundContent) error {
 		if c.Meta&flagBW != 0 {
 			bw = &c.BW
 		}
-		slot := st.slot(c.Src, c.Dst, c.Rail)
-		st.putDense(slot, classes[c.Meta&classMask], uint16(c.Round), lat, c.Samples, bw, errs[c.Err])
+		slot := st.slot(src, dst, rail)
+		st.putDense(slot, classes[c.Meta&classMask], c.Round, lat, c.Samples, bw, errs[c.Err])
 		st.setRetests(slot, nil)
 	}
 	for _, c := range r.Whole {
@@ -144,8 +146,9 @@ func (f *FSM) applyCells(rc roundContent) error {
 // against the sweep's nodes.
 func (s *NodeIndex) wholeCell(r *wire.RoundHead, c *wire.GridCodes) wire.Cell {
 	src, dst := &s.nodes[c.Src], &s.nodes[c.Dst]
-	out := wire.Cell{Src: src.Name, Dst: dst.Name, Rail: c.Rail, SrcDevice: portDevice(src, c.Rail), DstDevice: portDevice(dst, c.Rail),
-		Round: c.Round, Class: r.Classes[c.Meta&classMask]}
+	rail := int(c.Rail)
+	out := wire.Cell{Src: src.Name, Dst: dst.Name, Rail: rail, SrcDevice: portDevice(src, rail), DstDevice: portDevice(dst, rail),
+		Round: int(c.Round), Class: r.Classes[c.Meta&classMask]}
 	if c.Err > 0 {
 		out.Error = new(r.Errors[c.Err-1])
 	}

@@ -3,6 +3,7 @@ package wire
 import (
 	"bytes"
 	"encoding/binary"
+	"math"
 	"slices"
 	"sync"
 
@@ -88,8 +89,13 @@ func NewRoundEncoder(sweepID string, round int) *RoundEncoder {
 }
 
 // Grid adds a cell in grid form; false when the entry's class table is
-// full, and the cell must go whole.
+// full or a field is past a grid cell's width (GridCodes), and the cell
+// must go whole.
 func (e *RoundEncoder) Grid(c *GridCell) bool {
+	if uint64(c.Src) > math.MaxUint32 || uint64(c.Dst) > math.MaxUint32 || uint(c.Rail) > math.MaxUint16 || uint(c.Round) > math.MaxUint16 ||
+		c.Latency != nil && uint64(c.Latency.Samples) > math.MaxUint32 {
+		return false
+	}
 	ci := slices.Index(e.classList, c.Class)
 	if ci < 0 {
 		if len(e.classList) >= MaxClasses {
@@ -124,7 +130,7 @@ func (e *RoundEncoder) Grid(c *GridCell) bool {
 	cols[colErr] = appendUv(cols[colErr], uint64(errc))
 	// The kept codes are built here and appended whole: filled in place
 	// after the append, they were written to memory twice.
-	g := GridCodes{Src: c.Src, Dst: c.Dst, Rail: c.Rail, Meta: meta, Round: c.Round, Err: errc}
+	g := GridCodes{Src: uint32(c.Src), Dst: uint32(c.Dst), Rail: uint16(c.Rail), Meta: meta, Round: uint16(c.Round), Err: uint32(errc)}
 	if l := c.Latency; l != nil {
 		cols[colSamples] = appendUv(cols[colSamples], uint64(l.Samples))
 		if c.LatQ != nil {

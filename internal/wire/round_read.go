@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"sync"
 
 	"github.com/klauspost/compress/flate"
@@ -26,15 +27,17 @@ type RoundReader struct {
 	buf     *bytes.Buffer // the inflated entry the columns read (Release)
 }
 
-// GridCodes is one decoded grid cell.
+// GridCodes is one decoded grid cell, in the widths a grid cell has (56
+// bytes, where ints made it 88: a leader writes and reads one a cell).
 type GridCodes struct {
-	Src, Dst, Rail int
-	Meta           uint8 // index into Classes | FlagLat | FlagBW
-	Round          int
-	Err            int // index+1 into Errors; 0 = none
-	Samples        uint32
-	Lat            LatQ
-	BW             BWQ
+	Src, Dst uint32 // indices into the sweep's start record
+	Samples  uint32
+	Err      uint32 // index+1 into Errors; 0 = none
+	Rail     uint16
+	Round    uint16
+	Meta     uint8 // index into Classes | FlagLat | FlagBW
+	Lat      LatQ
+	BW       BWQ
 }
 
 // ErrCorruptRound is a round entry whose cells do not add up.
@@ -108,15 +111,23 @@ func (rr *RoundReader) Release() {
 // Next decodes the following grid cell into c.
 func (rr *RoundReader) Next(c *GridCodes) error {
 	cols := &rr.cols
-	c.Src, c.Dst, c.Rail = int(cols[colSrc].u64()), int(cols[colDst].u64()), int(cols[colRail].u64())
+	// Every field is checked against its width before it is narrowed: a
+	// corrupt entry must not wrap into a valid index.
+	src, dst, rail := cols[colSrc].u64(), cols[colDst].u64(), cols[colRail].u64()
 	c.Meta = cols[colMeta].byte()
-	c.Round = rr.Round + int(cols[colRound].i64())
-	c.Err = int(cols[colErr].u64())
-	if int(c.Meta&ClassMask) >= len(rr.Classes) || c.Err > len(rr.Errors) {
+	round := int64(rr.Round) + cols[colRound].i64()
+	errc := cols[colErr].u64()
+	if src > math.MaxUint32 || dst > math.MaxUint32 || rail > math.MaxUint16 || round < 0 || round > math.MaxUint16 ||
+		int(c.Meta&ClassMask) >= len(rr.Classes) || errc > uint64(len(rr.Errors)) {
 		return ErrCorruptRound
 	}
+	c.Src, c.Dst, c.Rail, c.Round, c.Err = uint32(src), uint32(dst), uint16(rail), uint16(round), uint32(errc)
 	if c.Meta&FlagLat != 0 {
-		c.Samples = uint32(cols[colSamples].u64())
+		samples := cols[colSamples].u64()
+		if samples > math.MaxUint32 {
+			return ErrCorruptRound
+		}
+		c.Samples = uint32(samples)
 		var d [7]int64
 		for k := range d {
 			d[k] = cols[colLat0+k].i64()

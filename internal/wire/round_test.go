@@ -2,6 +2,9 @@ package wire
 
 import (
 	"bytes"
+	"encoding/binary"
+	"errors"
+	"math"
 	"math/rand/v2"
 	"reflect"
 	"strings"
@@ -77,7 +80,7 @@ func TestRoundRoundTrip(t *testing.T) {
 		if err := rr.Next(&c); err != nil {
 			t.Fatalf("cell %d: %v", i, err)
 		}
-		got := GridCell{Src: c.Src, Dst: c.Dst, Rail: c.Rail, Round: c.Round, Class: rr.Classes[c.Meta&ClassMask]}
+		got := GridCell{Src: int(c.Src), Dst: int(c.Dst), Rail: int(c.Rail), Round: int(c.Round), Class: rr.Classes[c.Meta&ClassMask]}
 		if c.Err > 0 {
 			got.Error = &rr.Errors[c.Err-1]
 		}
@@ -259,5 +262,53 @@ func TestCheckGrid(t *testing.T) {
 	b := StartRecord.Append(nil, &SweepStart{Nodes: nodes})
 	if _, err := StartRecord.Decode(b); err == nil {
 		t.Fatal("a start record past the grid decoded")
+	}
+}
+
+// A grid cell's fields are checked against their widths before they are
+// narrowed: an entry whose index, rail, round or sample count is past it
+// is corrupt, never wrapped into a valid cell; and the encoder sends such
+// a cell whole.
+func TestRoundFieldsPastTheirWidths(t *testing.T) {
+	lat := &probe.Latency{Samples: 1000, P50Ns: 1000}
+	for _, c := range []struct {
+		name string
+		col  int
+		v    []byte
+	}{
+		{"source index past 32 bits", colSrc, binary.AppendUvarint(nil, 1<<32+1)},
+		{"destination index wrapping to -1", colDst, binary.AppendUvarint(nil, math.MaxUint64)},
+		{"rail past 16 bits", colRail, binary.AppendUvarint(nil, 1<<16)},
+		{"round below 0", colRound, binary.AppendVarint(nil, -8)},
+		{"round past 16 bits", colRound, binary.AppendVarint(nil, 1<<16)},
+		{"samples past 32 bits", colSamples, binary.AppendUvarint(nil, 1<<32)},
+	} {
+		e := NewRoundEncoder("s1", 7)
+		if !e.Grid(&GridCell{Src: 1, Dst: 2, Rail: 3, Round: 7, Class: probe.ClassOK, Latency: lat}) {
+			t.Fatal("a plain cell was refused")
+		}
+		e.cols[c.col] = c.v
+		b, err := e.Finish()
+		if err != nil {
+			t.Fatal(err)
+		}
+		rr, err := ReadRound(b)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		var g GridCodes
+		if err := rr.Next(&g); !errors.Is(err, ErrCorruptRound) {
+			t.Errorf("%s: read as %+v (%v)", c.name, g, err)
+		}
+		rr.Release()
+	}
+	e := NewRoundEncoder("s1", 7)
+	defer e.Finish()
+	for _, c := range []GridCell{{Src: 1 << 32, Dst: 2}, {Src: 1, Dst: 2, Rail: 1 << 16}, {Src: 1, Dst: 2, Round: 1 << 16},
+		{Src: 1, Dst: 2, Latency: &probe.Latency{Samples: 1 << 32}}} {
+		c.Class = probe.ClassOK
+		if e.Grid(&c) {
+			t.Errorf("%+v went in grid form", c)
+		}
 	}
 }
