@@ -39,6 +39,7 @@ type bigRun struct {
 type bigTrial struct {
 	election, dispatch, progress time.Duration
 	res                          resume
+	rounds                       int // the sweep's
 	chk                          check
 	take, rss, peak              uint64 // new leader's RSS at takeover, at the sweep's end, and its peak in between
 	done                         bool
@@ -264,7 +265,10 @@ func (b *bigRun) leaderKill(ctx context.Context) error {
 		// Trial i kills in the i-th of Trials equal parts of the sweep, at a
 		// seeded point within it: early, middle and late kills all happen.
 		frac := (float64(trial) + rng.Float64()) / float64(b.o.Trials)
-		killAt := 1 + int(frac*float64(max(1, info.Rounds-3)))
+		// At most Rounds-8: the leader commits up to two rounds past the
+		// count a poll saw (its committer encodes one round while the one
+		// before is applied), and the kill waits up to most of a round more.
+		killAt := 1 + int(frac*float64(max(1, info.Rounds-8)))
 		delay := time.Duration(rng.Float64() * 0.8 * float64(b.round))
 		var before api.SweepInfo
 		err = waitFor(ctx, bigSweep(b.o.Scale), fmt.Sprintf("round %d of %s on %s", killAt, info.ID, l.name), func() (bool, string) {
@@ -296,7 +300,7 @@ func (b *bigRun) leaderKill(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("trial %d: sweep after failover: %w", trial+1, err)
 		}
-		t := bigTrial{election: election, dispatch: res.dispatchAfter, progress: progress, res: res, take: take,
+		t := bigTrial{election: election, dispatch: res.dispatchAfter, progress: progress, res: res, rounds: info.Rounds, take: take,
 			rss: procstat.RSS(pid), peak: procstat.HWM(pid), done: final.State == api.SweepDone, mid: final.Finished.After(killed)}
 		if t.chk, err = b.verify(ctx, next, final, nil); err != nil {
 			return fmt.Errorf("trial %d: %w", trial+1, err)
@@ -327,7 +331,7 @@ func (b *bigRun) leaderKill(ctx context.Context) error {
 		lost += t.chk.lost + t.chk.unseen
 		dup += t.chk.dup + t.chk.phantom
 		other += t.chk.unique - t.chk.classes["ok"]
-		if t.res.firstResumed == t.res.lastCommitted+1 {
+		if t.res.resumedRight(t.rounds) {
 			resumedRight++
 		}
 		doneRerun += t.res.rerunDone
@@ -569,7 +573,7 @@ func (b *bigRun) partition(ctx context.Context) error {
 	// came from, while the coordinators still hold those connections.
 	owners := socketOwners(map[string]int{l.name: l.p.pid(), next.name: next.p.pid()})
 	res = b.led.resume(info.ID, cut, byConn(owners, next.name))
-	t := bigTrial{election: elected, dispatch: res.dispatchAfter, res: res, take: take, rss: procstat.RSS(pid), peak: procstat.HWM(pid),
+	t := bigTrial{election: elected, dispatch: res.dispatchAfter, res: res, rounds: info.Rounds, take: take, rss: procstat.RSS(pid), peak: procstat.HWM(pid),
 		done: final.State == api.SweepDone, mid: true}
 	for _, s := range samples {
 		if s.done > res.lastCommitted+1 {
@@ -645,7 +649,7 @@ func (b *bigRun) summary(w io.Writer) {
 			}
 			lost += t.chk.lost + t.chk.unseen
 			dup += t.chk.dup + t.chk.phantom
-			if t.res.firstResumed == t.res.lastCommitted+1 && t.res.rerunDone == 0 {
+			if t.res.resumedRight(t.rounds) && t.res.rerunDone == 0 {
 				right++
 			}
 			rerun += t.res.rerun

@@ -206,6 +206,14 @@ type resume struct {
 	unknown       int           // tasks whose sender could not be told
 }
 
+// resumedRight says whether the new leader resumed where it should: at
+// the first round the old one left uncommitted, or nowhere when the old
+// one had committed every one of the sweep's rounds (a kill after the
+// last round, before the sweep's end).
+func (r resume) resumedRight(rounds int) bool {
+	return r.firstResumed == r.lastCommitted+1 || r.firstResumed == -1 && r.lastCommitted == rounds-1
+}
+
 func (r resume) String() string {
 	s := fmt.Sprintf("committed through round %d, resumed at round %d (%d uncommitted re-run, %d committed re-run)",
 		r.lastCommitted, r.firstResumed, r.rerun, r.rerunDone)

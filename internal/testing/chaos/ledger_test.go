@@ -101,3 +101,22 @@ func TestLedgerResume(t *testing.T) {
 		t.Fatal("byConn")
 	}
 }
+
+// A new leader resumed right at the first round the old one left
+// uncommitted, or nowhere when the old one had committed every round.
+func TestResumedRight(t *testing.T) {
+	for _, c := range []struct {
+		r    resume
+		want bool
+	}{
+		{resume{lastCommitted: 2, firstResumed: 3}, true},
+		{resume{lastCommitted: 2, firstResumed: 2}, false},
+		{resume{lastCommitted: 2, firstResumed: 4}, false},
+		{resume{lastCommitted: 9, firstResumed: -1}, true}, // every round of 10 committed
+		{resume{lastCommitted: 7, firstResumed: -1}, false},
+	} {
+		if got := c.r.resumedRight(10); got != c.want {
+			t.Errorf("%v: %v, want %v", c.r, got, c.want)
+		}
+	}
+}
