@@ -10,27 +10,23 @@ import (
 // sweep's own nodes and devices; see NodeIndex.indices) go in grid form,
 // node indices and quant codes; the rest go whole. x nil: every cell whole.
 func EncodeRound(x *NodeIndex, r sweep.RoundResult) ([]byte, error) {
-	b, err := roundEncoder(x, r).Finish()
-	if err != nil {
-		return nil, err
-	}
-	return roundEntry(b), nil
+	return roundEncoder(x, r).FinishAfter(roundHead)
 }
 
 // EncodeOwnRound is EncodeRound for the entry this replica proposes itself
 // with raft.Apply: applying exactly that slice takes the codes the encoder
 // kept (kept.go) instead of decoding them again.
 func (f *FSM) EncodeOwnRound(x *NodeIndex, r sweep.RoundResult) ([]byte, error) {
-	b, rc, err := roundEncoder(x, r).FinishKeep()
+	e, rc, err := roundEncoder(x, r).FinishKeepAfter(roundHead)
 	if err != nil {
 		return nil, err
 	}
-	e := roundEntry(b)
 	f.kept.add(e[1:], rc) // what Apply hands applyRound
 	return e, nil
 }
 
-func roundEntry(b []byte) []byte { return append([]byte{byte(EntryRound)}, b...) }
+// roundHead is what a round entry starts with, before the round itself.
+var roundHead = []byte{byte(EntryRound)}
 
 // roundEncoder holds a round's cells, ready to finish.
 func roundEncoder(x *NodeIndex, r sweep.RoundResult) *wire.RoundEncoder {

@@ -25,6 +25,11 @@ type Pool struct {
 	// which every round used to allocate.
 	slabs [2]slab
 	turn  int
+	// A round's bookkeeping, a slot a pair, reused from round to round:
+	// only the round being run reads it.
+	perPair [][]matrix.Cell
+	at      []int
+	ends    [][2]*nodeRec
 }
 
 // slab is a round's room: its cells, and the latency figures (and their
@@ -93,10 +98,10 @@ func (p *Pool) run(w *roundWork) []matrix.Cell {
 		p.wg.Add(1)
 		go p.loop()
 	}
-	w.perPair = make([][]matrix.Cell, len(w.rd.Pairs))
+	n := len(w.rd.Pairs)
+	p.perPair, p.at, p.ends = reuse(p.perPair, n), reuse(p.at, n+1), reuse(p.ends, n)
+	w.perPair, w.at, w.ends = p.perPair, p.at, p.ends
 	w.phases = w.nodes.phaseCache(w.spec)
-	w.at = make([]int, len(w.rd.Pairs)+1)
-	w.ends = make([][2]*nodeRec, len(w.rd.Pairs))
 	for i, pr := range w.rd.Pairs {
 		a, b := w.nodes.get(pr.A), w.nodes.get(pr.B)
 		w.ends[i] = [2]*nodeRec{a, b}
@@ -109,6 +114,16 @@ func (p *Pool) run(w *roundWork) []matrix.Cell {
 	}
 	w.wg.Wait()
 	return w.gather()
+}
+
+// reuse is s with length n, zeroed, in s's space when it has room.
+func reuse[E any](s []E, n int) []E {
+	if cap(s) < n {
+		return make([]E, n)
+	}
+	s = s[:n]
+	clear(s)
+	return s
 }
 
 // room is the next slab in turn, with room for n cells.

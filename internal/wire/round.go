@@ -165,7 +165,12 @@ func (e *RoundEncoder) Whole(c *Cell) { e.whole = append(e.whole, *c) }
 
 // Finish returns the entry (its own exact-sized copy: raft keeps it) and
 // hands the encoder back; e must not be used afterwards.
-func (e *RoundEncoder) Finish() ([]byte, error) {
+func (e *RoundEncoder) Finish() ([]byte, error) { return e.FinishAfter(nil) }
+
+// FinishAfter is Finish with head before the entry, in the same copy: a
+// raft entry's type byte, which prepended afterwards copied every round's
+// entry again (100 KB a round at 4,096 nodes).
+func (e *RoundEncoder) FinishAfter(head []byte) ([]byte, error) {
 	defer roundEncoders.Put(e)
 	w := writer(e.raw[:0])
 	w.str(e.sweepID)
@@ -175,6 +180,7 @@ func (e *RoundEncoder) Finish() ([]byte, error) {
 	putList(&w, e.errList, (*writer).errorFields)
 	// The columns go to flate from where they are: no copy into one buffer.
 	e.out.Reset()
+	e.out.Write(head)
 	e.out.WriteByte(RoundVersion)
 	zw := flaters.Get().(*flate.Writer)
 	defer flaters.Put(zw)

@@ -77,3 +77,27 @@ func TestFinishKeepMatchesDecode(t *testing.T) {
 		rc.Release()
 	}
 }
+
+// A head given to FinishAfter or FinishKeepAfter comes before the entry
+// Finish would give, in the one copy.
+func TestFinishAfterAHead(t *testing.T) {
+	enc := func() *RoundEncoder {
+		e := NewRoundEncoder("s1", 3)
+		e.Grid(&GridCell{Src: 1, Dst: 2, Rail: 0, Round: 3, Class: probe.ClassOK, Latency: &probe.Latency{Samples: 10, P50Ns: 1500}})
+		return e
+	}
+	plain, err := enc().Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := append([]byte{7, 8}, plain...)
+	after, err := enc().FinishAfter([]byte{7, 8})
+	if err != nil || !bytes.Equal(after, want) {
+		t.Fatalf("FinishAfter: %x (%v), want %x", after, err, want)
+	}
+	kept, rc, err := enc().FinishKeepAfter([]byte{7, 8})
+	if err != nil || !bytes.Equal(kept, want) || rc.Cells != 1 {
+		t.Fatalf("FinishKeepAfter: %x (%v), want %x", kept, err, want)
+	}
+	rc.Release()
+}
