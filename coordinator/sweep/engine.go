@@ -62,8 +62,11 @@ type Committer interface {
 	// failed to be) and says how many bytes the entry took. It must not
 	// keep r.Cells, or what they point to, once it returns: the engine
 	// reuses that space (Pool.Round). The next round's CommitRound may
-	// come before this one's wait is called; the rounds commit in the
-	// order their CommitRound came.
+	// come before this one's wait is called: rounds are handed to raft in
+	// the order their CommitRound came, and a round whose commit failed
+	// may be followed by one that committed (raft took it after the
+	// first timed out waiting to be enqueued). Nothing is lost by that: a
+	// new leader re-runs each uncommitted round by its index.
 	CommitRound(r RoundResult) (wait func() (int, error))
 	CommitRetestPlan(p RetestPlan) error
 	EndSweep(id, state, msg string, healthy *bool) error

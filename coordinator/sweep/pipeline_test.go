@@ -64,8 +64,16 @@ func TestCommitterEncodesAheadOfItsApplies(t *testing.T) {
 	g.gates[2] <- nil
 	next("applied 2") // handed over before the failure was known
 	<-submitted
-	if err := k.finish(); err == nil {
-		t.Fatal("a failed apply is not the committer's failure")
+	// Round 3 is drained, never handed to raft: nothing waits on its gate.
+	finished := make(chan error, 1)
+	go func() { finished <- k.finish() }()
+	select {
+	case err := <-finished:
+		if err == nil {
+			t.Fatal("a failed apply is not the committer's failure")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the committer did not finish: a round after the failure went to raft")
 	}
 	// Round 3 came after the failure: drained, never encoded.
 	if len(g.events) != 0 {

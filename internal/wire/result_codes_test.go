@@ -204,6 +204,8 @@ func TestPlainRailsReadAsTheGeneralPath(t *testing.T) {
 				rr.Latency = nil
 			case 7:
 				rr.Rail, rr.DstGID = 300, 200
+			case 8:
+				rr.Error = &probe.Error{Class: "x", Cause: "an ok rail with a note"} // "ok", then an error whose first byte reads as a flag
 			}
 			rails[k] = rr
 		}
@@ -229,6 +231,13 @@ func TestPlainRailsReadAsTheGeneralPath(t *testing.T) {
 			t.Fatalf("message %d:\n got %+v\nwant %+v", i, got, want)
 		}
 	}
+	// A sample count past 32 bits is refused by both paths, as the
+	// general path's int() refuses it.
+	big := TaskResult{SweepID: "s", Round: 1, Src: "a", Dst: "b", Rails: []RailResult{{Rail: 1, Class: probe.ClassOK,
+		Latency: &probe.Latency{Samples: 1 << 33, P50Ns: 1000}}}}
+	if _, err := DecodeAnswer(TaskResultQ.Append(nil, &big), AnswerRoom{Task: &Task{SweepID: "s", Round: 1, Src: "a", Dst: "b"}}); err == nil {
+		t.Fatal("a sample count of 2^33 was read")
+	}
 	// A plain rail does take the one-pass read, and a rail of another
 	// shape leaves the reader where it was.
 	for _, c := range []struct {
@@ -237,6 +246,11 @@ func TestPlainRailsReadAsTheGeneralPath(t *testing.T) {
 	}{
 		{RailResult{Rail: 3, SrcDevice: "mlx5_3", Class: probe.ClassOK, Latency: &probe.Latency{Samples: 1000, P50Ns: 1000}}, true},
 		{RailResult{Rail: 3, SrcDevice: "mlx5_3", Class: probe.ClassTimeout, Latency: &probe.Latency{Samples: 1000}}, false},
+		// "ok" and an error whose bytes, read as a plain rail's flags,
+		// sample count, codes and tail, would all pass: only the error
+		// flag tells it.
+		{RailResult{Rail: 3, Class: probe.ClassOK, Error: &probe.Error{Class: "x", Cause: "abcdefghij\x00\x00\x05\x05\x00"},
+			Latency: &probe.Latency{Samples: 1000}}, false},
 	} {
 		enc := EncodeRailResults([]RailResult{c.rr}, true)
 		r := reader{b: enc.b}

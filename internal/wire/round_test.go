@@ -304,7 +304,7 @@ func TestRoundFieldsPastTheirWidths(t *testing.T) {
 	}
 	e := NewRoundEncoder("s1", 7)
 	defer e.Finish()
-	for _, c := range []GridCell{{Src: 1 << 32, Dst: 2}, {Src: 1, Dst: 2, Rail: 1 << 16}, {Src: 1, Dst: 2, Round: 1 << 16},
+	for _, c := range []GridCell{{Src: 1 << 32, Dst: 2}, {Src: 1, Dst: 1 << 32}, {Src: 1, Dst: 2, Rail: 1 << 16}, {Src: 1, Dst: 2, Round: 1 << 16},
 		{Src: 1, Dst: 2, Latency: &probe.Latency{Samples: 1 << 32}}} {
 		c.Class = probe.ClassOK
 		if e.Grid(&c) {

@@ -3,7 +3,9 @@ package wire
 import (
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/rdmamesh/rdmamesh/internal/probe"
 )
@@ -276,5 +278,23 @@ func TestTaskDecoderBorrowsOnlyStrings(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got2.Rails, rails) || !reflect.DeepEqual(got2.Reverse.Rails, mirror(rails)) || got2.Src != "node-a" {
 		t.Fatalf("after the first buffer was reused: %+v", got2)
+	}
+}
+
+// Without Borrow a task's tickets are its own strings, never interned:
+// each is unique to its task, and would only push a repeated name out of
+// the table.
+func TestTaskDecoderOwnsItsTickets(t *testing.T) {
+	ticket := strings.Repeat("ab", 32) // a ticket's 64 hex digits: short enough to intern
+	task := Task{SweepID: "sweep-1", Src: "a", Dst: "b", Ticket: ticket, Reverse: &ReverseTask{Ticket: ticket}}
+	var d TaskDecoder
+	got, err := d.Decode(TaskMsg.Append(nil, &task))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{got.Ticket, got.Reverse.Ticket} {
+		if s != ticket || unsafe.StringData(intern([]byte(s))) == unsafe.StringData(s) {
+			t.Fatalf("ticket %q was interned", s)
+		}
 	}
 }

@@ -114,6 +114,8 @@ func TestResumedRight(t *testing.T) {
 		{resume{lastCommitted: 2, firstResumed: 4}, false},
 		{resume{lastCommitted: 9, firstResumed: -1}, true}, // every round of 10 committed
 		{resume{lastCommitted: 7, firstResumed: -1}, false},
+		{resume{lastCommitted: 8, firstResumed: -1}, false}, // the last round left to no one
+		{resume{lastCommitted: 9, firstResumed: 5}, false},  // committed rounds run again
 	} {
 		if got := c.r.resumedRight(10); got != c.want {
 			t.Errorf("%v: %v, want %v", c.r, got, c.want)

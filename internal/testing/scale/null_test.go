@@ -1,6 +1,7 @@
 package scale
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"net/http"
@@ -121,6 +122,27 @@ func TestStandInsTakeOnlyTheToken(t *testing.T) {
 		}
 		if got := p.openStream(req, func() func() { return func() {} }) != nil; got != c.want {
 			t.Errorf("a stream opened with %q: taken %v, want %v", c.auth, got, c.want)
+		}
+		// A posted task: the stand-in answers it, or the worker's handler
+		// (here one that refuses everything) does.
+		p.add("w1:7100", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusUnauthorized) }))
+		task := wire.TaskMsg.Append(nil, &wire.Task{SweepID: "s", Src: "a", Dst: "b",
+			Rails: []probe.RailPair{{Rail: 0, Src: probe.Endpoint{Device: "mlx5_0"}, Dst: probe.Endpoint{Device: "mlx5_0"}}}})
+		post, err := http.NewRequest(http.MethodPost, "http://w1:7100/v1/tasks", bytes.NewReader(task))
+		if err != nil {
+			t.Fatal(err)
+		}
+		post.Header.Set("Content-Type", wire.ContentType)
+		if c.auth != "" {
+			post.Header.Set("Authorization", c.auth)
+		}
+		resp, err := p.RoundTrip(post)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if got := resp.StatusCode == http.StatusOK; got != c.want {
+			t.Errorf("a task posted with %q: %s, taken by the stand-in %v, want %v", c.auth, resp.Status, got, c.want)
 		}
 	}
 }
