@@ -259,10 +259,6 @@ func (c *Coordinator) openStreamAs(ref *taskRef, tt *taskTarget, t *wire.Task, t
 		return nil, false, nil, false
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode == http.StatusBadRequest && !floats {
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-		return nil, false, nil, true
-	}
 	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
 		// The same refusal a task request would get, with its own fix.
 		body, _ := wire.ReadBody(resp.Body, 64<<10)
@@ -272,6 +268,9 @@ func (c *Coordinator) openStreamAs(ref *taskRef, tt *taskTarget, t *wire.Task, t
 		return nil, true, &probe.Error{Class: probe.ClassInternal, Cause: fmt.Sprintf("worker %s answered %s", t.Src, resp.Status)}, false
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	if resp.StatusCode == http.StatusBadRequest && !floats {
+		return nil, false, nil, true
+	}
 	// Once per worker per streamRetry: a proxy that refuses upgrades costs
 	// the leader about 1.7 times the CPU a task, which the operator should see.
 	c.log.Info("worker serves no task streams; posting its tasks", "worker", t.Src, "api", tt.addr, "status", resp.Status, "retry_in", streamRetry)

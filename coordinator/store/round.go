@@ -10,14 +10,14 @@ import (
 // sweep's own nodes and devices; see NodeIndex.indices) go in grid form,
 // node indices and quant codes; the rest go whole. x nil: every cell whole.
 func EncodeRound(x *NodeIndex, r sweep.RoundResult) ([]byte, error) {
-	return roundEncoder(x, r).FinishAfter(roundHead)
+	return roundEncoder(x, r).Finish(roundHead)
 }
 
 // EncodeOwnRound is EncodeRound for the entry this replica proposes itself
 // with raft.Apply: applying exactly that slice takes the codes the encoder
 // kept (kept.go) instead of decoding them again.
 func (f *FSM) EncodeOwnRound(x *NodeIndex, r sweep.RoundResult) ([]byte, error) {
-	e, rc, err := roundEncoder(x, r).FinishKeepAfter(roundHead)
+	e, rc, err := roundEncoder(x, r).FinishKeep(roundHead)
 	if err != nil {
 		return nil, err
 	}

@@ -25,11 +25,9 @@ type Pool struct {
 	// which every round used to allocate.
 	slabs [2]slab
 	turn  int
-	// A round's bookkeeping, a slot a pair, reused from round to round:
-	// only the round being run reads it.
-	perPair [][]matrix.Cell
-	at      []int
-	ends    [][2]*nodeRec
+	// work is the round being run, reused from round to round with its
+	// bookkeeping (a slot a pair): rounds run one at a time.
+	work roundWork
 }
 
 // slab is a round's room: its cells, and the latency figures (and their
@@ -86,7 +84,9 @@ func NewPool(limit int) *Pool {
 // Round call after this one starts (one round committing while the next
 // runs).
 func (p *Pool) Round(ctx context.Context, d Dispatcher, id string, spec *Spec, nodes *Nodes, rd scheduler.Round) []matrix.Cell {
-	return p.run(&roundWork{d: d, ctx: ctx, id: id, spec: spec, nodes: nodes, rd: rd})
+	w := &p.work
+	w.d, w.ctx, w.id, w.spec, w.nodes, w.rd = d, ctx, id, spec, nodes, rd
+	return p.run(w)
 }
 
 func (p *Pool) run(w *roundWork) []matrix.Cell {
@@ -99,8 +99,7 @@ func (p *Pool) run(w *roundWork) []matrix.Cell {
 		go p.loop()
 	}
 	n := len(w.rd.Pairs)
-	p.perPair, p.at, p.ends = reuse(p.perPair, n), reuse(p.at, n+1), reuse(p.ends, n)
-	w.perPair, w.at, w.ends = p.perPair, p.at, p.ends
+	w.perPair, w.at, w.ends = reuse(w.perPair, n), reuse(w.at, n+1), reuse(w.ends, n)
 	w.phases = w.nodes.phaseCache(w.spec)
 	for i, pr := range w.rd.Pairs {
 		a, b := w.nodes.get(pr.A), w.nodes.get(pr.B)

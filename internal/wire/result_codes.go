@@ -99,10 +99,17 @@ func (r *reader) codes(dst []uint16) {
 		r.fail()
 		return
 	}
+	r.b = getCodes(dst, r.b)
+}
+
+// getCodes reads len(dst) codes from b, which holds them, and returns the
+// rest of b.
+func getCodes(dst []uint16, b []byte) []byte {
+	c := b[:2*len(dst)]
 	for k := range dst {
-		dst[k] = binary.LittleEndian.Uint16(r.b[2*k:])
+		dst[k] = uint16(c[2*k]) | uint16(c[2*k+1])<<8
 	}
-	r.b = r.b[2*len(dst):]
+	return b[len(c):]
 }
 
 // readLatency is a rail's optional read latency, in the answer's form.
@@ -148,21 +155,19 @@ func (r *reader) plainRailQ(rr *RailResult, l *probe.Latency, q *LatQ) bool {
 		return false
 	}
 	k += n
-	// the codes, no bandwidth, no read latency, GID indices, no counters
+	// the codes, then no bandwidth, no read latency, GID indices, no
+	// counters
 	if len(b) < k+len(q)*2+5 {
 		return false
 	}
-	c := b[k : k+len(q)*2]
-	t := b[k+len(q)*2 : k+len(q)*2+5]
+	t := b[k+len(q)*2:]
 	if t[0] != 0 || t[1] != 0 || t[2] >= 0x80 || t[3] >= 0x80 || t[4] != 0 {
 		return false
 	}
-	for i := range q {
-		q[i] = binary.LittleEndian.Uint16(c[2*i:])
-	}
+	getCodes(q[:], b[k:])
 	*l = q.figures(int(samples), r.figs())
 	*rr = RailResult{Rail: unzig(b[0]), Class: probe.ClassOK, Latency: l, LatencyQ: q, SrcGID: unzig(t[2]), DstGID: unzig(t[3])}
-	r.b = b[k+len(q)*2+5:]
+	r.b = t[5:]
 	return true
 }
 

@@ -163,14 +163,12 @@ func (e *RoundEncoder) Grid(c *GridCell) bool {
 // change before Finish.
 func (e *RoundEncoder) Whole(c *Cell) { e.whole = append(e.whole, *c) }
 
-// Finish returns the entry (its own exact-sized copy: raft keeps it) and
-// hands the encoder back; e must not be used afterwards.
-func (e *RoundEncoder) Finish() ([]byte, error) { return e.FinishAfter(nil) }
-
-// FinishAfter is Finish with head before the entry, in the same copy: a
-// raft entry's type byte, which prepended afterwards copied every round's
-// entry again (100 KB a round at 4,096 nodes).
-func (e *RoundEncoder) FinishAfter(head []byte) ([]byte, error) {
+// Finish returns head followed by the entry, in one exact-sized copy of
+// its own (raft keeps it), and hands the encoder back; e must not be used
+// afterwards. The head is a raft entry's type byte, which prepended
+// afterwards copied every round's entry again (100 KB a round at 4,096
+// nodes).
+func (e *RoundEncoder) Finish(head []byte) ([]byte, error) {
 	defer roundEncoders.Put(e)
 	w := writer(e.raw[:0])
 	w.str(e.sweepID)

@@ -39,7 +39,7 @@ func BenchmarkRoundEncoder(b *testing.B) {
 		for i := range cells {
 			e.Grid(&cells[i])
 		}
-		_, rc, err := e.FinishKeep()
+		_, rc, err := e.FinishKeep(nil)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -53,10 +53,7 @@ func (rc *RoundCodes) Release() {
 
 // FinishKeep is Finish that also returns the entry's content as RoundCodes
 // (the bytes are Finish's, to the byte).
-func (e *RoundEncoder) FinishKeep() ([]byte, *RoundCodes, error) { return e.FinishKeepAfter(nil) }
-
-// FinishKeepAfter is FinishKeep with head before the entry (FinishAfter).
-func (e *RoundEncoder) FinishKeepAfter(head []byte) ([]byte, *RoundCodes, error) {
+func (e *RoundEncoder) FinishKeep(head []byte) ([]byte, *RoundCodes, error) {
 	rc := roundCodes.Get().(*RoundCodes)
 	rc.SweepID, rc.Round, rc.Cells, rc.next = e.sweepID, e.round, e.cells, 0
 	// Copies, not the encoder's own: the encoder goes back to its pool.
@@ -64,7 +61,7 @@ func (e *RoundEncoder) FinishKeepAfter(head []byte) ([]byte, *RoundCodes, error)
 	rc.Errors = append(rc.Errors[:0], e.errList...)
 	rc.Grid, e.codes = e.codes, rc.Grid[:0]
 	rc.Whole = cloneCells(e.whole)
-	b, err := e.FinishAfter(head)
+	b, err := e.Finish(head)
 	if err != nil {
 		rc.Release()
 		return nil, nil, err

@@ -41,7 +41,7 @@ func TestFinishKeepMatchesDecode(t *testing.T) {
 		for i := range whole {
 			enc.Whole(&whole[i])
 		}
-		b, rc, err := enc.FinishKeep()
+		b, rc, err := enc.FinishKeep(nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -78,26 +78,26 @@ func TestFinishKeepMatchesDecode(t *testing.T) {
 	}
 }
 
-// A head given to FinishAfter or FinishKeepAfter comes before the entry
-// Finish would give, in the one copy.
-func TestFinishAfterAHead(t *testing.T) {
+// A head given to Finish or FinishKeep comes before the entry, in the
+// one copy.
+func TestFinishPutsTheHeadFirst(t *testing.T) {
 	enc := func() *RoundEncoder {
 		e := NewRoundEncoder("s1", 3)
 		e.Grid(&GridCell{Src: 1, Dst: 2, Rail: 0, Round: 3, Class: probe.ClassOK, Latency: &probe.Latency{Samples: 10, P50Ns: 1500}})
 		return e
 	}
-	plain, err := enc().Finish()
+	plain, err := enc().Finish(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := append([]byte{7, 8}, plain...)
-	after, err := enc().FinishAfter([]byte{7, 8})
+	after, err := enc().Finish([]byte{7, 8})
 	if err != nil || !bytes.Equal(after, want) {
-		t.Fatalf("FinishAfter: %x (%v), want %x", after, err, want)
+		t.Fatalf("Finish with a head: %x (%v), want %x", after, err, want)
 	}
-	kept, rc, err := enc().FinishKeepAfter([]byte{7, 8})
+	kept, rc, err := enc().FinishKeep([]byte{7, 8})
 	if err != nil || !bytes.Equal(kept, want) || rc.Cells != 1 {
-		t.Fatalf("FinishKeepAfter: %x (%v), want %x", kept, err, want)
+		t.Fatalf("FinishKeep with a head: %x (%v), want %x", kept, err, want)
 	}
 	rc.Release()
 }

@@ -57,7 +57,7 @@ func encodeRound(t testing.TB, grid []GridCell, whole []Cell) []byte {
 	for i := range whole {
 		enc.Whole(&whole[i])
 	}
-	b, err := enc.Finish()
+	b, err := enc.Finish(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func TestRoundClassTableFull(t *testing.T) {
 			t.Fatalf("class %d: accepted %v", i, ok)
 		}
 	}
-	if _, err := enc.Finish(); err != nil {
+	if _, err := enc.Finish(nil); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -288,7 +288,7 @@ func TestRoundFieldsPastTheirWidths(t *testing.T) {
 			t.Fatal("a plain cell was refused")
 		}
 		e.cols[c.col] = c.v
-		b, err := e.Finish()
+		b, err := e.Finish(nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -303,7 +303,7 @@ func TestRoundFieldsPastTheirWidths(t *testing.T) {
 		rr.Release()
 	}
 	e := NewRoundEncoder("s1", 7)
-	defer e.Finish()
+	defer e.Finish(nil)
 	for _, c := range []GridCell{{Src: 1 << 32, Dst: 2}, {Src: 1, Dst: 1 << 32}, {Src: 1, Dst: 2, Rail: 1 << 16}, {Src: 1, Dst: 2, Round: 1 << 16},
 		{Src: 1, Dst: 2, Latency: &probe.Latency{Samples: 1 << 32}}} {
 		c.Class = probe.ClassOK

@@ -32,11 +32,7 @@ func TestDecodeAnswerMatchesDecode(t *testing.T) {
 			t.Fatal(err)
 		}
 		// It leaves the device names out, and only them.
-		for _, rails := range [][]RailResult{want.Rails, reverseRails(want.Reverse)} {
-			for k := range rails {
-				rails[k].SrcDevice, rails[k].DstDevice = "", ""
-			}
-		}
+		asTheLeaderReads(&want)
 		task := &Task{SweepID: v.SweepID, Round: v.Round, Src: v.Src, Dst: v.Dst}
 		got, err := DecodeAnswer(b, AnswerRoom{Task: task, Rails: scratch, Lats: make([]probe.Latency, i%5), Reverse: rev})
 		if err != nil {
@@ -81,6 +77,16 @@ func TestTaskDecoderMatchesDecodeOnRandomTasks(t *testing.T) {
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("message %d:\n got %+v\nwant %+v", i, got, want)
+		}
+	}
+}
+
+// asTheLeaderReads is res as DecodeAnswer gives it: without the rails'
+// device names, which the leader knows from its task.
+func asTheLeaderReads(res *TaskResult) {
+	for _, rails := range [][]RailResult{res.Rails, reverseRails(res.Reverse)} {
+		for k := range rails {
+			rails[k].SrcDevice, rails[k].DstDevice = "", ""
 		}
 	}
 }
