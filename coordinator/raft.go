@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+	"go.etcd.io/bbolt"
 
 	"github.com/rdmamesh/rdmamesh/coordinator/store"
 	"github.com/rdmamesh/rdmamesh/internal/member"
@@ -108,7 +109,7 @@ func openStores(dataDir string, log *slog.Logger) (*raftStores, error) {
 	if err := os.MkdirAll(dataDir, 0o750); err != nil {
 		return nil, fmt.Errorf("coordinator.data_dir %s: %w", dataDir, err)
 	}
-	bolt, err := raftboltdb.NewBoltStore(filepath.Join(dataDir, "raft.db"))
+	bolt, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(dataDir, "raft.db"), BoltOptions: boltOptions()})
 	if err != nil {
 		return nil, fmt.Errorf("coordinator.data_dir %s: open raft.db: %w", dataDir, err)
 	}
@@ -118,6 +119,18 @@ func openStores(dataDir string, log *slog.Logger) (*raftStores, error) {
 		return nil, fmt.Errorf("coordinator.data_dir %s: snapshots: %w", dataDir, err)
 	}
 	return &raftStores{bolt, bolt, fs, bolt.Close}, nil
+}
+
+// boltOptions are bbolt's defaults less the freelist written on every
+// commit (etcd's settings). Raft frees the log's pages as it compacts, and
+// the freelist went back to disk with every round's entry: at 1,024 nodes
+// that was about a tenth of a round (docs/scale.md, Session 17). A
+// database opened without it rebuilds the list by a scan of its pages; a
+// crash loses nothing, and older versions open such a file as well.
+func boltOptions() *bbolt.Options {
+	o := *bbolt.DefaultOptions
+	o.NoFreelistSync, o.FreelistType = true, bbolt.FreelistMapType
+	return &o
 }
 
 func (s *raftStores) hasState() (bool, error) {

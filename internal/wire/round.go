@@ -218,19 +218,20 @@ func latDeltas(q *LatQ, prevP50, prevStdev int64) [7]int64 {
 	return [7]int64{v(1) - v(0), v(1) - prevP50, v(2) - v(1), v(3) - v(2), v(4) - v(3), v(5) - v(4), v(6) - prevStdev}
 }
 
-// appendZig is binary.AppendVarint, with the one-byte case (nearly every
-// delta of a round's figures) first.
+// appendZig is binary.AppendVarint, with the one- and two-byte cases
+// (every delta of a round's figures but the odd outlier) first.
 func appendZig(b []byte, v int64) []byte {
-	if u := uint64(v<<1) ^ uint64(v>>63); u < 0x80 {
-		return append(b, byte(u))
-	}
-	return binary.AppendVarint(b, v)
+	return appendUv(b, uint64(v<<1)^uint64(v>>63))
 }
 
-// appendUv is binary.AppendUvarint, the one-byte case first.
+// appendUv is binary.AppendUvarint, the one- and two-byte cases (a node
+// index below 16,384) first.
 func appendUv(b []byte, u uint64) []byte {
 	if u < 0x80 {
 		return append(b, byte(u))
+	}
+	if u < 1<<14 {
+		return append(b, byte(u)|0x80, byte(u>>7))
 	}
 	return binary.AppendUvarint(b, u)
 }

@@ -312,3 +312,18 @@ func TestRoundFieldsPastTheirWidths(t *testing.T) {
 		}
 	}
 }
+
+// TestVarintShortcutsAsBinary: the encoder's one- and two-byte shortcuts
+// write what encoding/binary writes, on both sides of every boundary.
+func TestVarintShortcutsAsBinary(t *testing.T) {
+	for _, u := range []uint64{0, 1, 0x7f, 0x80, 0x81, 0x3fff, 0x4000, 0x4001, 1<<21 - 1, 1 << 21, math.MaxUint32, math.MaxUint64} {
+		if got, want := appendUv([]byte{9}, u), binary.AppendUvarint([]byte{9}, u); !bytes.Equal(got, want) {
+			t.Errorf("appendUv(%#x) = %x, want %x", u, got, want)
+		}
+	}
+	for _, v := range []int64{0, 1, -1, 63, -64, 64, -65, 8191, -8192, 8192, -8193, math.MaxInt64, math.MinInt64} {
+		if got, want := appendZig([]byte{9}, v), binary.AppendVarint([]byte{9}, v); !bytes.Equal(got, want) {
+			t.Errorf("appendZig(%d) = %x, want %x", v, got, want)
+		}
+	}
+}

@@ -66,6 +66,11 @@ type Config struct {
 	// alone (POST → done): setup, gossip and the post-sweep snapshot are
 	// measured apart and would otherwise hide in its figures.
 	SweepProfile io.Writer
+	// Labels tags CPU samples role=coordinator or role=worker. The
+	// stand-ins switch a goroutine's labels twice a task, a tenth of
+	// their cost (240 ms of a 1,024-node sweep), so only a profiled run
+	// pays for it.
+	Labels bool
 }
 
 // Result is what one run measured. Durations are wall time.
@@ -179,7 +184,10 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	// the worker API takes the bearer token, and each task carries the
 	// two tickets the coordinator signs for it.
 	token := rand.Text()
-	rt.null, rt.worker, rt.bearer = cfg.Control, workerCtx, "Bearer "+token
+	rt.null, rt.bearer = cfg.Control, "Bearer "+token
+	if cfg.Labels {
+		rt.worker = workerCtx
+	}
 	res := Result{Nodes: cfg.Nodes, LatencyIters: params.LatencyIters, Control: cfg.Control, TCP: cfg.TCP}
 	// Over TCP nothing goes in-process: the stand-ins answer on the
 	// workers' own API (standIn), peers call each other by their sockets.

@@ -236,7 +236,7 @@ func runChild(ctx context.Context, cfg scale.Config, prof profile, verbose bool,
 			defer pprof.StopCPUProfile()
 		}
 	}
-	cfg.Logger, cfg.HeapProfile, cfg.SweepProfile = log, heapPath(prof.dir, n, control), sweepProfile
+	cfg.Logger, cfg.HeapProfile, cfg.SweepProfile, cfg.Labels = log, heapPath(prof.dir, n, control), sweepProfile, prof.dir != ""
 	r, err := scale.Run(ctx, cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "bench: %d nodes: %v\n", n, err)
