@@ -131,8 +131,10 @@ func TestRaftLogOpensEitherWay(t *testing.T) {
 		t.Run(fmt.Sprintf("written with %s", first), func(t *testing.T) {
 			dir := t.TempDir()
 			open := map[bool]func() (*raftboltdb.BoltStore, error){
-				true:  func() (*raftboltdb.BoltStore, error) { return raftboltdb.NewBoltStore(path(dir)) },
-				false: func() (*raftboltdb.BoltStore, error) { return raftboltdb.New(raftboltdb.Options{Path: path(dir), BoltOptions: boltOptions()}) },
+				true: func() (*raftboltdb.BoltStore, error) { return raftboltdb.NewBoltStore(path(dir)) },
+				false: func() (*raftboltdb.BoltStore, error) {
+					return raftboltdb.New(raftboltdb.Options{Path: path(dir), BoltOptions: boltOptions()})
+				},
 			}
 			defaults := first == "defaults"
 			for step := range 3 {
