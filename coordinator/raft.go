@@ -122,11 +122,11 @@ func openStores(dataDir string, log *slog.Logger) (*raftStores, error) {
 }
 
 // boltOptions are bbolt's defaults less the freelist written on every
-// commit (etcd's settings). Raft frees the log's pages as it compacts, and
-// the freelist went back to disk with every round's entry: at 1,024 nodes
-// that was about a tenth of a round (docs/scale.md, Session 17). A
-// database opened without it rebuilds the list by a scan of its pages; a
-// crash loses nothing, and older versions open such a file as well.
+// commit (etcd's settings). The leader commits every round, and each
+// commit wrote the freelist's pages along with the entry: a 1,024-node
+// sweep now makes 5,287 writes instead of 6,307 (docs/scale.md, Session
+// 17). A database opened without it rebuilds the list by walking its
+// pages; a crash loses nothing, and older versions open such a file too.
 func boltOptions() *bbolt.Options {
 	o := *bbolt.DefaultOptions
 	o.NoFreelistSync, o.FreelistType = true, bbolt.FreelistMapType
