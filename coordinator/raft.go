@@ -126,7 +126,8 @@ func openStores(dataDir string, log *slog.Logger) (*raftStores, error) {
 // commit wrote the freelist's pages along with the entry: a 1,024-node
 // sweep now makes 5,287 writes instead of 6,307 (docs/scale.md, Session
 // 17). A database opened without it rebuilds the list by walking its
-// pages; a crash loses nothing, and older versions open such a file too.
+// pages; a crash loses nothing, and every bbolt from 1.3.1 on (every
+// rdmamesh) opens such a file.
 func boltOptions() *bbolt.Options {
 	o := *bbolt.DefaultOptions
 	o.NoFreelistSync, o.FreelistType = true, bbolt.FreelistMapType

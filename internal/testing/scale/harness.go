@@ -66,10 +66,11 @@ type Config struct {
 	// alone (POST → done): setup, gossip and the post-sweep snapshot are
 	// measured apart and would otherwise hide in its figures.
 	SweepProfile io.Writer
-	// Labels tags CPU samples role=coordinator or role=worker. The
-	// stand-ins switch a goroutine's labels twice a task, a tenth of
-	// their cost (240 ms of a 1,024-node sweep), so only a profiled run
-	// pays for it.
+	// Labels has the stand-ins run each task under role=worker, so that
+	// a CPU profile counts them as the workers' (the coordinator's and
+	// workers' goroutines are tagged either way). The two label switches a
+	// task were a tenth of the stand-ins' cost (240 ms of a 1,024-node
+	// sweep), so only a profiled run pays for them; SweepProfile implies it.
 	Labels bool
 }
 
@@ -185,7 +186,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	// two tickets the coordinator signs for it.
 	token := rand.Text()
 	rt.null, rt.bearer = cfg.Control, "Bearer "+token
-	if cfg.Labels {
+	if cfg.Labels || cfg.SweepProfile != nil {
 		rt.worker = workerCtx
 	}
 	res := Result{Nodes: cfg.Nodes, LatencyIters: params.LatencyIters, Control: cfg.Control, TCP: cfg.TCP}

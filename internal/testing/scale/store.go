@@ -8,6 +8,7 @@ import (
 
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+	"go.etcd.io/bbolt"
 
 	"github.com/rdmamesh/rdmamesh/matrix"
 )
@@ -19,7 +20,9 @@ func raftLog(path string) (payload, file int64, err error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	s, err := raftboltdb.New(raftboltdb.Options{Path: path, BoltOptions: nil})
+	// Read-only: a writable open would rebuild raft.db's freelist and
+	// write it back into the file being measured.
+	s, err := raftboltdb.New(raftboltdb.Options{Path: path, BoltOptions: &bbolt.Options{ReadOnly: true}})
 	if err != nil {
 		return 0, st.Size(), err
 	}
