@@ -122,15 +122,17 @@ func openStores(dataDir string, log *slog.Logger) (*raftStores, error) {
 }
 
 // boltOptions are bbolt's defaults less the freelist written on every
-// commit (etcd's settings). The leader commits every round, and each
+// commit (as etcd runs it). The leader commits every round, and each
 // commit wrote the freelist's pages along with the entry: a 1,024-node
 // sweep now makes 5,287 writes instead of 6,307 (docs/scale.md, Session
 // 17). A database opened without it rebuilds the list by walking its
 // pages; a crash loses nothing, and every bbolt from 1.3.1 on (every
-// rdmamesh) opens such a file.
+// rdmamesh) opens such a file. The list itself stays bbolt's array, not
+// etcd's hash map: bbolt 1.3.5 predates fixes to the map
+// (etcd-io/bbolt#794).
 func boltOptions() *bbolt.Options {
 	o := *bbolt.DefaultOptions
-	o.NoFreelistSync, o.FreelistType = true, bbolt.FreelistMapType
+	o.NoFreelistSync = true
 	return &o
 }
 
