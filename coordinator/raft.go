@@ -127,9 +127,9 @@ func openStores(dataDir string, log *slog.Logger) (*raftStores, error) {
 // sweep now makes 5,287 writes instead of 6,307 (docs/scale.md, Session
 // 17). A database opened without it rebuilds the list by walking its
 // pages; a crash loses nothing, and every bbolt from 1.3.1 on (every
-// rdmamesh) opens such a file. The list itself stays bbolt's array, not
-// etcd's hash map: bbolt 1.3.5 predates fixes to the map
-// (etcd-io/bbolt#794).
+// rdmamesh) opens such a file. The list itself stays bbolt's default
+// array rather than etcd's hash map: the two measured the same at 1,024
+// nodes, and the array is bbolt's longest-tested path.
 func boltOptions() *bbolt.Options {
 	o := *bbolt.DefaultOptions
 	o.NoFreelistSync = true
