@@ -3,7 +3,6 @@ package coordinator
 import (
 	"bytes"
 	"encoding/binary"
-	"fmt"
 	"log/slog"
 	"math"
 	"math/rand/v2"
@@ -139,33 +138,29 @@ func metaFreelist(t *testing.T, path string) uint64 {
 // coordinator before Session 17) opens as the coordinator opens it now,
 // and the other way round (a rollback), with every entry.
 func TestRaftLogOpensEitherWay(t *testing.T) {
-	path := func(dir string) string { return filepath.Join(dir, "raft.db") }
-	for _, first := range []string{"defaults", "ours"} {
-		t.Run(fmt.Sprintf("written with %s", first), func(t *testing.T) {
-			dir := t.TempDir()
-			open := map[bool]func() (*raftboltdb.BoltStore, error){
-				true: func() (*raftboltdb.BoltStore, error) { return raftboltdb.NewBoltStore(path(dir)) },
-				false: func() (*raftboltdb.BoltStore, error) {
-					return raftboltdb.New(raftboltdb.Options{Path: path(dir), BoltOptions: boltOptions()})
-				},
-			}
-			defaults := first == "defaults"
-			for step := range 3 {
-				s, err := open[defaults]()
+	var defaults *bbolt.Options // raft-boltdb's nil: bbolt's defaults
+	for name, order := range map[string][]*bbolt.Options{
+		"written with the defaults": {defaults, boltOptions(), defaults},
+		"written as now":            {boltOptions(), defaults, boltOptions()},
+	} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "raft.db")
+			for step, opts := range order {
+				s, err := raftboltdb.New(raftboltdb.Options{Path: path, BoltOptions: opts})
 				if err != nil {
 					t.Fatalf("step %d: %v", step, err)
 				}
-				if step > 0 {
-					checkEntries(t, s, uint64(step-1)*20+1, uint64(step)*20)
-					if err := s.DeleteRange(uint64(step-1)*20+1, uint64(step)*20); err != nil {
+				from := uint64(step)*20 + 1
+				if step > 0 { // the previous open's entries, then gone as raft compacts
+					checkEntries(t, s, from-20, from-1)
+					if err := s.DeleteRange(from-20, from-1); err != nil {
 						t.Fatal(err)
 					}
 				}
-				storeEntries(t, s, uint64(step)*20+1, uint64(step+1)*20)
+				storeEntries(t, s, from, from+19)
 				if err := s.Close(); err != nil {
 					t.Fatal(err)
 				}
-				defaults = !defaults
 			}
 		})
 	}
