@@ -314,14 +314,23 @@ func TestRoundFieldsPastTheirWidths(t *testing.T) {
 }
 
 // TestVarintShortcutsAsBinary: the encoder's one- and two-byte shortcuts
-// write what encoding/binary writes, on both sides of every boundary.
+// write what encoding/binary writes: every value up to three bytes, and
+// both sides of the larger boundaries.
 func TestVarintShortcutsAsBinary(t *testing.T) {
-	for _, u := range []uint64{0, 1, 0x7f, 0x80, 0x81, 0x3fff, 0x4000, 0x4001, 1<<21 - 1, 1 << 21, math.MaxUint32, math.MaxUint64} {
+	values := []uint64{1<<21 - 1, 1 << 21, math.MaxUint32, math.MaxInt64, 1 << 63, math.MaxUint64} // int64: MaxInt64, MinInt64, -1
+	for u := range uint64(1 << 16) {
+		values = append(values, u)
+	}
+	for _, u := range values {
 		if got, want := appendUv([]byte{9}, u), binary.AppendUvarint([]byte{9}, u); !bytes.Equal(got, want) {
 			t.Errorf("appendUv(%#x) = %x, want %x", u, got, want)
 		}
 	}
-	for _, v := range []int64{0, 1, -1, 63, -64, 64, -65, 8191, -8192, 8192, -8193, math.MaxInt64, math.MinInt64} {
+	for _, u := range values {
+		v := int64(u)
+		if u < 1<<16 {
+			v = int64(u) - 1<<15 // both signs around zero
+		}
 		if got, want := appendZig([]byte{9}, v), binary.AppendVarint([]byte{9}, v); !bytes.Equal(got, want) {
 			t.Errorf("appendZig(%d) = %x, want %x", v, got, want)
 		}
