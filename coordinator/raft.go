@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -12,8 +13,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
-	"go.etcd.io/bbolt"
 
+	"github.com/rdmamesh/rdmamesh/coordinator/raftlog"
 	"github.com/rdmamesh/rdmamesh/coordinator/store"
 	"github.com/rdmamesh/rdmamesh/internal/member"
 )
@@ -32,9 +33,9 @@ type raftNet struct {
 }
 
 // newRaft starts a raft node with the FSM. With dataDir empty everything is
-// in memory; otherwise the log and stable store are bolt files and snapshots
-// are files, so a restarted coordinator keeps its history. It does not
-// bootstrap: see (*Coordinator).bootstrap.
+// in memory; otherwise the log is raftlog's segments, the term and vote a
+// bolt file and snapshots files, so a restarted coordinator keeps its
+// history. It does not bootstrap: see (*Coordinator).bootstrap.
 func newRaft(name, dataDir string, f *store.FSM, notify chan bool, n raftNet, log *slog.Logger) (*raft.Raft, raft.Transport, *raftStores, error) {
 	conf := raft.DefaultConfig()
 	conf.LocalID = raft.ServerID(name)
@@ -109,31 +110,49 @@ func openStores(dataDir string, log *slog.Logger) (*raftStores, error) {
 	if err := os.MkdirAll(dataDir, 0o750); err != nil {
 		return nil, fmt.Errorf("coordinator.data_dir %s: %w", dataDir, err)
 	}
-	bolt, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(dataDir, "raft.db"), BoltOptions: boltOptions()})
+	bolt, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(dataDir, "raft.db")})
 	if err != nil {
 		return nil, fmt.Errorf("coordinator.data_dir %s: open raft.db: %w", dataDir, err)
 	}
+	logs, err := openLog(bolt, filepath.Join(dataDir, "raft-log"), log)
+	if err != nil {
+		bolt.Close()
+		return nil, fmt.Errorf("coordinator.data_dir %s: %w", dataDir, err)
+	}
 	fs, err := raft.NewFileSnapshotStore(dataDir, 3, member.LogWriter(log.With("component", "raft-snapshots"), slog.LevelInfo))
 	if err != nil {
+		logs.Close()
 		bolt.Close()
 		return nil, fmt.Errorf("coordinator.data_dir %s: snapshots: %w", dataDir, err)
 	}
-	return &raftStores{bolt, bolt, fs, bolt.Close}, nil
+	return &raftStores{logs, bolt, fs, func() error { return errors.Join(logs.Close(), bolt.Close()) }}, nil
 }
 
-// boltOptions are bbolt's defaults less the freelist written on every
-// commit (as etcd runs it). The leader commits every round, and each
-// commit wrote the freelist's pages along with the entry: a 1,024-node
-// sweep now makes 5,287 writes instead of 6,307 (docs/scale.md, Session
-// 17). A database opened without it rebuilds the list by walking its
-// pages; a crash loses nothing, and every bbolt from 1.3.1 on (every
-// rdmamesh) opens such a file. The list itself stays bbolt's default
-// array rather than etcd's hash map: the two measured the same at 1,024
-// nodes, and the array is bbolt's longest-tested path.
-func boltOptions() *bbolt.Options {
-	o := *bbolt.DefaultOptions
-	o.NoFreelistSync = true
-	return &o
+// openLog opens raft's log in dir. raft.db keeps the term and vote (a few
+// bytes, rarely written); the log, written every round, moved to raftlog
+// (one sync an append instead of bbolt's two). A data_dir from an older
+// rdmamesh has its log in raft.db: it is copied over once, then removed
+// from raft.db, which a crash between the two only repeats.
+func openLog(bolt *raftboltdb.BoltStore, dir string, log *slog.Logger) (*raftlog.Store, error) {
+	moved, err := raftlog.Migrate(bolt, dir, raftlog.Options{})
+	if err != nil {
+		return nil, err
+	}
+	first, err := bolt.FirstIndex()
+	if err != nil {
+		return nil, fmt.Errorf("raft.db: %w", err)
+	}
+	if last, err := bolt.LastIndex(); err != nil {
+		return nil, fmt.Errorf("raft.db: %w", err)
+	} else if last > 0 {
+		if moved {
+			log.Info("moved the raft log out of raft.db", "dir", dir, "first", first, "last", last)
+		}
+		if err := bolt.DeleteRange(first, last); err != nil {
+			return nil, fmt.Errorf("raft.db: remove the log moved to %s: %w", dir, err)
+		}
+	}
+	return raftlog.Open(dir, raftlog.Options{})
 }
 
 func (s *raftStores) hasState() (bool, error) {

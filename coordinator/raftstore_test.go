@@ -2,9 +2,7 @@ package coordinator
 
 import (
 	"bytes"
-	"encoding/binary"
 	"log/slog"
-	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -12,7 +10,8 @@ import (
 
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
-	"go.etcd.io/bbolt"
+
+	"github.com/rdmamesh/rdmamesh/coordinator/raftlog"
 )
 
 // roundEntry is a log entry the size of a 1,024-node round's (about
@@ -54,137 +53,122 @@ func checkEntries(t *testing.T, s raft.LogStore, from, to uint64) {
 	}
 }
 
-// TestRaftLogWithoutASyncedFreelist: the raft log as the coordinator opens
-// it writes no freelist with its commits (the meta page says so), keeps
-// every entry across a close, and on reopening knows the pages raft's
-// compaction freed (it rebuilds the list from the pages), so the log
-// reuses them instead of growing.
-func TestRaftLogWithoutASyncedFreelist(t *testing.T) {
-	dir := t.TempDir()
-	st, err := openStores(dir, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	storeEntries(t, st.logs, 1, 120)
-	if err := st.logs.DeleteRange(1, 100); err != nil { // as raft compacts after a snapshot
-		t.Fatal(err)
-	}
-	if err := st.close(); err != nil {
-		t.Fatal(err)
-	}
-	if fl := metaFreelist(t, filepath.Join(dir, "raft.db")); fl != math.MaxUint64 {
-		t.Errorf("raft.db's meta page has its freelist at page %d: commits wrote the freelist", fl)
-	}
-	db, err := bbolt.Open(filepath.Join(dir, "raft.db"), 0o600, boltOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
-	free := db.Stats().FreePageN
-	db.Close()
-	// The deleted entries' pages (bbolt's pages are the OS's), less a
-	// margin for the branch pages around them.
-	if want := 100 * (25 << 10) / os.Getpagesize() * 9 / 10; free < want {
-		t.Errorf("reopened raft.db knows %d free pages, want the %d or more its deleted entries held", free, want)
-	}
-	st, err = openStores(dir, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.close()
-	checkEntries(t, st.logs, 101, 120)
-	before, err := os.Stat(filepath.Join(dir, "raft.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	storeEntries(t, st.logs, 121, 180)
-	checkEntries(t, st.logs, 101, 180)
-	after, err := os.Stat(filepath.Join(dir, "raft.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if after.Size() > before.Size() {
-		t.Errorf("raft.db grew from %d to %d bytes for 60 entries where 100 had been freed", before.Size(), after.Size())
-	}
-}
-
-// metaFreelist reads where bbolt's current meta page says the freelist
-// is (bbolt's file format, version 2): all ones when none was written.
-func metaFreelist(t *testing.T, path string) uint64 {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	le := binary.LittleEndian
-	// A meta page: a 16-byte page header, then magic, version, page size
-	// and flags (4 bytes each), the root bucket (16), the freelist's
-	// page, the high water mark and the transaction ID (8 each).
-	meta := func(off int) (txid, freelist uint64) {
-		m := b[off+16:]
-		if le.Uint32(m[0:]) != 0xED0CDAED {
-			t.Fatalf("raft.db: no bbolt meta page at %d", off)
-		}
-		return le.Uint64(m[48:]), le.Uint64(m[32:])
-	}
-	tx0, fl0 := meta(0)
-	tx1, fl1 := meta(int(le.Uint32(b[16+8:])))
-	if tx1 > tx0 {
-		return fl1
-	}
-	return fl0
-}
-
-// TestRaftLogOpensEitherWay: a raft.db written with bbolt's defaults (a
-// coordinator before Session 17) opens as the coordinator opens it now,
-// and the other way round (a rollback), with every entry.
-func TestRaftLogOpensEitherWay(t *testing.T) {
-	var defaults *bbolt.Options // raft-boltdb's nil: bbolt's defaults
-	for name, order := range map[string][]*bbolt.Options{
-		"written with the defaults": {defaults, boltOptions(), defaults},
-		"written as now":            {boltOptions(), defaults, boltOptions()},
-	} {
-		t.Run(name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "raft.db")
-			for step, opts := range order {
-				s, err := raftboltdb.New(raftboltdb.Options{Path: path, BoltOptions: opts})
-				if err != nil {
-					t.Fatalf("step %d: %v", step, err)
-				}
-				from := uint64(step)*20 + 1
-				if step > 0 { // the previous open's entries, then gone as raft compacts
-					checkEntries(t, s, from-20, from-1)
-					if err := s.DeleteRange(from-20, from-1); err != nil {
-						t.Fatal(err)
-					}
-				}
-				storeEntries(t, s, from, from+19)
-				if err := s.Close(); err != nil {
-					t.Fatal(err)
-				}
+// TestOpenStoresMovesTheLog opens a data_dir an older rdmamesh wrote: its
+// log is in raft.db. The log must come out of raftlog whole, raft.db must
+// keep the term and vote and lose the log, and a crash at any point of the
+// move must leave a data_dir that opens to the same log.
+func TestOpenStoresMovesTheLog(t *testing.T) {
+	log := slog.New(slog.DiscardHandler)
+	for _, c := range []struct {
+		name  string
+		crash func(t *testing.T, dir string) // the state a crash left
+	}{
+		{"clean", func(*testing.T, string) {}},
+		{"crashed while copying", func(t *testing.T, dir string) {
+			// A half-built log: it must be built again, not used.
+			p, err := raftlog.Open(filepath.Join(dir, "raft-log.partial"), raftlog.Options{})
+			if err != nil {
+				t.Fatal(err)
 			}
+			storeEntries(t, p, 3, 10)
+			p.Close()
+		}},
+		{"crashed before raft.db let go of the log", func(t *testing.T, dir string) {
+			// The copy was renamed into place; raft.db still has the
+			// entries it copied.
+			b, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(dir, "raft.db")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := raftlog.Migrate(b, filepath.Join(dir, "raft-log"), raftlog.Options{}); err != nil {
+				t.Fatal(err)
+			}
+			b.Close()
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			old, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(dir, "raft.db")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			storeEntries(t, old, 1, 40)
+			if err := old.DeleteRange(1, 2); err != nil { // compacted once
+				t.Fatal(err)
+			}
+			if err := old.SetUint64([]byte("CurrentTerm"), 7); err != nil {
+				t.Fatal(err)
+			}
+			old.Close()
+			c.crash(t, dir)
+
+			st, err := openStores(dir, log)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := st.logs.(*raftlog.Store); !ok {
+				t.Fatalf("the log store is a %T, want raftlog's", st.logs)
+			}
+			checkEntries(t, st.logs, 3, 40)
+			if term, err := st.stable.GetUint64([]byte("CurrentTerm")); err != nil || term != 7 {
+				t.Fatalf("term %d (%v) after the move, want 7", term, err)
+			}
+			if last, _ := st.stable.(raft.LogStore).LastIndex(); last != 0 {
+				t.Fatalf("raft.db still holds entries up to %d", last)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "raft-log.partial")); !os.IsNotExist(err) {
+				t.Fatalf("raft-log.partial left behind: %v", err)
+			}
+			storeEntries(t, st.logs, 41, 42)
+			if err := st.close(); err != nil {
+				t.Fatal(err)
+			}
+			// Opened again, nothing moves and nothing is lost.
+			st, err = openStores(dir, log)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.close()
+			checkEntries(t, st.logs, 3, 42)
 		})
 	}
 }
 
 // BenchmarkRaftLogStore is one round's entry (25 KB, as at 1,024 nodes)
-// stored and synced, as raft's leader stores each round: with bbolt's
-// defaults and as the coordinator opens raft.db.
+// stored and synced, as raft's leader stores each round: in raft.db, where
+// the log was until Session 18, and in raftlog.
 func BenchmarkRaftLogStore(b *testing.B) {
 	for _, c := range []struct {
 		name string
-		opts *bbolt.Options
-	}{{"bbolt-defaults", nil}, {"coordinator", boltOptions()}} {
+		open func(dir string) (raft.LogStore, func() error, error)
+	}{
+		{"raft.db", func(dir string) (raft.LogStore, func() error, error) {
+			s, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(dir, "raft.db")})
+			if err != nil {
+				return nil, nil, err
+			}
+			return s, s.Close, nil
+		}},
+		{"raftlog", func(dir string) (raft.LogStore, func() error, error) {
+			s, err := raftlog.Open(filepath.Join(dir, "raft-log"), raftlog.Options{})
+			if err != nil {
+				return nil, nil, err
+			}
+			return s, s.Close, nil
+		}},
+	} {
 		b.Run(c.name, func(b *testing.B) {
-			s, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(b.TempDir(), "raft.db"), BoltOptions: c.opts})
+			s, closeStore, err := c.open(b.TempDir())
 			if err != nil {
 				b.Fatal(err)
 			}
-			defer s.Close()
+			defer closeStore()
 			logs := make([]*raft.Log, 64)
 			for i := range logs {
 				logs[i] = roundEntry(uint64(i))
 			}
 			i := uint64(0)
+			b.SetBytes(int64(len(logs[0].Data)))
 			for b.Loop() {
 				i++
 				l := *logs[i%64]

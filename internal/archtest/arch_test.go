@@ -62,7 +62,9 @@ var rules = map[string][]string{
 	"internal/selffault":  nil,
 	"worker":              {"internal/probe", "internal/wire", "internal/session", "internal/member", "internal/selffault", "internal/fabric", "internal/liveplan", "worker/live", "internal/counters"},
 	"coordinator": {"internal/probe", "internal/wire", "internal/member", "internal/api", "matrix", "coordinator/scheduler", "internal/hostlist", "internal/selffault",
-		"coordinator/sweep", "coordinator/store", "coordinator/live", "internal/liveplan", "internal/fabric"},
+		"coordinator/sweep", "coordinator/store", "coordinator/live", "internal/liveplan", "internal/fabric", "coordinator/raftlog"},
+	// raft's log on disk: raft's types and the filesystem, nothing of ours.
+	"coordinator/raftlog": nil,
 	// The sweep engine declares what it needs (Dispatcher, Committer, View);
 	// the coordinator adapts raft, the store and HTTP to them.
 	"coordinator/sweep": {"coordinator/scheduler", "internal/probe", "internal/api", "internal/hostlist", "matrix"},

@@ -48,7 +48,7 @@ var descriptions = map[string]string{
 	"coordinator.name":             "Raft server ID and gossip name. Empty: the hostname. Must stay the same across restarts (raft state under data_dir is keyed by it).",
 	"coordinator.api_listen":       "host:port of the API (`/api/v1`), the web UI and `/healthz`.",
 	"coordinator.api_advertise":    "host:port other coordinators dial for the API. Empty: the listen address, or the first private IP when it listens on all interfaces.",
-	"coordinator.data_dir":         "Directory for the raft log and snapshots. Empty: in memory, sweep history is lost on restart.",
+	"coordinator.data_dir":         "Directory for the raft log (`raft-log/`), term and vote (`raft.db`) and snapshots. Empty: in memory, sweep history is lost on restart.",
 	"coordinator.raft_timeout":     "Raft heartbeat and election timeout. A follower that hears nothing from the leader for this long (up to twice it, randomised) starts an election, so leader failover takes about 2-4 times this. Raise it on congested or WAN links to avoid needless elections.",
 	"coordinator.pair_timeout":     "Deadline for one directional pair test; a pair still running then becomes a `timeout` cell.",
 	"coordinator.parallelism":      "Pairs tested at once per round. 0: the whole round (every disjoint pair).",

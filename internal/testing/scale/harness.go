@@ -92,9 +92,9 @@ type Result struct {
 	StartRSS                    uint64        // whole process as the sweep starts (workers idle)
 	PeakRSS, PeakHeap           uint64        // during the sweep, whole process
 	HoldRSS, HoldHeap           uint64        // coordinator alone holding the sweep, matrix cached
-	// HoldRSSFile is the part of HoldRSS that maps files (RssFile): raft.db
-	// pages bolt's mmap has touched and the binary; the kernel can drop
-	// them, the heap it cannot.
+	// HoldRSSFile is the part of HoldRSS that maps files (RssFile): the
+	// binary and raft.db's (the term and vote; before Session 18 the
+	// whole log); the kernel can drop them, the heap it cannot.
 	HoldRSSFile uint64
 	// FSMHeap and MatrixHeap are the parts of HoldHeap that coordinator/store
 	// and matrix code allocated (heapBy: the heap profile's sampled in-use
@@ -103,7 +103,7 @@ type Result struct {
 	MatrixPeakRSS               uint64 // peak while building the matrix, coordinator alone
 	MatrixBuild                 time.Duration
 	RaftLogBytes                int64 // sum of raft entry payloads of this run
-	RaftDBBytes                 int64 // raft.db on disk
+	RaftFileBytes               int64 // the raft log's segments and raft.db on disk
 	SnapshotBytes               int64
 	SnapshotTime                time.Duration
 	MatrixJSON, MatrixGzip      int64 // 0 when not measured
@@ -345,7 +345,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	res.SnapshotTime = time.Since(t2)
 	stopCo()
 	res.SnapshotBytes = newestSnapshot(filepath.Join(dir, "coordinator", "snapshots"))
-	res.RaftLogBytes, res.RaftDBBytes, err = raftLog(filepath.Join(dir, "coordinator", "raft.db"))
+	res.RaftLogBytes, res.RaftFileBytes, err = raftLog(filepath.Join(dir, "coordinator"))
 	return res, err
 }
 

@@ -7,42 +7,42 @@ import (
 	"sort"
 
 	"github.com/hashicorp/raft"
-	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
-	"go.etcd.io/bbolt"
 
+	"github.com/rdmamesh/rdmamesh/coordinator/raftlog"
 	"github.com/rdmamesh/rdmamesh/matrix"
 )
 
-// raftLog sums the payloads of every entry in a stopped coordinator's
-// raft.db, and reports the file's size.
-func raftLog(path string) (payload, file int64, err error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return 0, 0, err
+// raftLog sums the payloads of every entry in a stopped coordinator's raft
+// log, and reports what the log's segments and raft.db (the term and vote)
+// take on disk.
+func raftLog(dataDir string) (payload, files int64, err error) {
+	for _, p := range []string{"raft.db", "raft-log/*"} {
+		m, _ := filepath.Glob(filepath.Join(dataDir, p))
+		for _, f := range m {
+			st, err := os.Stat(f)
+			if err != nil {
+				return 0, files, err
+			}
+			files += st.Size()
+		}
 	}
-	// Read-only: a writable open would rebuild raft.db's freelist and
-	// write it back into the file being measured.
-	s, err := raftboltdb.New(raftboltdb.Options{Path: path, BoltOptions: &bbolt.Options{ReadOnly: true}})
+	// Read-only: a writable open clears the newest segment's tail and
+	// would write into the files being measured.
+	s, err := raftlog.Open(filepath.Join(dataDir, "raft-log"), raftlog.Options{ReadOnly: true})
 	if err != nil {
-		return 0, st.Size(), err
+		return 0, files, err
 	}
 	defer s.Close()
-	first, err := s.FirstIndex()
-	if err != nil {
-		return 0, st.Size(), err
-	}
-	last, err := s.LastIndex()
-	if err != nil {
-		return 0, st.Size(), err
-	}
+	first, _ := s.FirstIndex()
+	last, _ := s.LastIndex()
 	var l raft.Log
 	for i := first; i <= last && i > 0; i++ {
 		if err := s.GetLog(i, &l); err != nil {
-			return payload, st.Size(), err
+			return payload, files, err
 		}
 		payload += int64(len(l.Data))
 	}
-	return payload, st.Size(), nil
+	return payload, files, nil
 }
 
 // newestSnapshot is the size of the newest snapshot's state file.

@@ -52,7 +52,7 @@ func Median(runs []Result) Result {
 	m.MatrixHeap = mu(func(r Result) uint64 { return r.MatrixHeap })
 	m.MatrixPeakRSS = mu(func(r Result) uint64 { return r.MatrixPeakRSS })
 	m.RaftLogBytes = mi(func(r Result) int64 { return r.RaftLogBytes })
-	m.RaftDBBytes = mi(func(r Result) int64 { return r.RaftDBBytes })
+	m.RaftFileBytes = mi(func(r Result) int64 { return r.RaftFileBytes })
 	m.SnapshotBytes = mi(func(r Result) int64 { return r.SnapshotBytes })
 	m.MatrixJSON = mi(func(r Result) int64 { return r.MatrixJSON })
 	m.MatrixGzip = mi(func(r Result) int64 { return r.MatrixGzip })
@@ -96,7 +96,7 @@ var columns = []struct {
 	{"matrix read after", func(r Result) string { return secs(r.MatrixBuild) }},
 	{"matrix peak RSS", func(r Result) string { return mb(int64(r.MatrixPeakRSS)) }},
 	{"raft log", func(r Result) string { return mb(r.RaftLogBytes) }},
-	{"raft.db", func(r Result) string { return mb(r.RaftDBBytes) }},
+	{"raft files", func(r Result) string { return mb(r.RaftFileBytes) }},
 	{"snapshot", func(r Result) string { return mb(r.SnapshotBytes) }},
 	// Bytes per directed cell: what each part of the coordinator costs as
 	// the fabric grows (cells grow with N², the rest should not).
