@@ -152,7 +152,7 @@ func openLog(bolt *raftboltdb.BoltStore, dir string, log *slog.Logger) (*raftlog
 			return nil, fmt.Errorf("raft.db: remove the log moved to %s: %w", dir, err)
 		}
 	}
-	return raftlog.Open(dir, raftlog.Options{})
+	return raftlog.Open(dir, raftlog.Options{Log: log.With("component", "raft")})
 }
 
 func (s *raftStores) hasState() (bool, error) {

@@ -23,8 +23,9 @@ import (
 //	      u8 type | u32 data length | data | extensions (the rest)
 //
 // All integers little-endian. A segment is filled with zeros before its
-// entries are written (zeroFill), so its unused tail reads as zeros: a zero length ends the entries, and no real body is
-// shorter than bodyFixed.
+// entries are written (zeroFill), so its unused tail reads as zeros: a
+// zero length ends the entries, and no real body is shorter than
+// bodyFixed.
 const (
 	magic     = "rmraftl1"
 	headLen   = 16
@@ -56,6 +57,7 @@ type segment struct {
 	f    *os.File
 	offs []int64 // offs[i]: where entry base+i's frame starts
 	end  int64   // where the next frame goes
+	torn bool    // Open found bytes after the last whole frame
 }
 
 func (s *segment) count() uint64 { return uint64(len(s.offs)) }
@@ -165,6 +167,12 @@ func (s *segment) scan(verify bool) error {
 		}
 		return err
 	}
+	if verify && head == [headLen]byte{} {
+		// The newest segment's header never reached the disk (a power
+		// loss right after the file was created): no entry was
+		// acknowledged in it, since appends follow the header's sync.
+		return nil
+	}
 	if string(head[:8]) != magic || binary.LittleEndian.Uint64(head[8:]) != s.base {
 		return fmt.Errorf("not an rdmamesh raft log segment for index %d", s.base)
 	}
@@ -194,7 +202,29 @@ func (s *segment) scan(verify bool) error {
 		off += frameLen + n
 	}
 	s.end = off
-	return nil
+	if verify {
+		s.torn, err = anyNonZero(s.f, off, size)
+	}
+	return err
+}
+
+// anyNonZero reports whether f holds a non-zero byte in [off, size): after
+// a clean stop the zero fill, after a crash an append it interrupted.
+func anyNonZero(f *os.File, off, size int64) (bool, error) {
+	buf := make([]byte, min(size-off, 1<<20))
+	for off < size {
+		n, err := f.ReadAt(buf[:min(size-off, int64(len(buf)))], off)
+		for _, c := range buf[:n] {
+			if c != 0 {
+				return true, nil
+			}
+		}
+		if err != nil {
+			return false, err
+		}
+		off += int64(n)
+	}
+	return false, nil
 }
 
 // zeroFill writes zeros over n bytes at off and syncs them. A segment is
@@ -233,7 +263,7 @@ func (s *segment) read(index uint64, l *raft.Log) error {
 		return fmt.Errorf("raftlog: %s: entry %d: %w", filepath.Base(s.path), index, err)
 	}
 	if err := decodeFrame(b, l); err != nil || l.Index != index {
-		return fmt.Errorf("raftlog: %s: entry %d at offset %d is damaged (checksum or index): the replica's log is corrupt; restore this coordinator from a peer (see docs/operations.md)", filepath.Base(s.path), index, off)
+		return fmt.Errorf("raftlog: %s: entry %d at offset %d fails its checksum or index; "+damaged, filepath.Base(s.path), index, off, filepath.Dir(s.path))
 	}
 	return nil
 }

@@ -17,6 +17,7 @@ package raftlog
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -37,6 +38,8 @@ type Options struct {
 	// ReadOnly opens an existing log to read it (tools, the bench's
 	// measurements) without clearing a torn tail or writing anything.
 	ReadOnly bool
+	// Log, if set, hears of a torn append cut off at Open.
+	Log *slog.Logger
 }
 
 // Store is a raft.LogStore and raft.MonotonicLogStore.
@@ -44,14 +47,18 @@ type Store struct {
 	dir     string
 	segSize int64
 
+	// wmu serialises the writers (StoreLogs, DeleteRange, Close) and
+	// guards buf and broken. An append holds it through its write and
+	// sync but takes mu only to publish the new offsets: it writes past
+	// every offset a reader can reach, so raft's replication reads go on
+	// during the leader's sync.
+	wmu    sync.Mutex
+	buf    []byte
+	broken error // set when a write, sync or cut fails (see StoreLogs)
+
 	mu    sync.RWMutex
 	segs  []*segment // ascending, contiguous, none empty
 	first uint64     // raft's first index; may lie past segs[0].base
-	buf   []byte
-	// broken is set when a sync or a cut fails: what is on disk is then
-	// unknown (a failed fsync may drop the dirty pages it could not
-	// write), so the store refuses every further write.
-	broken error
 }
 
 var (
@@ -60,8 +67,8 @@ var (
 )
 
 // Open opens (or creates) the log in dir. A frame torn by a crash at the
-// end of the newest segment is an append whose sync never returned: it is
-// cut off, and the bytes after it cleared, before anything is appended.
+// end of the newest segment is an append whose sync never returned: the
+// file is cut after the last whole frame before anything is appended.
 func Open(dir string, o Options) (*Store, error) {
 	s := &Store{dir: dir, segSize: o.SegmentBytes}
 	if s.segSize <= 0 {
@@ -69,9 +76,64 @@ func Open(dir string, o Options) (*Store, error) {
 	}
 	if o.ReadOnly {
 		s.broken = errors.New("raftlog: opened read-only")
-	} else if err := os.MkdirAll(dir, 0o750); err != nil {
+	} else if err := makeDir(dir); err != nil {
 		return nil, fmt.Errorf("raftlog: %w", err)
 	}
+	segs, err := load(dir, o.ReadOnly)
+	if err != nil {
+		return nil, err
+	}
+	s.segs = segs
+	if len(segs) > 0 {
+		s.first = segs[0].base
+	}
+	if o.ReadOnly {
+		return s, nil
+	}
+	if n := len(segs); n > 0 {
+		tail := segs[n-1]
+		if tail.torn && o.Log != nil {
+			o.Log.Warn("raft log: cut the newest segment after its last whole entry: what followed was an append a crash interrupted (or damage)",
+				"segment", tail.path, "last", tail.last())
+		}
+		if err := s.clearAfter(tail); err != nil {
+			s.Close()
+			return nil, err
+		}
+	}
+	if err := syncDir(dir); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("raftlog: %w", err)
+	}
+	return s, nil
+}
+
+// damaged ends every refusal to open or read a damaged log.
+const damaged = "the raft log in %s is damaged: see \"A damaged raft log\" in docs/operations.md"
+
+// makeDir creates dir, durably: a new replica's first entries are only
+// as safe as the directory entry that leads to them.
+func makeDir(dir string) error {
+	if _, err := os.Stat(dir); err == nil || !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(dir))
+}
+
+// load opens dir's segments, oldest first: every one holds entries and
+// each starts where the one before ends. A newest segment without entries
+// (created, then the process stopped) is removed.
+func load(dir string, readOnly bool) (segs []*segment, err error) {
+	defer func() {
+		if err != nil {
+			for _, seg := range segs {
+				seg.f.Close()
+			}
+		}
+	}()
 	names, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("raftlog: %w", err)
@@ -85,56 +147,31 @@ func Open(dir string, o Options) (*Store, error) {
 	slices.Sort(bases)
 	for i, b := range bases {
 		newest := i == len(bases)-1
-		seg, err := openSegment(filepath.Join(dir, segName(b)), b, newest, o.ReadOnly)
+		seg, err := openSegment(filepath.Join(dir, segName(b)), b, newest, readOnly)
 		if err != nil {
-			s.Close()
-			return nil, fmt.Errorf("raftlog: %w", err)
+			return segs, fmt.Errorf("raftlog: %w; "+damaged, err, dir)
 		}
 		if seg.count() == 0 {
-			// Created, and the process stopped before its first entry
-			// was synced: nothing to keep.
 			seg.f.Close()
-			if o.ReadOnly {
-				continue
-			}
-			if !newest {
-				s.Close()
-				return nil, fmt.Errorf("raftlog: %s holds no entries but is not the newest segment: the log is damaged; move %s aside and restart this coordinator so that it catches up from its peers", seg.path, dir)
-			}
-			if err := os.Remove(seg.path); err != nil {
-				s.Close()
-				return nil, fmt.Errorf("raftlog: %w", err)
+			switch {
+			case !newest:
+				return segs, fmt.Errorf("raftlog: %s holds no entries but is not the newest segment; "+damaged, seg.path, dir)
+			case readOnly:
+			default:
+				if err := os.Remove(seg.path); err != nil {
+					return segs, fmt.Errorf("raftlog: %w", err)
+				}
 			}
 			continue
 		}
-		if n := len(s.segs); n > 0 && s.segs[n-1].last()+1 != b {
-			prev := s.segs[n-1]
-			err := fmt.Errorf("raftlog: %s ends at entry %d but %s starts at %d: the log has a gap; move %s aside and restart this coordinator so that it catches up from its peers",
-				filepath.Base(prev.path), prev.last(), segName(b), b, dir)
+		if n := len(segs); n > 0 && segs[n-1].last()+1 != b {
 			seg.f.Close()
-			s.Close()
-			return nil, err
+			return segs, fmt.Errorf("raftlog: %s ends at entry %d but %s starts at %d, a gap; "+damaged,
+				filepath.Base(segs[n-1].path), segs[n-1].last(), segName(b), b, dir)
 		}
-		s.segs = append(s.segs, seg)
+		segs = append(segs, seg)
 	}
-	if n := len(s.segs); n > 0 {
-		s.first = s.segs[0].base
-		if o.ReadOnly {
-			return s, nil
-		}
-		if err := s.clearAfter(s.segs[n-1]); err != nil {
-			s.Close()
-			return nil, err
-		}
-	}
-	if o.ReadOnly {
-		return s, nil
-	}
-	if err := syncDir(dir); err != nil {
-		s.Close()
-		return nil, fmt.Errorf("raftlog: %w", err)
-	}
-	return s, nil
+	return segs, nil
 }
 
 // IsMonotonic tells raft that the log has no gaps: after restoring a
@@ -173,6 +210,9 @@ func (s *Store) GetLog(index uint64, l *raft.Log) error {
 		return raft.ErrLogNotFound
 	}
 	i := sort.Search(len(s.segs), func(i int) bool { return s.segs[i].base > index }) - 1
+	if i < 0 || index > s.segs[i].last() {
+		return raft.ErrLogNotFound // only after a failed cut: first is not moved then
+	}
 	return s.segs[i].read(index, l)
 }
 
@@ -185,11 +225,13 @@ func (s *Store) StoreLogs(logs []*raft.Log) error {
 	if len(logs) == 0 {
 		return nil
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
 	if s.broken != nil {
 		return s.broken
 	}
+	// Only writers change segs, and they hold wmu: reading it here
+	// needs no mu.
 	if last := s.lastLocked(); last != 0 && logs[0].Index != last+1 {
 		return fmt.Errorf("raftlog: entry %d does not follow the log's last entry %d", logs[0].Index, last)
 	}
@@ -203,20 +245,30 @@ func (s *Store) StoreLogs(logs []*raft.Log) error {
 		ends = append(ends, int64(len(b)))
 	}
 	s.buf = b
-	tail, err := s.tailFor(logs[0].Index, int64(len(b)))
+	tail, fresh, err := s.tailFor(logs[0].Index, int64(len(b)))
 	if err != nil {
 		return err
 	}
 	if _, err := tail.f.WriteAt(b, tail.end); err != nil {
 		// Part of b may be in the file, and a shorter append over it
-		// would leave whole old frames after its own. Open clears what
+		// would leave whole old frames after its own. Open cuts what
 		// follows the last whole frame, so a restart is the way on.
-		s.broken = fmt.Errorf("raftlog: append to %s failed earlier (%w): restart this coordinator", filepath.Base(tail.path), err)
+		s.broken = fmt.Errorf("raftlog: append to %s: %w; the log takes no more writes until this coordinator restarts", filepath.Base(tail.path), err)
 		return s.broken
 	}
 	if err := datasync(tail.f); err != nil {
-		s.broken = fmt.Errorf("raftlog: sync %s failed earlier (%w): restart this coordinator", filepath.Base(tail.path), err)
+		// After a failed fsync what is on disk is unknown: the kernel
+		// may have dropped the pages it could not write.
+		s.broken = fmt.Errorf("raftlog: sync %s: %w; the log takes no more writes until this coordinator restarts", filepath.Base(tail.path), err)
 		return s.broken
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if fresh {
+		if len(s.segs) == 0 {
+			s.first = logs[0].Index
+		}
+		s.segs = append(s.segs, tail)
 	}
 	start := int64(0)
 	for _, e := range ends {
@@ -228,17 +280,18 @@ func (s *Store) StoreLogs(logs []*raft.Log) error {
 }
 
 // tailFor is the segment an append of n bytes starting at entry index goes
-// to: the newest, unless it is full, or a new one.
-func (s *Store) tailFor(index uint64, n int64) (*segment, error) {
+// to: the newest, unless it is full, or a new one (fresh), which the
+// caller publishes once its first entries are synced.
+func (s *Store) tailFor(index uint64, n int64) (seg *segment, fresh bool, err error) {
 	if k := len(s.segs); k > 0 {
 		if t := s.segs[k-1]; t.end+n <= s.segSize {
-			return t, nil
+			return t, false, nil
 		}
 	}
-	seg := &segment{base: index, path: filepath.Join(s.dir, segName(index)), end: headLen}
+	seg = &segment{base: index, path: filepath.Join(s.dir, segName(index)), end: headLen}
 	f, err := os.OpenFile(seg.path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o640)
 	if err != nil {
-		return nil, fmt.Errorf("raftlog: %w", err)
+		return nil, false, fmt.Errorf("raftlog: %w", err)
 	}
 	seg.f = f
 	_, err = f.WriteAt(appendHead(nil, index), 0)
@@ -253,18 +306,16 @@ func (s *Store) tailFor(index uint64, n int64) (*segment, error) {
 	if err != nil {
 		f.Close()
 		os.Remove(seg.path)
-		return nil, fmt.Errorf("raftlog: new segment %s: %w", filepath.Base(seg.path), err)
+		return nil, false, fmt.Errorf("raftlog: new segment %s: %w", filepath.Base(seg.path), err)
 	}
-	if len(s.segs) == 0 {
-		s.first = index
-	}
-	s.segs = append(s.segs, seg)
-	return seg, nil
+	return seg, true, nil
 }
 
 // DeleteRange removes entries lo..hi, which must take the log's head
 // (compaction) or its tail (a follower's overridden suffix) or all of it.
 func (s *Store) DeleteRange(lo, hi uint64) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.broken != nil {
@@ -294,15 +345,13 @@ func (s *Store) cutHead(hi uint64) error {
 	}
 	err := s.unlink(s.segs[:n])
 	s.segs = s.segs[n:]
-	if err != nil {
-		return err
-	}
-	if len(s.segs) == 0 {
+	switch {
+	case len(s.segs) == 0:
 		s.first = 0
-		return nil
+	default:
+		s.first = max(hi+1, s.segs[0].base)
 	}
-	s.first = max(hi+1, s.segs[0].base)
-	return nil
+	return err
 }
 
 // cutTail drops entries from lo on: newest segments first, so that a
@@ -315,12 +364,11 @@ func (s *Store) cutTail(lo uint64) error {
 	gone := slices.Clone(s.segs[k:])
 	slices.Reverse(gone)
 	s.segs = s.segs[:k]
-	if err := s.unlink(gone); err != nil {
-		return err
-	}
 	if len(s.segs) == 0 {
 		s.first = 0
-		return nil
+	}
+	if err := s.unlink(gone); err != nil || len(s.segs) == 0 {
+		return err
 	}
 	seg := s.segs[len(s.segs)-1]
 	if lo > seg.last() {
@@ -337,12 +385,12 @@ func (s *Store) unlink(segs []*segment) error {
 	for _, seg := range segs {
 		seg.f.Close()
 		if err := os.Remove(seg.path); err != nil && !errors.Is(err, os.ErrNotExist) {
-			s.broken = fmt.Errorf("raftlog: remove %s: %w: restart this coordinator", seg.path, err)
+			s.broken = fmt.Errorf("raftlog: %w; the log takes no more writes until this coordinator restarts", err)
 			return s.broken
 		}
 	}
 	if err := syncDir(s.dir); err != nil {
-		s.broken = fmt.Errorf("raftlog: %w: restart this coordinator", err)
+		s.broken = fmt.Errorf("raftlog: %w; the log takes no more writes until this coordinator restarts", err)
 		return s.broken
 	}
 	return nil
@@ -359,7 +407,7 @@ func (s *Store) clearAfter(seg *segment) error {
 		err = datasync(seg.f)
 	}
 	if err != nil {
-		s.broken = fmt.Errorf("raftlog: cut %s after its last entry: %w: restart this coordinator", filepath.Base(seg.path), err)
+		s.broken = fmt.Errorf("raftlog: cut %s after its last entry: %w; the log takes no more writes until this coordinator restarts", filepath.Base(seg.path), err)
 		return s.broken
 	}
 	return nil
@@ -367,6 +415,8 @@ func (s *Store) clearAfter(seg *segment) error {
 
 // Close closes the segment files; the store is unusable after it.
 func (s *Store) Close() error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var errs []error

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -225,8 +226,8 @@ func TestTornTailIsCut(t *testing.T) {
 			seg := s.segs[0]
 			from, to := seg.offs[4], seg.offs[5]
 			s.Close()
-			// Entry 6 was synced; entry 5 is torn as if its sync had
-			// not returned, and 6 is a stale whole frame after it.
+			// As if 5 and 6 had been one append a crash interrupted:
+			// 5 torn, 6 whole after it.
 			path := segFile(t, dir)
 			b, err := os.ReadFile(path)
 			if err != nil {
@@ -236,12 +237,17 @@ func TestTornTailIsCut(t *testing.T) {
 			if err := os.WriteFile(path, b, 0o640); err != nil {
 				t.Fatal(err)
 			}
-			if s, err = Open(dir, Options{}); err != nil {
+			var warned bytes.Buffer
+			o := Options{Log: slog.New(slog.NewTextHandler(&warned, nil))}
+			if s, err = Open(dir, o); err != nil {
 				t.Fatal(err)
 			}
 			defer s.Close()
 			if l, _ := s.LastIndex(); l != 4 {
 				t.Fatalf("last %d after a torn entry 5, want 4", l)
+			}
+			if !strings.Contains(warned.String(), "cut the newest segment") {
+				t.Errorf("no warning of the cut: %q", warned.String())
 			}
 			b, _ = os.ReadFile(path)
 			if !bytes.Equal(b[from:], make([]byte, len(b)-int(from))) {
@@ -331,7 +337,7 @@ func TestDamagedOlderSegmentIsAnError(t *testing.T) {
 	f.WriteAt(make([]byte, frameLen), at) // the first segment's last entry
 	f.Close()
 	_, err = Open(dir, Options{SegmentBytes: 4 << 10})
-	if err == nil || !strings.Contains(err.Error(), "the log has a gap") || !strings.Contains(err.Error(), "move "+dir+" aside") {
+	if err == nil || !strings.Contains(err.Error(), "a gap") || !strings.Contains(err.Error(), "the raft log in "+dir+" is damaged: see") {
 		t.Fatalf("open of a log missing an older entry: %v", err)
 	}
 }
@@ -367,5 +373,135 @@ func TestReadOnlyWritesNothing(t *testing.T) {
 	}
 	if after, _ := os.ReadFile(path); !bytes.Equal(after, b) {
 		t.Fatal("a read-only open changed the segment")
+	}
+}
+
+// TestCleanReopenWarnsOfNothing: a log closed after its appends has only
+// zeros after its last entry, and Open must not report a torn append.
+func TestCleanReopenWarnsOfNothing(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	dir := t.TempDir()
+	s, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.StoreLogs([]*raft.Log{entry(1, 1, rng), entry(2, 1, rng)}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	var warned bytes.Buffer
+	if s, err = Open(dir, Options{Log: slog.New(slog.NewTextHandler(&warned, nil))}); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if warned.Len() > 0 {
+		t.Fatalf("a clean reopen warned: %q", warned.String())
+	}
+}
+
+// TestNewestSegmentWithoutHeader: a power loss just after a segment was
+// created can leave it all zeros; it held no acknowledged entry, so Open
+// drops it and keeps the rest.
+func TestNewestSegmentWithoutHeader(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	dir := t.TempDir()
+	s, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := []*raft.Log{entry(1, 1, rng), entry(2, 1, rng), entry(3, 1, rng)}
+	if err := s.StoreLogs(logs); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if err := os.WriteFile(filepath.Join(dir, segName(4)), make([]byte, 4<<10), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if s, err = Open(dir, Options{}); err != nil {
+		t.Fatalf("open with a zeroed newest segment: %v", err)
+	}
+	defer s.Close()
+	model := raft.NewInmemStore()
+	model.StoreLogs(logs)
+	agree(t, "after a zeroed newest segment", s, model)
+	if err := s.StoreLog(entry(4, 1, rng)); err != nil {
+		t.Fatalf("append after it: %v", err)
+	}
+}
+
+// TestFailedHeadCutKeepsReadsSafe makes a compaction's unlink fail (the
+// segment's name is a non-empty directory): the cut reports it, the store
+// takes no more writes, and reads of the entries it dropped say
+// ErrLogNotFound instead of panicking in raft's replication.
+func TestFailedHeadCutKeepsReadsSafe(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	dir := t.TempDir()
+	s, err := Open(dir, Options{SegmentBytes: 4 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for i := uint64(1); i <= 40; i++ {
+		l := entry(i, 1, rng)
+		l.Data = make([]byte, 500)
+		if err := s.StoreLog(l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, hi := s.segs[0].path, s.segs[1].last()
+	os.Remove(p)
+	if err := os.MkdirAll(filepath.Join(p, "x"), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteRange(1, hi); err == nil {
+		t.Fatal("a compaction whose unlink failed reported no error")
+	}
+	first, _ := s.FirstIndex()
+	var l raft.Log
+	for _, i := range []uint64{1, first - 1} {
+		if err := s.GetLog(i, &l); !errors.Is(err, raft.ErrLogNotFound) {
+			t.Fatalf("entry %d after the failed cut (first %d): %v, want ErrLogNotFound", i, first, err)
+		}
+	}
+	if err := s.GetLog(first, &l); err != nil {
+		t.Fatalf("first entry %d after the failed cut: %v", first, err)
+	}
+	if err := s.StoreLog(entry(41, 1, rng)); err == nil || !strings.Contains(err.Error(), "takes no more writes") {
+		t.Fatalf("append after a failed cut: %v", err)
+	}
+}
+
+// TestMigrateSkipsAnOlderGap: raft-boltdb's log may have a gap below an
+// installed snapshot; Migrate copies the run that ends at the last entry,
+// and copies nothing once the log is in place.
+func TestMigrateSkipsAnOlderGap(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 18))
+	src := raft.NewInmemStore()
+	var want []*raft.Log
+	for i := uint64(1); i <= 30; i++ {
+		if i > 10 && i < 20 {
+			continue // entries 11..19: in the snapshot, never in this log
+		}
+		l := entry(i, 1, rng)
+		src.StoreLog(l)
+		if i >= 20 {
+			want = append(want, l)
+		}
+	}
+	dir := filepath.Join(t.TempDir(), "raft-log")
+	moved, err := Migrate(src, dir, Options{})
+	if err != nil || !moved {
+		t.Fatalf("migrate: %v, moved %v", err, moved)
+	}
+	s, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	model := raft.NewInmemStore()
+	model.StoreLogs(want)
+	agree(t, "migrated across a gap", s, model)
+	if moved, err := Migrate(src, dir, Options{}); err != nil || moved {
+		t.Fatalf("a second migrate: %v, moved %v", err, moved)
 	}
 }
