@@ -7,14 +7,11 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
-	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 
-	"github.com/rdmamesh/rdmamesh/coordinator/raftlog"
 	"github.com/rdmamesh/rdmamesh/coordinator/store"
 	"github.com/rdmamesh/rdmamesh/internal/member"
 )
@@ -110,13 +107,8 @@ func openStores(dataDir string, log *slog.Logger) (*raftStores, error) {
 	if err := os.MkdirAll(dataDir, 0o750); err != nil {
 		return nil, fmt.Errorf("coordinator.data_dir %s: %w", dataDir, err)
 	}
-	bolt, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(dataDir, "raft.db")})
+	bolt, logs, err := openLogStores(dataDir, log)
 	if err != nil {
-		return nil, fmt.Errorf("coordinator.data_dir %s: open raft.db: %w", dataDir, err)
-	}
-	logs, err := openLog(bolt, filepath.Join(dataDir, "raft-log"), log)
-	if err != nil {
-		bolt.Close()
 		return nil, fmt.Errorf("coordinator.data_dir %s: %w", dataDir, err)
 	}
 	fs, err := raft.NewFileSnapshotStore(dataDir, 3, member.LogWriter(log.With("component", "raft-snapshots"), slog.LevelInfo))
@@ -126,33 +118,6 @@ func openStores(dataDir string, log *slog.Logger) (*raftStores, error) {
 		return nil, fmt.Errorf("coordinator.data_dir %s: snapshots: %w", dataDir, err)
 	}
 	return &raftStores{logs, bolt, fs, func() error { return errors.Join(logs.Close(), bolt.Close()) }}, nil
-}
-
-// openLog opens raft's log in dir. raft.db keeps the term and vote (a few
-// bytes, rarely written); the log, written every round, moved to raftlog
-// (one sync an append instead of bbolt's two). A data_dir from an older
-// rdmamesh has its log in raft.db: it is copied over once, then removed
-// from raft.db, which a crash between the two only repeats.
-func openLog(bolt *raftboltdb.BoltStore, dir string, log *slog.Logger) (*raftlog.Store, error) {
-	moved, err := raftlog.Migrate(bolt, dir, raftlog.Options{})
-	if err != nil {
-		return nil, err
-	}
-	first, err := bolt.FirstIndex()
-	if err != nil {
-		return nil, fmt.Errorf("raft.db: %w", err)
-	}
-	if last, err := bolt.LastIndex(); err != nil {
-		return nil, fmt.Errorf("raft.db: %w", err)
-	} else if last > 0 {
-		if moved {
-			log.Info("moved the raft log out of raft.db", "dir", dir, "first", first, "last", last)
-		}
-		if err := bolt.DeleteRange(first, last); err != nil {
-			return nil, fmt.Errorf("raft.db: remove the log moved to %s: %w", dir, err)
-		}
-	}
-	return raftlog.Open(dir, raftlog.Options{Log: log.With("component", "raft")})
 }
 
 func (s *raftStores) hasState() (bool, error) {

@@ -73,9 +73,9 @@ func TestOpenStoresMovesTheLog(t *testing.T) {
 			storeEntries(t, p, 3, 10)
 			p.Close()
 		}},
-		{"crashed before raft.db let go of the log", func(t *testing.T, dir string) {
+		{"crashed while rewriting raft.db", func(t *testing.T, dir string) {
 			// The copy was renamed into place; raft.db still has the
-			// entries it copied.
+			// entries it copied, and half a rewrite lies beside it.
 			b, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(dir, "raft.db")})
 			if err != nil {
 				t.Fatal(err)
@@ -84,6 +84,9 @@ func TestOpenStoresMovesTheLog(t *testing.T) {
 				t.Fatal(err)
 			}
 			b.Close()
+			if err := os.WriteFile(filepath.Join(dir, "raft.db.rewrite"), []byte("half a bbolt file"), 0o600); err != nil {
+				t.Fatal(err)
+			}
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -100,6 +103,7 @@ func TestOpenStoresMovesTheLog(t *testing.T) {
 				t.Fatal(err)
 			}
 			old.Close()
+			before := fileSize(t, filepath.Join(dir, "raft.db"))
 			c.crash(t, dir)
 
 			st, err := openStores(dir, log)
@@ -116,8 +120,13 @@ func TestOpenStoresMovesTheLog(t *testing.T) {
 			if last, _ := st.stable.(raft.LogStore).LastIndex(); last != 0 {
 				t.Fatalf("raft.db still holds entries up to %d", last)
 			}
-			if _, err := os.Stat(filepath.Join(dir, "raft-log.partial")); !os.IsNotExist(err) {
-				t.Fatalf("raft-log.partial left behind: %v", err)
+			for _, left := range []string{"raft-log.partial", "raft.db.rewrite"} {
+				if _, err := os.Stat(filepath.Join(dir, left)); !os.IsNotExist(err) {
+					t.Fatalf("%s left behind: %v", left, err)
+				}
+			}
+			if after := fileSize(t, filepath.Join(dir, "raft.db")); after*4 > before {
+				t.Fatalf("raft.db is %d bytes after the move, %d before: it kept the log's pages", after, before)
 			}
 			storeEntries(t, st.logs, 41, 42)
 			if err := st.close(); err != nil {
@@ -132,6 +141,15 @@ func TestOpenStoresMovesTheLog(t *testing.T) {
 			checkEntries(t, st.logs, 3, 42)
 		})
 	}
+}
+
+func fileSize(t *testing.T, path string) int64 {
+	t.Helper()
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.Size()
 }
 
 // BenchmarkRaftLogStore is one round's entry (25 KB, as at 1,024 nodes)

@@ -428,6 +428,10 @@ func (s *Store) Close() error {
 	return errors.Join(errs...)
 }
 
+// SyncDir makes the creation, removal and renaming of dir's entries
+// durable.
+func SyncDir(dir string) error { return syncDir(dir) }
+
 func syncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {

@@ -1,0 +1,120 @@
+package coordinator
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+	"go.etcd.io/bbolt"
+
+	"github.com/rdmamesh/rdmamesh/coordinator/raftlog"
+)
+
+// openLogStores opens raft.db, which keeps the term and vote (a few bytes,
+// rarely written), and raft's log in raft-log/ (raftlog: one sync an
+// append instead of bbolt's two), moving an older data_dir's log out of
+// raft.db first.
+func openLogStores(dataDir string, log *slog.Logger) (*raftboltdb.BoltStore, *raftlog.Store, error) {
+	path, dir := filepath.Join(dataDir, "raft.db"), filepath.Join(dataDir, "raft-log")
+	if err := moveLog(path, dir, log); err != nil {
+		return nil, nil, err
+	}
+	bolt, err := raftboltdb.New(raftboltdb.Options{Path: path})
+	if err != nil {
+		return nil, nil, fmt.Errorf("open raft.db: %w", err)
+	}
+	logs, err := raftlog.Open(dir, raftlog.Options{Log: log.With("component", "raft")})
+	if err != nil {
+		bolt.Close()
+		return nil, nil, err
+	}
+	return bolt, logs, nil
+}
+
+// moveLog moves the log of a raft.db written before Session 18 into dir:
+// copied once (raftlog.Migrate builds it aside and renames it into place),
+// then raft.db rewritten without it, since bbolt never shrinks a file and
+// the log was most of it (400 MB after one 4,096-node sweep). A crash
+// between the steps only repeats the later ones.
+func moveLog(path, dir string, log *slog.Logger) error {
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return nil // a new replica
+	}
+	bolt, err := raftboltdb.New(raftboltdb.Options{Path: path})
+	if err != nil {
+		return fmt.Errorf("open raft.db: %w", err)
+	}
+	first, err := bolt.FirstIndex()
+	if err != nil {
+		bolt.Close()
+		return fmt.Errorf("raft.db: %w", err)
+	}
+	last, err := bolt.LastIndex()
+	if err != nil || last == 0 {
+		bolt.Close()
+		return err
+	}
+	moved, err := raftlog.Migrate(bolt, dir, raftlog.Options{})
+	if err != nil {
+		bolt.Close()
+		return err
+	}
+	if moved {
+		log.Info("moved the raft log out of raft.db", "dir", dir, "first", first, "last", last)
+	}
+	if err := bolt.Close(); err != nil {
+		return fmt.Errorf("raft.db: %w", err)
+	}
+	return rewriteWithoutLog(path)
+}
+
+// rewriteWithoutLog copies every bucket of raft.db but raft-boltdb's log
+// into a new file and renames it over raft.db.
+func rewriteWithoutLog(path string) error {
+	tmp := path + ".rewrite"
+	if err := os.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("raft.db: %w", err)
+	}
+	src, err := bbolt.Open(path, 0o600, &bbolt.Options{ReadOnly: true})
+	if err != nil {
+		return fmt.Errorf("raft.db: %w", err)
+	}
+	defer src.Close()
+	dst, err := bbolt.Open(tmp, 0o600, nil)
+	if err != nil {
+		return fmt.Errorf("raft.db: %w", err)
+	}
+	err = src.View(func(stx *bbolt.Tx) error {
+		return dst.Update(func(dtx *bbolt.Tx) error {
+			return stx.ForEach(func(name []byte, b *bbolt.Bucket) error {
+				if string(name) == "logs" {
+					return nil
+				}
+				nb, err := dtx.CreateBucket(name)
+				if err != nil {
+					return err
+				}
+				// raft-boltdb's buckets hold values only, no nested buckets.
+				return b.ForEach(func(k, v []byte) error { return nb.Put(k, v) })
+			})
+		})
+	})
+	if cerr := dst.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err == nil {
+		err = raftlog.SyncDir(filepath.Dir(path))
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("raft.db: rewrite without the moved log: %w", err)
+	}
+	return nil
+}
