@@ -58,6 +58,10 @@ func moveLog(path, dir string, log *slog.Logger) error {
 		bolt.Close()
 		return err
 	}
+	if err := olderRanSince(dir, last); err != nil {
+		bolt.Close()
+		return err
+	}
 	moved, err := raftlog.Migrate(bolt, dir, raftlog.Options{})
 	if err != nil {
 		bolt.Close()
@@ -70,6 +74,28 @@ func moveLog(path, dir string, log *slog.Logger) error {
 		return fmt.Errorf("raft.db: %w", err)
 	}
 	return rewriteWithoutLog(path)
+}
+
+// olderRanSince refuses a raft.db whose log runs past the one already in
+// dir: an older rdmamesh, which keeps its log in raft.db, ran on this
+// data_dir after the move. Its entries and raft.db's term and vote belong
+// together, and the log in dir is stale; rewriting raft.db as after a
+// crash mid-move would throw the newer entries away. Equal or shorter is
+// that crash: the copy in dir holds everything raft.db does.
+func olderRanSince(dir string, boltLast uint64) error {
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	rl, err := raftlog.Open(dir, raftlog.Options{ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	defer rl.Close()
+	if last, _ := rl.LastIndex(); boltLast > last {
+		return fmt.Errorf("raft.db holds log entries up to %d, past %s's last entry %d: an older rdmamesh ran on this data_dir after the log was moved out of raft.db. Move %s aside to take raft.db's log, or empty the data_dir to rejoin from the peers (docs/operations.md)",
+			boltLast, dir, last, dir)
+	}
+	return nil
 }
 
 // rewriteWithoutLog copies every bucket of raft.db but raft-boltdb's log

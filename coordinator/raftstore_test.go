@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/raft"
@@ -141,6 +142,35 @@ func TestOpenStoresMovesTheLog(t *testing.T) {
 			checkEntries(t, st.logs, 3, 42)
 		})
 	}
+}
+
+// TestOpenStoresRefusesALogAnOlderVersionOutran: after the move, an older
+// rdmamesh started on the data_dir writes its log into raft.db again. The
+// next start must not take that for a crash mid-move and drop it.
+func TestOpenStoresRefusesALogAnOlderVersionOutran(t *testing.T) {
+	dir := t.TempDir()
+	rl, err := raftlog.Open(filepath.Join(dir, "raft-log"), raftlog.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	storeEntries(t, rl, 1, 10)
+	rl.Close()
+	old, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(dir, "raft.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	storeEntries(t, old, 1, 12)
+	old.Close()
+	_, err = openStores(dir, slog.New(slog.DiscardHandler))
+	if err == nil || !strings.Contains(err.Error(), "an older rdmamesh ran on this data_dir") {
+		t.Fatalf("open after an older version wrote past the moved log: %v", err)
+	}
+	b, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(dir, "raft.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	checkEntries(t, b, 1, 12) // refused, and nothing dropped
 }
 
 func fileSize(t *testing.T, path string) int64 {
