@@ -1,6 +1,7 @@
 package coordinator
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 	"go.etcd.io/bbolt"
 
@@ -58,7 +60,7 @@ func moveLog(path, dir string, log *slog.Logger) error {
 		bolt.Close()
 		return err
 	}
-	if err := olderRanSince(dir, last); err != nil {
+	if err := olderRanSince(dir, bolt, last); err != nil {
 		bolt.Close()
 		return err
 	}
@@ -76,13 +78,13 @@ func moveLog(path, dir string, log *slog.Logger) error {
 	return rewriteWithoutLog(path)
 }
 
-// olderRanSince refuses a raft.db whose log runs past the one already in
-// dir: an older rdmamesh, which keeps its log in raft.db, ran on this
-// data_dir after the move. Its entries and raft.db's term and vote belong
-// together, and the log in dir is stale; rewriting raft.db as after a
-// crash mid-move would throw the newer entries away. Equal or shorter is
-// that crash: the copy in dir holds everything raft.db does.
-func olderRanSince(dir string, boltLast uint64) error {
+// olderRanSince refuses a raft.db whose log is not the one already in dir:
+// an older rdmamesh, which keeps its log in raft.db, ran on this data_dir
+// after the move. Its entries and raft.db's term and vote belong together
+// and the log in dir is stale; rewriting raft.db as after a crash mid-move
+// would throw the newer entries away. After that crash raft.db's last
+// entry is in dir as it is in raft.db, which is what tells the two apart.
+func olderRanSince(dir string, bolt raft.LogStore, boltLast uint64) error {
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -91,11 +93,19 @@ func olderRanSince(dir string, boltLast uint64) error {
 		return err
 	}
 	defer rl.Close()
-	if last, _ := rl.LastIndex(); boltLast > last {
-		return fmt.Errorf("raft.db holds log entries up to %d, past %s's last entry %d: an older rdmamesh ran on this data_dir after the log was moved out of raft.db. Move %s aside to take raft.db's log, or empty the data_dir to rejoin from the peers (docs/operations.md)",
-			boltLast, dir, last, dir)
+	var want, got raft.Log
+	if err := bolt.GetLog(boltLast, &want); err != nil {
+		return fmt.Errorf("raft.db: entry %d: %w", boltLast, err)
 	}
-	return nil
+	err = rl.GetLog(boltLast, &got)
+	if err == nil && got.Term == want.Term && bytes.Equal(got.Data, want.Data) {
+		return nil
+	}
+	if err != nil && !errors.Is(err, raft.ErrLogNotFound) {
+		return err
+	}
+	return fmt.Errorf("raft.db holds log entries up to %d that %s does not: an older rdmamesh ran on this data_dir after the log was moved out of raft.db. Move %s aside to take raft.db's log, or empty the data_dir to rejoin from the peers (docs/operations.md)",
+		boltLast, dir, dir)
 }
 
 // rewriteWithoutLog copies every bucket of raft.db but raft-boltdb's log

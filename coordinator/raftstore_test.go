@@ -144,33 +144,48 @@ func TestOpenStoresMovesTheLog(t *testing.T) {
 	}
 }
 
-// TestOpenStoresRefusesALogAnOlderVersionOutran: after the move, an older
+// TestOpenStoresRefusesALogAnOlderVersionWrote: after the move, an older
 // rdmamesh started on the data_dir writes its log into raft.db again. The
-// next start must not take that for a crash mid-move and drop it.
-func TestOpenStoresRefusesALogAnOlderVersionOutran(t *testing.T) {
-	dir := t.TempDir()
-	rl, err := raftlog.Open(filepath.Join(dir, "raft-log"), raftlog.Options{})
-	if err != nil {
-		t.Fatal(err)
+// next start must not take that for a crash mid-move and drop it, whether
+// the older version's log ends past the moved one or inside it.
+func TestOpenStoresRefusesALogAnOlderVersionWrote(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		moved, old uint64 // the last entries of raft-log and of raft.db
+	}{{"past the moved log", 10, 12}, {"inside the moved log", 20, 12}} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			rl, err := raftlog.Open(filepath.Join(dir, "raft-log"), raftlog.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			storeEntries(t, rl, 1, c.moved)
+			rl.Close()
+			old, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(dir, "raft.db")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			storeEntries(t, old, 1, c.old-1)
+			l := roundEntry(c.old)
+			l.Term = 2 // written by a later leader than raft-log's entry
+			if err := old.StoreLog(l); err != nil {
+				t.Fatal(err)
+			}
+			old.Close()
+			_, err = openStores(dir, slog.New(slog.DiscardHandler))
+			if err == nil || !strings.Contains(err.Error(), "an older rdmamesh ran on this data_dir") {
+				t.Fatalf("open after an older version wrote its own log: %v", err)
+			}
+			b, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(dir, "raft.db")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer b.Close()
+			if last, _ := b.LastIndex(); last != c.old {
+				t.Fatalf("raft.db's log ends at %d after the refusal, want %d", last, c.old)
+			}
+		})
 	}
-	storeEntries(t, rl, 1, 10)
-	rl.Close()
-	old, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(dir, "raft.db")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	storeEntries(t, old, 1, 12)
-	old.Close()
-	_, err = openStores(dir, slog.New(slog.DiscardHandler))
-	if err == nil || !strings.Contains(err.Error(), "an older rdmamesh ran on this data_dir") {
-		t.Fatalf("open after an older version wrote past the moved log: %v", err)
-	}
-	b, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(dir, "raft.db")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	checkEntries(t, b, 1, 12) // refused, and nothing dropped
 }
 
 func fileSize(t *testing.T, path string) int64 {
