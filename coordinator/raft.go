@@ -117,7 +117,35 @@ func openStores(dataDir string, log *slog.Logger) (*raftStores, error) {
 		bolt.Close()
 		return nil, fmt.Errorf("coordinator.data_dir %s: snapshots: %w", dataDir, err)
 	}
+	if err := dropLogBelowSnapshot(logs, fs); err != nil {
+		logs.Close()
+		bolt.Close()
+		return nil, fmt.Errorf("coordinator.data_dir %s: %w", dataDir, err)
+	}
 	return &raftStores{logs, bolt, fs, func() error { return errors.Join(logs.Close(), bolt.Close()) }}, nil
+}
+
+// dropLogBelowSnapshot empties a log that ends below the newest snapshot,
+// as raft's removeOldLogs does when it installs one: raft.db's log could
+// be left so (a follower that installed a snapshot and stopped before an
+// entry followed it), and raftlog takes no entry after a gap, so the
+// leader's next entry would be refused until it had stepped back through
+// its whole kept log and sent the snapshot again. The snapshot holds every
+// entry dropped.
+func dropLogBelowSnapshot(logs raft.LogStore, snaps raft.SnapshotStore) error {
+	metas, err := snaps.List()
+	if err != nil || len(metas) == 0 {
+		return err
+	}
+	last, err := logs.LastIndex()
+	if err != nil || last == 0 || last >= metas[0].Index {
+		return err
+	}
+	first, err := logs.FirstIndex()
+	if err != nil {
+		return err
+	}
+	return logs.DeleteRange(first, last)
 }
 
 func (s *raftStores) hasState() (bool, error) {

@@ -58,7 +58,10 @@ func moveLog(path, dir string, log *slog.Logger) error {
 	last, err := bolt.LastIndex()
 	if err != nil || last == 0 {
 		bolt.Close()
-		return err
+		if err != nil {
+			return fmt.Errorf("raft.db: %w", err)
+		}
+		return nil
 	}
 	if err := olderRanSince(dir, bolt, last); err != nil {
 		bolt.Close()
@@ -70,7 +73,7 @@ func moveLog(path, dir string, log *slog.Logger) error {
 		return err
 	}
 	if moved {
-		log.Info("moved the raft log out of raft.db", "dir", dir, "first", first, "last", last)
+		log.Info("moved the raft log out of raft.db", "dir", dir, "raft_db_first", first, "last", last)
 	}
 	if err := bolt.Close(); err != nil {
 		return fmt.Errorf("raft.db: %w", err)
@@ -104,8 +107,8 @@ func olderRanSince(dir string, bolt raft.LogStore, boltLast uint64) error {
 	if err != nil && !errors.Is(err, raft.ErrLogNotFound) {
 		return err
 	}
-	return fmt.Errorf("raft.db holds log entries up to %d that %s does not: an older rdmamesh ran on this data_dir after the log was moved out of raft.db. Move %s aside to take raft.db's log, or empty the data_dir to rejoin from the peers (docs/operations.md)",
-		boltLast, dir, dir)
+	return fmt.Errorf("raft.db's last log entry (index %d, term %d) is not the one %s holds: an older rdmamesh ran on this data_dir after the log was moved out of raft.db; see \"An older version ran on a moved data_dir\" in docs/operations.md",
+		boltLast, want.Term, dir)
 }
 
 // rewriteWithoutLog copies every bucket of raft.db but raft-boltdb's log
@@ -150,7 +153,7 @@ func rewriteWithoutLog(path string) error {
 	}
 	if err != nil {
 		os.Remove(tmp)
-		return fmt.Errorf("raft.db: rewrite without the moved log: %w", err)
+		return fmt.Errorf("raft.db: rewrite without the moved log (a restart tries again): %w", err)
 	}
 	return nil
 }

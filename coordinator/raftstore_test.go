@@ -188,6 +188,39 @@ func TestOpenStoresRefusesALogAnOlderVersionWrote(t *testing.T) {
 	}
 }
 
+// TestOpenStoresDropsALogBelowTheSnapshot: a log that ends below the
+// newest snapshot is emptied at open, so that the leader's next entry (the
+// snapshot's index + 1) is taken instead of refused as a gap.
+func TestOpenStoresDropsALogBelowTheSnapshot(t *testing.T) {
+	dir := t.TempDir()
+	log := slog.New(slog.DiscardHandler)
+	st, err := openStores(dir, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	storeEntries(t, st.logs, 1, 3)
+	_, trans := raft.NewInmemTransport("a")
+	sink, err := st.snaps.Create(raft.SnapshotVersionMax, 1003, 2, raft.Configuration{}, 1, trans)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink.Write([]byte("state"))
+	if err := sink.Close(); err != nil {
+		t.Fatal(err)
+	}
+	st.close()
+	if st, err = openStores(dir, log); err != nil {
+		t.Fatal(err)
+	}
+	defer st.close()
+	if last, _ := st.logs.LastIndex(); last != 0 {
+		t.Fatalf("the log ends at %d below the snapshot at 1003; want it emptied", last)
+	}
+	if err := st.logs.StoreLog(roundEntry(1004)); err != nil {
+		t.Fatalf("the entry after the snapshot: %v", err)
+	}
+}
+
 func fileSize(t *testing.T, path string) int64 {
 	t.Helper()
 	st, err := os.Stat(path)

@@ -171,7 +171,9 @@ func (s *segment) scan(verify bool) error {
 		// The newest segment's header never reached the disk (a power
 		// loss right after the file was created): no entry was
 		// acknowledged in it, since appends follow the header's sync.
-		return nil
+		s.end = headLen
+		s.torn, err = anyNonZero(s.f, headLen, size)
+		return err
 	}
 	if string(head[:8]) != magic || binary.LittleEndian.Uint64(head[8:]) != s.base {
 		return fmt.Errorf("not an rdmamesh raft log segment for index %d", s.base)

@@ -80,7 +80,7 @@ func Open(dir string, o Options) (*Store, error) {
 	} else if err := makeDir(dir); err != nil {
 		return nil, fmt.Errorf("raftlog: %w", err)
 	}
-	segs, err := load(dir, o.ReadOnly)
+	segs, err := load(dir, o.ReadOnly, o.Log)
 	if err != nil {
 		return nil, err
 	}
@@ -93,10 +93,7 @@ func Open(dir string, o Options) (*Store, error) {
 	}
 	if n := len(segs); n > 0 {
 		tail := segs[n-1]
-		if tail.torn && o.Log != nil {
-			o.Log.Warn("raft log: cut the newest segment after its last whole entry: what followed was an append a crash interrupted (or damage)",
-				"segment", tail.path, "last", tail.last())
-		}
+		warnTorn(o.Log, tail)
 		if err := s.clearAfter(tail); err != nil {
 			s.Close()
 			return nil, err
@@ -107,6 +104,21 @@ func Open(dir string, o Options) (*Store, error) {
 		return nil, fmt.Errorf("raftlog: %w", err)
 	}
 	return s, nil
+}
+
+// warnTorn logs what Open cuts off the newest segment when it is more
+// than the zero fill: a torn append, or damage that takes acknowledged
+// entries with it, which only the warning tells apart afterwards.
+func warnTorn(log *slog.Logger, seg *segment) {
+	if !seg.torn || log == nil {
+		return
+	}
+	kept := "none"
+	if seg.count() > 0 {
+		kept = fmt.Sprint(seg.last())
+	}
+	log.Warn("raft log: cut the newest segment after its last whole entry: what followed was an append a crash interrupted, or damage",
+		"segment", seg.path, "last_kept", kept, "bytes_cut_from", seg.end)
 }
 
 // damaged ends every refusal to open or read a damaged log.
@@ -127,7 +139,7 @@ func makeDir(dir string) error {
 // load opens dir's segments, oldest first: every one holds entries and
 // each starts where the one before ends. A newest segment without entries
 // (created, then the process stopped) is removed.
-func load(dir string, readOnly bool) (segs []*segment, err error) {
+func load(dir string, readOnly bool, log *slog.Logger) (segs []*segment, err error) {
 	defer func() {
 		if err != nil {
 			for _, seg := range segs {
@@ -159,6 +171,7 @@ func load(dir string, readOnly bool) (segs []*segment, err error) {
 				return segs, fmt.Errorf("raftlog: %s holds no entries but is not the newest segment; "+damaged, seg.path, dir)
 			case readOnly:
 			default:
+				warnTorn(log, seg)
 				if err := os.Remove(seg.path); err != nil {
 					return segs, fmt.Errorf("raftlog: %w", err)
 				}
@@ -383,9 +396,12 @@ func (s *Store) cutTail(lo uint64) error {
 // unlink closes and removes segs' files in the order given, then makes
 // the removals durable; the caller has taken them out of s.segs.
 func (s *Store) unlink(segs []*segment) error {
-	for _, seg := range segs {
+	for i, seg := range segs {
 		seg.f.Close()
 		if err := os.Remove(seg.path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			for _, rest := range segs[i+1:] {
+				rest.f.Close() // out of s.segs already: Close would not reach them
+			}
 			s.broken = fmt.Errorf("raftlog: %w; the log takes no more writes until this coordinator restarts", err)
 			return s.broken
 		}

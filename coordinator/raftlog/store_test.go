@@ -417,8 +417,12 @@ func TestNewestSegmentWithoutHeader(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, segName(4)), make([]byte, 4<<10), 0o640); err != nil {
 		t.Fatal(err)
 	}
-	if s, err = Open(dir, Options{}); err != nil {
+	var warned bytes.Buffer
+	if s, err = Open(dir, Options{Log: slog.New(slog.NewTextHandler(&warned, nil))}); err != nil {
 		t.Fatalf("open with a zeroed newest segment: %v", err)
+	}
+	if warned.Len() > 0 {
+		t.Errorf("an all-zero segment is no torn append, yet: %q", warned.String())
 	}
 	defer s.Close()
 	model := raft.NewInmemStore()
@@ -503,5 +507,44 @@ func TestMigrateSkipsAnOlderGap(t *testing.T) {
 	agree(t, "migrated across a gap", s, model)
 	if moved, err := Migrate(src, dir, Options{}); err != nil || moved {
 		t.Fatalf("a second migrate: %v, moved %v", err, moved)
+	}
+}
+
+// TestNewestSegmentWithNoWholeEntryIsLogged: a newest segment whose only
+// append was torn (or whose first entry is damaged) holds no whole entry;
+// Open drops it, and says so.
+func TestNewestSegmentWithNoWholeEntryIsLogged(t *testing.T) {
+	rng := rand.New(rand.NewPCG(19, 20))
+	dir := t.TempDir()
+	s, err := Open(dir, Options{SegmentBytes: 4 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := uint64(1); i <= 20; i++ {
+		l := entry(i, 1, rng)
+		l.Data = make([]byte, 500)
+		if err := s.StoreLog(l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	newest := s.segs[len(s.segs)-1]
+	path, keep := newest.path, newest.base-1
+	s.Close()
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteAt([]byte{0xff}, headLen+frameLen+3) // the first entry's body
+	f.Close()
+	var warned bytes.Buffer
+	if s, err = Open(dir, Options{SegmentBytes: 4 << 10, Log: slog.New(slog.NewTextHandler(&warned, nil))}); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if l, _ := s.LastIndex(); l != keep {
+		t.Fatalf("last %d, want %d (the segments before the damaged one)", l, keep)
+	}
+	if !strings.Contains(warned.String(), "cut the newest segment") || !strings.Contains(warned.String(), filepath.Base(path)) {
+		t.Fatalf("the dropped segment was not logged: %q", warned.String())
 	}
 }
