@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rdmamesh/rdmamesh/internal/api"
+	"github.com/rdmamesh/rdmamesh/internal/testing/wait"
 )
 
 type sseEvent struct {
@@ -76,18 +77,6 @@ func next(t *testing.T, ch <-chan sseEvent) sseEvent {
 	return sseEvent{}
 }
 
-// waitFor polls cond until it holds or 10 s pass.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
 func eventServer(t *testing.T, b Backend, opts Options) *httptest.Server {
 	t.Helper()
 	s := New(b, opts)
@@ -111,7 +100,7 @@ func TestEventsFollowProgressToEnd(t *testing.T) {
 
 	// No change, no event: let the handler poll a few more times.
 	polled := f.polls()
-	waitFor(t, "three more polls", func() bool { return f.polls() >= polled+3 })
+	wait.For(t, "three more polls", func() bool { return f.polls() >= polled+3 })
 	select {
 	case ev := <-ch:
 		t.Fatalf("event without a change: %+v", ev)
@@ -181,7 +170,7 @@ func TestEventsStopWhenClientLeaves(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the stream to poll", func() bool { return f.polls() > 2 })
+	wait.For(t, "the stream to poll", func() bool { return f.polls() > 2 })
 	cancel()
 	res.Body.Close()
 	waitStopped(t, f.polls)
@@ -192,7 +181,7 @@ func TestEventsStopWhenClientLeaves(t *testing.T) {
 func waitStopped(t *testing.T, polls func() int) {
 	t.Helper()
 	var last, stable int
-	waitFor(t, "polling to stop", func() bool {
+	wait.For(t, "polling to stop", func() bool {
 		p := polls()
 		if p == last {
 			stable++

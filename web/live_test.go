@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rdmamesh/rdmamesh/internal/api"
+	"github.com/rdmamesh/rdmamesh/internal/testing/wait"
 	"github.com/rdmamesh/rdmamesh/matrix"
 	"github.com/rdmamesh/rdmamesh/web/internal/synth"
 )
@@ -267,7 +268,7 @@ func TestLiveEventsOnEveryWindow(t *testing.T) {
 	// plan makes an event.
 	polled := f.infoPolls()
 	f.change(func(i *api.LiveInfo) { i.AgeSeconds, i.Probing = 7, 2 })
-	waitFor(t, "three more polls", func() bool { return f.infoPolls() >= polled+3 })
+	wait.For(t, "three more polls", func() bool { return f.infoPolls() >= polled+3 })
 	select {
 	case ev := <-ch:
 		t.Fatalf("event without a new window: %s %s", ev.name, ev.raw)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rdmamesh/rdmamesh/internal/testing/wait"
 	"github.com/rdmamesh/rdmamesh/web/internal/synth"
 )
 
@@ -106,7 +107,7 @@ func TestPrepareReadiesEachRailForRailsView(t *testing.T) {
 	s := New(f, Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	startPrepare(t, s, ctx, cancel)
-	waitFor(t, "the first-paint views", func() bool { return s.Prepared("big") })
+	wait.For(t, "the first-paint views", func() bool { return s.Prepared("big") })
 	m, _ := f.Matrix("big")
 	e := s.views.lookup(m)
 	e.mu.Lock()

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rdmamesh/rdmamesh/internal/api"
+	"github.com/rdmamesh/rdmamesh/internal/testing/wait"
 	"github.com/rdmamesh/rdmamesh/matrix"
 	"github.com/rdmamesh/rdmamesh/web/internal/synth"
 )
@@ -89,7 +90,7 @@ func TestPrepareStopsMidWalk(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			walked := countWalks(t, m, tc.cancel, func(context.Context) { cancel() })
 			stopped := startPrepare(t, s, ctx, cancel)
-			waitFor(t, "Prepare to return after the cancel", closed(stopped))
+			wait.For(t, "Prepare to return after the cancel", closed(stopped))
 			bound := tc.cancel + runtime.GOMAXPROCS(0)*walkChunk
 			if w := int(walked.Load()); w < tc.cancel || w > bound {
 				t.Fatalf("walked %d cells, cancelled at %d: want at most %d", w, tc.cancel, bound)
@@ -174,8 +175,8 @@ func TestPrepareStopsForNewerSweep(t *testing.T) {
 	s := New(f, Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	startPrepare(t, s, ctx, cancel)
-	waitFor(t, "the newer sweep's first-paint views", func() bool { return s.Prepared("newer") })
-	waitFor(t, "the newer sweep's p50 layer", func() bool { return s.PreparedValues("newer") })
+	wait.For(t, "the newer sweep's first-paint views", func() bool { return s.Prepared("newer") })
+	wait.For(t, "the newer sweep's p50 layer", func() bool { return s.PreparedValues("newer") })
 	if w := int(walked.Load()); w >= 3*n {
 		t.Fatalf("the older sweep's walks went on to the end (%d cells)", w)
 	}

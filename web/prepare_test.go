@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/rdmamesh/rdmamesh/internal/api"
+	"github.com/rdmamesh/rdmamesh/internal/testing/wait"
 	"github.com/rdmamesh/rdmamesh/matrix"
 )
 
@@ -31,14 +32,14 @@ func TestPrepareFinishedSweep(t *testing.T) {
 
 	// The newest sweep runs: nothing is prepared, not even the older one,
 	// which the page does not open by default.
-	waitFor(t, "a few preparer passes", func() bool { return f.lists() >= 3 })
+	wait.For(t, "a few preparer passes", func() bool { return f.lists() >= 3 })
 	if s.Prepared("s2") || s.Prepared("s1") {
 		t.Fatal("prepared views while the newest sweep was still running")
 	}
 
 	// It finishes: its grid and status layer are cached without any request.
 	f.update("s2", func(i *api.SweepInfo) { i.State = api.SweepDone })
-	waitFor(t, "s2's first-paint views", func() bool { return s.Prepared("s2") })
+	wait.For(t, "s2's first-paint views", func() bool { return s.Prepared("s2") })
 
 	// A request for them is served from the cache: same ETag, no rebuild.
 	m, _ := f.Matrix("s2")
@@ -53,7 +54,7 @@ func TestPrepareFinishedSweep(t *testing.T) {
 
 	// Then the p50 layer over all rails, what an operator switches to first;
 	// a request gets the prepared answer.
-	waitFor(t, "s2's p50 layer", func() bool { return s.PreparedValues("s2") })
+	wait.For(t, "s2's p50 layer", func() bool { return s.PreparedValues("s2") })
 	p, err := s.layerBlob(context.Background(), "s2", m, "p50", allRails)
 	if err != nil {
 		t.Fatal(err)
@@ -65,7 +66,7 @@ func TestPrepareFinishedSweep(t *testing.T) {
 
 	// Unchanged, the finished sweep costs no further matrix call.
 	asked, lists := f.matrixAsks(), f.lists()
-	waitFor(t, "more preparer passes", func() bool { return f.lists() >= lists+3 })
+	wait.For(t, "more preparer passes", func() bool { return f.lists() >= lists+3 })
 	if n := f.matrixAsks(); n != asked {
 		t.Fatalf("the preparer asked for an unchanged sweep's matrix %d more times", n-asked)
 	}
@@ -87,7 +88,7 @@ func TestPrepareSurvivesPanic(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	stopped := make(chan struct{})
 	go func() { defer close(stopped); s.Prepare(ctx, time.Millisecond) }()
-	waitFor(t, "the preparer to keep polling after the panic", func() bool { return f.lists() >= 5 })
+	wait.For(t, "the preparer to keep polling after the panic", func() bool { return f.lists() >= 5 })
 	if n := f.matrixAsks(); n != 1 {
 		t.Fatalf("the panicking sweep was tried %d times", n)
 	}

@@ -5,10 +5,10 @@ import (
 	"log/slog"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/rdmamesh/rdmamesh/internal/fabric"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
+	"github.com/rdmamesh/rdmamesh/internal/testing/wait"
 	"github.com/rdmamesh/rdmamesh/worker"
 )
 
@@ -63,18 +63,6 @@ func (f *watchedFabric) set(down bool) {
 	f.changes <- struct{}{}
 }
 
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // A device event republishes the inventory (new generation, port
 // unusable, why) and /v1/health shows it; recovery goes the same way.
 func TestHealthRepublishesInventory(t *testing.T) {
@@ -87,7 +75,7 @@ func TestHealthRepublishesInventory(t *testing.T) {
 	defer a.Stop()
 	gen := a.Inventory().Generation
 	fab.set(true)
-	waitFor(t, "the inventory to show the port down", func() bool {
+	wait.For(t, "the inventory to show the port down", func() bool {
 		inv := a.Inventory()
 		return inv.Generation > gen && !inv.Ports[0].Usable
 	})
@@ -98,7 +86,7 @@ func TestHealthRepublishesInventory(t *testing.T) {
 		t.Fatalf("health while down: %+v", h)
 	}
 	fab.set(false)
-	waitFor(t, "the inventory to show the port back", func() bool { return a.Inventory().Ports[0].Usable })
+	wait.For(t, "the inventory to show the port back", func() bool { return a.Inventory().Ports[0].Usable })
 }
 
 // statsProber opens no port but counts like the verbs engine's prober.
@@ -163,7 +151,7 @@ func TestProbePortReopensWhenTheDeviceComesBack(t *testing.T) {
 		t.Fatalf("live addresses at start: %+v", inv.Live)
 	}
 	fab.cameBack()
-	waitFor(t, "the inventory to carry the new probe port", func() bool {
+	wait.For(t, "the inventory to carry the new probe port", func() bool {
 		now := a.Inventory()
 		return now.Generation > inv.Generation && len(now.Live) == 1 && now.Live[0].QPN == 2
 	})

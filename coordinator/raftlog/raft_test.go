@@ -10,6 +10,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
+
+	"github.com/rdmamesh/rdmamesh/internal/testing/wait"
 )
 
 // tailCuts counts the DeleteRange calls that take a log's tail.
@@ -41,18 +43,6 @@ type nopFSM struct{}
 func (nopFSM) Apply(*raft.Log) any                 { return nil }
 func (nopFSM) Snapshot() (raft.FSMSnapshot, error) { return nil, fmt.Errorf("no snapshots here") }
 func (nopFSM) Restore(io.ReadCloser) error         { return nil }
-
-// waitFor polls cond until it holds or 10 s pass.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
 
 // TestRaftCutsAFollowersTailAndItReopens is the case raft-wal v0.4.0 fails
 // (hashicorp/raft-wal#31): a leader cut off from its peers appends entries
@@ -122,7 +112,7 @@ func TestRaftCutsAFollowersTailAndItReopens(t *testing.T) {
 		}
 		return -1
 	}
-	waitFor(t, "a leader", func() bool { return leader(-1) >= 0 })
+	wait.For(t, "a leader", func() bool { return leader(-1) >= 0 })
 	old := leader(-1)
 	payload := func(tag string, k int) []byte { return bytes.Repeat([]byte(fmt.Sprintf("%s-%d;", tag, k)), 300) }
 	for k := range 20 {
@@ -142,9 +132,9 @@ func TestRaftCutsAFollowersTailAndItReopens(t *testing.T) {
 	for k := range 5 {
 		nodes[old].Apply(payload("stale", k), 0) // never committed
 	}
-	waitFor(t, "the cut-off leader's own entries", func() bool { l, _ := logs[old].LastIndex(); return l >= before+5 })
+	wait.For(t, "the cut-off leader's own entries", func() bool { l, _ := logs[old].LastIndex(); return l >= before+5 })
 
-	waitFor(t, "a leader among the others", func() bool { return leader(old) >= 0 })
+	wait.For(t, "a leader among the others", func() bool { return leader(old) >= 0 })
 	next := leader(old)
 	for k := range 30 {
 		if err := nodes[next].Apply(payload("new", k), time.Second).Error(); err != nil {
@@ -154,7 +144,7 @@ func TestRaftCutsAFollowersTailAndItReopens(t *testing.T) {
 
 	connect(old)
 	want, _ := logs[next].LastIndex()
-	waitFor(t, "the old leader to hold the new leader's log", func() bool { l, _ := logs[old].LastIndex(); return l >= want })
+	wait.For(t, "the old leader to hold the new leader's log", func() bool { l, _ := logs[old].LastIndex(); return l >= want })
 	if logs[old].count() == 0 {
 		t.Fatal("raft never cut the old leader's tail: the test did not set up the case")
 	}
