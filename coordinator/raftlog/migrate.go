@@ -56,7 +56,7 @@ func Migrate(src raft.LogStore, dir string, o Options) (bool, error) {
 	if err := os.Rename(tmp, dir); err != nil {
 		return false, fmt.Errorf("raftlog: migrate: %w", err)
 	}
-	if err := syncDir(filepath.Dir(dir)); err != nil {
+	if err := SyncDir(filepath.Dir(dir)); err != nil {
 		return false, fmt.Errorf("raftlog: migrate: %w", err)
 	}
 	return true, nil

@@ -99,7 +99,7 @@ func Open(dir string, o Options) (*Store, error) {
 			return nil, err
 		}
 	}
-	if err := syncDir(dir); err != nil {
+	if err := SyncDir(dir); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("raftlog: %w", err)
 	}
@@ -133,7 +133,7 @@ func makeDir(dir string) error {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return err
 	}
-	return syncDir(filepath.Dir(dir))
+	return SyncDir(filepath.Dir(dir))
 }
 
 // load opens dir's segments, oldest first: every one holds entries and
@@ -315,7 +315,7 @@ func (s *Store) tailFor(index uint64, n int64) (seg *segment, fresh bool, err er
 	if err == nil {
 		// The new file's name must survive a crash before the entries
 		// synced in it are acknowledged.
-		err = syncDir(s.dir)
+		err = SyncDir(s.dir)
 	}
 	if err != nil {
 		f.Close()
@@ -406,7 +406,7 @@ func (s *Store) unlink(segs []*segment) error {
 			return s.broken
 		}
 	}
-	if err := syncDir(s.dir); err != nil {
+	if err := SyncDir(s.dir); err != nil {
 		s.broken = fmt.Errorf("raftlog: %w; the log takes no more writes until this coordinator restarts", err)
 		return s.broken
 	}
@@ -447,9 +447,7 @@ func (s *Store) Close() error {
 
 // SyncDir makes the creation, removal and renaming of dir's entries
 // durable.
-func SyncDir(dir string) error { return syncDir(dir) }
-
-func syncDir(dir string) error {
+func SyncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return err

@@ -308,22 +308,30 @@ func TestTailCutLeavesNoStaleFrame(t *testing.T) {
 	agree(t, "reopened after a tail cut", s, model)
 }
 
-// TestDamagedOlderSegmentIsAnError checks that an entry lost in the middle
-// of the log stops the open with what to do, instead of a log with a gap.
-func TestDamagedOlderSegmentIsAnError(t *testing.T) {
-	rng := rand.New(rand.NewPCG(7, 8))
-	dir := t.TempDir()
+// smallSegments is a log in dir of n 500-byte entries over 4 KiB
+// segments: seven entries a segment, so a few dozen span several.
+func smallSegments(t *testing.T, dir string, n uint64, rng *rand.Rand) *Store {
+	t.Helper()
 	s, err := Open(dir, Options{SegmentBytes: 4 << 10})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := uint64(1); i <= 40; i++ {
+	for i := uint64(1); i <= n; i++ {
 		l := entry(i, 1, rng)
 		l.Data = make([]byte, 500)
 		if err := s.StoreLog(l); err != nil {
 			t.Fatal(err)
 		}
 	}
+	return s
+}
+
+// TestDamagedOlderSegmentIsAnError checks that an entry lost in the middle
+// of the log stops the open with what to do, instead of a log with a gap.
+func TestDamagedOlderSegmentIsAnError(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	dir := t.TempDir()
+	s := smallSegments(t, dir, 40, rng)
 	if len(s.segs) < 3 {
 		t.Fatalf("%d segments, want several", len(s.segs))
 	}
@@ -440,18 +448,8 @@ func TestNewestSegmentWithoutHeader(t *testing.T) {
 func TestFailedHeadCutKeepsReadsSafe(t *testing.T) {
 	rng := rand.New(rand.NewPCG(15, 16))
 	dir := t.TempDir()
-	s, err := Open(dir, Options{SegmentBytes: 4 << 10})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := smallSegments(t, dir, 40, rng)
 	defer s.Close()
-	for i := uint64(1); i <= 40; i++ {
-		l := entry(i, 1, rng)
-		l.Data = make([]byte, 500)
-		if err := s.StoreLog(l); err != nil {
-			t.Fatal(err)
-		}
-	}
 	p, hi := s.segs[0].path, s.segs[1].last()
 	os.Remove(p)
 	if err := os.MkdirAll(filepath.Join(p, "x"), 0o750); err != nil {
@@ -516,17 +514,7 @@ func TestMigrateSkipsAnOlderGap(t *testing.T) {
 func TestNewestSegmentWithNoWholeEntryIsLogged(t *testing.T) {
 	rng := rand.New(rand.NewPCG(19, 20))
 	dir := t.TempDir()
-	s, err := Open(dir, Options{SegmentBytes: 4 << 10})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := uint64(1); i <= 20; i++ {
-		l := entry(i, 1, rng)
-		l.Data = make([]byte, 500)
-		if err := s.StoreLog(l); err != nil {
-			t.Fatal(err)
-		}
-	}
+	s := smallSegments(t, dir, 20, rng)
 	newest := s.segs[len(s.segs)-1]
 	path, keep := newest.path, newest.base-1
 	s.Close()
