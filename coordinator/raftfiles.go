@@ -22,12 +22,17 @@ import (
 // raft.db first.
 func openLogStores(dataDir string, log *slog.Logger) (*raftboltdb.BoltStore, *raftlog.Store, error) {
 	path, dir := filepath.Join(dataDir, "raft.db"), filepath.Join(dataDir, "raft-log")
-	if err := moveLog(path, dir, log); err != nil {
-		return nil, nil, err
-	}
 	bolt, err := raftboltdb.New(raftboltdb.Options{Path: path})
 	if err != nil {
 		return nil, nil, fmt.Errorf("open raft.db: %w", err)
+	}
+	// moveLog closes raft.db when it fails or rewrites it.
+	if rewrote, err := moveLog(bolt, path, dir, log); err != nil {
+		return nil, nil, err
+	} else if rewrote {
+		if bolt, err = raftboltdb.New(raftboltdb.Options{Path: path}); err != nil {
+			return nil, nil, fmt.Errorf("open raft.db: %w", err)
+		}
 	}
 	logs, err := raftlog.Open(dir, raftlog.Options{Log: log.With("component", "raft")})
 	if err != nil {
@@ -41,44 +46,39 @@ func openLogStores(dataDir string, log *slog.Logger) (*raftboltdb.BoltStore, *ra
 // copied once (raftlog.Migrate builds it aside and renames it into place),
 // then raft.db rewritten without it, since bbolt never shrinks a file and
 // the log was most of it (400 MB after one 4,096-node sweep). A crash
-// between the steps only repeats the later ones.
-func moveLog(path, dir string, log *slog.Logger) error {
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		return nil // a new replica
-	}
-	bolt, err := raftboltdb.New(raftboltdb.Options{Path: path})
-	if err != nil {
-		return fmt.Errorf("open raft.db: %w", err)
-	}
+// between the steps only repeats the later ones. A raft.db without a log
+// (every start after the move, and a new replica) is left open as it is.
+func moveLog(bolt *raftboltdb.BoltStore, path, dir string, log *slog.Logger) (rewrote bool, err error) {
+	defer func() {
+		if err != nil && !rewrote {
+			bolt.Close()
+		}
+	}()
 	first, err := bolt.FirstIndex()
 	if err != nil {
-		bolt.Close()
-		return fmt.Errorf("raft.db: %w", err)
+		return false, fmt.Errorf("raft.db: %w", err)
 	}
 	last, err := bolt.LastIndex()
-	if err != nil || last == 0 {
-		bolt.Close()
-		if err != nil {
-			return fmt.Errorf("raft.db: %w", err)
-		}
-		return nil
+	if err != nil {
+		return false, fmt.Errorf("raft.db: %w", err)
+	}
+	if last == 0 {
+		return false, nil
 	}
 	if err := olderRanSince(dir, bolt, last); err != nil {
-		bolt.Close()
-		return err
+		return false, err
 	}
 	moved, err := raftlog.Migrate(bolt, dir, raftlog.Options{})
 	if err != nil {
-		bolt.Close()
-		return err
+		return false, err
 	}
 	if moved {
 		log.Info("moved the raft log out of raft.db", "dir", dir, "raft_db_first", first, "last", last)
 	}
 	if err := bolt.Close(); err != nil {
-		return fmt.Errorf("raft.db: %w", err)
+		return true, fmt.Errorf("raft.db: %w", err)
 	}
-	return rewriteWithoutLog(path)
+	return true, rewriteWithoutLog(path)
 }
 
 // olderRanSince refuses a raft.db whose log is not the one already in dir:
