@@ -101,8 +101,11 @@ e2e:
 
 # Navigation to first complete heatmap paint for synthetic 8-rail sweeps of
 # BENCH_UI_NODES nodes (default 1024,4096; targets 1 s and 1.5 s), and the
-# compact API's payload at 1,024.
+# compact API's payload at 1,024. BENCH_UI_SWEEP=1 also loads the real
+# matrix of a BENCH_UI_SWEEP_NODES (default 4096) control sweep from the
+# coordinator's store (minutes; under a 5 GiB Go memory limit).
 bench-ui:
 	@$(E2E_CHROMIUM)
-	$(GO) test -count=1 -timeout 30m -tags e2e -run '^$$' -bench FirstPaint -benchtime 5x ./web/e2e/
+	$(GO) test -count=1 -timeout 30m -tags e2e -run '^$$' -bench 'FirstPaint$$' -benchtime 5x ./web/e2e/
+	$(if $(BENCH_UI_SWEEP),$(GO) test -count=1 -timeout 30m -tags e2e -run '^$$' -bench 'FirstPaintAfterSweep$$' -benchtime 1x ./web/e2e/)
 	$(GO) test -count=1 -run '^$$' -bench CompactPayload -benchtime 3x ./web/

@@ -71,16 +71,27 @@ func (s *static) StartSweep(context.Context, api.SweepRequest) (api.SweepInfo, e
 // the sweep, as it would have long before an operator opens the page.
 func serveStatic(tb testing.TB, m *matrix.Matrix, prepare bool) string {
 	tb.Helper()
+	url, _ := serve(tb, newStatic(m), "synthetic", fmt.Sprintf("rdmamesh %d-node benchmark", len(m.Nodes)), prepare)
+	return url
+}
+
+// serve serves b's web UI on a port of its own until the test ends; with
+// prepare, the preparer runs as a coordinator runs it and serve returns
+// once it has readied sweep id's first-paint views and p50 layer, with
+// how long each took.
+func serve(tb testing.TB, b web.Backend, id, title string, prepare bool) (string, [2]time.Duration) {
+	tb.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		tb.Fatal(err)
 	}
-	ws := web.New(newStatic(m), web.Options{Title: fmt.Sprintf("rdmamesh %d-node benchmark", len(m.Nodes))})
+	ws := web.New(b, web.Options{Title: title})
 	srv := &http.Server{Handler: ws.Handler()}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	ctx, cancel := context.WithCancel(context.Background())
 	prepared := make(chan struct{})
+	start := time.Now()
 	if prepare {
 		go func() { defer close(prepared); ws.Prepare(ctx, 10*time.Millisecond) }()
 	} else {
@@ -92,17 +103,17 @@ func serveStatic(tb testing.TB, m *matrix.Matrix, prepare bool) string {
 		srv.Close()
 		<-served
 	})
+	var took [2]time.Duration
 	if prepare {
-		start := time.Now()
-		waitPrepared(tb, start, 2*time.Minute, "the sweep's first-paint views", func() bool { return ws.Prepared("synthetic") })
-		waitPrepared(tb, start, 4*time.Minute, "the sweep's p50 layer (all rails)", func() bool { return ws.PreparedValues("synthetic") })
+		took[0] = waitPrepared(tb, start, 2*time.Minute, "the sweep's first-paint views", func() bool { return ws.Prepared(id) })
+		took[1] = waitPrepared(tb, start, 4*time.Minute, "the sweep's p50 layer (all rails)", func() bool { return ws.PreparedValues(id) })
 	}
-	return "http://" + ln.Addr().String()
+	return "http://" + ln.Addr().String(), took
 }
 
 // waitPrepared waits until the server's preparer has done what done checks,
 // at most limit after start, and prints when.
-func waitPrepared(tb testing.TB, start time.Time, limit time.Duration, what string, done func() bool) {
+func waitPrepared(tb testing.TB, start time.Time, limit time.Duration, what string, done func() bool) time.Duration {
 	tb.Helper()
 	for !done() {
 		if time.Since(start) > limit {
@@ -110,7 +121,9 @@ func waitPrepared(tb testing.TB, start time.Time, limit time.Duration, what stri
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	fmt.Printf("server prepared %s in the background by %s\n", what, time.Since(start).Round(time.Millisecond))
+	took := time.Since(start)
+	fmt.Printf("server prepared %s in the background by %s\n", what, took.Round(time.Millisecond))
+	return took
 }
 
 // firstPaint loads the page afresh and returns the page's own measure of
@@ -183,12 +196,8 @@ func benchFirstPaint(b *testing.B, size int) {
 	for _, t := range timings {
 		fmt.Printf("%d nodes, prepared load: %s\n", size, t)
 	}
-	n, pool := 0, ""
-	info := within(b, ctx, 5*time.Second, "layout", chromedp.Evaluate[[]string](`[String(window.rdmamesh.grid.nodes.length), document.getElementById("heatmap").dataset.pool]`))
-	if len(info) == 2 {
-		fmt.Sscan(info[0], &n)
-		pool = info[1]
-	}
+	n := shownNodes(b, ctx)
+	pool := within(b, ctx, 5*time.Second, "pixel pooling", chromedp.Evaluate[string](`document.getElementById("heatmap").dataset.pool`))
 	if n != size {
 		b.Fatalf("the page shows %d nodes, want %d", n, size)
 	}
@@ -225,6 +234,12 @@ func benchFirstPaint(b *testing.B, size int) {
 	if fresh > target || warm > target {
 		b.Logf("over the %.0f ms target: first load %.0f ms, reloads %.0f ms", target, fresh, warm)
 	}
+}
+
+// shownNodes is how many nodes the loaded page's heatmap has.
+func shownNodes(tb testing.TB, ctx context.Context) int {
+	tb.Helper()
+	return within(tb, ctx, 5*time.Second, "nodes shown", chromedp.Evaluate[int](`window.rdmamesh.grid.nodes.length`))
 }
 
 // switchToP50 chooses the p50 metric on the loaded page and returns how

@@ -72,6 +72,11 @@ type Config struct {
 	// task were a tenth of the stand-ins' cost (240 ms of a 1,024-node
 	// sweep), so only a profiled run pays for them; SweepProfile implies it.
 	Labels bool
+	// AfterSweep, when set, is called while the coordinator alone holds
+	// the finished sweep (workers gone, its matrix analysed), as an
+	// operator who opens the UI after a sweep finds it: the browser
+	// benchmark serves it from there (web/e2e).
+	AfterSweep func(co *coordinator.Coordinator, sweepID string) error
 }
 
 // Result is what one run measured. Durations are wall time.
@@ -99,18 +104,21 @@ type Result struct {
 	// FSMHeap and MatrixHeap are the parts of HoldHeap that coordinator/store
 	// and matrix code allocated (heapBy: the heap profile's sampled in-use
 	// bytes, scaled as pprof scales them).
-	FSMHeap, MatrixHeap         uint64
-	MatrixPeakRSS               uint64 // peak while building the matrix, coordinator alone
-	MatrixBuild                 time.Duration
-	RaftLogBytes                int64 // sum of raft entry payloads of this run
-	RaftFileBytes               int64 // the raft log's segments and raft.db on disk
-	SnapshotBytes               int64
-	SnapshotTime                time.Duration
-	MatrixJSON, MatrixGzip      int64 // 0 when not measured
-	PayloadTime                 time.Duration
-	PayloadPeakRSS              uint64 // process peak while streaming the matrix JSON
-	UIFirstPaint                int64  // web's compact grid + status layer, gzipped
-	ReaderPolls, ReaderMatrices int    // a live reader's matrix requests, and the distinct analyses it got
+	FSMHeap, MatrixHeap    uint64
+	MatrixPeakRSS          uint64 // peak while building the matrix, coordinator alone
+	MatrixBuild            time.Duration
+	RaftLogBytes           int64 // sum of raft entry payloads of this run
+	RaftFileBytes          int64 // the raft log's segments and raft.db on disk
+	SnapshotBytes          int64
+	SnapshotTime           time.Duration
+	MatrixJSON, MatrixGzip int64 // 0 when not measured
+	PayloadTime            time.Duration
+	PayloadPeakRSS         uint64 // process peak while streaming the matrix JSON
+	UIFirstPaint           int64  // web's compact grid + status layer, gzipped
+	// UIServe is how long web took to answer them, from the store, with
+	// nothing prepared (a coordinator's preparer would have readied them).
+	UIServe                     time.Duration
+	ReaderPolls, ReaderMatrices int // a live reader's matrix requests, and the distinct analyses it got
 	Healthy                     bool
 	// MemoryLimit is the Go soft memory limit the run had; 0 = none.
 	MemoryLimit uint64
@@ -324,8 +332,15 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 			return res, err
 		}
 	}
+	t4 := time.Now()
 	if res.UIFirstPaint, err = firstPaint(co, info.ID); err != nil {
 		return res, err
+	}
+	res.UIServe = time.Since(t4)
+	if cfg.AfterSweep != nil {
+		if err := cfg.AfterSweep(co, info.ID); err != nil {
+			return res, err
+		}
 	}
 	if cfg.Payload {
 		_ = procstat.ResetPeak(procstat.Self)

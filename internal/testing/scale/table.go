@@ -59,6 +59,7 @@ func Median(runs []Result) Result {
 	m.PayloadTime = md(func(r Result) time.Duration { return r.PayloadTime })
 	m.PayloadPeakRSS = mu(func(r Result) uint64 { return r.PayloadPeakRSS })
 	m.UIFirstPaint = mi(func(r Result) int64 { return r.UIFirstPaint })
+	m.UIServe = md(func(r Result) time.Duration { return r.UIServe })
 	return m
 }
 
@@ -115,6 +116,7 @@ var columns = []struct {
 		return fmt.Sprintf("%d / %d", r.ReaderPolls, r.ReaderMatrices)
 	}},
 	{"UI first paint gz", func(r Result) string { return kb(r.UIFirstPaint) }},
+	{"UI first paint served, cold", func(r Result) string { return ms(r.UIServe) }},
 }
 
 // Table writes results as a Markdown table.
