@@ -6,8 +6,9 @@ import (
 )
 
 // The compact accessors agree with the materialised cells: WalkFigures over
-// any range gives each cell's place, verdict and judged figures, and
-// CellIndex finds every cell (and nothing else) in both forms.
+// any range gives each cell's place, verdict and judged figures, WalkVerdicts
+// the same places and verdicts, and CellIndex finds every cell (and nothing
+// else) in both forms.
 func TestCompactAccessors(t *testing.T) {
 	for seed := int64(1); seed <= 40; seed++ {
 		rng := rand.New(rand.NewSource(seed))
@@ -37,6 +38,18 @@ func TestCompactAccessors(t *testing.T) {
 		})
 		if next != n {
 			t.Fatalf("seed %d: walked to %d of %d", seed, next, n)
+		}
+		next = lo
+		c.WalkVerdicts(lo, n, func(k, rail, s, d int, v Verdict) {
+			want := &m.Cells[k]
+			if k != next || rail != want.Rail || c.Nodes[s].Name != want.Src || c.Nodes[d].Name != want.Dst || v != want.Verdict {
+				t.Fatalf("seed %d: cell %d (next %d) walked as rail %d %s→%s %s, want %+v", seed, k, next, rail,
+					c.Nodes[s].Name, c.Nodes[d].Name, v, want)
+			}
+			next++
+		})
+		if next != n {
+			t.Fatalf("seed %d: walked verdicts to %d of %d", seed, next, n)
 		}
 		for k := range m.Cells {
 			x := &m.Cells[k]

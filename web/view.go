@@ -122,18 +122,19 @@ func newView(ctx context.Context, m *matrix.Matrix) (*view, error) {
 }
 
 // tally walks the cells once for the status codes and the per-HCA counts:
-// all the first paint needs. It reads only each cell's names, rail and
-// verdict; the figures behind pointers (latency, bandwidth) are read on the
-// first value layer, which at 8 M cells is most of a pass's cost.
+// all the first paint needs. It reads only each cell's place, rail and
+// verdict; the figures (decoded from the store's codes on a coordinator)
+// are read on the first value layer: at 4,096 x 8 they were four fifths of
+// a first paint the server built on the request.
 func (v *view) tally(ctx context.Context) error {
 	rails := max(v.m.Rails, 0)
 	status := v.newGrids(rails)
-	parts, err := v.each(ctx, func() any { return make([]hcaTally, v.n*rails) }, func(acc any, c *matrix.Result, si, dj int32) {
+	parts, err := v.eachVerdict(ctx, func() any { return make([]hcaTally, v.n*rails) }, func(acc any, verdict matrix.Verdict, rail int, si, dj int32) {
 		hca := acc.([]hcaTally)
-		code := statusOf(c.Verdict)
-		status[c.Rail][int(v.pos[si])*v.n+int(v.pos[dj])] = code
+		code := statusOf(verdict)
+		status[rail][int(v.pos[si])*v.n+int(v.pos[dj])] = code
 		for _, x := range [2]int32{si, dj} {
-			t := &hca[int(x)*rails+c.Rail]
+			t := &hca[int(x)*rails+rail]
 			t.total++
 			if code != statusUntested {
 				t.tested++

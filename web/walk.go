@@ -27,6 +27,27 @@ var walkedHook func(ctx context.Context, m *matrix.Matrix, cells int)
 // walk stops within a chunk per worker and returns ctx's error: what fn
 // wrote is then partial, and the caller must drop it.
 func (v *view) each(ctx context.Context, newAcc func() any, fn func(acc any, c *matrix.Result, si, dj int32)) ([]any, error) {
+	return v.split(ctx, newAcc, func(acc any) func(lo, hi int) {
+		return v.walkRange(func(c *matrix.Result, si, dj int32) { fn(acc, c, si, dj) })
+	})
+}
+
+// eachVerdict is each for a caller that needs only a cell's verdict and
+// rail: a compact matrix then reads no figures.
+func (v *view) eachVerdict(ctx context.Context, newAcc func() any, fn func(acc any, verdict matrix.Verdict, rail int, si, dj int32)) ([]any, error) {
+	if !v.m.Compact() {
+		return v.each(ctx, newAcc, func(acc any, c *matrix.Result, si, dj int32) { fn(acc, c.Verdict, c.Rail, si, dj) })
+	}
+	return v.split(ctx, newAcc, func(acc any) func(lo, hi int) {
+		return func(lo, hi int) {
+			v.m.WalkVerdicts(lo, hi, func(_, rail, s, d int, verdict matrix.Verdict) { fn(acc, verdict, rail, int32(s), int32(d)) })
+		}
+	})
+}
+
+// split walks m's cells in chunks over the available cores, each worker
+// with its own accumulator and the range walker walker(acc) makes.
+func (v *view) split(ctx context.Context, newAcc func() any, walker func(acc any) func(lo, hi int)) ([]any, error) {
 	n := v.m.NumCells()
 	workers := 1
 	if n >= 1<<16 {
@@ -37,7 +58,7 @@ func (v *view) each(ctx context.Context, newAcc func() any, fn func(acc any, c *
 	var wg sync.WaitGroup
 	for k := range workers {
 		accs[k] = newAcc()
-		walk := v.walkRange(func(c *matrix.Result, si, dj int32) { fn(accs[k], c, si, dj) })
+		walk := walker(accs[k])
 		wg.Go(func() {
 			for lo, hi := n*k/workers, n*(k+1)/workers; lo < hi; lo += walkChunk {
 				if ctx.Err() != nil {
