@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -36,10 +37,56 @@ func TestResultCompactEqualsMaterialised(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("compact:\n%v\nmaterialised:\n%v", got, want)
 	}
+	// The same walk split over the cores, as a large sweep's is: the
+	// parts' counts, HCAs and worst pairs merge to the same series.
+	defer func(n, p int) { splitCells, splitParts = n, p }(splitCells, splitParts)
+	splitCells = 1
+	for _, splitParts = range []int{2, 5, 7} { // 5 and 7 cut rails: an HCA's cells in two parts
+		if split := lines(compact); !slices.Equal(split, want) {
+			t.Fatalf("compact, walked in %d parts:\n%v\nmaterialised:\n%v", splitParts, split, want)
+		}
+	}
 	if !slices.Contains(got, "rdmamesh_hca_cells[n4 mlx5_1 1] 6") {
 		t.Errorf("n4's rail-1 HCA not named from its cells:\n%v", got)
 	}
 	if !slices.Contains(got, "rdmamesh_pair_latency_p50_seconds[n1 n3 1] 7e-05") {
 		t.Errorf("the slowest cell, its latency without a sample count, is not a worst pair:\n%v", got)
+	}
+}
+
+// TestWorstKeepsTheFirstK: worst turns candidates away below its cut, yet
+// keeps exactly the first k of everything offered in its order, with ties
+// on the figure broken by rail and names as a full sort breaks them.
+func TestWorstKeepsTheFirstK(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	for _, k := range []int{1, 3, 10} {
+		for run := range 20 {
+			lat, bw := worst{by: byLatency}, worst{by: byBandwidth, narrow: true}
+			var all []pairFigure
+			for range rng.IntN(2000) + 1 {
+				// Few distinct figures: ties at the cut are the rule.
+				c := pairFigure{rail: rng.IntN(4), src: fmt.Sprint("n", rng.IntN(30)), dst: fmt.Sprint("n", rng.IntN(30)),
+					p50: float64(1000 + rng.IntN(6)), bw: float64(100 + rng.IntN(6))}
+				if slices.ContainsFunc(all, func(x pairFigure) bool { return pairOrder(x, c) == 0 }) {
+					continue // a pair and rail is offered once per walk
+				}
+				all = append(all, c)
+				lat.offer(c, k)
+				bw.offer(c, k)
+			}
+			for _, tc := range []struct {
+				w  worst
+				by func(a, b pairFigure) int
+			}{{lat, byLatency}, {bw, byBandwidth}} {
+				want := slices.Clone(all)
+				slices.SortFunc(want, tc.by)
+				got := slices.Clone(tc.w.xs)
+				slices.SortFunc(got, tc.by)
+				want, got = want[:min(k, len(want))], got[:min(k, len(got))]
+				if !slices.Equal(got, want) {
+					t.Fatalf("k %d run %d: kept %v, want %v", k, run, got, want)
+				}
+			}
+		}
 	}
 }
