@@ -2,6 +2,7 @@ package matrix
 
 import (
 	"sort"
+	"sync"
 
 	"github.com/rdmamesh/rdmamesh/internal/probe"
 )
@@ -23,6 +24,8 @@ type analysis struct {
 	// par and stretch: goroutines and cells a stretch for the passes
 	// (parallel.go); 0 = the defaults. Tests set them.
 	par, stretch int
+	rowsOnce     sync.Once
+	rows         [][]int32 // memberRows
 }
 
 // The cell byte: the verdict's index in allVerdicts (3 bits) and the

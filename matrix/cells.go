@@ -96,6 +96,22 @@ func (m *Matrix) WalkFigures(lo, hi int, fn func(k, rail, src, dst int, r *Resul
 	})
 }
 
+// WalkFiguresFrom is WalkFigures over the cells whose source is one of
+// m.Nodes[lo:hi], source by source, a destination's rails together: the
+// order a coordinator's store keeps them in. Rail by rail, reading a
+// 4,096 x 8 sweep's figures from the store missed the cache on most cells
+// (two thirds of a walk's time). Cells come out of Cells order; k says
+// where each is.
+func (m *Matrix) WalkFiguresFrom(lo, hi int, fn func(k, rail, src, dst int, r *Result)) {
+	a := m.compact("WalkFiguresFrom")
+	p := a.peeker()
+	a.walkFrom(lo, hi, func(k, rail, s, d int) {
+		r := p.peek(s, d, rail)
+		r.Verdict, r.Rail = a.verdict(k), rail
+		fn(k, rail, s, d, r)
+	})
+}
+
 // WalkVerdicts is WalkFigures for a caller that needs only each cell's
 // place and verdict (the heatmap's status layer and its per-HCA counts):
 // it reads no figures, which decoded from a store's codes were four
@@ -110,6 +126,44 @@ func (m *Matrix) compact(op string) *analysis {
 		panic("matrix: " + op + " on a materialised matrix")
 	}
 	return m.a
+}
+
+// walkFrom calls fn with the index, rail and two nodes' positions of the
+// cells from m.Nodes[lo:hi], source by source, then destination, then rail.
+func (a *analysis) walkFrom(lo, hi int, fn func(k, rail, s, d int)) {
+	rows := a.memberRows()
+	for s := max(lo, 0); s < min(hi, len(a.ns)); s++ {
+		for d := range a.ns {
+			if d == s {
+				continue
+			}
+			for i := range a.spans {
+				sp := &a.spans[i]
+				if r, c := rows[i][s], rows[i][d]; r >= 0 && c >= 0 {
+					fn(sp.at(int(r), int(c)), sp.rail, s, d)
+				}
+			}
+		}
+	}
+}
+
+// memberRows is, per span, each node's index among its members (-1: not
+// a member), made on first use: walkFrom places cells by it.
+func (a *analysis) memberRows() [][]int32 {
+	a.rowsOnce.Do(func() {
+		a.rows = make([][]int32, len(a.spans))
+		for i := range a.spans {
+			row := make([]int32, len(a.ns))
+			for k := range row {
+				row[k] = -1
+			}
+			for j, n := range a.spans[i].members {
+				row[n] = int32(j)
+			}
+			a.rows[i] = row
+		}
+	})
+	return a.rows
 }
 
 // walk calls fn with the rail and the two nodes' positions of the cells

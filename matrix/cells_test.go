@@ -2,13 +2,14 @@ package matrix
 
 import (
 	"math/rand"
+	"slices"
 	"testing"
 )
 
 // The compact accessors agree with the materialised cells: WalkFigures over
 // any range gives each cell's place, verdict and judged figures, WalkVerdicts
-// the same places and verdicts, and CellIndex finds every cell (and nothing
-// else) in both forms.
+// the same places and verdicts, WalkFiguresFrom the same cells source by
+// source, and CellIndex finds every cell (and nothing else) in both forms.
 func TestCompactAccessors(t *testing.T) {
 	for seed := int64(1); seed <= 40; seed++ {
 		rng := rand.New(rand.NewSource(seed))
@@ -50,6 +51,35 @@ func TestCompactAccessors(t *testing.T) {
 		})
 		if next != n {
 			t.Fatalf("seed %d: walked verdicts to %d of %d", seed, next, n)
+		}
+		// By source: every cell from the range's sources once, source,
+		// then destination, then rail, each as the materialised cell.
+		from, to := 0, len(c.Nodes)
+		if to > 0 {
+			from = rng.Intn(to)
+			to = from + rng.Intn(to-from+1)
+		}
+		seen := map[int]bool{}
+		var last [3]int
+		c.WalkFiguresFrom(from, to, func(k, rail, s, d int, r *Result) {
+			want := &m.Cells[k]
+			if seen[k] || rail != want.Rail || c.Nodes[s].Name != want.Src || c.Nodes[d].Name != want.Dst ||
+				r.Verdict != want.Verdict || r.Class != want.Class || figuresOf(r) != figuresOf(want) {
+				t.Fatalf("seed %d: cell %d (seen %v) walked from its source as rail %d %s→%s %s/%s %v, want %+v", seed, k, seen[k], rail,
+					c.Nodes[s].Name, c.Nodes[d].Name, r.Verdict, r.Class, figuresOf(r), want)
+			}
+			if at := [3]int{s, d, rail}; len(seen) > 0 && slices.Compare(at[:], last[:]) <= 0 {
+				t.Fatalf("seed %d: cell %v walked after %v", seed, at, last)
+			} else {
+				last = at
+			}
+			seen[k] = true
+		})
+		for k := range m.Cells {
+			x := &m.Cells[k]
+			if inRange := slices.IndexFunc(c.Nodes[from:to], func(n Node) bool { return n.Name == x.Src }) >= 0; inRange != seen[k] {
+				t.Fatalf("seed %d: cell %d %s→%s rail %d walked %v, its source in nodes %d..%d %v", seed, k, x.Src, x.Dst, x.Rail, seen[k], from, to, inRange)
+			}
 		}
 		for k := range m.Cells {
 			x := &m.Cells[k]

@@ -27,8 +27,26 @@ var walkedHook func(ctx context.Context, m *matrix.Matrix, cells int)
 // walk stops within a chunk per worker and returns ctx's error: what fn
 // wrote is then partial, and the caller must drop it.
 func (v *view) each(ctx context.Context, newAcc func() any, fn func(acc any, c *matrix.Result, si, dj int32)) ([]any, error) {
-	return v.split(ctx, newAcc, func(acc any) func(lo, hi int) {
-		return v.walkRange(func(c *matrix.Result, si, dj int32) { fn(acc, c, si, dj) })
+	if !v.m.Compact() {
+		return v.split(ctx, v.m.NumCells(), walkChunk, newAcc, func(acc any) func(lo, hi int) int {
+			walk := v.walkRange(func(c *matrix.Result, si, dj int32) { fn(acc, c, si, dj) })
+			return func(lo, hi int) int { walk(lo, hi); return hi - lo }
+		})
+	}
+	// A compact matrix is walked source by source, the order a
+	// coordinator's store keeps its cells in (matrix.WalkFiguresFrom):
+	// rail by rail, its 4,096 x 8 p50 layer took 14 s to prepare.
+	nodes := len(v.m.Nodes)
+	perSource := max((nodes-1)*max(v.m.Rails, 1), 1)
+	return v.split(ctx, nodes, max(walkChunk/perSource, 1), newAcc, func(acc any) func(lo, hi int) int {
+		return func(lo, hi int) int {
+			n := 0
+			v.m.WalkFiguresFrom(lo, hi, func(_, _, s, d int, c *matrix.Result) {
+				n++
+				fn(acc, c, int32(s), int32(d))
+			})
+			return n
+		}
 	})
 }
 
@@ -38,20 +56,22 @@ func (v *view) eachVerdict(ctx context.Context, newAcc func() any, fn func(acc a
 	if !v.m.Compact() {
 		return v.each(ctx, newAcc, func(acc any, c *matrix.Result, si, dj int32) { fn(acc, c.Verdict, c.Rail, si, dj) })
 	}
-	return v.split(ctx, newAcc, func(acc any) func(lo, hi int) {
-		return func(lo, hi int) {
+	return v.split(ctx, v.m.NumCells(), walkChunk, newAcc, func(acc any) func(lo, hi int) int {
+		return func(lo, hi int) int {
 			v.m.WalkVerdicts(lo, hi, func(_, rail, s, d int, verdict matrix.Verdict) { fn(acc, verdict, rail, int32(s), int32(d)) })
+			return hi - lo
 		}
 	})
 }
 
-// split walks m's cells in chunks over the available cores, each worker
-// with its own accumulator and the range walker walker(acc) makes.
-func (v *view) split(ctx context.Context, newAcc func() any, walker func(acc any) func(lo, hi int)) ([]any, error) {
-	n := v.m.NumCells()
+// split walks units 0..units-1 (cells, or a compact matrix's sources) in
+// chunks of chunk units over the available cores, each worker with its own
+// accumulator and the walker walker(acc) makes, which returns the cells it
+// walked.
+func (v *view) split(ctx context.Context, units, chunk int, newAcc func() any, walker func(acc any) func(lo, hi int) int) ([]any, error) {
 	workers := 1
-	if n >= 1<<16 {
-		workers = runtime.GOMAXPROCS(0)
+	if v.m.NumCells() >= 1<<16 {
+		workers = min(runtime.GOMAXPROCS(0), units)
 	}
 	accs := make([]any, workers)
 	var stopped atomic.Bool
@@ -60,15 +80,14 @@ func (v *view) split(ctx context.Context, newAcc func() any, walker func(acc any
 		accs[k] = newAcc()
 		walk := walker(accs[k])
 		wg.Go(func() {
-			for lo, hi := n*k/workers, n*(k+1)/workers; lo < hi; lo += walkChunk {
+			for lo, hi := units*k/workers, units*(k+1)/workers; lo < hi; lo += chunk {
 				if ctx.Err() != nil {
 					stopped.Store(true)
 					return
 				}
-				end := min(lo+walkChunk, hi)
-				walk(lo, end)
+				cells := walk(lo, min(lo+chunk, hi))
 				if walkedHook != nil {
-					walkedHook(ctx, v.m, end-lo)
+					walkedHook(ctx, v.m, cells)
 				}
 			}
 		})
@@ -87,16 +106,9 @@ func givenUp(ctx context.Context, err error) bool {
 }
 
 // walkRange returns a function calling fn for the placeable same-rail
-// cells among m's cells lo..hi-1; one worker calls it on successive ranges.
+// cells among a materialised m's cells lo..hi-1; one worker calls it on
+// successive ranges.
 func (v *view) walkRange(fn func(c *matrix.Result, si, dj int32)) func(lo, hi int) {
-	if v.m.Compact() {
-		// A compact analysis hands each cell's place, verdict and
-		// figures without building it; its nodes are m.Nodes, as
-		// byName's are.
-		return func(lo, hi int) {
-			v.m.WalkFigures(lo, hi, func(_, _, s, d int, c *matrix.Result) { fn(c, int32(s), int32(d)) })
-		}
-	}
 	rails := max(v.m.Rails, 0)
 	cells := v.m.Cells
 	w := newWalker(v) // its place carries over from one range to the next

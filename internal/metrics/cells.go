@@ -64,10 +64,12 @@ func (w *cellWalk) walk() {
 		}
 		ws := make([]*cellWalk, parts)
 		var wg sync.WaitGroup
+		// By source: the order the coordinator's store keeps cells in.
+		nodes := len(m.Nodes)
 		for i := range ws {
 			ws[i] = newCellWalk(m, w.k)
 			wg.Go(func() {
-				m.WalkFigures(n*i/parts, n*(i+1)/parts, func(k, rail, src, dst int, r *matrix.Result) {
+				m.WalkFiguresFrom(nodes*i/parts, nodes*(i+1)/parts, func(k, rail, src, dst int, r *matrix.Result) {
 					ws[i].cell(k, rail, src, dst, r, "", "")
 				})
 			})
