@@ -31,26 +31,16 @@ func TestPrometheusScrapesTheDemo(t *testing.T) {
 	defer cancel()
 
 	demoURL := startDemo(t, ctx, bin)
-	// Not t.TempDir: its parent is private to root, and the prometheus
-	// user must read the config and rules, as it reads /etc/prometheus.
-	dir, err := os.MkdirTemp("", "deploytest-prometheus-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	rules, err := os.ReadFile(repo(t, "deploy", "prometheus", "rdmamesh-rules.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, filepath.Join(dir, "rdmamesh-rules.yaml"), rules)
 	u, err := url.Parse(demoURL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, filepath.Join(dir, "prometheus.yml"), []byte(fmt.Sprintf(`global:
+	api, exited := startPrometheus(t, ctx, prom, map[string][]byte{"rdmamesh-rules.yaml": rules}, func(dir string) string {
+		return fmt.Sprintf(`global:
   scrape_interval: 1s
   evaluation_interval: 1s
 rule_files:
@@ -59,33 +49,8 @@ scrape_configs:
   - job_name: rdmamesh-demo
     static_configs:
       - targets: ['%s']
-`, filepath.Join(dir, "rdmamesh-rules.yaml"), u.Host)))
-	data := filepath.Join(dir, "data")
-	if err := os.Mkdir(data, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	addr := freeLoopbackAddr(t)
-	cmd := exec.CommandContext(ctx, prom, "--config.file="+filepath.Join(dir, "prometheus.yml"),
-		"--storage.tsdb.path="+data, "--web.listen-address="+addr)
-	asPrometheusUser(t, cmd, data)
-	logs := &strings.Builder{}
-	cmd.Stdout, cmd.Stderr = logs, logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	go func() { // owns cmd.Wait; the deferred stop waits for it
-		_ = cmd.Wait()
-		close(exited)
-	}()
-	defer func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		<-exited
-		if t.Failed() {
-			t.Logf("prometheus log:\n%s", logs.String())
-		}
-	}()
-	api := "http://" + addr + "/api/v1/"
+`, filepath.Join(dir, "rdmamesh-rules.yaml"), u.Host)
+	})
 	waitFor := func(what string, cond func() (bool, string)) {
 		t.Helper()
 		poll(t, ctx, exited, what, cond)
@@ -194,11 +159,60 @@ func startDemo(t *testing.T, ctx context.Context, bin string) string {
 	}
 }
 
+// startPrometheus runs Debian's prometheus (bin) as Debian runs it: the
+// prometheus user, its own storage directory, files (name → content) and
+// the config config(dir) beside it in dir. It returns the server's API
+// URL and a channel closed when it exits; it is stopped when tb ends, and
+// its log shown if tb failed.
+func startPrometheus(tb testing.TB, ctx context.Context, bin string, files map[string][]byte, config func(dir string) string) (string, <-chan struct{}) {
+	tb.Helper()
+	// Not tb.TempDir: its parent is private to root, and the prometheus
+	// user must read the config and rules, as it reads /etc/prometheus.
+	dir, err := os.MkdirTemp("", "deploytest-prometheus-")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	for name, b := range files {
+		writeFile(tb, filepath.Join(dir, name), b)
+	}
+	writeFile(tb, filepath.Join(dir, "prometheus.yml"), []byte(config(dir)))
+	data := filepath.Join(dir, "data")
+	if err := os.Mkdir(data, 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	addr := freeLoopbackAddr(tb)
+	cmd := exec.CommandContext(ctx, bin, "--config.file="+filepath.Join(dir, "prometheus.yml"),
+		"--storage.tsdb.path="+data, "--web.listen-address="+addr)
+	asPrometheusUser(tb, cmd, data)
+	logs := &strings.Builder{}
+	cmd.Stdout, cmd.Stderr = logs, logs
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { // owns cmd.Wait; the cleanup waits for it
+		_ = cmd.Wait()
+		close(exited)
+	}()
+	tb.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		<-exited
+		if tb.Failed() {
+			tb.Logf("prometheus log:\n%s", logs.String())
+		}
+	})
+	return "http://" + addr + "/api/v1/", exited
+}
+
 // freeLoopbackAddr asks the kernel for a free port. Prometheus cannot be
 // handed a listener, so the port is closed again before it binds: another
 // process could take it in between, which a test run survives by failing
 // loudly rather than by talking to the wrong server (it checks the rules).
-func freeLoopbackAddr(t *testing.T) string {
+func freeLoopbackAddr(t testing.TB) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -211,7 +225,7 @@ func freeLoopbackAddr(t *testing.T) string {
 
 // asPrometheusUser drops to Debian's prometheus user when the test runs as
 // root and the package created it, as the packaged service does.
-func asPrometheusUser(t *testing.T, cmd *exec.Cmd, data string) {
+func asPrometheusUser(t testing.TB, cmd *exec.Cmd, data string) {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		return
@@ -228,7 +242,7 @@ func asPrometheusUser(t *testing.T, cmd *exec.Cmd, data string) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
 }
 
-func writeFile(t *testing.T, path string, b []byte) {
+func writeFile(t testing.TB, path string, b []byte) {
 	t.Helper()
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
@@ -253,7 +267,7 @@ func getJSON(ctx context.Context, u string, v any) error {
 
 // poll checks cond until it holds, failing with its last explanation when
 // ctx ends or the process under test exits.
-func poll(t *testing.T, ctx context.Context, exited <-chan struct{}, what string, cond func() (bool, string)) {
+func poll(t testing.TB, ctx context.Context, exited <-chan struct{}, what string, cond func() (bool, string)) {
 	t.Helper()
 	last := ""
 	for {

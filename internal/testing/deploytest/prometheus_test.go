@@ -46,7 +46,7 @@ func init() {
 
 // needTool finds a program from Debian's packages: missing on a developer
 // machine it skips, in CI (which installs it) it fails.
-func needTool(t *testing.T, name, pkg string) string {
+func needTool(t testing.TB, name, pkg string) string {
 	t.Helper()
 	p, err := exec.LookPath(name)
 	if err == nil {

@@ -1,0 +1,120 @@
+package deploytest
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"runtime/debug"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/rdmamesh/rdmamesh/coordinator"
+	"github.com/rdmamesh/rdmamesh/internal/metrics"
+	"github.com/rdmamesh/rdmamesh/internal/testing/scale"
+	"github.com/rdmamesh/rdmamesh/web"
+)
+
+// BenchmarkPrometheusScrapesAfterSweep: Debian's Prometheus, run as Debian
+// runs it, scrapes a coordinator that has just finished a control sweep of
+// BENCH_PROM_SWEEP_NODES x 8 (default 4,096: 134 M cells) with Prometheus's
+// default scrape timeout of 10 s. The first scrape after a sweep derives
+// the result metrics from every cell; it must come back up, and the
+// benchmark prints how long it took (Prometheus's own
+// scrape_duration_seconds). Under a Go memory limit of 5 GiB, stopped past
+// scale.DefaultRSSLimit.
+// Run: BENCH_PROM_SWEEP=1 go test -run '^$' -bench PrometheusScrapesAfterSweep -benchtime 1x ./internal/testing/deploytest/
+func BenchmarkPrometheusScrapesAfterSweep(b *testing.B) {
+	if os.Getenv("BENCH_PROM_SWEEP") == "" {
+		b.Skip("BENCH_PROM_SWEEP=1 runs a whole control sweep first (minutes at 4,096)")
+	}
+	prom := needTool(b, "prometheus", "prometheus")
+	n := 4096
+	if v := os.Getenv("BENCH_PROM_SWEEP_NODES"); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil || n < 2 {
+			b.Fatalf("BENCH_PROM_SWEEP_NODES=%q: want a node count >= 2", v)
+		}
+	}
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(5 << 30))
+	ctx, stop := context.WithCancel(context.Background())
+	guarded := make(chan struct{})
+	go func() {
+		defer close(guarded)
+		scale.GuardRSS(ctx, scale.DefaultRSSLimit, 250*time.Millisecond, os.Stderr, os.Exit)
+	}()
+	defer func() {
+		stop()
+		<-guarded
+	}()
+	var scraped float64
+	res, err := scale.Run(ctx, scale.Config{Nodes: n, Control: true, AfterSweep: func(co *coordinator.Coordinator, _ string) error {
+		var err error
+		scraped, err = scrapeAfterSweep(b, ctx, prom, co)
+		return err
+	}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	fmt.Printf("%d x %d control sweep, %d cells: Prometheus's first scrape after it took %.2f s (scrape_timeout 10 s)\n",
+		res.Nodes, res.Rails, res.Cells, scraped)
+	b.ReportMetric(scraped, "first-scrape-s")
+}
+
+// scrapeAfterSweep serves co's /metrics as the coordinator command does
+// (web, with the coordinator's collector), lets Prometheus scrape it once
+// and returns that scrape's duration in seconds.
+func scrapeAfterSweep(b *testing.B, ctx context.Context, prom string, co *coordinator.Coordinator) (float64, error) {
+	reg := metrics.NewRegistry()
+	reg.MustRegister(metrics.NewCoordinator(co, metrics.CoordinatorOptions{}))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	srv := &http.Server{Handler: web.New(co, web.Options{Metrics: metrics.Handler(reg)}).Handler()}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	defer func() {
+		srv.Close()
+		<-served
+	}()
+	api, exited := startPrometheus(b, ctx, prom, nil, func(string) string {
+		return fmt.Sprintf(`global:
+  scrape_interval: 15s
+  scrape_timeout: 10s
+scrape_configs:
+  - job_name: rdmamesh-coordinator
+    static_configs:
+      - targets: ['%s']
+`, ln.Addr().String())
+	})
+	var health, lastErr string
+	var took float64
+	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	poll(b, wctx, exited, "Prometheus's first scrape of the coordinator", func() (bool, string) {
+		var r struct {
+			Data struct {
+				ActiveTargets []struct {
+					Health             string  `json:"health"`
+					LastError          string  `json:"lastError"`
+					LastScrapeDuration float64 `json:"lastScrapeDuration"`
+				} `json:"activeTargets"`
+			} `json:"data"`
+		}
+		if err := getJSON(wctx, api+"targets", &r); err != nil {
+			return false, err.Error()
+		}
+		for _, tg := range r.Data.ActiveTargets {
+			health, lastErr, took = tg.Health, tg.LastError, tg.LastScrapeDuration
+			return tg.Health != "unknown", tg.Health
+		}
+		return false, "no target yet"
+	})
+	if health != "up" {
+		return took, fmt.Errorf("the first scrape after the sweep was %s after %.2f s: %s", health, took, lastErr)
+	}
+	return took, nil
+}
