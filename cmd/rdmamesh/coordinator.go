@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -160,14 +161,17 @@ func runCoordinator(ctx context.Context, c *config.Config, log *slog.Logger) err
 	go func() { defer close(joined); keepJoining(joinCtx, co, c.Gossip.Join, log) }()
 	defer func() { stopJoining(); <-joined }()
 	reg := metrics.NewRegistry()
-	reg.MustRegister(metrics.NewCoordinator(co, metrics.CoordinatorOptions{}), metrics.NewLive(co, 0),
-		metrics.BuildInfo("coordinator", version, commit, runtime.Version()))
+	results := metrics.NewCoordinator(co, metrics.CoordinatorOptions{})
+	reg.MustRegister(results, metrics.NewLive(co, 0), metrics.BuildInfo("coordinator", version, commit, runtime.Version()))
 	ws := web.New(co, web.Options{Logger: log, Title: "rdmamesh", Token: token,
 		OpenReads: c.Auth.OpenReads, Metrics: metrics.Handler(reg)})
+	// The UI's first views and the result metrics of a finished sweep are
+	// derived in the background, before a browser or Prometheus asks.
 	prepCtx, stopPrep := context.WithCancel(ctx)
-	prepared := make(chan struct{})
-	go func() { defer close(prepared); ws.Prepare(prepCtx, web.DefaultPrepareEvery) }()
-	defer func() { stopPrep(); <-prepared }()
+	var prepared sync.WaitGroup
+	prepared.Go(func() { ws.Prepare(prepCtx, web.DefaultPrepareEvery) })
+	prepared.Go(func() { results.Prepare(prepCtx, metrics.DefaultPrepareEvery) })
+	defer func() { stopPrep(); prepared.Wait() }()
 	// Requests run under the command's context: at SIGTERM a browser's
 	// request still walking a 4,096-node layer stops with it, instead of
 	// holding Shutdown to its timeout.

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"runtime"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -59,8 +60,8 @@ func (c *Cluster) startCoordinators(o Options) error {
 		}
 		r.Coordinator = co
 		reg := metrics.NewRegistry()
-		reg.MustRegister(metrics.NewCoordinator(co, metrics.CoordinatorOptions{}), metrics.NewLive(co, 0),
-			metrics.BuildInfo("coordinator", o.Version, o.Commit, runtime.Version()))
+		results := metrics.NewCoordinator(co, metrics.CoordinatorOptions{})
+		reg.MustRegister(results, metrics.NewLive(co, 0), metrics.BuildInfo("coordinator", o.Version, o.Commit, runtime.Version()))
 		ws := web.New(co, web.Options{Logger: c.log, Title: "rdmamesh demo", Token: o.Token, Metrics: metrics.Handler(reg)})
 		r.srv = &http.Server{Handler: ws.Handler(), ReadHeaderTimeout: 10 * time.Second, TLSConfig: o.TLS,
 			ErrorLog: slog.NewLogLogger(c.log.Handler(), slog.LevelWarn)}
@@ -68,7 +69,13 @@ func (c *Cluster) startCoordinators(o Options) error {
 		prepCtx, stopPrep := context.WithCancel(context.Background())
 		r.prepared = make(chan struct{})
 		r.stopPrep = stopPrep
-		go func() { defer close(r.prepared); ws.Prepare(prepCtx, web.DefaultPrepareEvery) }()
+		go func() {
+			defer close(r.prepared)
+			var wg sync.WaitGroup
+			wg.Go(func() { ws.Prepare(prepCtx, web.DefaultPrepareEvery) })
+			wg.Go(func() { results.Prepare(prepCtx, metrics.DefaultPrepareEvery) })
+			wg.Wait()
+		}()
 		seeds = append(seeds, co.GossipAddr())
 	}
 	return nil

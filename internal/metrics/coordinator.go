@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"context"
 	"strconv"
 	"strings"
 	"sync"
@@ -92,8 +93,31 @@ func (c *Coordinator) Collect(ch chan<- prometheus.Metric) {
 	for _, m := range out {
 		ch <- m
 	}
-	for _, m := range c.resultMetrics(sweeps) {
+	for _, m := range c.resultMetrics(context.Background(), sweeps) {
 		ch <- m
+	}
+}
+
+// DefaultPrepareEvery is how often Prepare looks for a newly finished
+// sweep.
+const DefaultPrepareEvery = time.Second
+
+// Prepare derives the newest finished sweep's result metrics soon after it
+// finishes, looking every every until ctx ends, so that the first scrape
+// finds them ready instead of walking every cell: 4.8 s after a 4,096 x 8
+// sweep, half of Prometheus's default scrape timeout on a quiet machine.
+// A scrape during the walk waits for it. Whoever runs the collector runs
+// Prepare and stops it; a cancelled walk keeps nothing.
+func (c *Coordinator) Prepare(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		c.resultMetrics(ctx, c.src.Sweeps())
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
 	}
 }
 
@@ -180,8 +204,8 @@ func (c *Coordinator) current(add adder, sweeps []api.SweepInfo) {
 }
 
 // resultMetrics returns the cached metrics of the newest finished sweep,
-// rebuilding them when that sweep changed.
-func (c *Coordinator) resultMetrics(sweeps []api.SweepInfo) []prometheus.Metric {
+// rebuilding them when that sweep changed; nil when ctx ends first.
+func (c *Coordinator) resultMetrics(ctx context.Context, sweeps []api.SweepInfo) []prometheus.Metric {
 	var done *api.SweepInfo
 	for i := range sweeps {
 		if sweeps[i].State == api.SweepDone {
@@ -206,7 +230,9 @@ func (c *Coordinator) resultMetrics(sweeps []api.SweepInfo) []prometheus.Metric 
 	}
 	var out []prometheus.Metric
 	add := func(d *def, v float64, labels ...string) { out = append(out, d.metric(v, labels...)) }
-	resultSummary(add, *done, m, c.opts)
+	if resultSummary(ctx, add, *done, m, c.opts) != nil {
+		return nil
+	}
 	c.resultKey, c.result = key, out
 	return out
 }

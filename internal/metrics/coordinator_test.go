@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"net/http"
@@ -9,9 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/rdmamesh/rdmamesh/internal/api"
+	"github.com/rdmamesh/rdmamesh/internal/testing/wait"
 )
 
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
@@ -283,5 +286,56 @@ func TestCoordinatorConcurrentScrapes(t *testing.T) {
 	}
 	if src.builds < 1 {
 		t.Error("no scrape built the matrix")
+	}
+}
+
+// Prepare derives the finished sweep's result metrics before any scrape,
+// so the first scrape builds nothing; it returns when its context ends.
+func TestCoordinatorPrepare(t *testing.T) {
+	src := standardSource()
+	src.mu.Lock()
+	src.sweeps[0].State, src.sweeps[0].Finished, src.sweeps[0].CellsDone = api.SweepDone, t0, 24
+	src.matrices["s2"] = newFabric(4, 2).build()
+	src.mu.Unlock()
+	c := NewCoordinator(src, CoordinatorOptions{Now: func() time.Time { return t0 }})
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan struct{})
+	go func() { defer close(stopped); c.Prepare(ctx, time.Millisecond) }()
+	wait.For(t, "Prepare to derive the result metrics", func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.result != nil
+	})
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(c)
+	fams := families(t, reg)
+	if v := value(t, fams, "rdmamesh_result_info", "sweep_id=s2"); v != 1 {
+		t.Fatalf("result_info{s2} = %g", v)
+	}
+	cancel()
+	<-stopped
+	src.mu.Lock()
+	defer src.mu.Unlock()
+	if src.builds != 1 {
+		t.Fatalf("the matrix was read %d times, want once (by Prepare, not by the scrape)", src.builds)
+	}
+}
+
+// A walk whose context ends keeps nothing: the next scrape derives the
+// metrics afresh.
+func TestCoordinatorCancelledWalkKeepsNothing(t *testing.T) {
+	src := standardSource()
+	src.mu.Lock()
+	src.sweeps[0].State, src.sweeps[0].Finished, src.sweeps[0].CellsDone = api.SweepDone, t0, 24
+	src.matrices["s2"] = newFabric(4, 2).build()
+	src.mu.Unlock()
+	c := NewCoordinator(src, CoordinatorOptions{Now: func() time.Time { return t0 }})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if got := c.resultMetrics(ctx, src.Sweeps()); got != nil || c.resultKey != "" {
+		t.Fatalf("a cancelled walk gave %d metrics and kept %q", len(got), c.resultKey)
+	}
+	if got := c.resultMetrics(context.Background(), src.Sweeps()); len(got) == 0 || c.resultKey == "" {
+		t.Fatal("the next walk derived nothing")
 	}
 }

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"context"
 	"strconv"
 
 	"github.com/rdmamesh/rdmamesh/internal/api"
@@ -19,8 +20,9 @@ var (
 
 // resultSummary derives every result metric from one finished sweep. Known
 // label values are zero-filled so a dashboard shows 0 rather than "no data"
-// on a healthy fabric.
-func resultSummary(add adder, s api.SweepInfo, m *matrix.Matrix, o CoordinatorOptions) {
+// on a healthy fabric. It stops with ctx's error when ctx ends during its
+// walk of the cells; what it added is then partial.
+func resultSummary(ctx context.Context, add adder, s api.SweepInfo, m *matrix.Matrix, o CoordinatorOptions) error {
 	add(defResultInfo, 1, s.ID, s.Mode)
 	add(defResultEnd, unixSeconds(s.Finished))
 	if !s.Finished.IsZero() {
@@ -35,7 +37,9 @@ func resultSummary(add adder, s api.SweepInfo, m *matrix.Matrix, o CoordinatorOp
 	// the worst pairs: a compact matrix (the coordinator's) regenerates no
 	// reason for it.
 	w := newCellWalk(m, o.WorstPairs)
-	w.walk()
+	if err := w.walk(ctx); err != nil {
+		return err
+	}
 	for cl, n := range w.classes {
 		add(defFailedCells, float64(n), string(cl))
 	}
@@ -56,6 +60,7 @@ func resultSummary(add adder, s api.SweepInfo, m *matrix.Matrix, o CoordinatorOp
 		}
 	}
 	w.worstPairs(add)
+	return nil
 }
 
 func bad(r matrix.Rollup) int { return r.Failed + r.Slow + r.LowBandwidth }

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -29,7 +30,9 @@ func TestResultCompactEqualsMaterialised(t *testing.T) {
 		add := func(d *def, v float64, labels ...string) {
 			out = append(out, fmt.Sprint(d.Name, labels, v))
 		}
-		resultSummary(add, api.SweepInfo{ID: "s1"}, m, CoordinatorOptions{WorstPairs: 3, TopSuspects: 5})
+		if err := resultSummary(context.Background(), add, api.SweepInfo{ID: "s1"}, m, CoordinatorOptions{WorstPairs: 3, TopSuspects: 5}); err != nil {
+			t.Fatal(err)
+		}
 		slices.Sort(out)
 		return out
 	}
