@@ -18,7 +18,7 @@ type output struct {
 
 // needsAllCells reports whether an output lists every cell; the summary,
 // the exit code, exclude lists, host files and NCCL settings read only the
-// bad cells, the counts and the suspects. A coordinator too old to know
+// counts and the suspects (?cells=summary). A coordinator too old to know
 // ?cells=bad sends every cell, which is still right.
 func (o Options) needsAllCells() bool {
 	return o.JSONFile != "" || o.JUnitFile != "" || o.CSVFile != "" || o.BaselineFile != "" || o.DiffAgainst != ""

@@ -78,6 +78,9 @@ type coordinator struct {
 	neverEnds   bool
 	badMatrix   bool
 	matrixQuery string // the last matrix request's query
+	// noSummary answers cells=summary as a coordinator older than it
+	// does: 400, naming the field.
+	noSummary bool
 }
 
 func (c *coordinator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -118,11 +121,19 @@ func (c *coordinator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			w.Write([]byte("{not json"))
 			return
 		}
-		if r.URL.Query().Get("cells") == "bad" {
+		switch r.URL.Query().Get("cells") {
+		case "bad":
 			c.m.BadOnly().WriteJSON(w)
-			return
+		case "summary":
+			if c.noSummary {
+				w.WriteHeader(http.StatusBadRequest)
+				json.NewEncoder(w).Encode(api.Error{Error: `cells "summary" is not one of all, bad`, Field: "cells"})
+				return
+			}
+			c.m.SummaryOnly().WriteJSON(w)
+		default:
+			c.m.WriteJSON(w)
 		}
-		c.m.WriteJSON(w)
 	default:
 		http.NotFound(w, r)
 	}
@@ -377,15 +388,15 @@ func TestLoadSpec(t *testing.T) {
 	}
 }
 
-// Without an output that lists every cell the gate fetches only the bad
-// ones, and everything it prints and writes must be what the whole matrix
-// gives.
+// Without an output that lists every cell the gate fetches no cell (from
+// a coordinator older than cells=summary, the bad ones), and everything it
+// prints and writes must be what the whole matrix gives.
 func TestBadCellsOnlyWhenEnough(t *testing.T) {
 	files := []string{"exclude", "hosts", "nccl.env"}
-	runWith := func(full bool) (string, map[string]string, string) {
+	runWith := func(full, old bool) (string, map[string]string, string) {
 		dir := t.TempDir()
 		p := func(name string) string { return filepath.Join(dir, name) }
-		co := &coordinator{m: fabric("node-03")}
+		co := &coordinator{m: fabric("node-03"), noSummary: old}
 		o := Options{Coordinator: serve(t, co).URL, ExcludeFile: p("exclude"), HostFile: p("hosts"), NCCLEnvFile: p("nccl.env")}
 		if full {
 			o.JSONFile = p("m.json")
@@ -404,15 +415,22 @@ func TestBadCellsOnlyWhenEnough(t *testing.T) {
 		}
 		return out, got, co.matrixQuery
 	}
-	outAll, filesAll, qAll := runWith(true)
-	outBad, filesBad, qBad := runWith(false)
-	if qAll != "" || qBad != "cells=bad" {
-		t.Fatalf("matrix queries %q (with --json) and %q (without): want all cells only for --json", qAll, qBad)
+	outAll, filesAll, qAll := runWith(true, false)
+	outSum, filesSum, qSum := runWith(false, false)
+	outBad, filesBad, qBad := runWith(false, true)
+	if qAll != "" || qSum != "cells=summary" || qBad != "cells=bad" {
+		t.Fatalf("matrix queries %q (with --json), %q (without) and %q (without, an older coordinator): want all cells only for --json",
+			qAll, qSum, qBad)
 	}
-	if outAll != outBad {
-		t.Fatalf("summary differs:\n%s\n%s", outAll, outBad)
-	}
-	if !reflect.DeepEqual(filesAll, filesBad) || filesAll["exclude"] == "" {
-		t.Fatalf("files differ or are empty:\n%v\n%v", filesAll, filesBad)
+	for _, got := range []struct {
+		out   string
+		files map[string]string
+	}{{outSum, filesSum}, {outBad, filesBad}} {
+		if got.out != outAll {
+			t.Fatalf("summary differs:\n%s\n%s", outAll, got.out)
+		}
+		if !reflect.DeepEqual(filesAll, got.files) || filesAll["exclude"] == "" {
+			t.Fatalf("files differ or are empty:\n%v\n%v", filesAll, got.files)
+		}
 	}
 }

@@ -51,11 +51,14 @@ func (c *liveCoordinator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fail(http.StatusNotFound, "the live mesh has no window to judge yet")
 	case r.URL.Path == "/api/v1/sweeps/live/matrix":
 		c.query = r.URL.RawQuery
-		if r.URL.Query().Get("cells") == "bad" {
+		switch r.URL.Query().Get("cells") {
+		case "bad":
 			c.m.BadOnly().WriteJSON(w)
-			return
+		case "summary":
+			c.m.SummaryOnly().WriteJSON(w)
+		default:
+			c.m.WriteJSON(w)
 		}
-		c.m.WriteJSON(w)
 	default:
 		fail(http.StatusInternalServerError, "gate --live asked for "+r.URL.Path)
 	}
@@ -148,7 +151,7 @@ func TestLiveWritesFiles(t *testing.T) {
 	t.Cleanup(srv.Close)
 
 	code, out, errOut := run(t, Options{Coordinator: srv.URL, Live: true, ExcludeFile: p("exclude"), HostFile: p("hosts")})
-	if code != ExitUnhealthy || c.query != "cells=bad" {
+	if code != ExitUnhealthy || c.query != "cells=summary" {
 		t.Fatalf("exit %d, matrix query %q: %s %s", code, c.query, out, errOut)
 	}
 	if b, _ := os.ReadFile(p("exclude")); string(b) != "node-03\n" {

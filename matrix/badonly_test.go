@@ -46,3 +46,52 @@ func TestBadOnly(t *testing.T) {
 		t.Fatalf("healthy sweep: %d cells kept, summary %q", len(healthy.Cells), healthy.Summary())
 	}
 }
+
+// SummaryOnly keeps no same-rail cell, yet everything a gate writes from
+// it (the summary, exclude list, host file, NCCL settings) is what the
+// whole matrix gives, compact or materialised, and after a JSON round
+// trip as the gate reads it.
+func TestSummaryOnly(t *testing.T) {
+	f := newFixture(6, 2)
+	f.touching("node-03", 1, fail(probe.ClassPortDown, "down", "ip link set up"))
+	f.touching("node-05", 0, slow(4))
+	full := f.build()
+	compact := Analyse(f.nodes, nil, append([]Cell(nil), f.cells...), DefaultThresholds())
+	outputs := func(m *Matrix) []string {
+		var ex, hosts, nccl strings.Builder
+		if err := m.WriteExclude(&ex, ExcludeOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.WriteHostfile(&hosts, HostfileOptions{Slots: 8}); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.WriteNCCLEnv(&nccl, NCCLOptions{UseRailNetdev: true}); err != nil {
+			t.Fatal(err)
+		}
+		return []string{m.Summary(), ex.String(), hosts.String(), nccl.String()}
+	}
+	want := outputs(full)
+	if full.Healthy || !strings.Contains(want[0], "suspect") || want[1] == "" {
+		t.Fatalf("the fixture has no fault to report:\n%s", want[0])
+	}
+	for _, m := range []*Matrix{full, compact} {
+		s := m.SummaryOnly()
+		if len(s.Cells) != 0 || s.Cells == nil || s.Compact() || s.CellsOmitted != m.NumCells() {
+			t.Fatalf("%d cells kept (nil %v, compact %v), %d omitted; want none of %d", len(s.Cells), s.Cells == nil, s.Compact(),
+				s.CellsOmitted, m.NumCells())
+		}
+		var js strings.Builder
+		if err := s.WriteJSON(&js); err != nil {
+			t.Fatal(err)
+		}
+		var read Matrix
+		if err := read.ReadJSON(strings.NewReader(js.String())); err != nil {
+			t.Fatal(err)
+		}
+		for _, got := range []*Matrix{s, &read} {
+			if g := outputs(got); !reflect.DeepEqual(g, want) {
+				t.Fatalf("outputs from the summary-only matrix:\n%q\nwant:\n%q", g, want)
+			}
+		}
+	}
+}

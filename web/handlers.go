@@ -95,16 +95,20 @@ func (s *Server) getMatrix(c *gin.Context) {
 		return
 	}
 	cells := c.DefaultQuery("cells", "all")
-	if cells != "all" && cells != "bad" {
-		abortError(c, http.StatusBadRequest, fmt.Sprintf("cells %q is not one of all, bad (only the cells whose verdict is not ok)", cells), "cells")
+	if cells != "all" && cells != "bad" && cells != "summary" {
+		abortError(c, http.StatusBadRequest, fmt.Sprintf("cells %q is not one of all, bad (only the cells whose verdict is not ok), "+
+			"summary (no same-rail cell: the counts, rollups and suspects)", cells), "cells")
 		return
 	}
 	info, m, ok := s.sweepMatrix(c)
 	if !ok {
 		return
 	}
-	if cells == "bad" {
+	switch cells {
+	case "bad":
 		m = m.BadOnly()
+	case "summary":
+		m = m.SummaryOnly()
 	}
 
 	var write func(io.Writer) error

@@ -510,8 +510,9 @@ func TestMatrixExportErrorIsNotATruncated200(t *testing.T) {
 
 func TestMatrixBadCellsOnly(t *testing.T) {
 	h := serve(t, newFake())
-	var all, bad matrix.Matrix
-	for path, m := range map[string]*matrix.Matrix{"/api/v1/sweeps/s1/matrix": &all, "/api/v1/sweeps/s1/matrix?cells=bad": &bad} {
+	var all, bad, summary matrix.Matrix
+	for path, m := range map[string]*matrix.Matrix{"/api/v1/sweeps/s1/matrix": &all, "/api/v1/sweeps/s1/matrix?cells=bad": &bad,
+		"/api/v1/sweeps/s1/matrix?cells=summary": &summary} {
 		rec := do(t, h, "GET", path, "")
 		if rec.Code != 200 {
 			t.Fatalf("%s: status %d", path, rec.Code)
@@ -529,8 +530,13 @@ func TestMatrixBadCellsOnly(t *testing.T) {
 	if ok == 0 || ok == len(all.Cells) || len(bad.Cells) != len(all.Cells)-ok || bad.CellsOmitted != ok || all.CellsOmitted != 0 {
 		t.Fatalf("all %d cells (%d ok), bad-only %d cells with %d omitted", len(all.Cells), ok, len(bad.Cells), bad.CellsOmitted)
 	}
-	if !reflect.DeepEqual(all.Suspects, bad.Suspects) || !reflect.DeepEqual(all.Counts, bad.Counts) {
-		t.Fatal("suspects and counts must be the whole sweep's")
+	if len(summary.Cells) != 0 || summary.CellsOmitted != len(all.Cells) {
+		t.Fatalf("summary: %d cells, %d omitted; want none of %d", len(summary.Cells), summary.CellsOmitted, len(all.Cells))
+	}
+	for _, part := range []*matrix.Matrix{&bad, &summary} {
+		if !reflect.DeepEqual(all.Suspects, part.Suspects) || !reflect.DeepEqual(all.Counts, part.Counts) || all.Summary() != part.Summary() {
+			t.Fatal("suspects, counts and the summary must be the whole sweep's")
+		}
 	}
 	rec := do(t, h, "GET", "/api/v1/sweeps/s1/matrix?cells=some", "")
 	if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), `"field":"cells"`) {
