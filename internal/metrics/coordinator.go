@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -57,6 +58,17 @@ type Coordinator struct {
 	mu        sync.Mutex
 	resultKey string
 	result    []prometheus.Metric
+	// life is Prepare's context, which a scrape's walk ends with too;
+	// unset (no Prepare) a scrape's walk runs to its end.
+	life atomic.Pointer[context.Context]
+}
+
+// walks is the context a scrape's walk of the cells runs under.
+func (c *Coordinator) walks() context.Context {
+	if ctx := c.life.Load(); ctx != nil {
+		return *ctx
+	}
+	return context.Background()
 }
 
 var _ prometheus.Collector = (*Coordinator)(nil)
@@ -93,7 +105,7 @@ func (c *Coordinator) Collect(ch chan<- prometheus.Metric) {
 	for _, m := range out {
 		ch <- m
 	}
-	for _, m := range c.resultMetrics(context.Background(), sweeps) {
+	for _, m := range c.resultMetrics(c.walks(), sweeps) {
 		ch <- m
 	}
 }
@@ -107,8 +119,11 @@ const DefaultPrepareEvery = time.Second
 // finds them ready instead of walking every cell: 4.8 s after a 4,096 x 8
 // sweep, half of Prometheus's default scrape timeout on a quiet machine.
 // A scrape during the walk waits for it. Whoever runs the collector runs
-// Prepare and stops it; a cancelled walk keeps nothing.
+// Prepare and stops it; a cancelled walk keeps nothing. A scrape's own walk
+// ends with ctx too, so that stopping Prepare never waits out a scrape's
+// pass over every cell (Collect takes no context of its own).
 func (c *Coordinator) Prepare(ctx context.Context, every time.Duration) {
+	c.life.Store(&ctx)
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {

@@ -301,6 +301,7 @@ func TestCoordinatorPrepare(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	stopped := make(chan struct{})
 	go func() { defer close(stopped); c.Prepare(ctx, time.Millisecond) }()
+	t.Cleanup(func() { cancel(); <-stopped })
 	wait.For(t, "Prepare to derive the result metrics", func() bool {
 		c.mu.Lock()
 		defer c.mu.Unlock()
@@ -312,12 +313,24 @@ func TestCoordinatorPrepare(t *testing.T) {
 	if v := value(t, fams, "rdmamesh_result_info", "sweep_id=s2"); v != 1 {
 		t.Fatalf("result_info{s2} = %g", v)
 	}
-	cancel()
-	<-stopped
 	src.mu.Lock()
-	defer src.mu.Unlock()
 	if src.builds != 1 {
 		t.Fatalf("the matrix was read %d times, want once (by Prepare, not by the scrape)", src.builds)
+	}
+	// Once Prepare is stopped (the command is ending) a scrape starts no
+	// walk of its own that shutdown would wait for: a sweep finished since
+	// gets no result metrics, and nothing is kept.
+	src.sweeps = append([]api.SweepInfo{{ID: "s3", State: api.SweepDone, Started: t0, Finished: t0.Add(time.Minute), CellsDone: 24}}, src.sweeps...)
+	src.matrices["s3"] = newFabric(4, 2).build()
+	src.mu.Unlock()
+	cancel()
+	<-stopped
+	fams = families(t, reg)
+	if _, ok := fams["rdmamesh_result_info"]; ok {
+		t.Fatal("a scrape after Prepare stopped walked the new sweep's cells")
+	}
+	if strings.HasPrefix(c.resultKey, "s3/") {
+		t.Fatalf("a cancelled walk kept %q", c.resultKey)
 	}
 }
 

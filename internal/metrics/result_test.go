@@ -44,7 +44,7 @@ func TestResultCompactEqualsMaterialised(t *testing.T) {
 	// parts' counts, HCAs and worst pairs merge to the same series.
 	defer func(n, p int) { splitCells, splitParts = n, p }(splitCells, splitParts)
 	splitCells = 1
-	for _, splitParts = range []int{2, 5, 7} { // 5 and 7 cut rails: an HCA's cells in two parts
+	for _, splitParts = range []int{2, 3, 7} { // by source: 7 parts of 4 sources leave some empty
 		if split := lines(compact); !slices.Equal(split, want) {
 			t.Fatalf("compact, walked in %d parts:\n%v\nmaterialised:\n%v", splitParts, split, want)
 		}
@@ -54,6 +54,41 @@ func TestResultCompactEqualsMaterialised(t *testing.T) {
 	}
 	if !slices.Contains(got, "rdmamesh_pair_latency_p50_seconds[n1 n3 1] 7e-05") {
 		t.Errorf("the slowest cell, its latency without a sample count, is not a worst pair:\n%v", got)
+	}
+}
+
+// A part that meets an HCA only in untested cells (no device, and the
+// node lists no inventory) leaves its device to a later part that measured
+// it: the merge keeps the first device any part found, as one walk does.
+func TestResultMergeTakesADeviceALaterPartFound(t *testing.T) {
+	f := standardFabric()
+	f.nodes[3].Ports = nil // n4: its devices come from its cells
+	var kept []matrix.Cell
+	for _, c := range f.cells {
+		if c.Dst == "n4" && (c.Src == "n1" || c.Src == "n2") {
+			continue // untested: the analysis fills them in without devices
+		}
+		kept = append(kept, c)
+	}
+	f.cells = kept
+	compact := f.build()
+	lines := func(m *matrix.Matrix) []string {
+		var out []string
+		add := func(d *def, v float64, labels ...string) { out = append(out, fmt.Sprint(d.Name, labels, v)) }
+		if err := resultSummary(context.Background(), add, api.SweepInfo{ID: "s1"}, m, CoordinatorOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		slices.Sort(out)
+		return out
+	}
+	want := lines(compact.Materialize())
+	defer func(n, p int) { splitCells, splitParts = n, p }(splitCells, splitParts)
+	splitCells, splitParts = 1, 2 // n1, n2 | n3, n4
+	if got := lines(compact); !slices.Equal(got, want) {
+		t.Fatalf("walked in two parts:\n%v\nmaterialised:\n%v", got, want)
+	}
+	if !slices.Contains(want, "rdmamesh_hca_cells[n4 mlx5_0 0] 6") {
+		t.Fatalf("n4's rail-0 HCA is not named from its measured cells:\n%v", want)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -71,15 +72,15 @@ func (s *static) StartSweep(context.Context, api.SweepRequest) (api.SweepInfo, e
 // the sweep, as it would have long before an operator opens the page.
 func serveStatic(tb testing.TB, m *matrix.Matrix, prepare bool) string {
 	tb.Helper()
-	url, _ := serve(tb, newStatic(m), "synthetic", fmt.Sprintf("rdmamesh %d-node benchmark", len(m.Nodes)), prepare)
+	url, _, _ := serve(tb, newStatic(m), "synthetic", fmt.Sprintf("rdmamesh %d-node benchmark", len(m.Nodes)), prepare)
 	return url
 }
 
-// serve serves b's web UI on a port of its own until the test ends; with
-// prepare, the preparer runs as a coordinator runs it and serve returns
-// once it has readied sweep id's first-paint views and p50 layer, with
-// how long each took.
-func serve(tb testing.TB, b web.Backend, id, title string, prepare bool) (string, [2]time.Duration) {
+// serve serves b's web UI on a port of its own until stop is called or the
+// test ends; with prepare, the preparer runs as a coordinator runs it and
+// serve returns once it has readied sweep id's first-paint views and p50
+// layer, with how long each took.
+func serve(tb testing.TB, b web.Backend, id, title string, prepare bool) (url string, took [2]time.Duration, stop func()) {
 	tb.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -97,18 +98,21 @@ func serve(tb testing.TB, b web.Backend, id, title string, prepare bool) (string
 	} else {
 		close(prepared)
 	}
-	tb.Cleanup(func() {
-		cancel()
-		<-prepared
-		srv.Close()
-		<-served
-	})
-	var took [2]time.Duration
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			<-prepared
+			srv.Close()
+			<-served
+		})
+	}
+	tb.Cleanup(stop)
 	if prepare {
 		took[0] = waitPrepared(tb, start, 2*time.Minute, "the sweep's first-paint views", func() bool { return ws.Prepared(id) })
 		took[1] = waitPrepared(tb, start, 4*time.Minute, "the sweep's p50 layer (all rails)", func() bool { return ws.PreparedValues(id) })
 	}
-	return "http://" + ln.Addr().String(), took
+	return "http://" + ln.Addr().String(), took, stop
 }
 
 // waitPrepared waits until the server's preparer has done what done checks,

@@ -16,6 +16,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -39,7 +40,7 @@ func TestPrometheusScrapesTheDemo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	api, exited := startPrometheus(t, ctx, prom, map[string][]byte{"rdmamesh-rules.yaml": rules}, func(dir string) string {
+	api, exited, _ := startPrometheus(t, ctx, prom, map[string][]byte{"rdmamesh-rules.yaml": rules}, func(dir string) string {
 		return fmt.Sprintf(`global:
   scrape_interval: 1s
   evaluation_interval: 1s
@@ -162,9 +163,9 @@ func startDemo(t *testing.T, ctx context.Context, bin string) string {
 // startPrometheus runs Debian's prometheus (bin) as Debian runs it: the
 // prometheus user, its own storage directory, files (name → content) and
 // the config config(dir) beside it in dir. It returns the server's API
-// URL and a channel closed when it exits; it is stopped when tb ends, and
-// its log shown if tb failed.
-func startPrometheus(tb testing.TB, ctx context.Context, bin string, files map[string][]byte, config func(dir string) string) (string, <-chan struct{}) {
+// URL, a channel closed when it exits and stop; it is stopped by stop or
+// when tb ends, and its log shown if tb failed.
+func startPrometheus(tb testing.TB, ctx context.Context, bin string, files map[string][]byte, config func(dir string) string) (api string, exited <-chan struct{}, stop func()) {
 	tb.Helper()
 	// Not tb.TempDir: its parent is private to root, and the prometheus
 	// user must read the config and rules, as it reads /etc/prometheus.
@@ -193,19 +194,23 @@ func startPrometheus(tb testing.TB, ctx context.Context, bin string, files map[s
 	if err := cmd.Start(); err != nil {
 		tb.Fatal(err)
 	}
-	exited := make(chan struct{})
-	go func() { // owns cmd.Wait; the cleanup waits for it
+	done := make(chan struct{})
+	go func() { // owns cmd.Wait; stop waits for it
 		_ = cmd.Wait()
-		close(exited)
+		close(done)
 	}()
-	tb.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		<-exited
-		if tb.Failed() {
-			tb.Logf("prometheus log:\n%s", logs.String())
-		}
-	})
-	return "http://" + addr + "/api/v1/", exited
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			<-done
+			if tb.Failed() {
+				tb.Logf("prometheus log:\n%s", logs.String())
+			}
+		})
+	}
+	tb.Cleanup(stop)
+	return "http://" + addr + "/api/v1/", done, stop
 }
 
 // freeLoopbackAddr asks the kernel for a free port. Prometheus cannot be
