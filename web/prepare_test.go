@@ -95,3 +95,33 @@ func TestPrepareSurvivesPanic(t *testing.T) {
 	cancel()
 	<-stopped
 }
+
+// Options.Prepare runs once for a newly finished sweep, after its
+// first-paint views are cached and before the p50 layer is built: one
+// walk over the cells at a time.
+func TestPrepareRunsTheBackendsOwnBetween(t *testing.T) {
+	f := newFake() // s2 is running and newest
+	type call struct{ views, values bool }
+	calls := make(chan call, 4)
+	var s *Server
+	s = New(f, Options{Prepare: func(ctx context.Context) {
+		calls <- call{s.Prepared("s2"), s.PreparedValues("s2")}
+	}})
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan struct{})
+	go func() { defer close(stopped); s.Prepare(ctx, time.Millisecond) }()
+	defer func() {
+		cancel()
+		<-stopped
+	}()
+	f.update("s2", func(i *api.SweepInfo) { i.State = api.SweepDone })
+	wait.For(t, "s2's p50 layer", func() bool { return s.PreparedValues("s2") })
+	seen := f.lists()
+	wait.For(t, "a few more preparer passes", func() bool { return f.lists() >= seen+5 })
+	if len(calls) != 1 {
+		t.Fatalf("the backend's preparation ran %d times for one finished sweep, want once", len(calls))
+	}
+	if c := <-calls; !c.views || c.values {
+		t.Fatalf("it ran with the first-paint views prepared %v and the p50 layer %v: want after the one, before the other", c.views, c.values)
+	}
+}

@@ -93,6 +93,12 @@ type Options struct {
 	// Metrics, when set, is served at GET /metrics under the same auth as
 	// the read-only API.
 	Metrics http.Handler
+	// Prepare, when set, is more background work for a newly finished
+	// sweep (the coordinator's result metrics): Server.Prepare runs it
+	// after the first-paint views and before the p50 layer, so that one
+	// walk over the sweep's cells runs at a time. ctx ends when the
+	// preparer stops or a newer sweep finishes.
+	Prepare func(ctx context.Context)
 }
 
 // Server is the HTTP face of a coordinator.

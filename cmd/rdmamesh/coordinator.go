@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -160,18 +159,18 @@ func runCoordinator(ctx context.Context, c *config.Config, log *slog.Logger) err
 	}
 	go func() { defer close(joined); keepJoining(joinCtx, co, c.Gossip.Join, log) }()
 	defer func() { stopJoining(); <-joined }()
+	// The UI's first views and the result metrics of a finished sweep are
+	// derived in the background, one walk of its cells at a time, before
+	// a browser or Prometheus asks; both stop with the command.
+	prepCtx, stopPrep := context.WithCancel(ctx)
 	reg := metrics.NewRegistry()
-	results := metrics.NewCoordinator(co, metrics.CoordinatorOptions{})
+	results := metrics.NewCoordinator(co, metrics.CoordinatorOptions{Context: prepCtx})
 	reg.MustRegister(results, metrics.NewLive(co, 0), metrics.BuildInfo("coordinator", version, commit, runtime.Version()))
 	ws := web.New(co, web.Options{Logger: log, Title: "rdmamesh", Token: token,
-		OpenReads: c.Auth.OpenReads, Metrics: metrics.Handler(reg)})
-	// The UI's first views and the result metrics of a finished sweep are
-	// derived in the background, before a browser or Prometheus asks.
-	prepCtx, stopPrep := context.WithCancel(ctx)
-	var prepared sync.WaitGroup
-	prepared.Go(func() { ws.Prepare(prepCtx, web.DefaultPrepareEvery) })
-	prepared.Go(func() { results.Prepare(prepCtx, metrics.DefaultPrepareEvery) })
-	defer func() { stopPrep(); prepared.Wait() }()
+		OpenReads: c.Auth.OpenReads, Metrics: metrics.Handler(reg), Prepare: results.PrepareNewest})
+	prepared := make(chan struct{})
+	go func() { defer close(prepared); ws.Prepare(prepCtx, web.DefaultPrepareEvery) }()
+	defer func() { stopPrep(); <-prepared }()
 	// Requests run under the command's context: at SIGTERM a browser's
 	// request still walking a 4,096-node layer stops with it, instead of
 	// holding Shutdown to its timeout.

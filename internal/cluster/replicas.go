@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"runtime"
-	"sync"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -59,23 +58,18 @@ func (c *Cluster) startCoordinators(o Options) error {
 			return err
 		}
 		r.Coordinator = co
+		prepCtx, stopPrep := context.WithCancel(context.Background())
 		reg := metrics.NewRegistry()
-		results := metrics.NewCoordinator(co, metrics.CoordinatorOptions{})
+		results := metrics.NewCoordinator(co, metrics.CoordinatorOptions{Context: prepCtx})
 		reg.MustRegister(results, metrics.NewLive(co, 0), metrics.BuildInfo("coordinator", o.Version, o.Commit, runtime.Version()))
-		ws := web.New(co, web.Options{Logger: c.log, Title: "rdmamesh demo", Token: o.Token, Metrics: metrics.Handler(reg)})
+		ws := web.New(co, web.Options{Logger: c.log, Title: "rdmamesh demo", Token: o.Token, Metrics: metrics.Handler(reg),
+			Prepare: results.PrepareNewest})
 		r.srv = &http.Server{Handler: ws.Handler(), ReadHeaderTimeout: 10 * time.Second, TLSConfig: o.TLS,
 			ErrorLog: slog.NewLogLogger(c.log.Handler(), slog.LevelWarn)}
 		go func() { r.served <- member.Serve(r.srv, ln) }()
-		prepCtx, stopPrep := context.WithCancel(context.Background())
 		r.prepared = make(chan struct{})
 		r.stopPrep = stopPrep
-		go func() {
-			defer close(r.prepared)
-			var wg sync.WaitGroup
-			wg.Go(func() { ws.Prepare(prepCtx, web.DefaultPrepareEvery) })
-			wg.Go(func() { results.Prepare(prepCtx, metrics.DefaultPrepareEvery) })
-			wg.Wait()
-		}()
+		go func() { defer close(r.prepared); ws.Prepare(prepCtx, web.DefaultPrepareEvery) }()
 		seeds = append(seeds, co.GossipAddr())
 	}
 	return nil

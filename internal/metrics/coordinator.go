@@ -4,8 +4,6 @@ import (
 	"context"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -45,6 +43,11 @@ type CoordinatorOptions struct {
 	NoHCA bool
 	// Now is the clock for the running sweep's duration; tests set it.
 	Now func() time.Time
+	// Context is the collector's life: a walk of a sweep's cells under way
+	// (a scrape's, or PrepareNewest's) ends with it and keeps nothing, so
+	// a stopping coordinator never waits out a pass over 134 M cells. Nil:
+	// it never ends.
+	Context context.Context
 }
 
 // Coordinator is a prometheus.Collector over a CoordinatorSource.
@@ -54,21 +57,12 @@ type Coordinator struct {
 
 	// The result sweep's metrics are derived from its matrix, which is
 	// costly to build on a large fabric; a finished sweep does not change,
-	// so they are kept until another sweep finishes.
-	mu        sync.Mutex
+	// so they are kept until another sweep finishes. busy is held while
+	// they are read or derived: a channel, so that a wait for a walk under
+	// way can end with its context.
+	busy      chan struct{}
 	resultKey string
 	result    []prometheus.Metric
-	// life is Prepare's context, which a scrape's walk ends with too;
-	// unset (no Prepare) a scrape's walk runs to its end.
-	life atomic.Pointer[context.Context]
-}
-
-// walks is the context a scrape's walk of the cells runs under.
-func (c *Coordinator) walks() context.Context {
-	if ctx := c.life.Load(); ctx != nil {
-		return *ctx
-	}
-	return context.Background()
 }
 
 var _ prometheus.Collector = (*Coordinator)(nil)
@@ -84,7 +78,10 @@ func NewCoordinator(src CoordinatorSource, o CoordinatorOptions) *Coordinator {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Coordinator{src: src, opts: o}
+	if o.Context == nil {
+		o.Context = context.Background()
+	}
+	return &Coordinator{src: src, opts: o, busy: make(chan struct{}, 1)}
 }
 
 // Describe sends every descriptor, so the registry checks label consistency.
@@ -105,35 +102,27 @@ func (c *Coordinator) Collect(ch chan<- prometheus.Metric) {
 	for _, m := range out {
 		ch <- m
 	}
-	for _, m := range c.resultMetrics(c.walks(), sweeps) {
+	for _, m := range c.resultMetrics(c.opts.Context, sweeps) {
 		ch <- m
 	}
 }
 
-// DefaultPrepareEvery is how often Prepare looks for a newly finished
-// sweep.
-const DefaultPrepareEvery = time.Second
-
-// Prepare derives the newest finished sweep's result metrics soon after it
-// finishes, looking every every until ctx ends, so that the first scrape
-// finds them ready instead of walking every cell: 4.8 s after a 4,096 x 8
-// sweep, half of Prometheus's default scrape timeout on a quiet machine.
-// A scrape during the walk waits for it. Whoever runs the collector runs
-// Prepare and stops it; a cancelled walk keeps nothing. A scrape's own walk
-// ends with ctx too, so that stopping Prepare never waits out a scrape's
-// pass over every cell (Collect takes no context of its own).
-func (c *Coordinator) Prepare(ctx context.Context, every time.Duration) {
-	c.life.Store(&ctx)
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		c.resultMetrics(ctx, c.src.Sweeps())
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+// PrepareNewest derives the newest finished sweep's result metrics unless
+// they are already kept, so that the first scrape after a sweep finds them
+// ready instead of walking every cell (4 to 5 s on two cores at 4,096 x 8,
+// half of Prometheus's default scrape timeout). The web server's preparer
+// calls it (web.Options.Prepare) after the UI's first views and before its
+// p50 layer: run beside that walk, it took 8.8 s. It returns when done, or
+// when ctx or the collector's Context ends, keeping nothing then; a scrape
+// that comes meanwhile waits for it.
+func (c *Coordinator) PrepareNewest(ctx context.Context) {
+	if c.opts.Context.Err() != nil {
+		return // AfterFunc below would cancel only after a start
 	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(c.opts.Context, cancel)()
+	c.resultMetrics(ctx, c.src.Sweeps())
 }
 
 type adder func(d *def, v float64, labels ...string)
@@ -228,8 +217,15 @@ func (c *Coordinator) resultMetrics(ctx context.Context, sweeps []api.SweepInfo)
 			break
 		}
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	select {
+	case c.busy <- struct{}{}:
+	case <-ctx.Done():
+		return nil
+	}
+	defer func() { <-c.busy }()
+	if ctx.Err() != nil {
+		return nil // both were ready, and select took busy
+	}
 	if done == nil {
 		c.resultKey, c.result = "", nil
 		return nil

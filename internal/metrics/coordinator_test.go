@@ -14,7 +14,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/rdmamesh/rdmamesh/internal/api"
-	"github.com/rdmamesh/rdmamesh/internal/testing/wait"
 )
 
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
@@ -289,24 +288,20 @@ func TestCoordinatorConcurrentScrapes(t *testing.T) {
 	}
 }
 
-// Prepare derives the finished sweep's result metrics before any scrape,
-// so the first scrape builds nothing; it returns when its context ends.
-func TestCoordinatorPrepare(t *testing.T) {
+// PrepareNewest derives the finished sweep's result metrics before any
+// scrape, so the first scrape builds nothing; once the collector's Context
+// has ended (the command is stopping), a scrape starts no walk of its own
+// that shutdown would wait for.
+func TestCoordinatorPrepareNewest(t *testing.T) {
 	src := standardSource()
 	src.mu.Lock()
 	src.sweeps[0].State, src.sweeps[0].Finished, src.sweeps[0].CellsDone = api.SweepDone, t0, 24
 	src.matrices["s2"] = newFabric(4, 2).build()
 	src.mu.Unlock()
-	c := NewCoordinator(src, CoordinatorOptions{Now: func() time.Time { return t0 }})
-	ctx, cancel := context.WithCancel(context.Background())
-	stopped := make(chan struct{})
-	go func() { defer close(stopped); c.Prepare(ctx, time.Millisecond) }()
-	t.Cleanup(func() { cancel(); <-stopped })
-	wait.For(t, "Prepare to derive the result metrics", func() bool {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		return c.result != nil
-	})
+	life, end := context.WithCancel(context.Background())
+	defer end()
+	c := NewCoordinator(src, CoordinatorOptions{Now: func() time.Time { return t0 }, Context: life})
+	c.PrepareNewest(context.Background())
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(c)
 	fams := families(t, reg)
@@ -315,23 +310,36 @@ func TestCoordinatorPrepare(t *testing.T) {
 	}
 	src.mu.Lock()
 	if src.builds != 1 {
-		t.Fatalf("the matrix was read %d times, want once (by Prepare, not by the scrape)", src.builds)
+		t.Fatalf("the matrix was read %d times, want once (by PrepareNewest, not by the scrape)", src.builds)
 	}
-	// Once Prepare is stopped (the command is ending) a scrape starts no
-	// walk of its own that shutdown would wait for: a sweep finished since
-	// gets no result metrics, and nothing is kept.
 	src.sweeps = append([]api.SweepInfo{{ID: "s3", State: api.SweepDone, Started: t0, Finished: t0.Add(time.Minute), CellsDone: 24}}, src.sweeps...)
 	src.matrices["s3"] = newFabric(4, 2).build()
 	src.mu.Unlock()
-	cancel()
-	<-stopped
-	fams = families(t, reg)
-	if _, ok := fams["rdmamesh_result_info"]; ok {
-		t.Fatal("a scrape after Prepare stopped walked the new sweep's cells")
+	end()
+	for range 20 { // the wait for busy and ctx race; neither may walk
+		fams = families(t, reg)
+		if _, ok := fams["rdmamesh_result_info"]; ok || strings.HasPrefix(c.resultKey, "s3/") {
+			t.Fatal("a scrape after the collector's Context ended walked the new sweep's cells")
+		}
 	}
+	c.PrepareNewest(context.Background())
 	if strings.HasPrefix(c.resultKey, "s3/") {
-		t.Fatalf("a cancelled walk kept %q", c.resultKey)
+		t.Fatal("PrepareNewest walked after the collector's Context ended")
 	}
+}
+
+// A PrepareNewest waiting for a scrape's walk gives up when its context
+// ends: the web's preparer is stopped without waiting out that walk.
+func TestCoordinatorPrepareNewestGivesUpWaiting(t *testing.T) {
+	src := standardSource()
+	c := NewCoordinator(src, CoordinatorOptions{Now: func() time.Time { return t0 }})
+	c.busy <- struct{}{} // a scrape's walk under way
+	ctx, cancel := context.WithCancel(context.Background())
+	returned := make(chan struct{})
+	go func() { defer close(returned); c.PrepareNewest(ctx) }()
+	cancel()
+	<-returned
+	<-c.busy
 }
 
 // A walk whose context ends keeps nothing: the next scrape derives the

@@ -10,7 +10,6 @@ import (
 	"os"
 	"runtime/debug"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,10 +22,9 @@ import (
 // BenchmarkPrometheusScrapesAfterSweep: a coordinator that has just
 // finished a control sweep of BENCH_PROM_SWEEP_NODES x 8 (default 4,096:
 // 134 M cells) is scraped twice, with Prometheus's default timeout of 10 s:
-//   - as `rdmamesh coordinator` serves it, its two preparers (the web's
-//     views, the result metrics) started as the sweep ends, and a scrape at
-//     that very moment, which waits for the metrics preparer's walk while
-//     the web's competes for the cores (prepared-scrape-s);
+//   - as `rdmamesh coordinator` serves it, its preparer (the web's first
+//     views, then the result metrics, then the p50 layer) started as the
+//     sweep ends, and a scrape at that very moment (prepared-scrape-s);
 //   - by Debian's Prometheus, run as Debian runs it, against a fresh
 //     collector with no preparer, whose first scrape walks every cell
 //     itself (first-scrape-s; it must come back up).
@@ -68,7 +66,7 @@ func BenchmarkPrometheusScrapesAfterSweep(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	fmt.Printf("%d x %d control sweep, %d cells: a scrape as it ended, both preparers running, took %.2f s; "+
+	fmt.Printf("%d x %d control sweep, %d cells: a scrape as it ended, its preparer running, took %.2f s; "+
 		"Prometheus's first scrape of a collector with no preparer took %.2f s (scrape_timeout 10 s)\n",
 		res.Nodes, res.Rails, res.Cells, prepared, scraped)
 	b.ReportMetric(prepared, "prepared-scrape-s")
@@ -76,28 +74,27 @@ func BenchmarkPrometheusScrapesAfterSweep(b *testing.B) {
 }
 
 // scrapeWhilePreparing serves co as `rdmamesh coordinator` does, starts its
-// web and metrics preparers, and at once scrapes /metrics with a 10 s
-// timeout, as Prometheus would at the sweep's end; it returns how long the
-// scrape took.
+// preparer, and at once scrapes /metrics with a 10 s timeout, as
+// Prometheus would at the sweep's end; it returns how long the scrape took.
 func scrapeWhilePreparing(ctx context.Context, co *coordinator.Coordinator) (float64, error) {
+	prepCtx, stopPrep := context.WithCancel(ctx)
 	reg := metrics.NewRegistry()
-	results := metrics.NewCoordinator(co, metrics.CoordinatorOptions{})
+	results := metrics.NewCoordinator(co, metrics.CoordinatorOptions{Context: prepCtx})
 	reg.MustRegister(results)
-	ws := web.New(co, web.Options{Metrics: metrics.Handler(reg)})
+	ws := web.New(co, web.Options{Metrics: metrics.Handler(reg), Prepare: results.PrepareNewest})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
+		stopPrep()
 		return 0, err
 	}
 	srv := &http.Server{Handler: ws.Handler()}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	prepCtx, stopPrep := context.WithCancel(ctx)
-	var prepared sync.WaitGroup
-	prepared.Go(func() { ws.Prepare(prepCtx, web.DefaultPrepareEvery) })
-	prepared.Go(func() { results.Prepare(prepCtx, metrics.DefaultPrepareEvery) })
+	prepared := make(chan struct{})
+	go func() { defer close(prepared); ws.Prepare(prepCtx, web.DefaultPrepareEvery) }()
 	defer func() {
 		stopPrep()
-		prepared.Wait()
+		<-prepared
 		srv.Close()
 		<-served
 	}()
