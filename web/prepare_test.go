@@ -108,12 +108,7 @@ func TestPrepareRunsTheBackendsOwnBetween(t *testing.T) {
 		calls <- call{s.Prepared("s2"), s.PreparedValues("s2")}
 	}})
 	ctx, cancel := context.WithCancel(context.Background())
-	stopped := make(chan struct{})
-	go func() { defer close(stopped); s.Prepare(ctx, time.Millisecond) }()
-	defer func() {
-		cancel()
-		<-stopped
-	}()
+	startPrepare(t, s, ctx, cancel)
 	f.update("s2", func(i *api.SweepInfo) { i.State = api.SweepDone })
 	wait.For(t, "s2's p50 layer", func() bool { return s.PreparedValues("s2") })
 	seen := f.lists()
