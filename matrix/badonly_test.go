@@ -47,14 +47,19 @@ func TestBadOnly(t *testing.T) {
 	}
 }
 
-// SummaryOnly keeps no same-rail cell, yet everything a gate writes from
-// it (the summary, exclude list, host file, NCCL settings) is what the
-// whole matrix gives, compact or materialised, and after a JSON round
-// trip as the gate reads it.
+// SummaryOnly keeps no cell, yet everything a gate writes from it (the
+// summary, exclude list, host file, NCCL settings) is what the whole matrix
+// gives, compact or materialised, after a JSON round trip as the gate reads
+// it, and from BadOnly too (which keeps no ok cross-rail cell).
 func TestSummaryOnly(t *testing.T) {
 	f := newFixture(6, 2)
 	f.touching("node-03", 1, fail(probe.ClassPortDown, "down", "ip link set up"))
 	f.touching("node-05", 0, slow(4))
+	// Cross-rail cells, all ok: the summary counts them though none is
+	// listed.
+	dstRail := 0
+	f.cells = append(f.cells, Cell{Src: "node-01", Dst: "node-02", Rail: 1, DstRail: &dstRail, Class: probe.ClassOK,
+		Latency: &probe.Latency{Samples: 10, P50Ns: 1000}})
 	full := f.build()
 	compact := Analyse(f.nodes, nil, append([]Cell(nil), f.cells...), DefaultThresholds())
 	outputs := func(m *Matrix) []string {
@@ -71,14 +76,14 @@ func TestSummaryOnly(t *testing.T) {
 		return []string{m.Summary(), ex.String(), hosts.String(), nccl.String()}
 	}
 	want := outputs(full)
-	if full.Healthy || !strings.Contains(want[0], "suspect") || want[1] == "" {
+	if full.Healthy || !strings.Contains(want[0], "suspect") || want[1] == "" || !strings.Contains(want[0], "cross-rail cells: 1 ok") {
 		t.Fatalf("the fixture has no fault to report:\n%s", want[0])
 	}
 	for _, m := range []*Matrix{full, compact} {
 		s := m.SummaryOnly()
-		if len(s.Cells) != 0 || s.Cells == nil || s.Compact() || s.CellsOmitted != m.NumCells() {
-			t.Fatalf("%d cells kept (nil %v, compact %v), %d omitted; want none of %d", len(s.Cells), s.Cells == nil, s.Compact(),
-				s.CellsOmitted, m.NumCells())
+		if len(s.Cells) != 0 || s.Cells == nil || s.Compact() || len(s.Cross) != 0 || s.CellsOmitted != m.NumCells()+len(m.Cross) {
+			t.Fatalf("%d cells and %d cross-rail kept (nil %v, compact %v), %d omitted; want none of %d", len(s.Cells), len(s.Cross),
+				s.Cells == nil, s.Compact(), s.CellsOmitted, m.NumCells()+len(m.Cross))
 		}
 		var js strings.Builder
 		if err := s.WriteJSON(&js); err != nil {
@@ -88,7 +93,7 @@ func TestSummaryOnly(t *testing.T) {
 		if err := read.ReadJSON(strings.NewReader(js.String())); err != nil {
 			t.Fatal(err)
 		}
-		for _, got := range []*Matrix{s, &read} {
+		for _, got := range []*Matrix{s, &read, m.BadOnly()} {
 			if g := outputs(got); !reflect.DeepEqual(g, want) {
 				t.Fatalf("outputs from the summary-only matrix:\n%q\nwant:\n%q", g, want)
 			}

@@ -18,7 +18,7 @@ func (m *Matrix) Summary() string {
 	fmt.Fprintf(&b, "cells: %d ok, %d failed, %d slow-latency, %d low-bandwidth, %d untested\n",
 		m.Counts[VerdictOK], m.Counts[VerdictFailed], m.Counts[VerdictSlowLatency],
 		m.Counts[VerdictLowBandwidth], m.Counts[VerdictUntested])
-	if len(m.Cross) > 0 {
+	if crossCells(m) > 0 { // counted, not listed: BadOnly and SummaryOnly leave ok ones out
 		fmt.Fprintf(&b, "cross-rail cells: %d ok, %d failed, %d slow-latency, %d low-bandwidth\n",
 			m.CrossCounts[VerdictOK], m.CrossCounts[VerdictFailed], m.CrossCounts[VerdictSlowLatency],
 			m.CrossCounts[VerdictLowBandwidth])
@@ -128,4 +128,14 @@ func (s Suspect) label() string {
 		return string(s.Verdict)
 	}
 	return "bad"
+}
+
+// crossCells is how many cross-rail cells the sweep judged, listed in
+// Cross or not.
+func crossCells(m *Matrix) int {
+	n := 0
+	for _, c := range m.CrossCounts {
+		n += c
+	}
+	return max(n, len(m.Cross))
 }

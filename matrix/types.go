@@ -236,8 +236,8 @@ type Matrix struct {
 	// GroupLabel is the label key switch groups were formed from ("" when
 	// none): Thresholds.GroupLabel, or the one found automatically.
 	GroupLabel string `json:"group_label,omitempty"`
-	// CellsOmitted counts the ok cells left out of Cells and Cross by
-	// BadOnly; 0 in a complete matrix.
+	// CellsOmitted counts the cells left out of Cells and Cross: the ok
+	// ones by BadOnly, all of them by SummaryOnly; 0 in a complete matrix.
 	CellsOmitted int `json:"cells_omitted,omitempty"`
 
 	// a is the compact form of the same-rail cells when Cells was not

@@ -97,7 +97,7 @@ func (s *Server) getMatrix(c *gin.Context) {
 	cells := c.DefaultQuery("cells", "all")
 	if cells != "all" && cells != "bad" && cells != "summary" {
 		abortError(c, http.StatusBadRequest, fmt.Sprintf("cells %q is not one of all, bad (only the cells whose verdict is not ok), "+
-			"summary (no same-rail cell: the counts, rollups and suspects)", cells), "cells")
+			"summary (no cell: the counts, rollups and suspects)", cells), "cells")
 		return
 	}
 	info, m, ok := s.sweepMatrix(c)

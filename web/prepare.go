@@ -107,7 +107,7 @@ func (s *Server) prepareNewest(ctx context.Context, last string, every time.Dura
 	if s.opts.Prepare != nil {
 		// Between the two: at 4,096 x 8 the result metrics took a scrape
 		// 8.8 s beside the p50 walk (Prometheus gives up at 10), 5 s alone.
-		s.opts.Prepare(ctx)
+		s.prepareBackend(ctx, info.ID)
 		if ctx.Err() != nil {
 			s.stepFailed(ctx, "the backend's own preparation", info.ID, ctx.Err())
 			return key
@@ -124,6 +124,17 @@ func (s *Server) prepareNewest(ctx context.Context, last string, every time.Dura
 	}
 	s.log.Debug("p50 layer prepared", "sweep", info.ID, "took", time.Since(start))
 	return key
+}
+
+// prepareBackend runs Options.Prepare; a panic in it costs a log line
+// naming it, and the p50 layer is still prepared.
+func (s *Server) prepareBackend(ctx context.Context, id string) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.log.Error("the backend's own preparation panicked", "sweep", id, "panic", r)
+		}
+	}()
+	s.opts.Prepare(ctx)
 }
 
 // stopWhenSuperseded cancels the preparation of the sweep with key when a

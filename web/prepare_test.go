@@ -120,3 +120,14 @@ func TestPrepareRunsTheBackendsOwnBetween(t *testing.T) {
 		t.Fatalf("it ran with the first-paint views prepared %v and the p50 layer %v: want after the one, before the other", c.views, c.values)
 	}
 }
+
+// A panic in Options.Prepare is logged as its own and the p50 layer is
+// still prepared.
+func TestPrepareSurvivesTheBackendsPanic(t *testing.T) {
+	f := newFake()
+	f.update("s2", func(i *api.SweepInfo) { i.State = api.SweepDone })
+	s := New(f, Options{Prepare: func(context.Context) { panic("the backend's bug") }})
+	ctx, cancel := context.WithCancel(context.Background())
+	startPrepare(t, s, ctx, cancel)
+	wait.For(t, "the p50 layer after the backend's panic", func() bool { return s.PreparedValues("s2") })
+}

@@ -117,7 +117,7 @@ func (c *Coordinator) Collect(ch chan<- prometheus.Metric) {
 // that comes meanwhile waits for it.
 func (c *Coordinator) PrepareNewest(ctx context.Context) {
 	if c.opts.Context.Err() != nil {
-		return // AfterFunc below would cancel only after a start
+		return // AfterFunc would cancel at once, but after the walk began
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
