@@ -45,11 +45,11 @@ func badResults(rs []Result) []Result {
 // SummaryOnly returns m as BadOnly does but without any cell: the counts
 // (CrossCounts too), rollups, suspects and verdict of the whole sweep.
 // Everything a pass/fail gate, its exclude list, host file and NCCL
-// settings read; its size does not grow with the cells (a cross-rail sweep
-// with one rail down has millions of bad cross-rail cells too). BadOnly still materialises every bad cell: a rail down
-// on every node of a 4,096 x 8 fabric is 16.7 M cells, 6.6 GB on the
-// coordinator and 8 GB of JSON (415 MB and 504 MB at 1,024), for a gate
-// that reads none of them.
+// settings read, in a size that does not grow with the cells. BadOnly
+// materialises every bad cell: a rail down on every node of a 4,096 x 8
+// fabric is 16.7 M cells, 6.6 GB on the coordinator and 8 GB of JSON
+// (416 MB and 504 MB at 1,024), and a cross-rail sweep with a rail down
+// has millions of bad cross-rail cells too, for a gate that reads none.
 func (m *Matrix) SummaryOnly() *Matrix {
 	c := *m
 	c.a = nil

@@ -88,12 +88,7 @@ func (m *Matrix) Materialize() *Matrix {
 // it panics: range over Cells there.
 func (m *Matrix) WalkFigures(lo, hi int, fn func(k, rail, src, dst int, r *Result)) {
 	a := m.compact("WalkFigures")
-	p := a.peeker()
-	a.walk(lo, hi, func(k, rail, s, d int) {
-		r := p.peek(s, d, rail)
-		r.Verdict, r.Rail = a.verdict(k), rail
-		fn(k, rail, s, d, r)
-	})
+	a.walk(lo, hi, a.withFigures(fn))
 }
 
 // WalkFiguresFrom is WalkFigures over the cells whose source is one of
@@ -104,12 +99,18 @@ func (m *Matrix) WalkFigures(lo, hi int, fn func(k, rail, src, dst int, r *Resul
 // where each is.
 func (m *Matrix) WalkFiguresFrom(lo, hi int, fn func(k, rail, src, dst int, r *Result)) {
 	a := m.compact("WalkFiguresFrom")
+	a.walkFrom(lo, hi, a.withFigures(fn))
+}
+
+// withFigures is fn called with each placed cell's light Result, one
+// peeker's, as WalkFigures hands them out.
+func (a *analysis) withFigures(fn func(k, rail, src, dst int, r *Result)) func(k, rail, s, d int) {
 	p := a.peeker()
-	a.walkFrom(lo, hi, func(k, rail, s, d int) {
+	return func(k, rail, s, d int) {
 		r := p.peek(s, d, rail)
 		r.Verdict, r.Rail = a.verdict(k), rail
 		fn(k, rail, s, d, r)
-	})
+	}
 }
 
 // WalkVerdicts is WalkFigures for a caller that needs only each cell's

@@ -138,10 +138,7 @@ func TestCoordinatorResultCache(t *testing.T) {
 	if src.builds != 1 {
 		t.Fatalf("two scrapes built the matrix %d times, want 1", src.builds)
 	}
-	src.mu.Lock()
-	src.sweeps[0].State, src.sweeps[0].Finished, src.sweeps[0].CellsDone = api.SweepDone, t0, 24
-	src.matrices["s2"] = newFabric(4, 2).build()
-	src.mu.Unlock()
+	finishS2(src)
 	fams := families(t, reg)
 	if src.builds != 2 {
 		t.Fatalf("a newly finished sweep built the matrix %d times in total, want 2", src.builds)
@@ -294,10 +291,7 @@ func TestCoordinatorConcurrentScrapes(t *testing.T) {
 // that shutdown would wait for.
 func TestCoordinatorPrepareNewest(t *testing.T) {
 	src := standardSource()
-	src.mu.Lock()
-	src.sweeps[0].State, src.sweeps[0].Finished, src.sweeps[0].CellsDone = api.SweepDone, t0, 24
-	src.matrices["s2"] = newFabric(4, 2).build()
-	src.mu.Unlock()
+	finishS2(src)
 	life, end := context.WithCancel(context.Background())
 	defer end()
 	c := NewCoordinator(src, CoordinatorOptions{Now: func() time.Time { return t0 }, Context: life})
@@ -346,10 +340,7 @@ func TestCoordinatorPrepareNewestGivesUpWaiting(t *testing.T) {
 // metrics afresh.
 func TestCoordinatorCancelledWalkKeepsNothing(t *testing.T) {
 	src := standardSource()
-	src.mu.Lock()
-	src.sweeps[0].State, src.sweeps[0].Finished, src.sweeps[0].CellsDone = api.SweepDone, t0, 24
-	src.matrices["s2"] = newFabric(4, 2).build()
-	src.mu.Unlock()
+	finishS2(src)
 	c := NewCoordinator(src, CoordinatorOptions{Now: func() time.Time { return t0 }})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

@@ -232,3 +232,12 @@ func latencyNs(p50 float64) *probe.Latency {
 }
 
 func gbps(g float64) *probe.Bandwidth { return &probe.Bandwidth{Gbps: g} }
+
+// finishS2 ends standardSource's running sweep s2, healthy, as its last
+// round commits.
+func finishS2(src *fakeCoordinator) {
+	src.mu.Lock()
+	defer src.mu.Unlock()
+	src.sweeps[0].State, src.sweeps[0].Finished, src.sweeps[0].CellsDone = api.SweepDone, t0, 24
+	src.matrices["s2"] = newFabric(4, 2).build()
+}
