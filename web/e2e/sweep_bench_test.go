@@ -5,9 +5,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
-	"runtime/debug"
-	"strconv"
 	"testing"
 	"time"
 
@@ -27,32 +24,11 @@ import (
 // views and the p50 layer ready, the first load of a prepared server (what
 // an operator meets; target 1.5 s at 4,096), the first load of a server
 // that builds the views on the request, and the first switch to p50.
-// The process is held under a Go memory limit of 5 GiB
-// (coordinator.memory_limit as docs/scale.md runs 4,096) and stops itself
-// past scale.DefaultRSSLimit.
+// Set up by scale.SweepBench (BENCH_UI_SWEEP_NODES, the memory limit and
+// guard).
 // Run: BENCH_UI_SWEEP=1 make bench-ui (about 2.5 minutes at 4,096)
 func BenchmarkFirstPaintAfterSweep(b *testing.B) {
-	if os.Getenv("BENCH_UI_SWEEP") == "" {
-		b.Skip("BENCH_UI_SWEEP=1 runs a whole control sweep first (minutes at 4,096)")
-	}
-	n := 4096
-	if v := os.Getenv("BENCH_UI_SWEEP_NODES"); v != "" {
-		var err error
-		if n, err = strconv.Atoi(v); err != nil || n < 2 {
-			b.Fatalf("BENCH_UI_SWEEP_NODES=%q: want a node count >= 2", v)
-		}
-	}
-	defer debug.SetMemoryLimit(debug.SetMemoryLimit(5 << 30))
-	ctx, stop := context.WithCancel(context.Background())
-	guarded := make(chan struct{})
-	go func() {
-		defer close(guarded)
-		scale.GuardRSS(ctx, scale.DefaultRSSLimit, 250*time.Millisecond, os.Stderr, os.Exit)
-	}()
-	defer func() {
-		stop()
-		<-guarded
-	}()
+	n, ctx := scale.SweepBench(b, "BENCH_UI_SWEEP")
 	tab := browser(b)
 	var browsed bool
 	res, err := scale.Run(ctx, scale.Config{Nodes: n, Control: true, AfterSweep: func(co *coordinator.Coordinator, id string) error {

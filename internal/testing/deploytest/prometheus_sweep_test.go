@@ -7,9 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
-	"runtime/debug"
-	"strconv"
 	"testing"
 	"time"
 
@@ -29,31 +26,12 @@ import (
 //     collector with no preparer, whose first scrape walks every cell
 //     itself (first-scrape-s; it must come back up).
 //
-// Under a Go memory limit of 5 GiB, stopped past scale.DefaultRSSLimit.
+// Set up by scale.SweepBench (BENCH_PROM_SWEEP_NODES, the memory limit
+// and guard).
 // Run: BENCH_PROM_SWEEP=1 go test -run '^$' -bench PrometheusScrapesAfterSweep -benchtime 1x ./internal/testing/deploytest/
 func BenchmarkPrometheusScrapesAfterSweep(b *testing.B) {
-	if os.Getenv("BENCH_PROM_SWEEP") == "" {
-		b.Skip("BENCH_PROM_SWEEP=1 runs a whole control sweep first (minutes at 4,096)")
-	}
+	n, ctx := scale.SweepBench(b, "BENCH_PROM_SWEEP")
 	prom := needTool(b, "prometheus", "prometheus")
-	n := 4096
-	if v := os.Getenv("BENCH_PROM_SWEEP_NODES"); v != "" {
-		var err error
-		if n, err = strconv.Atoi(v); err != nil || n < 2 {
-			b.Fatalf("BENCH_PROM_SWEEP_NODES=%q: want a node count >= 2", v)
-		}
-	}
-	defer debug.SetMemoryLimit(debug.SetMemoryLimit(5 << 30))
-	ctx, stop := context.WithCancel(context.Background())
-	guarded := make(chan struct{})
-	go func() {
-		defer close(guarded)
-		scale.GuardRSS(ctx, scale.DefaultRSSLimit, 250*time.Millisecond, os.Stderr, os.Exit)
-	}()
-	defer func() {
-		stop()
-		<-guarded
-	}()
 	var scraped, prepared float64
 	res, err := scale.Run(ctx, scale.Config{Nodes: n, Control: true, AfterSweep: func(co *coordinator.Coordinator, _ string) error {
 		var err error
