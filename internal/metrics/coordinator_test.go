@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/rdmamesh/rdmamesh/internal/api"
+	"github.com/rdmamesh/rdmamesh/internal/testing/wait"
 )
 
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
@@ -332,7 +333,14 @@ func TestCoordinatorPrepareNewestGivesUpWaiting(t *testing.T) {
 	returned := make(chan struct{})
 	go func() { defer close(returned); c.PrepareNewest(ctx) }()
 	cancel()
-	<-returned
+	wait.For(t, "PrepareNewest to give up its wait", func() bool {
+		select {
+		case <-returned:
+			return true
+		default:
+			return false
+		}
+	})
 	<-c.busy
 }
 
