@@ -1,6 +1,7 @@
 package matrix
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -99,4 +100,64 @@ func TestSummaryOnly(t *testing.T) {
 			}
 		}
 	}
+}
+
+// A compact matrix's BadOnly is a view that lists its bad cells' places:
+// every reader gives what the materialised BadOnly gives, and the walks,
+// which place every cell of the sweep, refuse it.
+func TestBadOnlyCompactView(t *testing.T) {
+	f := newFixture(6, 2)
+	f.touching("node-03", 1, fail(probe.ClassPortDown, "down", "ip link set up"))
+	f.touching("node-05", 0, slow(4))
+	full := f.build().BadOnly()
+	m := Analyse(f.nodes, nil, append([]Cell(nil), f.cells...), DefaultThresholds())
+	v := m.BadOnly()
+	if !v.Compact() || v.Cells != nil || v.NumCells() != len(full.Cells) || len(full.Cells) == 0 || v.CellsOmitted != full.CellsOmitted {
+		t.Fatalf("view: compact %v, %d cells, %d omitted; want %d cells, %d omitted", v.Compact(), v.NumCells(), v.CellsOmitted,
+			len(full.Cells), full.CellsOmitted)
+	}
+	for k, want := range full.Cells {
+		if got := v.CellAt(k); !reflect.DeepEqual(got, want) || v.VerdictAt(k) != want.Verdict {
+			t.Fatalf("cell %d: %+v, want %+v", k, got, want)
+		}
+		if i, ok := v.CellIndex(want.Rail, want.Src, want.Dst); !ok || i != k {
+			t.Fatalf("CellIndex(%d, %s, %s) = %d, %v; want %d", want.Rail, want.Src, want.Dst, i, ok, k)
+		}
+	}
+	if _, ok := v.CellIndex(0, "node-01", "node-02"); ok {
+		t.Fatal("CellIndex found an ok cell the view does not list")
+	}
+	var each []Result
+	v.EachCell(func(_ int, r *Result) error { each = append(each, *r); return nil })
+	if !reflect.DeepEqual(each, full.Cells) || !reflect.DeepEqual(v.Materialize().Cells, full.Cells) {
+		t.Fatal("EachCell or Materialize differ from the materialised BadOnly")
+	}
+	for name, write := range map[string][2]func(*strings.Builder) error{
+		"json":  {func(b *strings.Builder) error { return v.WriteJSON(b) }, func(b *strings.Builder) error { return full.WriteJSON(b) }},
+		"csv":   {func(b *strings.Builder) error { return v.WriteCSV(b) }, func(b *strings.Builder) error { return full.WriteCSV(b) }},
+		"junit": {func(b *strings.Builder) error { return v.WriteJUnit(b) }, func(b *strings.Builder) error { return full.WriteJUnit(b) }},
+	} {
+		var got, want strings.Builder
+		if err := write[0](&got); err != nil {
+			t.Fatal(err)
+		}
+		if err := write[1](&want); err != nil {
+			t.Fatal(err)
+		}
+		if got.String() != want.String() {
+			t.Fatalf("%s of the view differs:\n%s", name, firstDifference(want.String(), got.String()))
+		}
+	}
+	if again := v.BadOnly(); !reflect.DeepEqual(again.keep, v.keep) || again.CellsOmitted != v.CellsOmitted {
+		t.Fatal("BadOnly of a view must change nothing")
+	}
+	if s := v.SummaryOnly(); s.Compact() || s.NumCells() != 0 || s.CellsOmitted != m.NumCells()+len(m.Cross) {
+		t.Fatalf("SummaryOnly of a view: %d cells, %d omitted", s.NumCells(), s.CellsOmitted)
+	}
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "BadOnly view") {
+			t.Fatalf("WalkVerdicts on a view: %v; want a panic naming the view", r)
+		}
+	}()
+	v.WalkVerdicts(0, 1, func(int, int, int, int, Verdict) {})
 }

@@ -2,6 +2,7 @@ package matrix
 
 import (
 	"cmp"
+	"slices"
 	"sort"
 )
 
@@ -14,6 +15,9 @@ func (m *Matrix) Compact() bool { return m.a != nil }
 
 // NumCells is the number of same-rail cells: len(Cells) when materialised.
 func (m *Matrix) NumCells() int {
+	if m.keep != nil {
+		return len(m.keep)
+	}
 	if m.a != nil {
 		return len(m.a.cells)
 	}
@@ -23,7 +27,7 @@ func (m *Matrix) NumCells() int {
 // VerdictAt is cell k's verdict, without materialising it.
 func (m *Matrix) VerdictAt(k int) Verdict {
 	if m.a != nil {
-		return m.a.verdict(k)
+		return m.a.verdict(m.under(k))
 	}
 	return m.Cells[k].Verdict
 }
@@ -32,10 +36,18 @@ func (m *Matrix) VerdictAt(k int) Verdict {
 func (m *Matrix) CellAt(k int) Result {
 	if m.a != nil {
 		var r Result
-		m.a.fill(&r, k)
+		m.a.fill(&r, m.under(k))
 		return r
 	}
 	return m.Cells[k]
+}
+
+// under is cell k's index in a: k itself unless m is a BadOnly view.
+func (m *Matrix) under(k int) int {
+	if m.keep != nil {
+		return int(m.keep[k])
+	}
+	return k
 }
 
 // EachCell calls fn with every same-rail cell in Cells order and stops at
@@ -51,9 +63,9 @@ func (m *Matrix) EachCell(fn func(k int, r *Result) error) error {
 		return nil
 	}
 	var r Result
-	for k := range m.a.cells {
+	for k := range m.NumCells() {
 		r = Result{}
-		m.a.fill(&r, k)
+		m.a.fill(&r, m.under(k))
 		if err := fn(k, &r); err != nil {
 			return err
 		}
@@ -69,10 +81,10 @@ func (m *Matrix) Materialize() *Matrix {
 		return m
 	}
 	c := *m
-	c.a = nil
-	c.Cells = make([]Result, len(m.a.cells))
+	c.a, c.keep = nil, nil
+	c.Cells = make([]Result, m.NumCells())
 	for k := range c.Cells {
-		m.a.fill(&c.Cells[k], k)
+		m.a.fill(&c.Cells[k], m.under(k))
 	}
 	return &c
 }
@@ -125,6 +137,11 @@ func (m *Matrix) WalkVerdicts(lo, hi int, fn func(k, rail, src, dst int, v Verdi
 func (m *Matrix) compact(op string) *analysis {
 	if m.a == nil {
 		panic("matrix: " + op + " on a materialised matrix")
+	}
+	if m.keep != nil {
+		// The walks place every cell of the sweep: a view's k would not
+		// be its own.
+		panic("matrix: " + op + " on a BadOnly view; walk the whole matrix")
 	}
 	return m.a
 }
@@ -196,7 +213,8 @@ func (a *analysis) walk(lo, hi int, fn func(k, rail, s, d int)) {
 }
 
 // CellIndex finds the same-rail cell src → dst on rail, for NumCells,
-// CellAt and VerdictAt. A materialised matrix must be in Build's order.
+// CellAt and VerdictAt. A materialised matrix must be in Build's order; a
+// BadOnly view finds only the cells it lists.
 func (m *Matrix) CellIndex(rail int, src, dst string) (int, bool) {
 	if m.a == nil {
 		key := func(c *Result) int {
@@ -228,5 +246,10 @@ func (m *Matrix) CellIndex(rail int, src, dst string) (int, bool) {
 	if i < 0 || j < 0 {
 		return 0, false
 	}
-	return sp.at(i, j), true
+	k := sp.at(i, j)
+	if m.keep == nil {
+		return k, true
+	}
+	v, found := slices.BinarySearch(m.keep, int32(k))
+	return v, found
 }

@@ -148,7 +148,7 @@ func compareKeys(x, y cellKey) int {
 // keyAt is cell k's key, without materialising a compact cell.
 func (m *Matrix) keyAt(k int) cellKey {
 	if m.a != nil {
-		sp, s, d := m.a.locate(k)
+		sp, s, d := m.a.locate(m.under(k))
 		return cellKey{sp.rail, m.a.ns[s].Name, m.a.ns[d].Name}
 	}
 	c := &m.Cells[k]

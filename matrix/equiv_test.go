@@ -199,9 +199,9 @@ func compareWithReference(nodes []Node, src Source, cells []Cell, th Thresholds,
 
 // cellOutput marks the outputs (by index in outputs) that a sweep's
 // suspects do not decide, or decide only through the JSON's suspects
-// list: the JSON and bad-only JSON (compared without it), JUnit, CSV and
-// the baseline.
-var cellOutput = map[int]bool{0: true, 1: true, 2: true, 3: true, 10: true}
+// list: the JSON and bad-only JSON (compared without it), the bad-only
+// JUnit and CSV, JUnit, CSV and the baseline.
+var cellOutput = map[int]bool{0: true, 1: true, 2: true, 3: true, 4: true, 5: true, 12: true}
 
 func newDiagnosis(m *Matrix) bool {
 	for i := range m.Suspects {
@@ -286,6 +286,8 @@ func outputs(m *Matrix) []string {
 	}
 	add(func(b *bytes.Buffer) error { return m.WriteJSON(b) })
 	add(func(b *bytes.Buffer) error { return m.BadOnly().WriteJSON(b) })
+	add(func(b *bytes.Buffer) error { return m.BadOnly().WriteJUnit(b) })
+	add(func(b *bytes.Buffer) error { return m.BadOnly().WriteCSV(b) })
 	add(func(b *bytes.Buffer) error { return m.WriteJUnit(b) })
 	add(func(b *bytes.Buffer) error { return m.WriteCSV(b) })
 	add(func(b *bytes.Buffer) error { return m.WriteExclude(b, ExcludeOptions{}) })
@@ -310,6 +312,8 @@ func refOutputs(m *ref.Matrix) []string {
 	}
 	add(func(b *bytes.Buffer) error { return m.WriteJSON(b) })
 	add(func(b *bytes.Buffer) error { return m.BadOnly().WriteJSON(b) })
+	add(func(b *bytes.Buffer) error { return m.BadOnly().WriteJUnit(b) })
+	add(func(b *bytes.Buffer) error { return m.BadOnly().WriteCSV(b) })
 	add(func(b *bytes.Buffer) error { return m.WriteJUnit(b) })
 	add(func(b *bytes.Buffer) error { return m.WriteCSV(b) })
 	add(func(b *bytes.Buffer) error { return m.WriteExclude(b, ref.ExcludeOptions{}) })

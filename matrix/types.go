@@ -243,4 +243,7 @@ type Matrix struct {
 	// a is the compact form of the same-rail cells when Cells was not
 	// materialised (Analyse); nil in a matrix from Build or from JSON.
 	a *analysis
+	// keep, in a compact BadOnly view, is the cells of a it lists, in
+	// Cells order; nil lists them all.
+	keep []int32
 }
