@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"sync"
 	"syscall"
@@ -69,7 +70,8 @@ func (w workerDispatch) Phase(ctx context.Context, out []matrix.Cell, t sweep.Ta
 		return failPhase(out, t, err)
 	}
 	c.counts.note(id, round, src.Name, res.Rails)
-	out = resultCells(out, src.Name, dst.Name, round, t.Rails, res.Rails, res.Tester)
+	lite := liteRoom{t.Lite, t.SrcIndex, t.DstIndex}
+	out = resultCells(out, lite, src.Name, dst.Name, round, t.Rails, res.Rails, res.Tester)
 	if len(t.Reverse) == 0 {
 		return out
 	}
@@ -79,7 +81,8 @@ func (w workerDispatch) Phase(ctx context.Context, out []matrix.Cell, t sweep.Ta
 			Fix:   "run the same rdmamesh version on every node"})...)
 	}
 	c.counts.note(id, round, dst.Name, res.Reverse.Rails)
-	return resultCells(out, dst.Name, src.Name, round, t.Reverse, res.Reverse.Rails, res.Reverse.Tester)
+	lite.src, lite.dst = lite.dst, lite.src
+	return resultCells(out, lite, dst.Name, src.Name, round, t.Reverse, res.Reverse.Rails, res.Reverse.Tester)
 }
 
 // phaseScratch is where Phase builds a task, signs its tickets, encodes
@@ -119,16 +122,41 @@ func orUnknown(s string) string {
 	return s
 }
 
+// liteRoom is where a direction's plain cells go (sweep.Task.Lite; nil:
+// none do), and its two ends' positions in the sweep's nodes.
+type liteRoom struct {
+	cells    *[]sweep.LiteCell
+	src, dst int
+}
+
+// take adds rr as a lite cell on rail when it is a plain one: ok, latency
+// alone, as codes, on the same rail at both ends of a direction whose ends
+// the sweep's nodes list.
+func (l liteRoom) take(rp probe.RailPair, rr *wire.RailResult) bool {
+	if l.cells == nil || l.src < 0 || l.dst < 0 || l.src == l.dst || l.src > math.MaxInt32 || l.dst > math.MaxInt32 ||
+		rr.Class != probe.ClassOK || rr.Error != nil || rr.Bandwidth != nil || rr.Latency == nil || rr.LatencyQ == nil ||
+		rp.Dst.Rail != rp.Rail || rp.Rail < 0 || rp.Rail > math.MaxUint16 || rr.Latency.Samples < 0 || rr.Latency.Samples > math.MaxUint32 ||
+		len(*l.cells) == cap(*l.cells) {
+		return false
+	}
+	*l.cells = append(*l.cells, sweep.LiteCell{Src: int32(l.src), Dst: int32(l.dst), Rail: uint16(rp.Rail),
+		Samples: uint32(rr.Latency.Samples), Codes: *rr.LatencyQ})
+	return true
+}
+
 // resultCells appends a worker's answer for src → dst, mapped onto the
-// rails asked for, to out; a rail the worker left out is an internal
-// error, never a silent gap.
-func resultCells(out []matrix.Cell, src, dst string, round int, asked []probe.RailPair, got []wire.RailResult, tester *probe.Error) []matrix.Cell {
+// rails asked for, to out, or to lite when a rail's cell is a plain one;
+// a rail the worker left out is an internal error, never a silent gap.
+func resultCells(out []matrix.Cell, lite liteRoom, src, dst string, round int, asked []probe.RailPair, got []wire.RailResult, tester *probe.Error) []matrix.Cell {
 	for i, rp := range asked {
 		rr := railResult(got, i, rp.Rail)
 		if rr == nil || rr.Class == "" {
 			e := &probe.Error{Class: probe.ClassInternal, Cause: fmt.Sprintf("worker %s returned no result for rail %d", src, rp.Rail),
 				Fix: "run the same rdmamesh version on every node"}
 			out = append(out, sweep.FailCells(src, dst, round, []probe.RailPair{rp}, e)...)
+			continue
+		}
+		if tester == nil && lite.take(rp, rr) {
 			continue
 		}
 		// Built where it goes: a cell is 160 bytes, a million a sweep.

@@ -72,9 +72,9 @@ func BenchmarkDispatchRound(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		cells := pool.Round(context.Background(), workerDispatch{c}, "s", &spec, ns, rounds[i%len(rounds)])
-		if len(cells) != 256*8 {
-			b.Fatalf("%d cells", len(cells))
+		cells, lite := pool.Round(context.Background(), workerDispatch{c}, "s", &spec, ns, rounds[i%len(rounds)])
+		if len(cells)+len(lite) != 256*8 {
+			b.Fatalf("%d cells, %d lite", len(cells), len(lite))
 		}
 		if i == 0 {
 			for _, cl := range cells {

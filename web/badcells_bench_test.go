@@ -88,7 +88,7 @@ type counter struct {
 
 func newCounter() *counter { return &counter{hdr: http.Header{}, code: 200, h: sha256.New()} }
 
-func (c *counter) Header() http.Header { return c.hdr }
+func (c *counter) Header() http.Header  { return c.hdr }
 func (c *counter) WriteHeader(code int) { c.code = code }
 func (c *counter) Write(p []byte) (int, error) {
 	c.n += int64(len(p))

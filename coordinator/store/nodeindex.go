@@ -17,6 +17,8 @@ type NodeIndex struct {
 	// node by node: the grid check reads one row a direction instead of
 	// each node's port list, a cache miss or two a cell at 4,096 nodes.
 	devs []string
+	// listed is the node list lists last found to be this index's.
+	listed *matrix.Node
 }
 
 // NewNodeIndex indexes a sweep's nodes as its start record lists them.
@@ -32,6 +34,31 @@ func newNodeIndex(nodes []wire.Node) NodeIndex {
 		}
 	}
 	return x
+}
+
+// lists reports whether nodes are the index's own, position by position:
+// names (each once) and each rail's device. Then a cell between two of
+// them by position, on a rail of the grid, is placed by those positions.
+// The engine hands every round the same slice, so it is compared once.
+func (s *NodeIndex) lists(nodes []matrix.Node) bool {
+	if len(nodes) != s.n || len(s.idx) != s.n {
+		return false
+	}
+	if s.n == 0 || s.listed == &nodes[0] {
+		return true
+	}
+	for i := range nodes {
+		if nodes[i].Name != s.nodes[i].Name {
+			return false
+		}
+		for r, dev := range s.devs[i*s.rails : (i+1)*s.rails] {
+			if r < len(nodes[i].Ports) && nodes[i].Ports[r].Device != dev || r >= len(nodes[i].Ports) && dev != "" {
+				return false
+			}
+		}
+	}
+	s.listed = &nodes[0]
+	return true
 }
 
 func portDevice(n *wire.Node, rail int) string {

@@ -2,6 +2,7 @@ package store
 
 import (
 	"github.com/rdmamesh/rdmamesh/coordinator/sweep"
+	"github.com/rdmamesh/rdmamesh/internal/probe"
 	"github.com/rdmamesh/rdmamesh/internal/wire"
 	"github.com/rdmamesh/rdmamesh/matrix"
 )
@@ -28,9 +29,21 @@ func (f *FSM) EncodeOwnRound(x *NodeIndex, r sweep.RoundResult) ([]byte, error) 
 // roundHead is what a round entry starts with, before the round itself.
 var roundHead = []byte{byte(EntryRound)}
 
-// roundEncoder holds a round's cells, ready to finish.
+// roundEncoder holds a round's cells, ready to finish: its lite cells
+// first, placed by their indices when x lists the same nodes, then the
+// rest.
 func roundEncoder(x *NodeIndex, r sweep.RoundResult) *wire.RoundEncoder {
 	enc := wire.NewRoundEncoder(r.SweepID, r.Round)
+	grid := x != nil && x.lists(r.Nodes)
+	for i := range r.Lite {
+		l := &r.Lite[i]
+		if grid && int(l.Rail) < x.rails && enc.Grid(&wire.GridCell{Src: int(l.Src), Dst: int(l.Dst), Rail: int(l.Rail), Round: r.Round,
+			Class: probe.ClassOK, LatQ: (*wire.LatQ)(&l.Codes), Samples: l.Samples}) {
+			continue
+		}
+		c := liteCell(&r, l)
+		enc.Whole(&c)
+	}
 	var memo idxMemo
 	figs := wire.UnquantTable()
 	for i := range r.Cells {
@@ -46,6 +59,15 @@ func roundEncoder(x *NodeIndex, r sweep.RoundResult) *wire.RoundEncoder {
 		enc.Whole(&c)
 	}
 	return enc
+}
+
+// liteCell is l as a whole cell, for a round whose lite cells cannot go
+// in grid form.
+func liteCell(r *sweep.RoundResult, l *sweep.LiteCell) wire.Cell {
+	src, dst, rail := &r.Nodes[l.Src], &r.Nodes[l.Dst], int(l.Rail)
+	lat := wire.LatQ(l.Codes).Latency(l.Samples)
+	return wire.Cell{Src: src.Name, Dst: dst.Name, Rail: rail, SrcDevice: src.Ports[rail].Device, DstDevice: dst.Ports[rail].Device,
+		Round: r.Round, Class: probe.ClassOK, Latency: &lat}
 }
 
 // workersCodes is c's latency as its worker's codes, when it has them and

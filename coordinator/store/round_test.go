@@ -285,3 +285,79 @@ func TestRoundKeepsTheWorkersCodes(t *testing.T) {
 		}
 	}
 }
+
+// TestLiteCellsMatchCells: a round whose plain cells come as lite cells
+// applies to the same cells as the round with every cell a matrix.Cell,
+// in grid form when the index lists the round's nodes, and whole when
+// there is no index or it lists other nodes (a device differs).
+func TestLiteCellsMatchCells(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	nodes := gridNodes(9, 3)
+	pos := map[string]int32{}
+	for i, n := range nodes {
+		pos[n.Name] = int32(i)
+	}
+	other := slices.Clone(nodes)
+	other[4].Ports = slices.Clone(other[4].Ports)
+	other[4].Ports[2].Device = "mlx5_9"
+	x, xOther := NewNodeIndex(nodes), NewNodeIndex(other)
+	start := entry(t, EntrySweepStart, Start{Info: api.SweepInfo{ID: "s1", State: api.SweepRunning}, Nodes: nodes})
+	cells := randomCells(rng, nodes, 3)
+	var rest []matrix.Cell
+	var lite []sweep.LiteCell
+	for i := range cells {
+		c := &cells[i]
+		if c.Class != probe.ClassOK || c.Bandwidth != nil || c.Latency == nil {
+			rest = append(rest, *c)
+			continue
+		}
+		q := wire.LatCodes(c.Latency)
+		c.Latency, c.LatencyCodes = new(q.Latency(uint32(c.Latency.Samples))), (*[7]uint16)(&q)
+		lite = append(lite, sweep.LiteCell{Src: pos[c.Src], Dst: pos[c.Dst], Rail: uint16(c.Rail), Samples: uint32(c.Latency.Samples), Codes: q})
+	}
+	if len(lite) == 0 || len(rest) == 0 {
+		t.Fatalf("%d lite, %d other cells: the round must have both", len(lite), len(rest))
+	}
+	apply := func(x *NodeIndex, r sweep.RoundResult, grid, whole int) []matrix.Cell {
+		t.Helper()
+		b, err := EncodeRound(x, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rr, err := wire.ReadRound(b[1:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rr.Cells != grid || len(rr.Whole) != whole {
+			t.Errorf("%d cells in grid form, %d whole; want %d and %d", rr.Cells, len(rr.Whole), grid, whole)
+		}
+		rr.Release()
+		f := New(5, nil)
+		f.Apply(start)
+		f.Apply(&raft.Log{Index: 2, Data: b})
+		sv, _ := f.sweepData("s1")
+		return sortCells(sv.Cells)
+	}
+	want := apply(&x, sweep.RoundResult{SweepID: "s1", Round: 3, Cells: cells}, len(cells), 0)
+	split := sweep.RoundResult{SweepID: "s1", Round: 3, Cells: rest, Lite: lite, Nodes: nodes}
+	for name, got := range map[string][]matrix.Cell{
+		"grid":        apply(&x, split, len(cells), 0),
+		"no index":    apply(nil, split, 0, len(cells)),
+		"other nodes": apply(&xOther, split, len(rest)-countOn(rest, 4, 2), len(lite)+countOn(rest, 4, 2)),
+	} {
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: the store holds other cells than the round's as matrix cells", name)
+		}
+	}
+}
+
+// countOn is how many of cs have node n%03d at an end on rail.
+func countOn(cs []matrix.Cell, n, rail int) int {
+	k := 0
+	for _, c := range cs {
+		if c.Rail == rail && (c.Src == fmt.Sprintf("n%03d", n) || c.Dst == fmt.Sprintf("n%03d", n)) {
+			k++
+		}
+	}
+	return k
+}

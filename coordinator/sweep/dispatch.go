@@ -15,10 +15,10 @@ import (
 // always adds one cell per link: rails an end cannot test say why, the
 // rest go to d.
 //
-// fig is room for the figures of the cells appended, in step with out's
-// room: the cell appended at out[k] may keep its figures in fig.lats[k]
-// and their codes in fig.codes[k].
-func pairPhases(ctx context.Context, d Dispatcher, sc *pairScratch, out []matrix.Cell, fig figRoom, id string, round int, spec *Spec, pc *phaseCache, a, b *nodeRec) []matrix.Cell {
+// fig is room for the figures of the cells appended, one slot a rail
+// link, in step with out's room; lite takes the phases' lite cells
+// (Task.Lite), within the same room.
+func pairPhases(ctx context.Context, d Dispatcher, sc *pairScratch, out []matrix.Cell, fig figRoom, lite *[]LiteCell, id string, round int, spec *Spec, pc *phaseCache, a, b *nodeRec) []matrix.Cell {
 	// Both directions link the rails the two nodes share, so they have the
 	// same phases, mirrored.
 	fwd, rev := pc.phases(&sc.fwd, spec, a, b), pc.phases(&sc.rev, spec, b, a)
@@ -28,15 +28,19 @@ func pairPhases(ctx context.Context, d Dispatcher, sc *pairScratch, out []matrix
 		if i < len(rev) {
 			back, out = splitUsable(out, b, a, round, rev[i])
 		}
-		t := Task{SweepID: id, Round: round, Spec: spec, Src: a.Node, Dst: b.Node, SrcIndex: a.index, DstIndex: b.index, Rails: there, Reverse: back}
+		t := Task{SweepID: id, Round: round, Spec: spec, Src: a.Node, Dst: b.Node, SrcIndex: a.index, DstIndex: b.index, Rails: there, Reverse: back,
+			Lite: lite}
 		if len(there) == 0 {
 			t.Src, t.Dst, t.SrcIndex, t.DstIndex, t.Rails, t.Reverse = b.Node, a.Node, b.index, a.index, back, nil
 		}
 		if len(t.Rails) == 0 {
 			continue
 		}
-		if n := len(out) + len(t.Rails) + len(t.Reverse); n <= len(fig.lats) {
-			t.Figures, t.Codes = fig.lats[len(out):n:n], fig.codes[len(out):n:n]
+		// A slot a cell so far, lite or not: a lite cell keeps no figures,
+		// but a cell after it in out may point to the slot it was decoded in.
+		at := len(out) + len(*lite)
+		if n := at + len(t.Rails) + len(t.Reverse); n <= len(fig.lats) {
+			t.Figures, t.Codes = fig.lats[at:n:n], fig.codes[at:n:n]
 		}
 		out = d.Phase(ctx, out, t)
 	}

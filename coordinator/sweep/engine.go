@@ -51,6 +51,10 @@ type Task struct {
 	// send them (matrix.Cell.LatencyCodes).
 	Figures []probe.Latency
 	Codes   [][7]uint16
+	// Lite, when not nil, takes the phase's plain cells (LiteCell) in
+	// place of the cells Phase would append for them; a dispatcher may
+	// ignore it and append every cell.
+	Lite *[]LiteCell
 }
 
 // Committer makes the engine's results durable (on the coordinator: raft
@@ -60,8 +64,8 @@ type Committer interface {
 	// CommitRound starts committing one round's cells as a unit and
 	// returns wait, which returns once the round is committed (or has
 	// failed to be) and says how many bytes the entry took. It must not
-	// keep r.Cells, or what they point to, once it returns: the engine
-	// reuses that space (Pool.Round). The next round's CommitRound may
+	// keep r.Cells or r.Lite, or what they point to, once it returns: the
+	// engine reuses that space (Pool.Round). The next round's CommitRound may
 	// come before this one's wait is called: rounds are handed to raft in
 	// the order their CommitRound came, and a round whose commit failed
 	// may be followed by one that committed (raft took it after the

@@ -64,7 +64,7 @@ func (k *committer) encode() {
 			continue // drain: the sweep stops at its next check
 		}
 		wait := k.e.Commit.CommitRound(p.r)
-		k.applying <- encodedRound{sweepID: p.r.SweepID, round: p.r.Round, cells: len(p.r.Cells), wait: wait, start: t,
+		k.applying <- encodedRound{sweepID: p.r.SweepID, round: p.r.Round, cells: len(p.r.Cells) + len(p.r.Lite), wait: wait, start: t,
 			dispatch: p.dispatch, stall: stall}
 	}
 }

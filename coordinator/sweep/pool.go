@@ -30,11 +30,16 @@ type Pool struct {
 	work roundWork
 }
 
-// slab is a round's room: its cells, and the latency figures (and their
-// codes) they point to, pair i's at [at[i], at[i+1]).
+// slab is a round's room: its cells, the latency figures (and their
+// codes) they point to, and its lite cells, pair i's at [at[i], at[i+1]).
 type slab struct {
 	cells []matrix.Cell
 	fig   figRoom
+	lite  []LiteCell
+	// cells past dirty are zero: a round whose cells are nearly all lite
+	// clears only what it wrote, not the 1.3 MB of a 1,024-node round's
+	// slab.
+	dirty int
 }
 
 // figRoom is room for cells' latency figures and, in step, their codes.
@@ -62,11 +67,14 @@ type roundWork struct {
 	ends    [][2]*nodeRec // pair i's nodes
 	phases  *phaseCache
 	perPair [][]matrix.Cell // each pair fills its own slot
+	perLite [][]LiteCell    // and its lite cells'
 	// slab holds every pair's room for its same-rail cells, one allocation
 	// a round; a pair that needs more (cross-rail modes) grows its own.
+	room *slab
 	slab []matrix.Cell
-	fig  figRoom // the slab's figures, in step with it
-	at   []int   // pair i's room starts at slab[at[i]]
+	fig  figRoom    // the slab's figures, in step with it
+	lite []LiteCell // room for the lite cells, in step with it
+	at   []int      // pair i's room starts at slab[at[i]]
 	wg   sync.WaitGroup
 }
 
@@ -79,17 +87,17 @@ func NewPool(limit int) *Pool {
 // Round tests every pair of one round at once (bounded by the pool's
 // limit): the pairs are disjoint, so no HCA is in two tests. Within a pair
 // the two directions run one after the other, so bandwidth is never
-// shared. It returns the round's cells, pair by pair, in space the pool
-// reuses: they, and the figures they point to, are valid until the second
-// Round call after this one starts (one round committing while the next
-// runs).
-func (p *Pool) Round(ctx context.Context, d Dispatcher, id string, spec *Spec, nodes *Nodes, rd scheduler.Round) []matrix.Cell {
+// shared. It returns the round's cells and lite cells, pair by pair, in
+// space the pool reuses: they, and the figures they point to, are valid
+// until the second Round call after this one starts (one round committing
+// while the next runs).
+func (p *Pool) Round(ctx context.Context, d Dispatcher, id string, spec *Spec, nodes *Nodes, rd scheduler.Round) ([]matrix.Cell, []LiteCell) {
 	w := &p.work
 	w.d, w.ctx, w.id, w.spec, w.nodes, w.rd = d, ctx, id, spec, nodes, rd
 	return p.run(w)
 }
 
-func (p *Pool) run(w *roundWork) []matrix.Cell {
+func (p *Pool) run(w *roundWork) ([]matrix.Cell, []LiteCell) {
 	want := len(w.rd.Pairs)
 	if p.limit > 0 {
 		want = min(want, p.limit)
@@ -99,20 +107,22 @@ func (p *Pool) run(w *roundWork) []matrix.Cell {
 		go p.loop()
 	}
 	n := len(w.rd.Pairs)
-	w.perPair, w.at, w.ends = reuse(w.perPair, n), reuse(w.at, n+1), reuse(w.ends, n)
+	w.perPair, w.perLite, w.at, w.ends = reuse(w.perPair, n), reuse(w.perLite, n), reuse(w.at, n+1), reuse(w.ends, n)
 	w.phases = w.nodes.phaseCache(w.spec)
 	for i, pr := range w.rd.Pairs {
 		a, b := w.nodes.get(pr.A), w.nodes.get(pr.B)
 		w.ends[i] = [2]*nodeRec{a, b}
 		w.at[i+1] = w.at[i] + pairRoom(a, b)
 	}
-	w.slab, w.fig = p.room(w.at[len(w.rd.Pairs)])
+	w.room = p.room(w.at[len(w.rd.Pairs)])
+	n = w.at[len(w.rd.Pairs)]
+	w.slab, w.fig, w.lite = w.room.cells[:n], w.room.fig.sub(0, n), w.room.lite[:n]
 	w.wg.Add(len(w.rd.Pairs))
 	for i := range w.rd.Pairs {
 		p.jobs <- pairJob{w, i}
 	}
 	w.wg.Wait()
-	return w.gather()
+	return w.gather(), w.gatherLite()
 }
 
 // reuse is s with length n, zeroed, in s's space when it has room.
@@ -126,13 +136,13 @@ func reuse[E any](s []E, n int) []E {
 }
 
 // room is the next slab in turn, with room for n cells.
-func (p *Pool) room(n int) ([]matrix.Cell, figRoom) {
+func (p *Pool) room(n int) *slab {
 	s := &p.slabs[p.turn]
 	p.turn = 1 - p.turn
-	if cap(s.cells) < n {
-		s.cells, s.fig = make([]matrix.Cell, n), figRoom{make([]probe.Latency, n), make([][7]uint16, n)}
+	if len(s.cells) < n {
+		*s = slab{cells: make([]matrix.Cell, n), fig: figRoom{make([]probe.Latency, n), make([][7]uint16, n)}, lite: make([]LiteCell, n)}
 	}
-	return s.cells[:n], s.fig.sub(0, n)
+	return s
 }
 
 // pairRoom is the cells a pair usually yields: both directions of the
@@ -144,12 +154,16 @@ func pairRoom(a, b *nodeRec) int { return 2 * min(len(a.eps), len(b.eps)) }
 // room, which starts no earlier than where its cells land), so a round
 // whose pairs all fit costs no second copy of its cells.
 func (w *roundWork) gather() []matrix.Cell {
-	n, inPlace := 0, true
+	n, inPlace, hi := 0, true, w.room.dirty
 	for i, cs := range w.perPair {
 		n += len(cs)
 		inPlace = inPlace && (len(cs) == 0 || w.at[i] < len(w.slab) && &cs[0] == &w.slab[w.at[i]])
+		if len(cs) > 0 && w.at[i] < len(w.slab) && &cs[0] == &w.slab[w.at[i]] {
+			hi = max(hi, w.at[i]+len(cs))
+		}
 	}
 	if !inPlace {
+		w.room.dirty = hi
 		out := make([]matrix.Cell, 0, n)
 		for _, cs := range w.perPair {
 			out = append(out, cs...)
@@ -160,8 +174,31 @@ func (w *roundWork) gather() []matrix.Cell {
 	for _, cs := range w.perPair {
 		k += copy(w.slab[k:], cs)
 	}
-	clear(w.slab[k:]) // no stale pointers past the end
+	clear(w.room.cells[k:max(k, hi)]) // no stale pointers past the end
+	w.room.dirty = k
 	return w.slab[:k:k]
+}
+
+// gatherLite is gather for the lite cells, which a pair never grows past
+// its room (a dispatcher appends one only in place of a cell).
+func (w *roundWork) gatherLite() []LiteCell {
+	k := 0
+	for i, ls := range w.perLite {
+		if len(ls) > 0 && (w.at[i] >= len(w.lite) || &ls[0] != &w.lite[w.at[i]]) {
+			// Grown out of its room after all: the round's lite cells
+			// go to a slice of their own.
+			out := make([]LiteCell, 0, len(w.lite))
+			for _, ls := range w.perLite {
+				out = append(out, ls...)
+			}
+			return out
+		}
+		if len(ls) > 0 && &ls[0] != &w.lite[k] {
+			copy(w.lite[k:], ls) // copy moves even a slice onto itself
+		}
+		k += len(ls)
+	}
+	return w.lite[:k:k]
 }
 
 func (p *Pool) loop() {
@@ -186,5 +223,7 @@ func (w *roundWork) pair(i int, sc *pairScratch) {
 	// Room for both directions' same-rail cells, in the round's slab;
 	// cross-rail modes outgrow it and append into their own.
 	cells := w.slab[w.at[i]:w.at[i]:w.at[i+1]]
-	w.perPair[i] = pairPhases(w.ctx, w.d, sc, cells, w.fig.sub(w.at[i], w.at[i+1]), w.id, w.rd.Index, w.spec, w.phases, ends[0], ends[1])
+	lite := w.lite[w.at[i]:w.at[i]:w.at[i+1]]
+	w.perPair[i] = pairPhases(w.ctx, w.d, sc, cells, w.fig.sub(w.at[i], w.at[i+1]), &lite, w.id, w.rd.Index, w.spec, w.phases, ends[0], ends[1])
+	w.perLite[i] = lite
 }

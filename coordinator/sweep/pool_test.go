@@ -23,8 +23,19 @@ func TestRoundWorkGather(t *testing.T) {
 		}
 		return out
 	}
+	fill := func(w *roundWork, counts ...int) *roundWork {
+		for i, n := range counts {
+			cs := w.slab[w.at[i]:w.at[i]:w.at[i+1]]
+			for j := 0; j < n; j++ {
+				cs = append(cs, cell(string(rune('a'+i))+string(rune('0'+j))))
+			}
+			w.perPair[i] = cs
+		}
+		return w
+	}
 	setup := func() *roundWork {
-		w := &roundWork{at: []int{0, 3, 6, 9}, slab: make([]matrix.Cell, 9), perPair: make([][]matrix.Cell, 3)}
+		sl := &slab{cells: make([]matrix.Cell, 9)}
+		w := &roundWork{at: []int{0, 3, 6, 9}, room: sl, slab: sl.cells, perPair: make([][]matrix.Cell, 3)}
 		for i, n := range []int{2, 0, 3} { // pair 0 short, pair 1 empty, pair 2 full
 			cs := w.slab[w.at[i]:w.at[i]:w.at[i+1]]
 			for j := 0; j < n; j++ {
@@ -46,6 +57,17 @@ func TestRoundWorkGather(t *testing.T) {
 			t.Fatalf("stale cell %q left past the end", c.Src)
 		}
 	}
+	// The slab's next round has fewer cells (the rest went lite): what
+	// the last one left past them is cleared too.
+	got = fill(w, 1, 0, 0).gather()
+	if !reflect.DeepEqual(srcs(got), []string{"a0"}) {
+		t.Fatalf("second round: %v", srcs(got))
+	}
+	for i, c := range w.slab {
+		if i > 0 && c.Src != "" {
+			t.Fatalf("second round: stale cell %q at %d", c.Src, i)
+		}
+	}
 
 	w = setup()
 	w.perPair[1] = append(w.perPair[1], cell("b0"), cell("b1"), cell("b2"), cell("b3")) // outgrows its 3
@@ -53,6 +75,31 @@ func TestRoundWorkGather(t *testing.T) {
 	want = []string{"a0", "a1", "b0", "b1", "b2", "b3", "c0", "c1", "c2"}
 	if !reflect.DeepEqual(srcs(got), want) {
 		t.Fatalf("copied out: %v, want %v", srcs(got), want)
+	}
+}
+
+// gatherLite closes the gaps between the pairs' lite cells in place, or
+// copies them out when one outgrew its room.
+func TestRoundWorkGatherLite(t *testing.T) {
+	w := &roundWork{at: []int{0, 3, 6, 9}, lite: make([]LiteCell, 9), perLite: make([][]LiteCell, 3)}
+	for i, n := range []int{2, 0, 3} {
+		ls := w.lite[w.at[i]:w.at[i]:w.at[i+1]]
+		for j := range n {
+			ls = append(ls, LiteCell{Src: int32(i), Dst: int32(j)})
+		}
+		w.perLite[i] = ls
+	}
+	want := []LiteCell{{Src: 0, Dst: 0}, {Src: 0, Dst: 1}, {Src: 2, Dst: 0}, {Src: 2, Dst: 1}, {Src: 2, Dst: 2}}
+	if got := w.gatherLite(); !reflect.DeepEqual(got, want) || &got[0] != &w.lite[0] {
+		t.Fatalf("in place: %v, want %v", got, want)
+	}
+	w.perLite[1] = append(w.perLite[1][:0:0], LiteCell{Src: 1})
+	w.perLite[0], w.perLite[2] = w.lite[0:2:3], w.lite[6:9]
+	copy(w.perLite[0], want[:2])
+	copy(w.perLite[2], want[2:])
+	want = []LiteCell{want[0], want[1], {Src: 1}, want[2], want[3], want[4]}
+	if got := w.gatherLite(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("copied out: %v, want %v", got, want)
 	}
 }
 
@@ -99,7 +146,8 @@ func TestPoolRoundsReuseTheirSlabs(t *testing.T) {
 	p := NewPool(0)
 	defer p.Stop()
 	run := func(i int) []matrix.Cell {
-		return p.Round(context.Background(), figureDispatch{}, "s", &h.rec.Spec, nodes, rounds[i])
+		cells, _ := p.Round(context.Background(), figureDispatch{}, "s", &h.rec.Spec, nodes, rounds[i])
+		return cells
 	}
 	first := run(0)
 	kept := make([]matrix.Cell, len(first))
@@ -135,7 +183,7 @@ func TestPoolSkipsUnusablePorts(t *testing.T) {
 	p := NewPool(0)
 	defer p.Stop()
 	rd := scheduler.Round{Index: 0, Pairs: []scheduler.Pair{{A: "n0", B: "n1"}, {A: "n0", B: "gone"}}}
-	cells := p.Round(context.Background(), figureDispatch{}, "s", &h.rec.Spec, NewNodes(h.rec.Nodes), rd)
+	cells, _ := p.Round(context.Background(), figureDispatch{}, "s", &h.rec.Spec, NewNodes(h.rec.Nodes), rd)
 	got := map[string]string{}
 	for _, c := range cells {
 		why := string(c.Class)

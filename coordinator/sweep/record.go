@@ -17,6 +17,10 @@ type RoundResult struct {
 	SweepID string
 	Round   int
 	Cells   []matrix.Cell
+	// Lite are the round's plain cells (LiteCell) besides Cells, and Nodes
+	// the sweep's nodes their indices point into (the start record's).
+	Lite  []LiteCell
+	Nodes []matrix.Node
 }
 
 // RetestPlan fixes one confirmation pass's rounds before any of them runs,

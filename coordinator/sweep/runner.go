@@ -46,12 +46,12 @@ func (r *roundRunner) run(rounds []scheduler.Round) (out runOutcome) {
 			return runOverBudget
 		}
 		t0 := time.Now()
-		cells := pool.Round(r.ctx, r.e.Dispatch, r.id, &r.rec.Spec, r.nodes, rd)
+		cells, lite := pool.Round(r.ctx, r.e.Dispatch, r.id, &r.rec.Spec, r.nodes, rd)
 		if r.ctx.Err() != nil {
 			r.e.log().Info("sweep interrupted; the next leader resumes it", "sweep", r.id, "round", rd.Index)
 			return runStopped
 		}
-		com.submit(RoundResult{SweepID: r.id, Round: rd.Index, Cells: cells}, time.Since(t0))
+		com.submit(RoundResult{SweepID: r.id, Round: rd.Index, Cells: cells, Lite: lite, Nodes: r.rec.Nodes}, time.Since(t0))
 		if r.tester = testerCell(cells); r.tester != nil {
 			// Nothing measured from here on could be told from our own
 			// fault, and more rounds would only add to the shortage.

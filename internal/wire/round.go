@@ -47,8 +47,11 @@ type GridCell struct {
 	Latency        *probe.Latency
 	Bandwidth      *probe.Bandwidth
 	// LatQ, when set, is Latency's codes as they came (a TaskResultQ
-	// answer's): written as they are.
-	LatQ *LatQ
+	// answer's): written as they are. Set without Latency, it is the
+	// cell's latency on its own, of Samples samples: a cell that never had
+	// its figures decoded.
+	LatQ    *LatQ
+	Samples uint32
 }
 
 // RoundEncoder builds one round entry; its scratch space is reused across
@@ -105,7 +108,8 @@ func (e *RoundEncoder) Grid(c *GridCell) bool {
 		e.classList = append(e.classList, c.Class)
 	}
 	meta := byte(ci)
-	if c.Latency != nil {
+	hasLat := c.Latency != nil || c.LatQ != nil
+	if hasLat {
 		meta |= FlagLat
 	}
 	if c.Bandwidth != nil {
@@ -131,14 +135,17 @@ func (e *RoundEncoder) Grid(c *GridCell) bool {
 	// The kept codes are built here and appended whole: filled in place
 	// after the append, they were written to memory twice.
 	g := GridCodes{Src: uint32(c.Src), Dst: uint32(c.Dst), Rail: uint16(c.Rail), Meta: meta, Round: uint16(c.Round), Err: uint32(errc)}
-	if l := c.Latency; l != nil {
-		cols[colSamples] = appendUv(cols[colSamples], uint64(l.Samples))
+	if hasLat {
+		g.Samples = c.Samples
+		if c.Latency != nil {
+			g.Samples = uint32(c.Latency.Samples)
+		}
+		cols[colSamples] = appendUv(cols[colSamples], uint64(g.Samples))
 		if c.LatQ != nil {
 			g.Lat = *c.LatQ
 		} else {
-			g.Lat = LatCodes(l)
+			g.Lat = LatCodes(c.Latency)
 		}
-		g.Samples = uint32(l.Samples)
 		d := latDeltas(&g.Lat, e.prevP50, e.prevStd)
 		for k := range d {
 			cols[colLat0+k] = appendZig(cols[colLat0+k], d[k])
