@@ -65,13 +65,17 @@ func (w workerDispatch) Phase(ctx context.Context, out []matrix.Cell, t sweep.Ta
 	}
 	tracked := c.inflight.begin(ctx, timeout, src.Name, dst.Name)
 	defer tracked.done()
-	res, err := c.postTaskIn(&tracked, srcAPI, c.cachedTarget(info.target, srcAPI), spec.PairTimeout, task, sc, t.Figures, t.Codes)
+	// The answer's figures are decoded into the scratch, and only the
+	// cells that are not lite keep theirs, in the round's room: a lite
+	// cell's 78 bytes of figures and codes, written to the room, were read
+	// by nobody.
+	res, err := c.postTaskIn(&tracked, srcAPI, c.cachedTarget(info.target, srcAPI), spec.PairTimeout, task, sc, sc.lats[:], sc.codes[:])
 	if err != nil {
 		return failPhase(out, t, err)
 	}
 	c.counts.note(id, round, src.Name, res.Rails)
-	lite := liteRoom{t.Lite, t.SrcIndex, t.DstIndex}
-	out = resultCells(out, lite, src.Name, dst.Name, round, t.Rails, res.Rails, res.Tester)
+	lite, keep := liteRoom{t.Lite, t.SrcIndex, t.DstIndex}, figKeep{t.Figures, t.Codes}
+	out = resultCells(out, lite, &keep, src.Name, dst.Name, round, t.Rails, res.Rails, res.Tester)
 	if len(t.Reverse) == 0 {
 		return out
 	}
@@ -82,7 +86,7 @@ func (w workerDispatch) Phase(ctx context.Context, out []matrix.Cell, t sweep.Ta
 	}
 	c.counts.note(id, round, dst.Name, res.Reverse.Rails)
 	lite.src, lite.dst = lite.dst, lite.src
-	return resultCells(out, lite, dst.Name, src.Name, round, t.Reverse, res.Reverse.Rails, res.Reverse.Tester)
+	return resultCells(out, lite, &keep, dst.Name, src.Name, round, t.Reverse, res.Reverse.Rails, res.Reverse.Tester)
 }
 
 // phaseScratch is where Phase builds a task, signs its tickets, encodes
@@ -97,6 +101,8 @@ type phaseScratch struct {
 	back    wire.ReverseResult
 	sign    *probe.TicketSigner
 	tickets [2]probe.TicketBuf
+	lats    [64]probe.Latency
+	codes   [64][7]uint16
 }
 
 // signer is the scratch's ticket signer for token, keyed once.
@@ -144,10 +150,41 @@ func (l liteRoom) take(rp probe.RailPair, rr *wire.RailResult) bool {
 	return true
 }
 
+// figKeep is where the cells a phase appends keep their latency figures
+// and codes: the round's room (sweep.Task.Figures and Codes) while it
+// lasts, then their own.
+type figKeep struct {
+	lats  []probe.Latency
+	codes [][7]uint16
+}
+
+// keep copies rr's figures and codes, which point into a scratch, to
+// where a cell may keep them.
+func (f *figKeep) keep(rr *wire.RailResult) (*probe.Latency, *[7]uint16) {
+	if rr.Latency == nil {
+		return nil, nil
+	}
+	l, q := new(probe.Latency), (*[7]uint16)(nil)
+	if len(f.lats) > 0 && len(f.codes) > 0 {
+		l, q = &f.lats[0], &f.codes[0]
+		f.lats, f.codes = f.lats[1:], f.codes[1:]
+	}
+	*l = *rr.Latency
+	if rr.LatencyQ == nil {
+		return l, nil
+	}
+	if q == nil {
+		q = new([7]uint16)
+	}
+	*q = *rr.LatencyQ
+	return l, q
+}
+
 // resultCells appends a worker's answer for src → dst, mapped onto the
 // rails asked for, to out, or to lite when a rail's cell is a plain one;
 // a rail the worker left out is an internal error, never a silent gap.
-func resultCells(out []matrix.Cell, lite liteRoom, src, dst string, round int, asked []probe.RailPair, got []wire.RailResult, tester *probe.Error) []matrix.Cell {
+// The cells' figures go to figs: the answer's are in a scratch.
+func resultCells(out []matrix.Cell, lite liteRoom, figs *figKeep, src, dst string, round int, asked []probe.RailPair, got []wire.RailResult, tester *probe.Error) []matrix.Cell {
 	for i, rp := range asked {
 		rr := railResult(got, i, rp.Rail)
 		if rr == nil || rr.Class == "" {
@@ -162,8 +199,10 @@ func resultCells(out []matrix.Cell, lite liteRoom, src, dst string, round int, a
 		// Built where it goes: a cell is 160 bytes, a million a sweep.
 		out = append(out, sweep.CellFor(src, dst, round, rp))
 		c := &out[len(out)-1]
-		c.Class, c.Error, c.Latency, c.Bandwidth = rr.Class, rr.Error, rr.Latency, rr.Bandwidth
-		c.LatencyCodes = (*[7]uint16)(rr.LatencyQ)
+		c.Class, c.Error, c.Bandwidth = rr.Class, rr.Error, rr.Bandwidth
+		if tester == nil {
+			c.Latency, c.LatencyCodes = figs.keep(rr)
+		}
 		if tester != nil {
 			// The worker ran short of its own resources during the task:
 			// even a measured rail is not evidence (roundRunner stops).

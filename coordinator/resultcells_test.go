@@ -31,7 +31,7 @@ func TestResultCells(t *testing.T) {
 		{"none", nil, nil, "0:internal:0 1:internal:0 2:internal:0"},
 		{"tester", []wire.RailResult{ok(0), ok(1), ok(2)}, &probe.Error{Class: probe.ClassTester, Cause: "EMFILE"}, "0:tester:0 1:tester:0 2:tester:0"},
 	} {
-		cells := resultCells(nil, liteRoom{}, "a", "b", 4, asked, tc.got, tc.tester)
+		cells := resultCells(nil, liteRoom{}, &figKeep{}, "a", "b", 4, asked, tc.got, tc.tester)
 		got := ""
 		for i, c := range cells {
 			p50 := 0.0
@@ -85,7 +85,7 @@ func TestResultCellsLite(t *testing.T) {
 		{"same end", 8, 9, 9, nil, nil, []int{0, 1, 2, 3, 4, 5}},
 	} {
 		room := make([]sweep.LiteCell, 0, tc.room)
-		cells := resultCells(nil, liteRoom{&room, tc.src, tc.dst}, "a", "b", 4, asked, got, tc.tester)
+		cells := resultCells(nil, liteRoom{&room, tc.src, tc.dst}, &figKeep{}, "a", "b", 4, asked, got, tc.tester)
 		var lite, rails []int
 		for _, l := range room {
 			lite = append(lite, int(l.Rail))
