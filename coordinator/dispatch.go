@@ -74,7 +74,7 @@ func (w workerDispatch) Phase(ctx context.Context, out []matrix.Cell, t sweep.Ta
 		return failPhase(out, t, err)
 	}
 	c.counts.note(id, round, src.Name, res.Rails)
-	lite, keep := liteRoom{t.Lite, t.SrcIndex, t.DstIndex}, figKeep{t.Figures, t.Codes}
+	lite, keep := liteRoom{t.Lite, t.SrcIndex, t.DstIndex}, figKeep{t.Figures, t.Codes, len(t.Rails) + len(t.Reverse)}
 	out = resultCells(out, lite, &keep, src.Name, dst.Name, round, t.Rails, res.Rails, res.Tester)
 	if len(t.Reverse) == 0 {
 		return out
@@ -151,11 +151,13 @@ func (l liteRoom) take(rp probe.RailPair, rr *wire.RailResult) bool {
 }
 
 // figKeep is where the cells a phase appends keep their latency figures
-// and codes: the round's room (sweep.Task.Figures and Codes) while it
-// lasts, then their own.
+// and codes: the round's room (sweep.Task.Figures and Codes), or room of
+// their own for the phase's rails (rails) when there is none (a pair past
+// its room: every cross-rail link).
 type figKeep struct {
 	lats  []probe.Latency
 	codes [][7]uint16
+	rails int
 }
 
 // keep copies rr's figures and codes, which point into a scratch, to
@@ -164,17 +166,15 @@ func (f *figKeep) keep(rr *wire.RailResult) (*probe.Latency, *[7]uint16) {
 	if rr.Latency == nil {
 		return nil, nil
 	}
-	l, q := new(probe.Latency), (*[7]uint16)(nil)
-	if len(f.lats) > 0 && len(f.codes) > 0 {
-		l, q = &f.lats[0], &f.codes[0]
-		f.lats, f.codes = f.lats[1:], f.codes[1:]
+	if len(f.lats) == 0 || len(f.codes) == 0 {
+		n := max(f.rails, 1)
+		f.lats, f.codes, f.rails = make([]probe.Latency, n), make([][7]uint16, n), 0
 	}
+	l, q := &f.lats[0], &f.codes[0]
+	f.lats, f.codes = f.lats[1:], f.codes[1:]
 	*l = *rr.Latency
 	if rr.LatencyQ == nil {
 		return l, nil
-	}
-	if q == nil {
-		q = new([7]uint16)
 	}
 	*q = *rr.LatencyQ
 	return l, q

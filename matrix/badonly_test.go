@@ -148,6 +148,17 @@ func TestBadOnlyCompactView(t *testing.T) {
 			t.Fatalf("%s of the view differs:\n%s", name, firstDifference(want.String(), got.String()))
 		}
 	}
+	// Diffed against another sweep either way round, the view reads as
+	// the materialised BadOnly does.
+	g := newFixture(6, 2)
+	g.touching("node-02", 0, fail(probe.ClassRetryExceeded, "wc 12", "check the cable"))
+	other, otherFull := Analyse(g.nodes, nil, append([]Cell(nil), g.cells...), DefaultThresholds()), g.build()
+	if d := Diff(v, other); !reflect.DeepEqual(d, Diff(full, otherFull)) || len(d.Worse)+len(d.Better) == 0 {
+		t.Fatalf("Diff(view, other) differs from the materialised BadOnly's, or is empty: %+v", d)
+	}
+	if !reflect.DeepEqual(Diff(other, v), Diff(otherFull, full)) {
+		t.Fatal("Diff(other, view) differs from the materialised BadOnly's")
+	}
 	if again := v.BadOnly(); !reflect.DeepEqual(again.keep, v.keep) || again.CellsOmitted != v.CellsOmitted {
 		t.Fatal("BadOnly of a view must change nothing")
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
+	"github.com/rdmamesh/rdmamesh/coordinator/scheduler"
 	"github.com/rdmamesh/rdmamesh/coordinator/sweep"
 	"github.com/rdmamesh/rdmamesh/internal/api"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
@@ -303,24 +304,19 @@ func TestLiteCellsMatchCells(t *testing.T) {
 	x, xOther := NewNodeIndex(nodes), NewNodeIndex(other)
 	start := entry(t, EntrySweepStart, Start{Info: api.SweepInfo{ID: "s1", State: api.SweepRunning}, Nodes: nodes})
 	cells := randomCells(rng, nodes, 3)
-	var rest []matrix.Cell
-	var lite []sweep.LiteCell
-	for i := range cells {
-		c := &cells[i]
-		if c.Class != probe.ClassOK || c.Bandwidth != nil || c.Latency == nil {
-			rest = append(rest, *c)
-			continue
-		}
-		q := wire.LatCodes(c.Latency)
-		c.Latency, c.LatencyCodes = new(q.Latency(uint32(c.Latency.Samples))), (*[7]uint16)(&q)
-		lite = append(lite, sweep.LiteCell{Src: pos[c.Src], Dst: pos[c.Dst], Rail: uint16(c.Rail), Samples: uint32(c.Latency.Samples), Codes: q})
-	}
+	rest, lite := splitLite(cells, pos)
 	if len(lite) == 0 || len(rest) == 0 {
 		t.Fatalf("%d lite, %d other cells: the round must have both", len(lite), len(rest))
 	}
 	apply := func(x *NodeIndex, r sweep.RoundResult, grid, whole int) []matrix.Cell {
 		t.Helper()
-		b, err := EncodeRound(x, r)
+		f := New(5, nil)
+		f.Apply(start)
+		encode := EncodeRound
+		if r.Lite != nil && x != nil {
+			encode = f.EncodeOwnRound // the leader's: the FSM takes the codes it kept
+		}
+		b, err := encode(x, r)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -332,8 +328,6 @@ func TestLiteCellsMatchCells(t *testing.T) {
 			t.Errorf("%d cells in grid form, %d whole; want %d and %d", rr.Cells, len(rr.Whole), grid, whole)
 		}
 		rr.Release()
-		f := New(5, nil)
-		f.Apply(start)
 		f.Apply(&raft.Log{Index: 2, Data: b})
 		sv, _ := f.sweepData("s1")
 		return sortCells(sv.Cells)
@@ -347,6 +341,77 @@ func TestLiteCellsMatchCells(t *testing.T) {
 	} {
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: the store holds other cells than the round's as matrix cells", name)
+		}
+	}
+}
+
+// splitLite makes cs's plain cells (ok, latency alone) lite cells, as the
+// dispatch does, their figures the codes': the rest stay cells. cs's
+// plain cells get the same figures and codes, for the round of cells
+// alone to compare with.
+func splitLite(cs []matrix.Cell, pos map[string]int32) (rest []matrix.Cell, lite []sweep.LiteCell) {
+	for i := range cs {
+		c := &cs[i]
+		if c.Class != probe.ClassOK || c.Bandwidth != nil || c.Latency == nil || c.Error != nil {
+			rest = append(rest, *c)
+			continue
+		}
+		q := wire.LatCodes(c.Latency)
+		c.Latency, c.LatencyCodes = new(q.Latency(uint32(c.Latency.Samples))), (*[7]uint16)(&q)
+		lite = append(lite, sweep.LiteCell{Src: pos[c.Src], Dst: pos[c.Dst], Rail: uint16(c.Rail), Samples: uint32(c.Latency.Samples), Codes: q})
+	}
+	return rest, lite
+}
+
+// A confirmation round's lite cells merge into the first measurements as
+// attempts, as its cells did, through the leader's kept codes and a
+// follower's decoding alike.
+func TestLiteCellsInARetestRound(t *testing.T) {
+	nodes := gridNodes(6, 3)
+	pos := map[string]int32{}
+	for i, n := range nodes {
+		pos[n.Name] = int32(i)
+	}
+	start := entry(t, EntrySweepStart, Start{Info: api.SweepInfo{ID: "s1", State: api.SweepRunning}, Nodes: nodes})
+	first := randomCells(rand.New(rand.NewPCG(3, 4)), nodes, 0)
+	again := randomCells(rand.New(rand.NewPCG(5, 6)), nodes, 1)
+	rest, lite := splitLite(again, pos)
+	plan := EncodeRetestPlan(sweep.RetestPlan{SweepID: "s1", Pass: 1, Pairs: 1,
+		Rounds: []scheduler.Round{{Index: 1, Pairs: []scheduler.Pair{{A: "n000", B: "n001"}}}}})
+	run := func(r sweep.RoundResult, own bool) []matrix.Cell {
+		t.Helper()
+		x := NewNodeIndex(nodes)
+		f := New(5, nil)
+		f.Apply(start)
+		b0, err := EncodeRound(&x, sweep.RoundResult{SweepID: "s1", Round: 0, Cells: first})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Apply(&raft.Log{Index: 2, Data: b0})
+		f.Apply(&raft.Log{Index: 3, Data: plan})
+		encode := EncodeRound
+		if own {
+			encode = f.EncodeOwnRound
+		}
+		b, err := encode(&x, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Apply(&raft.Log{Index: 4, Data: b})
+		sv, _ := f.sweepData("s1")
+		return sortCells(sv.Cells)
+	}
+	want := run(sweep.RoundResult{SweepID: "s1", Round: 1, Cells: again}, false)
+	retests := 0
+	for _, c := range want {
+		retests += len(c.Retests)
+	}
+	if len(lite) == 0 || retests == 0 {
+		t.Fatalf("%d lite cells, %d attempts: the round must retest with lite cells", len(lite), retests)
+	}
+	for _, own := range []bool{false, true} {
+		if got := run(sweep.RoundResult{SweepID: "s1", Round: 1, Cells: rest, Lite: lite, Nodes: nodes}, own); !reflect.DeepEqual(got, want) {
+			t.Errorf("kept codes %v: the retest round with lite cells merged other attempts", own)
 		}
 	}
 }

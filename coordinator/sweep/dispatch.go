@@ -36,8 +36,8 @@ func pairPhases(ctx context.Context, d Dispatcher, sc *pairScratch, out []matrix
 		if len(t.Rails) == 0 {
 			continue
 		}
-		// A slot a cell so far, lite or not: a lite cell keeps no figures,
-		// but a cell after it in out may point to the slot it was decoded in.
+		// A slot a cell so far, lite or not: the cells of earlier phases
+		// keep their figures below it.
 		at := len(out) + len(*lite)
 		if n := at + len(t.Rails) + len(t.Reverse); n <= len(fig.lats) {
 			t.Figures, t.Codes = fig.lats[at:n:n], fig.codes[at:n:n]

@@ -157,10 +157,10 @@ func (w *roundWork) gather() []matrix.Cell {
 	n, inPlace, hi := 0, true, w.room.dirty
 	for i, cs := range w.perPair {
 		n += len(cs)
-		inPlace = inPlace && (len(cs) == 0 || w.at[i] < len(w.slab) && &cs[0] == &w.slab[w.at[i]])
-		if len(cs) > 0 && w.at[i] < len(w.slab) && &cs[0] == &w.slab[w.at[i]] {
-			hi = max(hi, w.at[i]+len(cs))
-		}
+		in := len(cs) == 0 || w.at[i] < len(w.slab) && &cs[0] == &w.slab[w.at[i]]
+		inPlace = inPlace && in
+		// A pair that outgrew its room filled it first.
+		hi = max(hi, w.at[i]+min(len(cs), w.at[i+1]-w.at[i]))
 	}
 	if !inPlace {
 		w.room.dirty = hi
@@ -179,20 +179,21 @@ func (w *roundWork) gather() []matrix.Cell {
 	return w.slab[:k:k]
 }
 
-// gatherLite is gather for the lite cells, which a pair never grows past
-// its room (a dispatcher appends one only in place of a cell).
+// gatherLite is gather for the lite cells. The coordinator's dispatch
+// never grows a pair's past its room (it appends one only in place of a
+// cell), but a dispatcher may: then they are copied out, before any moves.
 func (w *roundWork) gatherLite() []LiteCell {
-	k := 0
 	for i, ls := range w.perLite {
 		if len(ls) > 0 && (w.at[i] >= len(w.lite) || &ls[0] != &w.lite[w.at[i]]) {
-			// Grown out of its room after all: the round's lite cells
-			// go to a slice of their own.
 			out := make([]LiteCell, 0, len(w.lite))
 			for _, ls := range w.perLite {
 				out = append(out, ls...)
 			}
 			return out
 		}
+	}
+	k := 0
+	for _, ls := range w.perLite {
 		if len(ls) > 0 && &ls[0] != &w.lite[k] {
 			copy(w.lite[k:], ls) // copy moves even a slice onto itself
 		}

@@ -76,6 +76,23 @@ func TestRoundWorkGather(t *testing.T) {
 	if !reflect.DeepEqual(srcs(got), want) {
 		t.Fatalf("copied out: %v, want %v", srcs(got), want)
 	}
+	// A pair that outgrows its room a cell at a time fills it first; the
+	// slab's next round clears what it left there too.
+	w = setup()
+	w.gather()
+	w = fill(w, 0, 0, 0)
+	for _, s := range []string{"c0", "c1", "c2", "c3"} {
+		w.perPair[2] = append(w.perPair[2], cell(s))
+	}
+	if got = w.gather(); !reflect.DeepEqual(srcs(got), []string{"c0", "c1", "c2", "c3"}) {
+		t.Fatalf("grown last pair: %v", srcs(got))
+	}
+	got = fill(w, 1, 0, 0).gather()
+	for i, c := range w.slab {
+		if i > 0 && c.Src != "" {
+			t.Fatalf("after a pair outgrew its room: stale cell %q at %d", c.Src, i)
+		}
+	}
 }
 
 // gatherLite closes the gaps between the pairs' lite cells in place, or
@@ -100,6 +117,15 @@ func TestRoundWorkGatherLite(t *testing.T) {
 	want = []LiteCell{want[0], want[1], {Src: 1}, want[2], want[3], want[4]}
 	if got := w.gatherLite(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("copied out: %v, want %v", got, want)
+	}
+	// A later pair outgrew its room, after pairs that would move down in
+	// place: nothing is moved before the copy out.
+	w.perLite[0] = append(w.lite[0:0:3], LiteCell{Src: 0}, LiteCell{Src: 0, Dst: 1})
+	w.perLite[1] = append(w.lite[3:3:6], LiteCell{Src: 1, Dst: 0}, LiteCell{Src: 1, Dst: 1}, LiteCell{Src: 1, Dst: 2})
+	w.perLite[2] = []LiteCell{{Src: 2}}
+	want = []LiteCell{{Src: 0}, {Src: 0, Dst: 1}, {Src: 1, Dst: 0}, {Src: 1, Dst: 1}, {Src: 1, Dst: 2}, {Src: 2}}
+	if got := w.gatherLite(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("grown after pairs that fit: %v, want %v", got, want)
 	}
 }
 
