@@ -28,17 +28,21 @@ func canvasRect(t *testing.T, ctx context.Context) rect {
 		`(() => { const r = document.getElementById("heatmap").getBoundingClientRect(); return {X: r.left, Y: r.top, W: r.width, H: r.height}; })()`))
 }
 
+// leave takes the tab off its page, so that the page's polling does not
+// fail on a server about to stop.
+func leave(ctx context.Context) {
+	c, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	chromedp.Run(c, chromedp.Navigate("about:blank"))
+}
+
 // openDefault loads the page afresh and waits for its first complete paint:
 // the view the page chose for this sweep, with nothing clicked. The page
 // leaves when the test ends, before its server stops, so its polling does
 // not fail on a closed port.
 func openDefault(t *testing.T, ctx context.Context, url string) {
 	t.Helper()
-	t.Cleanup(func() {
-		c, cancel := context.WithTimeout(ctx, 10*time.Second)
-		defer cancel()
-		chromedp.Run(c, chromedp.Navigate("about:blank"))
-	})
+	t.Cleanup(func() { leave(ctx) })
 	do(t, ctx, "open the UI", chromedp.Navigate(url))
 	poll[bool](t, ctx, "the first heatmap paint", `document.getElementById("heatmap").dataset.painted === "1"`)
 }

@@ -61,6 +61,7 @@ func paintAfterSweep(b *testing.B, tab context.Context, co *coordinator.Coordina
 	switched := switchToP50(b, tab)
 	coldURL, _, stopCold := serve(b, co, id, title, false)
 	defer stopCold()
+	defer leave(tab) // before either server stops: the page polls
 	cold := firstPaint(b, tab, coldURL+"/?run=cold")
 	if shown != n {
 		b.Fatalf("the page shows %d nodes, want %d", shown, n)
