@@ -199,15 +199,14 @@ func resultCells(out []matrix.Cell, lite liteRoom, figs *figKeep, src, dst strin
 		// Built where it goes: a cell is 160 bytes, a million a sweep.
 		out = append(out, sweep.CellFor(src, dst, round, rp))
 		c := &out[len(out)-1]
-		c.Class, c.Error, c.Bandwidth = rr.Class, rr.Error, rr.Bandwidth
-		if tester == nil {
-			c.Latency, c.LatencyCodes = figs.keep(rr)
-		}
 		if tester != nil {
 			// The worker ran short of its own resources during the task:
 			// even a measured rail is not evidence (roundRunner stops).
-			c.Class, c.Error, c.Latency, c.Bandwidth, c.LatencyCodes = probe.ClassTester, tester, nil, nil, nil
+			c.Class, c.Error = probe.ClassTester, tester
+			continue
 		}
+		c.Class, c.Error, c.Bandwidth = rr.Class, rr.Error, rr.Bandwidth
+		c.Latency, c.LatencyCodes = figs.keep(rr)
 	}
 	return out
 }

@@ -69,7 +69,8 @@ type roundWork struct {
 	perPair [][]matrix.Cell // each pair fills its own slot
 	perLite [][]LiteCell    // and its lite cells'
 	// slab holds every pair's room for its same-rail cells, one allocation
-	// a round; a pair that needs more (cross-rail modes) grows its own.
+	// a round (room's); a pair that needs more (cross-rail modes) grows its
+	// own.
 	room *slab
 	slab []matrix.Cell
 	fig  figRoom    // the slab's figures, in step with it
