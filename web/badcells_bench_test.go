@@ -7,11 +7,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime"
-	"runtime/metrics"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/rdmamesh/rdmamesh/internal/testing/procstat"
 	"github.com/rdmamesh/rdmamesh/web/internal/synth"
 )
 
@@ -26,16 +25,17 @@ func BenchmarkBadCellsRailDown(b *testing.B) {
 	m := synth.MatrixWith(1024, 8, synth.Faults{RailDown: 2})
 	runtime.GC()
 	type run struct {
-		took      time.Duration
-		peak      uint64
-		size      int64
-		sum       string
-		bad       int
-		materials bool
+		took         time.Duration
+		peak         uint64
+		size         int64
+		sum          string
+		bad          int
+		materialised bool
 	}
 	measure := func(materialise bool) run {
 		runtime.GC()
-		stop := watchHeap()
+		base := procstat.HeapObjects()
+		heap := procstat.StartHeapSampler(2 * time.Millisecond)
 		start := time.Now()
 		v := m.BadOnly()
 		if materialise {
@@ -45,8 +45,9 @@ func BenchmarkBadCellsRailDown(b *testing.B) {
 		if err := v.WriteJSON(w); err != nil {
 			b.Fatal(err)
 		}
-		r := run{took: time.Since(start), size: w.n, sum: fmt.Sprintf("%x", w.h.Sum(nil)), bad: v.NumCells(), materials: materialise}
-		r.peak = stop()
+		r := run{took: time.Since(start), size: w.n, sum: fmt.Sprintf("%x", w.h.Sum(nil)), bad: v.NumCells(), materialised: materialise}
+		peak := heap.Stop()
+		r.peak = peak - min(base, peak)
 		runtime.KeepAlive(v)
 		return r
 	}
@@ -66,7 +67,7 @@ func BenchmarkBadCellsRailDown(b *testing.B) {
 	}
 	for _, r := range []run{view, old} {
 		name := "view"
-		if r.materials {
+		if r.materialised {
 			name = "materialised"
 		}
 		b.Logf("%-12s %d bad cells: %6.2f s, heap +%5.0f MB at peak, JSON %.0f MB", name, r.bad, r.took.Seconds(), float64(r.peak)/1e6, float64(r.size)/1e6)
@@ -93,38 +94,4 @@ func (c *counter) WriteHeader(code int) { c.code = code }
 func (c *counter) Write(p []byte) (int, error) {
 	c.n += int64(len(p))
 	return c.h.Write(p)
-}
-
-// watchHeap samples the heap's live objects every 2 ms until stop, which
-// returns how far the peak rose above the first sample.
-func watchHeap() (stop func() uint64) {
-	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	read := func() uint64 { metrics.Read(s); return s[0].Value.Uint64() }
-	base := read()
-	peak := base
-	done, quit := make(chan struct{}), make(chan struct{})
-	var mu sync.Mutex
-	go func() {
-		defer close(done)
-		t := time.NewTicker(2 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-quit:
-				return
-			case <-t.C:
-				v := read()
-				mu.Lock()
-				peak = max(peak, v)
-				mu.Unlock()
-			}
-		}
-	}()
-	return func() uint64 {
-		close(quit)
-		<-done
-		mu.Lock()
-		defer mu.Unlock()
-		return max(peak, read()) - base
-	}
 }

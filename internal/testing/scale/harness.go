@@ -261,7 +261,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	debug.FreeOSMemory()
 	res.StartRSS = procstat.RSS(procstat.Self)
 	_ = procstat.ResetPeak(procstat.Self)
-	heap := startHeapSampler(50 * time.Millisecond)
+	heap := procstat.StartHeapSampler(50 * time.Millisecond)
 	stopProfile := func() {}
 	if cfg.SweepProfile != nil {
 		if err := pprof.StartCPUProfile(cfg.SweepProfile); err != nil {
@@ -321,7 +321,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 	res.MatrixPeakRSS = procstat.HWM(procstat.Self)
 	runtime.GC()
-	res.HoldHeap = heapObjects()
+	res.HoldHeap = procstat.HeapObjects()
 	held := heapBy(storePkg, matrixPkg)
 	res.FSMHeap, res.MatrixHeap = held[storePkg], held[matrixPkg]
 	debug.FreeOSMemory()

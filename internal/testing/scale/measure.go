@@ -4,10 +4,8 @@ import (
 	"math"
 	"os"
 	"runtime"
-	"runtime/metrics"
 	"runtime/pprof"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 )
@@ -19,57 +17,6 @@ func processCPU() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// heapSampler records the peak of live-plus-unswept heap objects, read
-// through runtime/metrics (no stop-the-world, unlike ReadMemStats).
-type heapSampler struct {
-	stop chan struct{}
-	done chan struct{}
-	mu   sync.Mutex
-	peak uint64
-}
-
-func startHeapSampler(every time.Duration) *heapSampler {
-	h := &heapSampler{stop: make(chan struct{}), done: make(chan struct{})}
-	go func() {
-		defer close(h.done)
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			h.sample()
-			select {
-			case <-h.stop:
-				return
-			case <-t.C:
-			}
-		}
-	}()
-	return h
-}
-
-func (h *heapSampler) sample() {
-	v := heapObjects()
-	h.mu.Lock()
-	h.peak = max(h.peak, v)
-	h.mu.Unlock()
-}
-
-// Stop ends sampling and returns the peak.
-func (h *heapSampler) Stop() uint64 {
-	close(h.stop)
-	<-h.done
-	h.sample()
-	return h.peak
-}
-
-func heapObjects() uint64 {
-	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	metrics.Read(s)
-	if s[0].Value.Kind() != metrics.KindUint64 {
-		return 0
-	}
-	return s[0].Value.Uint64()
 }
 
 // counter is an io.Writer that only counts.
