@@ -158,8 +158,7 @@ func (w *roundWork) gather() []matrix.Cell {
 	n, inPlace, hi := 0, true, w.room.dirty
 	for i, cs := range w.perPair {
 		n += len(cs)
-		in := len(cs) == 0 || w.at[i] < len(w.slab) && &cs[0] == &w.slab[w.at[i]]
-		inPlace = inPlace && in
+		inPlace = inPlace && (len(cs) == 0 || w.at[i] < len(w.slab) && &cs[0] == &w.slab[w.at[i]])
 		// A pair that outgrew its room filled it first.
 		hi = max(hi, w.at[i]+min(len(cs), w.at[i+1]-w.at[i]))
 	}
