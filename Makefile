@@ -67,9 +67,9 @@ demo-scale: build-noverbs
 # simulated workers in-process, one quick sweep per size, a Markdown table.
 # BENCH_NODES=128,256 picks sizes, BENCH_RUNS=3 reports medians, full mode
 # (every test run) up to BENCH_FULL_MAX=256 nodes, control mode for all; see
-# internal/testing/scale/cmd for the other knobs. Not part of `make test`.
+# rigs/scale/cmd for the other knobs. Not part of `make test`.
 bench:
-	$(GO) run ./internal/testing/scale/cmd
+	$(GO) run ./rigs/scale/cmd
 
 # Go micro-benchmarks of the scale-critical paths, with allocation counts.
 gobench:
@@ -79,7 +79,7 @@ gobench:
 # Regenerate the configuration and metrics references (tests fail on drift).
 docs:
 	$(GO) run ./internal/config/docgen > docs/configuration.md
-	$(GO) test -count=1 ./internal/testing/deploytest -run TestOperationsDoc -update
+	$(GO) test -count=1 ./rigs/deploytest -run TestOperationsDoc -update
 
 clean:
 	rm -rf bin

@@ -1,4 +1,4 @@
-# make chaos: the multi-process fault test (internal/testing/chaos). 3 coordinators
+# make chaos: the multi-process fault test (rigs/chaos). 3 coordinators
 # and 6 sim workers run as separate processes on loopback; scenarios kill the
 # leader (10 seeded trials), kill a worker, partition a coordinator's raft
 # links and restart every coordinator, print their figures, and fail on any
@@ -9,7 +9,7 @@
 #   make chaos CHAOS_ARGS='-seed 7 -trials 3 -scenarios ac -keep'
 #
 # make chaos-scale: chaos at scale, the benchmark-style run behind the table
-# in internal/testing/chaos/README.md: 3 coordinator processes and CHAOS_SCALE
+# in rigs/chaos/README.md: 3 coordinator processes and CHAOS_SCALE
 # (256) control-mode workers, 10 leader kills mid-sweep, worker kills and a
 # partition mid-sweep, every cell of every sweep checked against what the
 # workers answered. About 3 minutes at 256. The run stops itself (a
@@ -26,12 +26,12 @@ CHAOS_MEM_MB      ?= 12288
 .PHONY: chaos chaos-scale
 chaos:
 	$(CHAOS_GO) build -ldflags '$(LDFLAGS)' -o $(CHAOS_BIN) ./cmd/rdmamesh
-	$(CHAOS_GO) run ./internal/testing/chaos/cmd/chaos -bin $(CHAOS_BIN) -mem-limit-mb $(CHAOS_MEM_MB) $(CHAOS_ARGS)
+	$(CHAOS_GO) run ./rigs/chaos/cmd/chaos -bin $(CHAOS_BIN) -mem-limit-mb $(CHAOS_MEM_MB) $(CHAOS_ARGS)
 	@if [ "$(CHAOS_SMALL_SCALE)" != 0 ]; then \
-	  echo "$(CHAOS_GO) run ./internal/testing/chaos/cmd/chaos -bin $(CHAOS_BIN) -scale $(CHAOS_SMALL_SCALE) -trials 3"; \
-	  $(CHAOS_GO) run ./internal/testing/chaos/cmd/chaos -bin $(CHAOS_BIN) -mem-limit-mb $(CHAOS_MEM_MB) -scale $(CHAOS_SMALL_SCALE) -trials 3; \
+	  echo "$(CHAOS_GO) run ./rigs/chaos/cmd/chaos -bin $(CHAOS_BIN) -scale $(CHAOS_SMALL_SCALE) -trials 3"; \
+	  $(CHAOS_GO) run ./rigs/chaos/cmd/chaos -bin $(CHAOS_BIN) -mem-limit-mb $(CHAOS_MEM_MB) -scale $(CHAOS_SMALL_SCALE) -trials 3; \
 	fi
 
 chaos-scale:
 	$(CHAOS_GO) build -ldflags '$(LDFLAGS)' -o $(CHAOS_BIN) ./cmd/rdmamesh
-	$(CHAOS_GO) run ./internal/testing/chaos/cmd/chaos -bin $(CHAOS_BIN) -mem-limit-mb $(CHAOS_MEM_MB) -scale $(CHAOS_SCALE) $(CHAOS_SCALE_ARGS)
+	$(CHAOS_GO) run ./rigs/chaos/cmd/chaos -bin $(CHAOS_BIN) -mem-limit-mb $(CHAOS_MEM_MB) -scale $(CHAOS_SCALE) $(CHAOS_SCALE_ARGS)

@@ -18,4 +18,4 @@ IDLE_ARGS    ?=
 .PHONY: idle-cost
 idle-cost:
 	$(IDLE_GO) build -ldflags '$(LDFLAGS)' -o $(IDLE_BIN) ./cmd/rdmamesh
-	$(IDLE_GO) run ./internal/testing/idle/cmd/idle-cost -bin $(IDLE_BIN) -members $(IDLE_MEMBERS) -keys $(IDLE_KEYS) -mem-limit-mb $(IDLE_MEM_MB) $(IDLE_ARGS)
+	$(IDLE_GO) run ./rigs/idle/cmd/idle-cost -bin $(IDLE_BIN) -members $(IDLE_MEMBERS) -keys $(IDLE_KEYS) -mem-limit-mb $(IDLE_MEM_MB) $(IDLE_ARGS)

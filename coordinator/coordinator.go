@@ -69,7 +69,7 @@ type Options struct {
 	ClientTLS *tls.Config
 
 	// HTTPTransport carries worker API calls; nil = a pooled TCP transport.
-	// The scale harness passes an in-process one (internal/testing/scale).
+	// The scale harness passes an in-process one (rigs/scale).
 	HTTPTransport http.RoundTripper
 	// OnRound, when set, sees each committed round's timing (scale harness,
 	// metrics). It runs on the sweep goroutine: it must not block.

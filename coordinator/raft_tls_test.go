@@ -11,7 +11,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/rdmamesh/rdmamesh/internal/config"
-	"github.com/rdmamesh/rdmamesh/internal/testing/tlstest"
+	"github.com/rdmamesh/rdmamesh/internal/testkit/tlstest"
 )
 
 type logWriter struct{ t *testing.T }

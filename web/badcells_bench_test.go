@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rdmamesh/rdmamesh/internal/testing/procstat"
+	"github.com/rdmamesh/rdmamesh/internal/testkit/procstat"
 	"github.com/rdmamesh/rdmamesh/web/internal/synth"
 )
 

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/rdmamesh/rdmamesh/internal/api"
-	"github.com/rdmamesh/rdmamesh/internal/testing/wait"
+	"github.com/rdmamesh/rdmamesh/internal/testkit/wait"
 )
 
 type sseEvent struct {

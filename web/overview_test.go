@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rdmamesh/rdmamesh/internal/testing/wait"
+	"github.com/rdmamesh/rdmamesh/internal/testkit/wait"
 	"github.com/rdmamesh/rdmamesh/web/internal/synth"
 )
 

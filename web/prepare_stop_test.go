@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/rdmamesh/rdmamesh/internal/api"
-	"github.com/rdmamesh/rdmamesh/internal/testing/wait"
+	"github.com/rdmamesh/rdmamesh/internal/testkit/wait"
 	"github.com/rdmamesh/rdmamesh/matrix"
 	"github.com/rdmamesh/rdmamesh/web/internal/synth"
 )

@@ -8,7 +8,7 @@ import (
 
 	"github.com/rdmamesh/rdmamesh/internal/fabric"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
-	"github.com/rdmamesh/rdmamesh/internal/testing/wait"
+	"github.com/rdmamesh/rdmamesh/internal/testkit/wait"
 	"github.com/rdmamesh/rdmamesh/worker"
 )
 

@@ -19,7 +19,7 @@ import (
 	"github.com/rdmamesh/rdmamesh/internal/config"
 	"github.com/rdmamesh/rdmamesh/internal/liveplan"
 	"github.com/rdmamesh/rdmamesh/internal/member"
-	"github.com/rdmamesh/rdmamesh/internal/metrics"
+	"github.com/rdmamesh/rdmamesh/metrics"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
 	"github.com/rdmamesh/rdmamesh/matrix"
 	"github.com/rdmamesh/rdmamesh/web"

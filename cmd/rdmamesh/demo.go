@@ -11,7 +11,7 @@ import (
 
 	"github.com/rdmamesh/rdmamesh/gate"
 	"github.com/rdmamesh/rdmamesh/internal/api"
-	"github.com/rdmamesh/rdmamesh/internal/cluster"
+	"github.com/rdmamesh/rdmamesh/cluster"
 	"github.com/rdmamesh/rdmamesh/internal/config"
 )
 

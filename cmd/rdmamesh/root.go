@@ -122,7 +122,7 @@ func newLogger(c *config.Config, w io.Writer) *slog.Logger {
 
 func errorf(format string, a ...any) error { return fmt.Errorf(format, a...) }
 
-// Descriptor needs, from measurement (internal/cluster TestDescriptorsStayFlat
+// Descriptor needs, from measurement (cluster TestDescriptorsStayFlat
 // and the 128 x 8 demo): a worker holds its listeners, the device files of
 // its HCAs and a handful of pooled connections; an in-process demo holds
 // about 13 a simulated node after a sweep and peaks near 7 a node more.

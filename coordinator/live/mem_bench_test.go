@@ -11,7 +11,7 @@ import (
 
 	"github.com/rdmamesh/rdmamesh/internal/liveplan"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
-	"github.com/rdmamesh/rdmamesh/internal/testing/procstat"
+	"github.com/rdmamesh/rdmamesh/internal/testkit/procstat"
 	"github.com/rdmamesh/rdmamesh/matrix"
 )
 

@@ -11,7 +11,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 
-	"github.com/rdmamesh/rdmamesh/internal/testing/wait"
+	"github.com/rdmamesh/rdmamesh/internal/testkit/wait"
 )
 
 // tailCuts counts the DeleteRange calls that take a log's tail.

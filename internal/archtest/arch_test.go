@@ -4,23 +4,34 @@ package archtest
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"os/exec"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
 const mod = "github.com/rdmamesh/rdmamesh/"
 
 type pkg struct {
-	ImportPath string
-	Imports    []string
-	CgoFiles   []string
-	Standard   bool
+	ImportPath   string
+	Imports      []string
+	TestImports  []string
+	XTestImports []string
+	CgoFiles     []string
+	Standard     bool
 }
+
+// listed keeps each tag set's listing: every test reads the same tree.
+var listed sync.Map
 
 func list(t *testing.T, tags string) []pkg {
 	t.Helper()
+	if pkgs, ok := listed.Load(tags); ok {
+		return pkgs.([]pkg)
+	}
 	cmd := exec.Command("go", "list", "-tags", tags, "-json", "../../...")
 	out, err := cmd.Output()
 	if err != nil {
@@ -37,94 +48,185 @@ func list(t *testing.T, tags string) []pkg {
 		}
 		pkgs = append(pkgs, p)
 	}
+	listed.Store(tags, pkgs)
 	return pkgs
 }
 
-// rules: package (relative to the module) → module packages it may import.
-// nil means "only the standard library".
+// anything marks a package that wires or tests the whole product: it may
+// import any package of the module.
+var anything = []string{"*"}
+
+// rules: every package of the module (relative to it) → the module packages
+// it may import; nil means none. A package without a rule fails
+// TestEveryPackageHasARule, so a new room states its place when it lands.
 var rules = map[string][]string{
+	// The ground floor: internal/ holds leaves that import only each other.
 	"internal/probe": nil,
 	"internal/wire":  {"internal/probe", "internal/api", "internal/counters"},
 	// The probe-session exchange, spoken by workers and `rdmamesh probe`.
-	"internal/session":      {"internal/probe", "internal/wire", "internal/fabric", "internal/member", "internal/selffault"},
-	"coordinator/scheduler": nil,
-	"internal/api":          {"internal/probe"},
-	"matrix":                {"internal/probe", "internal/hostlist", "internal/counters"},
-	// The frozen pre-compact matrix the equivalence tests compare with.
-	"matrix/internal/reference": {"internal/probe", "internal/hostlist"},
-	"internal/hostlist":         nil,
+	"internal/session":  {"internal/probe", "internal/wire", "internal/fabric", "internal/member", "internal/selffault"},
+	"internal/pairtest": {"internal/probe", "internal/wire", "internal/session", "internal/fabric"},
+	"internal/api":      {"internal/probe"},
+	"internal/hostlist": nil,
 	// Counters are evidence the fabrics read and the worker reports:
 	// a leaf like probe.
-	"internal/fabric":     {"internal/probe", "internal/counters"},
-	"internal/fabric/sim": {"internal/probe", "internal/fabric", "internal/counters"},
-	"internal/member":     nil,
-	"internal/config":     nil,
-	"internal/selffault":  nil,
-	"worker":              {"internal/probe", "internal/wire", "internal/session", "internal/member", "internal/selffault", "internal/fabric", "internal/liveplan", "worker/live", "internal/counters"},
+	"internal/counters":     nil,
+	"internal/fabric":       {"internal/probe", "internal/counters"},
+	"internal/fabric/sim":   {"internal/probe", "internal/fabric", "internal/counters"},
+	"internal/fabric/verbs": {"internal/probe", "internal/fabric", "internal/member"},
+	"internal/inventory":    {"internal/probe", "internal/counters"},
+	"internal/liveplan":     {"internal/fabric", "internal/probe", "internal/wire"},
+	"internal/member":       nil,
+	"internal/selffault":    nil,
+	"internal/config":       nil,
+	// The configuration reference's generator and the flag map it shares
+	// with rigs/deploytest.
+	"internal/config/docgen":          {"internal/config", "internal/config/docgen/keyflags"},
+	"internal/config/docgen/keyflags": nil,
+	"internal/archtest":               nil,
+	// Helpers for tests and rigs: the condition wait, throwaway TLS
+	// material, /proc readings and the memory guard.
+	"internal/testkit/wait":     nil,
+	"internal/testkit/tlstest":  nil,
+	"internal/testkit/procstat": nil,
+
+	"worker":      {"internal/probe", "internal/wire", "internal/session", "internal/member", "internal/selffault", "internal/fabric", "internal/liveplan", "worker/live", "internal/counters"},
+	"worker/live": {"internal/fabric", "internal/liveplan", "internal/probe"},
 	"coordinator": {"internal/probe", "internal/wire", "internal/member", "internal/api", "matrix", "coordinator/scheduler", "internal/hostlist", "internal/selffault",
 		"coordinator/sweep", "coordinator/store", "coordinator/live", "internal/liveplan", "internal/fabric", "coordinator/raftlog"},
+	"coordinator/scheduler": nil,
 	// raft's log on disk: raft's types and the filesystem, nothing of ours.
 	"coordinator/raftlog": nil,
 	// The sweep engine declares what it needs (Dispatcher, Committer, View);
 	// the coordinator adapts raft, the store and HTTP to them.
 	"coordinator/sweep": {"coordinator/scheduler", "internal/probe", "internal/api", "internal/hostlist", "matrix"},
 	// The store records the sweep's own types, so it sits above sweep.
-	"coordinator/store":           {"coordinator/sweep", "coordinator/scheduler", "internal/probe", "internal/wire", "internal/api", "matrix", "internal/counters"},
-	"web":                         {"internal/api", "internal/probe", "matrix"},
-	"gate":                        {"internal/api", "matrix", "internal/probe"},
-	"internal/inventory":          {"internal/probe", "internal/counters"},
-	"internal/counters":           nil,
-	"internal/liveplan":           {"internal/fabric", "internal/probe", "internal/wire"},
-	"worker/live":                 {"internal/fabric", "internal/liveplan", "internal/probe"},
-	"coordinator/live":            {"internal/api", "internal/liveplan", "internal/probe", "matrix"},
-	"internal/fabric/verbs":       {"internal/probe", "internal/fabric", "internal/member"},
-	"internal/metrics":            {"internal/api", "internal/probe", "internal/wire", "matrix"},
-	"internal/testing/deploytest": {"internal/config/docgen/keyflags"},
-	"internal/testing/procstat":   nil, // /proc readings and the memory guard every rig shares
+	"coordinator/store": {"coordinator/sweep", "coordinator/scheduler", "internal/probe", "internal/wire", "internal/api", "matrix", "internal/counters"},
+	"coordinator/live":  {"internal/api", "internal/liveplan", "internal/probe", "matrix"},
+	"matrix":            {"internal/probe", "internal/hostlist", "internal/counters"},
+	// The frozen pre-compact matrix the equivalence tests compare with.
+	"matrix/internal/reference": {"internal/probe", "internal/hostlist"},
+	"web":                       {"internal/api", "internal/probe", "matrix"},
+	// Synthetic matrices for the web's benchmarks and browser tests.
+	"web/internal/synth": {"internal/probe", "matrix"},
+	"gate":               {"internal/api", "matrix", "internal/probe"},
+	"metrics":            {"internal/api", "internal/probe", "internal/wire", "matrix"},
 
-	"internal/config/docgen/keyflags": nil,
+	// Wiring: the binary, and the in-process cluster the demo and the
+	// cluster tests start.
+	"cmd/rdmamesh": anything,
+	"cluster":      anything,
+	// The lab's checker reads the worker's and the matrix's JSON.
+	"lab/labcheck": {"internal/probe", "internal/wire", "matrix", "worker"},
+	// Test rigs and their commands; TestRigsOnlyInTests keeps them out of
+	// the product.
+	"rigs/chaos":              anything,
+	"rigs/chaos/cmd/chaos":    anything,
+	"rigs/scale":              anything,
+	"rigs/scale/cmd":          anything,
+	"rigs/idle":               anything,
+	"rigs/idle/cmd/idle-cost": anything,
+	"rigs/deploytest":         {"internal/config/docgen/keyflags"},
+	"web/e2e":                 anything,
 }
 
-func TestImportDirection(t *testing.T) {
-	for _, tags := range []string{"", "verbs"} {
+// tagSets are the build tags the module's files use; a package or an import
+// seen under any of them is checked.
+var tagSets = []string{"", "verbs", "e2e"}
+
+// errorOnce reports each message once, though a package is seen under
+// every tag set.
+func errorOnce(t *testing.T) func(format string, args ...any) {
+	seen := map[string]bool{}
+	return func(format string, args ...any) {
+		t.Helper()
+		if msg := fmt.Sprintf(format, args...); !seen[msg] {
+			seen[msg] = true
+			t.Error(msg)
+		}
+	}
+}
+
+func allowed(rel, dep string) bool {
+	allow := rules[rel]
+	return slices.Contains(allow, dep) || slices.Equal(allow, anything)
+}
+
+func TestEveryPackageHasARule(t *testing.T) {
+	errorf := errorOnce(t)
+	for _, tags := range tagSets {
 		for _, p := range list(t, tags) {
 			rel, ok := strings.CutPrefix(p.ImportPath, mod)
 			if !ok {
 				continue
 			}
-			allowed, ruled := rules[rel]
-			if !ruled {
+			if _, ruled := rules[rel]; !ruled {
+				errorf("package %s has no import rule: add %q to rules in internal/archtest/arch_test.go "+
+					"with the module packages it may import, and its row to docs/architecture.md's package table", rel, rel)
+			}
+		}
+	}
+}
+
+func TestImportDirection(t *testing.T) {
+	errorf := errorOnce(t)
+	for _, tags := range tagSets {
+		for _, p := range list(t, tags) {
+			rel, ok := strings.CutPrefix(p.ImportPath, mod)
+			if !ok {
 				continue
 			}
+			if _, ruled := rules[rel]; !ruled {
+				continue // TestEveryPackageHasARule names it
+			}
 			for _, imp := range p.Imports {
-				dep, ours := strings.CutPrefix(imp, mod)
-				if !ours {
-					continue
-				}
-				okDep := false
-				for _, a := range allowed {
-					okDep = okDep || a == dep
-				}
-				if !okDep {
-					t.Errorf("%s imports %s: against the data flow (see docs/architecture.md)", rel, dep)
+				if dep, ours := strings.CutPrefix(imp, mod); ours && !allowed(rel, dep) {
+					errorf("%s imports %s: against the data flow (see docs/architecture.md)", rel, dep)
 				}
 			}
 		}
 	}
 }
 
-// Test rigs (chaos, scale, deploytest, tlstest) live under internal/testing;
-// a product package that imported one would ship the rig in the binary. The
+// internal/ is the ground floor: its packages, tests included, import only
+// each other, never a product package (coordinator, worker, matrix, web,
+// gate, cmd, cluster, metrics) or a rig.
+func TestInternalIsAGroundFloor(t *testing.T) {
+	errorf := errorOnce(t)
+	for _, tags := range tagSets {
+		for _, p := range list(t, tags) {
+			rel, ok := strings.CutPrefix(p.ImportPath, mod)
+			if !ok || !strings.HasPrefix(rel, "internal/") {
+				continue
+			}
+			for _, imp := range slices.Concat(p.Imports, p.TestImports, p.XTestImports) {
+				if dep, ours := strings.CutPrefix(imp, mod); ours && !strings.HasPrefix(dep, "internal/") {
+					errorf("%s imports %s: internal/ holds leaves only; move the code that needs %s out of internal/", rel, dep, dep)
+				}
+			}
+		}
+	}
+}
+
+// Test rigs live under rigs/ and their helpers under internal/testkit/; a
+// product package that imported one would ship the rig in the binary. The
 // matrix's frozen reference is such a rig too.
 func TestRigsOnlyInTests(t *testing.T) {
-	for _, p := range list(t, "") {
-		rel, _ := strings.CutPrefix(p.ImportPath, mod)
-		if strings.HasPrefix(rel, "internal/testing/") {
-			continue
-		}
-		for _, imp := range p.Imports {
-			if strings.HasPrefix(imp, mod+"internal/testing/") || imp == mod+"matrix/internal/reference" {
-				t.Errorf("%s imports the test rig %s outside a _test.go file", rel, imp)
+	errorf := errorOnce(t)
+	rig := func(rel string) bool {
+		return strings.HasPrefix(rel, "rigs/") || strings.HasPrefix(rel, "internal/testkit/") ||
+			rel == "matrix/internal/reference" || rel == "web/e2e"
+	}
+	for _, tags := range tagSets {
+		for _, p := range list(t, tags) {
+			rel, _ := strings.CutPrefix(p.ImportPath, mod)
+			if rig(rel) {
+				continue
+			}
+			for _, imp := range p.Imports {
+				if dep, ours := strings.CutPrefix(imp, mod); ours && rig(dep) {
+					errorf("%s imports the test rig %s outside a _test.go file", rel, dep)
+				}
 			}
 		}
 	}

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rdmamesh/rdmamesh/internal/testing/tlstest"
+	"github.com/rdmamesh/rdmamesh/internal/testkit/tlstest"
 )
 
 func TestTLSFromEnv(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
-	"github.com/rdmamesh/rdmamesh/internal/cluster"
+	"github.com/rdmamesh/rdmamesh/cluster"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
 )
 

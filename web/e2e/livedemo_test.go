@@ -14,7 +14,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/rdmamesh/rdmamesh/coordinator"
-	"github.com/rdmamesh/rdmamesh/internal/cluster"
+	"github.com/rdmamesh/rdmamesh/cluster"
 )
 
 // TestUILiveDemo is issue 17's acceptance on the real demo: 32 simulated

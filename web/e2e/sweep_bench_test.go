@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/rdmamesh/rdmamesh/coordinator"
-	"github.com/rdmamesh/rdmamesh/internal/testing/scale"
+	"github.com/rdmamesh/rdmamesh/rigs/scale"
 )
 
 // BenchmarkFirstPaintAfterSweep is issue 15's UI figure on the real

@@ -17,7 +17,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/rdmamesh/rdmamesh/internal/api"
-	"github.com/rdmamesh/rdmamesh/internal/cluster"
+	"github.com/rdmamesh/rdmamesh/cluster"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
 )
 

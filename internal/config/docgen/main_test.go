@@ -11,26 +11,16 @@ import (
 
 	"github.com/rdmamesh/rdmamesh/internal/config"
 	"github.com/rdmamesh/rdmamesh/internal/config/docgen/keyflags"
-	"github.com/rdmamesh/rdmamesh/internal/testing/deploytest"
 )
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	deploytest.CleanupShared()
-	os.Exit(code)
-}
 
 // The checked-in reference is exactly what the generator writes today.
 func TestConfigurationDocUpToDate(t *testing.T) {
-	root, err := deploytest.Root()
-	if err != nil {
-		t.Fatal(err)
-	}
 	var want bytes.Buffer
 	if err := generate(&want); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(root, "docs", "configuration.md")
+	// go test runs in the package's directory, three below the module root.
+	path := filepath.Join("..", "..", "..", "docs", "configuration.md")
 	got, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatalf("%v; create it with: go run ./internal/config/docgen > docs/configuration.md", err)
@@ -103,49 +93,6 @@ func TestTablesCoverEveryKey(t *testing.T) {
 	for _, sec := range order() {
 		if sectionIntro[sec] == "" {
 			t.Errorf("section %s has no intro", sec)
-		}
-	}
-}
-
-// The flag table agrees with the binary in both directions: every flag named
-// here exists, and every flag of a config-reading command either sets a
-// key listed here or is declared as setting none.
-func TestFlagsMatchBinary(t *testing.T) {
-	cli, err := deploytest.SharedCLI()
-	if err != nil {
-		t.Fatal(err)
-	}
-	mapped := map[keyflags.Flag]bool{}
-	for key, fl := range keyflags.Flags {
-		for _, f := range fl {
-			mapped[f] = true
-			have, err := cli.Flags(f.Cmd)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, ok := have[f.Name]; !ok {
-				t.Errorf("%s: %s is not a flag of the binary", key, f)
-			}
-		}
-	}
-	global, err := cli.Flags("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for cmd, skip := range keyflags.NotKeys {
-		have, err := cli.Flags(cmd)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for name := range have {
-			_, isGlobal := global[name]
-			switch {
-			case slices.Contains(skip, name), slices.Contains(keyflags.NotKeys[""], name):
-			case cmd != "" && isGlobal:
-				// Persistent flags are checked once, under "".
-			case !mapped[keyflags.Flag{Cmd: cmd, Name: name}]:
-				t.Errorf("rdmamesh %s --%s sets no key in keyflags.Flags: map it, or list it in keyflags.NotKeys", cmd, name)
-			}
 		}
 	}
 }
