@@ -8,6 +8,7 @@ import (
 
 	"github.com/rdmamesh/rdmamesh/internal/api"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
+	"github.com/rdmamesh/rdmamesh/internal/testkit/wait"
 	"github.com/rdmamesh/rdmamesh/matrix"
 )
 
@@ -29,20 +30,6 @@ func startHA(t *testing.T, seed int64) *Cluster {
 	return cl
 }
 
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		<-tick.C
-	}
-}
-
 func TestLeaderKilledMidSweep(t *testing.T) {
 	for seed := int64(1); seed <= 3; seed++ {
 		cl := startHA(t, seed)
@@ -51,17 +38,17 @@ func TestLeaderKilledMidSweep(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "first round", 30*time.Second, func() bool {
+		wait.Within(t, 30*time.Second, "first round", func() bool {
 			s, _ := old.Sweep(info.ID)
 			return s.RoundsDone >= 1
 		})
 		killed := time.Now()
 		cl.KillReplica(old)
 		var next *Replica
-		waitFor(t, "a new leader", 15*time.Second, func() bool { next = cl.Leader(); return next != nil })
+		wait.Within(t, 15*time.Second, "a new leader", func() bool { next = cl.Leader(); return next != nil })
 		failover := time.Since(killed)
 		var final api.SweepInfo
-		waitFor(t, "the sweep to finish on the new leader", 60*time.Second, func() bool {
+		wait.Within(t, 60*time.Second, "the sweep to finish on the new leader", func() bool {
 			final, _ = next.Sweep(info.ID)
 			return final.State == api.SweepDone
 		})
@@ -83,12 +70,12 @@ func TestWorkerKilledMidSweep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "first round", 30*time.Second, func() bool {
+	wait.Within(t, 30*time.Second, "first round", func() bool {
 		s, _ := leader.Sweep(info.ID)
 		return s.RoundsDone >= 1
 	})
 	cl.Worker("node-05").Kill()
-	waitFor(t, "the sweep to finish", 60*time.Second, func() bool {
+	wait.Within(t, 60*time.Second, "the sweep to finish", func() bool {
 		s, _ := leader.Sweep(info.ID)
 		return s.State == api.SweepDone
 	})
@@ -127,21 +114,21 @@ func TestMinorityAcceptsNoWrites(t *testing.T) {
 		}
 	}
 	var next *Replica
-	waitFor(t, "a majority leader", 15*time.Second, func() bool {
+	wait.Within(t, 15*time.Second, "a majority leader", func() bool {
 		next = cl.Leader()
 		return next != nil && next != old
 	})
-	waitFor(t, "the old leader to step down", 15*time.Second, func() bool { return !old.IsLeader() })
+	wait.Within(t, 15*time.Second, "the old leader to step down", func() bool { return !old.IsLeader() })
 	if n := len(old.Sweeps()); n != 0 {
 		t.Fatalf("the isolated replica holds %d sweeps", n)
 	}
 	cl.Heal(old)
 	var info api.SweepInfo
-	waitFor(t, "the healed follower to forward a write", 15*time.Second, func() bool {
+	wait.Within(t, 15*time.Second, "the healed follower to forward a write", func() bool {
 		info, err = old.StartSweep(context.Background(), api.SweepRequest{Mode: "quick"})
 		return err == nil
 	})
-	waitFor(t, "the forwarded sweep on the old leader's replica", 30*time.Second, func() bool {
+	wait.Within(t, 30*time.Second, "the forwarded sweep on the old leader's replica", func() bool {
 		_, ok := old.Sweep(info.ID)
 		return ok
 	})

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rdmamesh/rdmamesh/coordinator"
 	"github.com/rdmamesh/rdmamesh/internal/liveplan"
+	"github.com/rdmamesh/rdmamesh/internal/testkit/wait"
 )
 
 // The always-on mesh end to end on the simulated fabric: workers probe as
@@ -28,14 +29,14 @@ func TestLiveMeshFindsAnInjectedFault(t *testing.T) {
 	}
 	defer cl.Stop()
 
-	waitFor(t, "a healthy live window judging every pair", 60*time.Second, func() bool {
+	wait.Within(t, 60*time.Second, "a healthy live window judging every pair", func() bool {
 		info := cl.Coord.LiveInfo()
 		return info.Enabled && info.Healthy && info.Cells == 8*7*2 && info.Probing == 8
 	})
 	if err := cl.Inject([]string{"node-05/mlx5_1:loss=30%"}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the injected HCA as the first live suspect", 60*time.Second, func() bool {
+	wait.Within(t, 60*time.Second, "the injected HCA as the first live suspect", func() bool {
 		m, info, ok := cl.Coord.LiveMatrix()
 		if !ok || info.Healthy || len(m.Suspects) == 0 {
 			return false
@@ -49,7 +50,7 @@ func TestLiveMeshFindsAnInjectedFault(t *testing.T) {
 	if err := cl.Inject(nil); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "healthy again after healing", 60*time.Second, func() bool {
+	wait.Within(t, 60*time.Second, "healthy again after healing", func() bool {
 		info := cl.Coord.LiveInfo()
 		return info.Healthy && info.Cells == 8*7*2
 	})

@@ -248,6 +248,7 @@ func (c *Coordinator) Stop() {
 		c.log.Warn("raft shutdown", "err", err)
 	}
 	c.wg.Wait()
+	c.inflight.stop()
 	if err := c.closeR(); err != nil {
 		c.log.Warn("raft store close", "err", err)
 	}

@@ -38,7 +38,11 @@ type inflight struct {
 	// expiring: a goroutine ends the tasks past their deadline (expire).
 	// One goroutine ticking through a few thousand deadlines costs less
 	// than a runtime timer armed and stopped for each of millions of tasks.
+	// stop ends it and waits for it (expirer); once stopped none starts.
 	expiring bool
+	stopped  bool
+	halt     chan struct{}
+	expirer  sync.WaitGroup
 }
 
 type trackedTask struct {
@@ -86,7 +90,20 @@ func (e errPeerDead) Error() string {
 }
 
 func newInflight() *inflight {
-	return &inflight{parents: map[context.Context]*parentWatch{}}
+	return &inflight{parents: map[context.Context]*parentWatch{}, halt: make(chan struct{})}
+}
+
+// stop ends the deadline goroutine and waits for it: the coordinator's Stop
+// owns it. Tasks still tracked keep their other ends (a dead peer, their
+// caller's context); a deadline passing after stop ends nothing.
+func (f *inflight) stop() {
+	f.mu.Lock()
+	if !f.stopped {
+		f.stopped = true
+		close(f.halt)
+	}
+	f.mu.Unlock()
+	f.expirer.Wait()
 }
 
 // taskRef is a tracked task; its caller must end it with done. A value,
@@ -114,8 +131,9 @@ func (f *inflight) begin(ctx context.Context, timeout time.Duration, a, b string
 	t := trackedTask{a: a, b: b, live: true, parent: ctx, base: base, w: w}
 	if timeout > 0 {
 		t.deadline = time.Now().Add(timeout)
-		if !f.expiring {
+		if !f.expiring && !f.stopped {
 			f.expiring = true
+			f.expirer.Add(1)
 			go f.expire()
 		}
 	}
@@ -208,13 +226,22 @@ func (f *inflight) dropWatch(ctx context.Context) {
 }
 
 // expire ends the tasks past their deadline, every expireTick, until no
-// task has one: it lives no longer than the tasks it watches, and the
-// next task with a timeout starts it again.
+// task has one or stop is called: it lives no longer than the tasks it
+// watches, and the next task with a timeout starts it again.
 func (f *inflight) expire() {
+	defer f.expirer.Done()
 	tick := time.NewTicker(expireTick)
 	defer tick.Stop()
 	var closers []io.Closer
-	for range tick.C {
+	for {
+		select {
+		case <-f.halt:
+			f.mu.Lock()
+			f.expiring = false
+			f.mu.Unlock()
+			return
+		case <-tick.C:
+		}
 		closers = closers[:0]
 		now, timed := time.Now(), 0
 		f.mu.Lock()

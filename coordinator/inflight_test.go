@@ -6,10 +6,11 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rdmamesh/rdmamesh/internal/testkit/wait"
 )
 
 // A worker that gossip calls dead but that answers its API keeps its
@@ -122,12 +123,7 @@ func TestTrackKeepsFewIdleWatches(t *testing.T) {
 	stop()
 	_, release := f.track(parent, 0, "a", "b")
 	release.done()
-	for deadline := time.Now().Add(10 * time.Second); watches() != 0; {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d watches left 10 s after their context ended", watches())
-		}
-		runtime.Gosched()
-	}
+	wait.For(t, "the ended context's watch to go", func() bool { return watches() == 0 })
 	var stops []context.CancelFunc
 	defer func() {
 		for _, s := range stops {
@@ -167,12 +163,7 @@ func TestTrackExpires(t *testing.T) {
 	r1.done()
 	r2.done()
 	expiring := func() bool { f.mu.Lock(); defer f.mu.Unlock(); return f.expiring }
-	for deadline := time.Now().Add(10 * time.Second); expiring(); {
-		if time.Now().After(deadline) {
-			t.Fatal("the expiry goroutine still runs 10 s after the last timed task ended")
-		}
-		runtime.Gosched()
-	}
+	wait.For(t, "the expiry goroutine to stop after the last timed task ended", func() bool { return !expiring() })
 	again, r4 := f.track(context.Background(), time.Millisecond, "g", "h")
 	<-again.Done()
 	r4.done()
@@ -181,6 +172,28 @@ func TestTrackExpires(t *testing.T) {
 	defer f.mu.Unlock()
 	if len(f.tasks) != 3 || len(f.free) != 3 {
 		t.Fatalf("%d slots, %d free after 4 tasks, 3 at once, all ended: want 3 and 3", len(f.tasks), len(f.free))
+	}
+}
+
+// stop ends the expiry goroutine though a timed task still runs, and
+// waits for it; no task starts another.
+func TestStopEndsExpiry(t *testing.T) {
+	f := newInflight()
+	_, r1 := f.track(context.Background(), time.Hour, "a", "b")
+	defer r1.done()
+	done := make(chan struct{})
+	go func() { f.stop(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("stop still waits 10 s later for the expiry goroutine")
+	}
+	_, r2 := f.track(context.Background(), time.Millisecond, "c", "d")
+	defer r2.done()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.expiring {
+		t.Fatal("a task tracked after stop started the expiry goroutine again")
 	}
 }
 

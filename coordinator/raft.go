@@ -9,7 +9,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 
 	"github.com/rdmamesh/rdmamesh/coordinator/store"
@@ -36,10 +35,7 @@ type raftNet struct {
 func newRaft(name, dataDir string, f *store.FSM, notify chan bool, n raftNet, log *slog.Logger) (*raft.Raft, raft.Transport, *raftStores, error) {
 	conf := raft.DefaultConfig()
 	conf.LocalID = raft.ServerID(name)
-	conf.Logger = hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.Warn,
-		// hclog keeps raft's warnings only, but raft warns about routine
-		// elections too (every bootstrap starts one): info, not warn.
-		Output: member.LogWriter(log.With("component", "raft"), slog.LevelInfo)})
+	conf.Logger = newRaftLogger(log)
 	conf.NotifyCh = notify
 	if n.Timeout > 0 {
 		// A follower only votes once its own heartbeat timer has fired, so

@@ -1,7 +1,6 @@
 package coordinator
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/rdmamesh/rdmamesh/internal/config"
 	"github.com/rdmamesh/rdmamesh/internal/testkit/tlstest"
+	"github.com/rdmamesh/rdmamesh/internal/testkit/wait"
 )
 
 type logWriter struct{ t *testing.T }
@@ -45,9 +45,7 @@ func TestRaftOverMutualTLS(t *testing.T) {
 		cs = append(cs, c)
 		seeds = append(seeds, c.GossipAddr())
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	waitFor(ctx, t, "a leader every replica agrees on, with 3 voters", func() bool {
+	wait.Within(t, 30*time.Second, "a leader every replica agrees on, with 3 voters", func() bool {
 		leader := cs[0].Status().Leader
 		for _, c := range cs {
 			if st := c.Status(); st.Leader == "" || st.Leader != leader || len(st.Voters) != 3 {
@@ -72,18 +70,5 @@ func TestRaftOverMutualTLS(t *testing.T) {
 	}
 	if err == nil || !strings.Contains(err.Error(), "certificate") {
 		t.Fatalf("raft accepted a client without a certificate: %v", err)
-	}
-}
-
-func waitFor(ctx context.Context, t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-ctx.Done():
-			t.Fatalf("waiting for %s: %v", what, ctx.Err())
-		case <-tick.C:
-		}
 	}
 }

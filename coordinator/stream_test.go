@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rdmamesh/rdmamesh/internal/probe"
+	"github.com/rdmamesh/rdmamesh/internal/testkit/wait"
 	"github.com/rdmamesh/rdmamesh/internal/wire"
 )
 
@@ -183,9 +184,7 @@ func TestStreamReopensAClosedStream(t *testing.T) {
 	c := streamCoordinator(t, "")
 	res, perr := c.postTask(context.Background(), w.addr(), time.Minute, streamTaskOf("a"))
 	checkAnswer(t, res, perr)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	waitFor(ctx, t, "the worker to close the idle stream", func() bool { return w.streams.Open() == 0 })
+	wait.For(t, "the worker to close the idle stream", func() bool { return w.streams.Open() == 0 })
 	res, perr = c.postTask(context.Background(), w.addr(), time.Minute, streamTaskOf("a"))
 	checkAnswer(t, res, perr)
 	if o := w.opens.Load(); o != 2 {
@@ -270,14 +269,14 @@ func TestStreamReopensAfterTwoStaleStreams(t *testing.T) {
 			errs <- perr
 		}()
 	}
-	waitFor(ctx, t, "both tasks at the worker", func() bool { return held.Load() == 2 })
+	wait.For(t, "both tasks at the worker", func() bool { return held.Load() == 2 })
 	close(release)
 	for range 2 {
 		if perr := <-errs; perr != nil {
 			t.Fatal(perr)
 		}
 	}
-	waitFor(ctx, t, "the worker to close both idle streams", func() bool { return w.streams.Open() == 0 })
+	wait.For(t, "the worker to close both idle streams", func() bool { return w.streams.Open() == 0 })
 	res, perr := c.postTask(ctx, w.addr(), time.Minute, streamTaskOf("a"))
 	checkAnswer(t, res, perr)
 	if o := w.opens.Load(); o != 3 {

@@ -19,9 +19,9 @@ import (
 	"github.com/rdmamesh/rdmamesh/internal/config"
 	"github.com/rdmamesh/rdmamesh/internal/liveplan"
 	"github.com/rdmamesh/rdmamesh/internal/member"
-	"github.com/rdmamesh/rdmamesh/metrics"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
 	"github.com/rdmamesh/rdmamesh/matrix"
+	"github.com/rdmamesh/rdmamesh/metrics"
 	"github.com/rdmamesh/rdmamesh/web"
 )
 
@@ -189,7 +189,11 @@ func runCoordinator(ctx context.Context, c *config.Config, log *slog.Logger) err
 	if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		log.Warn("web shutdown", "err", err)
 	}
-	<-served
+	// Serve may have failed in the same moment ctx ended, and the select
+	// took the stop; its error is still worth the operator's log.
+	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		log.Warn("web server", "err", err)
+	}
 	return nil
 }
 

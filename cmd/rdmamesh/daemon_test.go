@@ -4,11 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/rdmamesh/rdmamesh/internal/testkit/wait"
 )
 
 // logBuffer collects a daemon's stderr while it runs.
@@ -45,21 +49,20 @@ func (l *logBuffer) record(prefix string) map[string]any {
 // waitRecord waits for a log record; the daemon ending first fails the test.
 func (d *daemon) waitRecord(t *testing.T, prefix string) map[string]any {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if r := d.log.record(prefix); r != nil {
-			return r
+	var r map[string]any
+	wait.Until(t, 30*time.Second, fmt.Sprintf("%q in the daemon's log", prefix), func() error {
+		if r = d.log.record(prefix); r != nil {
+			return nil
 		}
 		select {
 		case err := <-d.done:
 			d.done <- err
 			t.Fatalf("the daemon ended (%v) before logging %q:\n%s", err, prefix, d.log.String())
-		case <-time.After(10 * time.Millisecond):
+		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no %q in the log after 30s:\n%s", prefix, d.log.String())
-		}
-	}
+		return errors.New("the log so far:\n" + d.log.String())
+	})
+	return r
 }
 
 // daemon is a worker or coordinator command running in this process until

@@ -9,9 +9,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rdmamesh/rdmamesh/cluster"
 	"github.com/rdmamesh/rdmamesh/gate"
 	"github.com/rdmamesh/rdmamesh/internal/api"
-	"github.com/rdmamesh/rdmamesh/cluster"
 	"github.com/rdmamesh/rdmamesh/internal/config"
 )
 

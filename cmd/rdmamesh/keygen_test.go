@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rdmamesh/rdmamesh/internal/config"
+	"github.com/rdmamesh/rdmamesh/internal/testkit/wait"
 )
 
 func keygenRun(t *testing.T, args ...string) (int, string, string) {
@@ -123,17 +125,13 @@ func TestKeygenSecretsRunAPair(t *testing.T) {
 		b.ReadFrom(resp.Body)
 		return resp.StatusCode, b.String()
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	wait.Until(t, 30*time.Second, "the worker to show up in /api/v1/nodes", func() error {
 		code, body := call(http.MethodGet, "/api/v1/nodes", token)
 		if code == http.StatusOK && strings.Contains(body, "node-01") {
-			break
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the worker never showed up: %d %s\ncoordinator:\n%s", code, body, co.log.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return fmt.Errorf("%d %s\ncoordinator:\n%s", code, body, co.log.String())
+	})
 	if code, _ := call(http.MethodPost, "/api/v1/sweeps", ""); code != http.StatusUnauthorized {
 		t.Errorf("POST /api/v1/sweeps without the token: %d, want 401", code)
 	}

@@ -16,8 +16,8 @@ import (
 	"github.com/rdmamesh/rdmamesh/internal/fabric/sim"
 	"github.com/rdmamesh/rdmamesh/internal/fabric/verbs"
 	"github.com/rdmamesh/rdmamesh/internal/inventory"
-	"github.com/rdmamesh/rdmamesh/metrics"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
+	"github.com/rdmamesh/rdmamesh/metrics"
 	"github.com/rdmamesh/rdmamesh/worker"
 )
 

@@ -16,9 +16,10 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/rdmamesh/rdmamesh/internal/api"
 	"github.com/rdmamesh/rdmamesh/cluster"
+	"github.com/rdmamesh/rdmamesh/internal/api"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
+	"github.com/rdmamesh/rdmamesh/internal/testkit/wait"
 )
 
 // The demo's faults: a dead HCA (the cell the test hovers), a whole switch
@@ -86,14 +87,10 @@ func sweepToEnd(t *testing.T, base string) api.SweepInfo {
 	if res.StatusCode != http.StatusAccepted {
 		t.Fatalf("start sweep: %s", res.Status)
 	}
-	deadline := time.Now().Add(60 * time.Second)
-	for info.State == api.SweepRunning {
-		if time.Now().After(deadline) {
-			t.Fatalf("sweep %s still running after 60s", info.ID)
-		}
-		time.Sleep(50 * time.Millisecond)
+	wait.Within(t, 60*time.Second, "sweep "+info.ID+" to end", func() bool {
 		info = getJSON[api.SweepInfo](t, base+"/api/v1/sweeps/"+info.ID)
-	}
+		return info.State != api.SweepRunning
+	})
 	return info
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/rdmamesh/rdmamesh/internal/fabric"
 	"github.com/rdmamesh/rdmamesh/internal/fabric/sim"
 	"github.com/rdmamesh/rdmamesh/internal/liveplan"
+	"github.com/rdmamesh/rdmamesh/internal/testkit/wait"
 )
 
 // mesh is n simulated workers probing each other on two rails, with a
@@ -75,23 +76,18 @@ func newMesh(t *testing.T, n int, p liveplan.Params) *mesh {
 // returns their summaries of windows after it.
 func (m *mesh) collect(t *testing.T, after int64, windows int64) []liveplan.Summary {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		var all []liveplan.Summary
+	var all []liveplan.Summary
+	wait.Within(t, 20*time.Second, fmt.Sprintf("the runners to finish %d windows after %d", windows, after), func() bool {
+		all = all[:0]
 		ready := true
 		for _, r := range m.runners {
 			latest, s := r.Summaries(after)
 			ready = ready && latest >= after+windows
 			all = append(all, s...)
 		}
-		if ready {
-			return all
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("runners did not finish %d windows after %d in time", windows, after)
-		}
-		time.Sleep(5 * time.Millisecond) // polling a condition, not a fixed wait
-	}
+		return ready
+	})
+	return all
 }
 
 type tally struct{ answered, lost, sent int }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rdmamesh/rdmamesh/internal/testkit/wait"
 )
 
 func needProc(t *testing.T) {
@@ -76,10 +78,7 @@ func TestGuardUnderLimit(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var called bool
 	stop := g.Start(ctx, func(error) { called = true })
-	deadline := time.Now().Add(10 * time.Second)
-	for g.Peak() == 0 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
+	wait.For(t, "the guard's first reading", func() bool { return g.Peak() != 0 })
 	cancel()
 	peak, hit := stop()
 	if hit != nil || called || peak == 0 {

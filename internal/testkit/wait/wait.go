@@ -7,15 +7,53 @@ import (
 	"time"
 )
 
-// For polls cond every few milliseconds until it holds, and fails the
-// test naming what it waited for if 10 s pass first.
+// For polls cond until it holds, and fails the test naming what it waited
+// for if 10 s pass first.
 func For(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
+	Within(t, 10*time.Second, what, cond)
+}
+
+// Within is For with a limit of d: a whole sweep, a browser's page or a
+// gossip round can take longer than For's 10 s.
+func Within(t testing.TB, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	Until(t, d, what, func() error {
+		if cond() {
+			return nil
 		}
-		time.Sleep(2 * time.Millisecond)
+		return errNotYet
+	})
+}
+
+// Until polls check until it returns nil, and fails the test with what it
+// waited for and check's last error if d passes first, so the failure shows
+// the state it stopped in. check may call t.Fatal itself to stop early.
+func Until(t testing.TB, d time.Duration, what string, check func() error) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	// Polls start fast, for the common case of a condition a moment away,
+	// and slow down to a hundredth of the limit (at most 250 ms), for
+	// conditions that cost a request or a browser round trip to read.
+	every, slowest := 2*time.Millisecond, min(max(d/100, 2*time.Millisecond), 250*time.Millisecond)
+	for {
+		err := check()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			if err == errNotYet {
+				t.Fatalf("timed out after %v waiting for %s", d, what)
+			}
+			t.Fatalf("timed out after %v waiting for %s: %v", d, what, err)
+		}
+		time.Sleep(every)
+		every = min(2*every, slowest)
 	}
 }
+
+type notYet struct{}
+
+func (notYet) Error() string { return "not yet" }
+
+var errNotYet error = notYet{}
