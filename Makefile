@@ -27,7 +27,19 @@ test:
 testrace:
 	$(GO) test -count=1 -race ./...
 
-lint: vet fmt-check
+# golangci-lint at a pinned version, installed into bin/ by go install on
+# first use; .golangci.yml names the linters.
+GOLANGCI_VERSION ?= v2.15.0
+GOLANGCI := bin/golangci-lint-$(GOLANGCI_VERSION)
+comma := ,
+
+lint: vet fmt-check $(GOLANGCI)
+	$(GOLANGCI) run --build-tags '$(subst $(eval) ,$(comma),$(strip e2e $(TAGS)))' ./...
+
+$(GOLANGCI):
+	@mkdir -p bin
+	GOBIN=$(CURDIR)/bin/golangci-tmp $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_VERSION)
+	mv bin/golangci-tmp/golangci-lint $@ && rmdir bin/golangci-tmp
 
 vet:
 	$(GO) vet ./...
@@ -63,7 +75,7 @@ demo-once: build-noverbs
 demo-scale: build-noverbs
 	$(BIN) demo --nodes 512 --once --listen 127.0.0.1:0 --log-level warn
 
-# Scale harness (issue 10): one coordinator on its real raft store and N
+# Scale harness (docs/scale.md): one coordinator on its real raft store and N
 # simulated workers in-process, one quick sweep per size, a Markdown table.
 # BENCH_NODES=128,256 picks sizes, BENCH_RUNS=3 reports medians, full mode
 # (every test run) up to BENCH_FULL_MAX=256 nodes, control mode for all; see

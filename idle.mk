@@ -1,5 +1,5 @@
 # make idle-cost: what one idle worker costs its host in a large gossip pool
-# (issue 20; docs/scale.md, "Idle cost of a worker"). The real binary's
+# (docs/scale.md, "Idle cost of a worker"). The real binary's
 # worker joins pools of IDLE_MEMBERS simulated memberlist peers on loopback,
 # with and without a gossip key (IDLE_KEYS), and its CPU and memory are read
 # from /proc over one push/pull interval of each pool (3 min at 1,024). A
@@ -7,7 +7,7 @@
 # to form on 2 cores; the harness stops itself past IDLE_MEM_MB of resident
 # memory (the pool and the worker together).
 #   make idle-cost IDLE_MEMBERS=1024 IDLE_KEYS=on IDLE_ARGS='-window 2m'
-#   make idle-cost IDLE_MEMBERS=1024 IDLE_KEYS=on IDLE_ARGS=-live   (probing at the shipped rates, issue 17)
+#   make idle-cost IDLE_MEMBERS=1024 IDLE_KEYS=on IDLE_ARGS=-live   (probing at the shipped live-mesh rates)
 IDLE_GO      ?= $(or $(GO),go)
 IDLE_BIN     ?= $(or $(BIN),bin/rdmamesh)
 IDLE_MEMBERS ?= 1024,128,3

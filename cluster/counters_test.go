@@ -8,7 +8,7 @@ import (
 	"github.com/rdmamesh/rdmamesh/internal/api"
 )
 
-// TestEgressLossQuotesCounters is issue 21's demo point on the whole stack:
+// TestEgressLossQuotesCounters is counter evidence on the whole stack:
 // one-way loss on node-05's transmit side. The workers read their ports'
 // counters around each test, the coordinator commits the moved counts
 // through raft, and the first suspect is node-05 with its egress named and

@@ -13,7 +13,7 @@ import (
 	"github.com/rdmamesh/rdmamesh/matrix"
 )
 
-// TestLocalizationScenarios is issue 7's scenario table on the whole stack:
+// TestLocalizationScenarios is the localization scenario table on the whole stack:
 // 16 simulated nodes in two switch groups (label group=leaf-01, leaf-02),
 // one fault class each, and the suspect that must come first. The sim is
 // deterministic for the seed, and confirmation passes are on, as shipped.

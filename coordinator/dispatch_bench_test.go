@@ -61,7 +61,7 @@ func dispatchCoordinator(nodes []matrix.Node) *Coordinator {
 // BenchmarkDispatchRound runs one 256-node round (128 pairs, 128 pair
 // tasks of 8 rails each way) against workers that answer at once: the
 // leader's cost of planning, encoding, the request and decoding the answer
-// into cells. ns/task is per direction, as before pair tasks.
+// into cells. ns/task is per direction (half a pair task).
 func BenchmarkDispatchRound(b *testing.B) {
 	nodes, rounds := benchSweep(b, 256)
 	ns := sweep.NewNodes(nodes)

@@ -45,6 +45,7 @@ func okCell(src, dst string, rail int) matrix.Cell {
 
 // benchSweep is an all-pairs sweep of n nodes with 8 usable rails each.
 func benchSweep(b *testing.B, n int) ([]matrix.Node, []scheduler.Round) {
+	b.Helper()
 	nodes := make([]matrix.Node, n)
 	names := make([]string, n)
 	for i := range nodes {

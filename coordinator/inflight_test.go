@@ -20,7 +20,9 @@ func TestConfirmDead(t *testing.T) {
 	var asked string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		asked = r.URL.Path
-		w.Write([]byte(`{"node":"vm1"}`))
+		if _, err := w.Write([]byte(`{"node":"vm1"}`)); err != nil {
+			t.Errorf("answering the coordinator: %v", err)
+		}
 	}))
 	api := strings.TrimPrefix(srv.URL, "http://")
 

@@ -65,25 +65,21 @@ func newRaft(name, dataDir string, f *store.FSM, notify chan bool, n raftNet, lo
 		_, trans = raft.NewInmemTransport(raft.ServerAddress(name))
 	case n.TLS != nil:
 		if trans, err = newTLSTransport(n, conf.Logger); err != nil {
-			st.close()
-			return nil, nil, nil, err
+			return nil, nil, nil, errors.Join(err, st.close())
 		}
 	default:
 		adv, err := resolveAdvertise(n.Bind, n.Advertise)
 		if err != nil {
-			st.close()
-			return nil, nil, nil, err
+			return nil, nil, nil, errors.Join(err, st.close())
 		}
 		trans, err = raft.NewTCPTransportWithLogger(n.Bind, adv, 5, 10*time.Second, conf.Logger)
 		if err != nil {
-			st.close()
-			return nil, nil, nil, fmt.Errorf("coordinator.raft_bind %s: %w", n.Bind, err)
+			return nil, nil, nil, errors.Join(fmt.Errorf("coordinator.raft_bind %s: %w", n.Bind, err), st.close())
 		}
 	}
 	r, err := raft.NewRaft(conf, f, st.logs, st.stable, st.snaps, trans)
 	if err != nil {
-		st.close()
-		return nil, nil, nil, err
+		return nil, nil, nil, errors.Join(err, st.close())
 	}
 	return r, trans, st, nil
 }

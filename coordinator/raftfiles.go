@@ -42,10 +42,11 @@ func openLogStores(dataDir string, log *slog.Logger) (*raftboltdb.BoltStore, *ra
 	return bolt, logs, nil
 }
 
-// moveLog moves the log of a raft.db written before Session 18 into dir:
-// copied once (raftlog.Migrate builds it aside and renames it into place),
-// then raft.db rewritten without it, since bbolt never shrinks a file and
-// the log was most of it (400 MB after one 4,096-node sweep). A crash
+// moveLog moves into dir the log of a raft.db written by an older version
+// that kept the log in bolt: copied once (raftlog.Migrate builds it aside
+// and renames it into place), then raft.db rewritten without it, since
+// bbolt never shrinks a file and the log is most of it (400 MB after one
+// 4,096-node sweep). A crash
 // between the steps only repeats the later ones. A raft.db without a log
 // (every start after the move, and a new replica) is left open as it is.
 func moveLog(bolt *raftboltdb.BoltStore, path, dir string, log *slog.Logger) (rewrote bool, err error) {

@@ -66,6 +66,7 @@ func TestOpenStoresMovesTheLog(t *testing.T) {
 	}{
 		{"clean", func(*testing.T, string) {}},
 		{"crashed while copying", func(t *testing.T, dir string) {
+			t.Helper()
 			// A half-built log: it must be built again, not used.
 			p, err := raftlog.Open(filepath.Join(dir, "raft-log.partial"), raftlog.Options{})
 			if err != nil {
@@ -75,6 +76,7 @@ func TestOpenStoresMovesTheLog(t *testing.T) {
 			p.Close()
 		}},
 		{"crashed while rewriting raft.db", func(t *testing.T, dir string) {
+			t.Helper()
 			// The copy was renamed into place; raft.db still has the
 			// entries it copied, and half a rewrite lies beside it.
 			b, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(dir, "raft.db")})
@@ -138,7 +140,11 @@ func TestOpenStoresMovesTheLog(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer st.close()
+			defer func() {
+				if err := st.close(); err != nil {
+					t.Error(err)
+				}
+			}()
 			checkEntries(t, st.logs, 3, 42)
 		})
 	}
@@ -204,15 +210,23 @@ func TestOpenStoresDropsALogBelowTheSnapshot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sink.Write([]byte("state"))
+	if _, err := sink.Write([]byte("state")); err != nil {
+		t.Fatal(err)
+	}
 	if err := sink.Close(); err != nil {
 		t.Fatal(err)
 	}
-	st.close()
+	if err := st.close(); err != nil {
+		t.Fatal(err)
+	}
 	if st, err = openStores(dir, log); err != nil {
 		t.Fatal(err)
 	}
-	defer st.close()
+	defer func() {
+		if err := st.close(); err != nil {
+			t.Error(err)
+		}
+	}()
 	if last, _ := st.logs.LastIndex(); last != 0 {
 		t.Fatalf("the log ends at %d below the snapshot at 1003; want it emptied", last)
 	}
@@ -231,8 +245,8 @@ func fileSize(t *testing.T, path string) int64 {
 }
 
 // BenchmarkRaftLogStore is one round's entry (25 KB, as at 1,024 nodes)
-// stored and synced, as raft's leader stores each round: in raft.db, where
-// the log was until Session 18, and in raftlog.
+// stored and synced, as raft's leader stores each round: in raft.db (bolt,
+// where older versions kept the log) and in raftlog.
 func BenchmarkRaftLogStore(b *testing.B) {
 	for _, c := range []struct {
 		name string
@@ -258,7 +272,11 @@ func BenchmarkRaftLogStore(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			defer closeStore()
+			defer func() {
+				if err := closeStore(); err != nil {
+					b.Error(err)
+				}
+			}()
 			logs := make([]*raft.Log, 64)
 			for i := range logs {
 				logs[i] = roundEntry(uint64(i))

@@ -33,6 +33,7 @@ type streamWorker struct {
 }
 
 func newStreamWorker(t *testing.T, w *streamWorker) *streamWorker {
+	t.Helper()
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/tasks", func(rw http.ResponseWriter, r *http.Request) {
 		w.posts.Add(1)
@@ -73,8 +74,7 @@ func switchTo(rw http.ResponseWriter, proto string) (net.Conn, *bufio.ReadWriter
 	if err != nil {
 		return nil, nil, false
 	}
-	brw.WriteString("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: " + proto + "\r\n\r\n")
-	if brw.Flush() != nil {
+	if _, err := brw.WriteString("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: " + proto + "\r\n\r\n"); err != nil || brw.Flush() != nil {
 		conn.Close()
 		return nil, nil, false
 	}
@@ -99,6 +99,7 @@ func fakeAnswer(_ context.Context, task, out []byte, codes bool) ([]byte, byte) 
 }
 
 func streamCoordinator(t *testing.T, token string) *Coordinator {
+	t.Helper()
 	tr := &http.Transport{}
 	t.Cleanup(tr.CloseIdleConnections)
 	c := &Coordinator{client: &http.Client{Transport: tr}, streaming: true, opts: Options{Token: token},
@@ -199,9 +200,9 @@ func TestStreamReopensAClosedStream(t *testing.T) {
 func TestStreamTaskEnds(t *testing.T) {
 	for _, viaPostTask := range []bool{false, true} {
 		hang, ended := make(chan struct{}), make(chan struct{}, 1)
-		var dead atomic.Pointer[func()]
+		var atWorker atomic.Pointer[func()] // what happens once the task is at the worker
 		w := newStreamWorker(t, &streamWorker{answer: func(ctx context.Context, task, out []byte, codes bool) ([]byte, byte) {
-			if f := dead.Load(); f != nil {
+			if f := atWorker.Load(); f != nil {
 				(*f)()
 			}
 			select {
@@ -228,11 +229,24 @@ func TestStreamTaskEnds(t *testing.T) {
 			}
 			return perr
 		}
-		if perr := run(time.Millisecond); perr == nil || perr.Class != probe.ClassTimeout {
+		// The deadline passes once the task is at the worker: a deadline
+		// of a millisecond could pass before the task was sent, on a
+		// loaded machine, and then no worker task would end.
+		timeout := func() {
+			c.inflight.mu.Lock()
+			defer c.inflight.mu.Unlock()
+			for i := range c.inflight.tasks {
+				if t := &c.inflight.tasks[i]; t.live && !t.deadline.IsZero() {
+					t.deadline = time.Now()
+				}
+			}
+		}
+		atWorker.Store(&timeout)
+		if perr := run(time.Hour); perr == nil || perr.Class != probe.ClassTimeout {
 			t.Fatalf("postTask %v: hung worker: %+v, want a timeout", viaPostTask, perr)
 		}
-		f := func() { c.inflight.nodeDead("b") }
-		dead.Store(&f)
+		dead := func() { c.inflight.nodeDead("b") }
+		atWorker.Store(&dead)
 		if perr := run(time.Hour); perr == nil || perr.Class != probe.ClassPeerLost || !strings.Contains(perr.Cause, "worker b dead") {
 			t.Fatalf("postTask %v: dead peer: %+v, want peer-lost", viaPostTask, perr)
 		}

@@ -81,12 +81,19 @@ type coordinator struct {
 	// noSummary answers cells=summary as a coordinator older than it
 	// does: 400, naming the field.
 	noSummary bool
+	t         testing.TB // serve sets it: an answer that fails to write fails the test
 }
 
 func (c *coordinator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.requests++
+	if err := c.answer(w, r); err != nil {
+		c.t.Errorf("fake coordinator answering %s %s: %v", r.Method, r.URL, err)
+	}
+}
+
+func (c *coordinator) answer(w http.ResponseWriter, r *http.Request) error {
 	info := func() api.SweepInfo {
 		i := api.SweepInfo{ID: "s1", State: api.SweepRunning, Mode: "full", Nodes: make([]string, len(c.m.Nodes)),
 			Rounds: c.rounds, RoundsDone: c.done, Cells: len(c.m.Cells), CellsDone: len(c.m.Cells) * c.done / c.rounds}
@@ -102,40 +109,39 @@ func (c *coordinator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.Method == http.MethodPost && r.URL.Path == "/api/v1/sweeps":
 		if c.startStatus != 0 {
 			w.WriteHeader(c.startStatus)
-			json.NewEncoder(w).Encode(api.Error{Error: http.StatusText(c.startStatus), Field: "nodes"})
-			return
+			return json.NewEncoder(w).Encode(api.Error{Error: http.StatusText(c.startStatus), Field: "nodes"})
 		}
 		w.WriteHeader(http.StatusAccepted)
-		json.NewEncoder(w).Encode(info())
+		return json.NewEncoder(w).Encode(info())
 	case r.URL.Path == "/api/v1/sweeps/latest":
 		c.done = c.rounds
-		json.NewEncoder(w).Encode(info())
+		return json.NewEncoder(w).Encode(info())
 	case r.URL.Path == "/api/v1/sweeps/s1":
 		if c.done < c.rounds {
 			c.done++
 		}
-		json.NewEncoder(w).Encode(info())
+		return json.NewEncoder(w).Encode(info())
 	case r.URL.Path == "/api/v1/sweeps/s1/matrix":
 		c.matrixQuery = r.URL.RawQuery
 		if c.badMatrix {
-			w.Write([]byte("{not json"))
-			return
+			_, err := w.Write([]byte("{not json"))
+			return err
 		}
 		switch r.URL.Query().Get("cells") {
 		case "bad":
-			c.m.BadOnly().WriteJSON(w)
+			return c.m.BadOnly().WriteJSON(w)
 		case "summary":
 			if c.noSummary {
 				w.WriteHeader(http.StatusBadRequest)
-				json.NewEncoder(w).Encode(api.Error{Error: `cells "summary" is not one of all, bad`, Field: "cells"})
-				return
+				return json.NewEncoder(w).Encode(api.Error{Error: `cells "summary" is not one of all, bad`, Field: "cells"})
 			}
-			c.m.SummaryOnly().WriteJSON(w)
+			return c.m.SummaryOnly().WriteJSON(w)
 		default:
-			c.m.WriteJSON(w)
+			return c.m.WriteJSON(w)
 		}
 	default:
 		http.NotFound(w, r)
+		return nil
 	}
 }
 
@@ -144,6 +150,7 @@ func serve(t *testing.T, c *coordinator) *httptest.Server {
 	if c.rounds == 0 {
 		c.rounds = 3
 	}
+	c.t = t
 	srv := httptest.NewServer(c)
 	t.Cleanup(srv.Close)
 	return srv
@@ -164,7 +171,9 @@ func TestExitCodes(t *testing.T) {
 	closed.Close()
 	dir := t.TempDir()
 	garbage := filepath.Join(dir, "garbage.json")
-	os.WriteFile(garbage, []byte("[1,2"), 0o644)
+	if err := os.WriteFile(garbage, []byte("[1,2"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 
 	cases := []struct {
 		name      string
@@ -298,7 +307,9 @@ func TestDiffAgainst(t *testing.T) {
 	if err := fabric().WriteJSON(&buf); err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(earlier, buf.Bytes(), 0o644)
+	if err := os.WriteFile(earlier, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	srv := serve(t, &coordinator{m: fabric("node-03")})
 	diffJSON := filepath.Join(dir, "diff.json")
 	code, out, errOut := run(t, Options{Coordinator: srv.URL, DiffAgainst: earlier, DiffJSONFile: diffJSON})

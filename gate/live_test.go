@@ -25,43 +25,59 @@ type liveCoordinator struct {
 	m     *matrix.Matrix // nil: no window judged yet
 	token string
 	paths []string
-	query string // the matrix request's
+	query string     // the matrix request's
+	t     testing.TB // serveLive sets it: an answer that fails to write fails the test
 }
 
 func (c *liveCoordinator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.paths = append(c.paths, r.Method+" "+r.URL.Path)
-	fail := func(code int, msg string) {
+	if err := c.answer(w, r); err != nil {
+		c.t.Errorf("fake coordinator answering %s %s: %v", r.Method, r.URL, err)
+	}
+}
+
+func (c *liveCoordinator) answer(w http.ResponseWriter, r *http.Request) error {
+	fail := func(code int, msg string) error {
 		w.WriteHeader(code)
-		json.NewEncoder(w).Encode(api.Error{Error: msg})
+		return json.NewEncoder(w).Encode(api.Error{Error: msg})
 	}
 	switch {
 	case c.token != "" && r.Header.Get("Authorization") != "Bearer "+c.token:
-		fail(http.StatusUnauthorized, "missing or wrong bearer token")
+		return fail(http.StatusUnauthorized, "missing or wrong bearer token")
 	case c.info == nil:
-		fail(http.StatusNotFound, "no such route: "+r.Method+" "+r.URL.Path)
+		return fail(http.StatusNotFound, "no such route: "+r.Method+" "+r.URL.Path)
 	case !c.info.Enabled && c.info.Error == "enabled-but-200":
-		json.NewEncoder(w).Encode(c.info)
+		return json.NewEncoder(w).Encode(c.info)
 	case !c.info.Enabled:
-		fail(http.StatusNotFound, "live probing is off: set live.enabled in the coordinator's config")
+		return fail(http.StatusNotFound, "live probing is off: set live.enabled in the coordinator's config")
 	case r.URL.Path == "/api/v1/live":
-		json.NewEncoder(w).Encode(c.info)
+		return json.NewEncoder(w).Encode(c.info)
 	case r.URL.Path == "/api/v1/sweeps/live/matrix" && c.m == nil:
-		fail(http.StatusNotFound, "the live mesh has no window to judge yet")
+		return fail(http.StatusNotFound, "the live mesh has no window to judge yet")
 	case r.URL.Path == "/api/v1/sweeps/live/matrix":
 		c.query = r.URL.RawQuery
 		switch r.URL.Query().Get("cells") {
 		case "bad":
-			c.m.BadOnly().WriteJSON(w)
+			return c.m.BadOnly().WriteJSON(w)
 		case "summary":
-			c.m.SummaryOnly().WriteJSON(w)
+			return c.m.SummaryOnly().WriteJSON(w)
 		default:
-			c.m.WriteJSON(w)
+			return c.m.WriteJSON(w)
 		}
 	default:
-		fail(http.StatusInternalServerError, "gate --live asked for "+r.URL.Path)
+		return fail(http.StatusInternalServerError, "gate --live asked for "+r.URL.Path)
 	}
+}
+
+// serveLive serves c for the length of the test.
+func serveLive(t *testing.T, c *liveCoordinator) *httptest.Server {
+	t.Helper()
+	c.t = t
+	srv := httptest.NewServer(c)
+	t.Cleanup(srv.Close)
+	return srv
 }
 
 func liveInfo(age float64) *api.LiveInfo {
@@ -112,9 +128,7 @@ func TestLiveExitCodes(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			o := tc.o
 			o.Live = true
-			srv := httptest.NewServer(tc.c)
-			t.Cleanup(srv.Close)
-			o.Coordinator = srv.URL
+			o.Coordinator = serveLive(t, tc.c).URL
 			code, out, errOut := run(t, o)
 			if code != tc.want || !strings.Contains(errOut, tc.stderr) {
 				t.Fatalf("exit %d, want %d; stderr %q, want %q; stdout %q", code, tc.want, errOut, tc.stderr, out)
@@ -147,8 +161,7 @@ func TestLiveWritesFiles(t *testing.T) {
 	dir := t.TempDir()
 	p := func(name string) string { return filepath.Join(dir, name) }
 	c := &liveCoordinator{info: liveInfo(4), m: liveFabric("node-03")}
-	srv := httptest.NewServer(c)
-	t.Cleanup(srv.Close)
+	srv := serveLive(t, c)
 
 	code, out, errOut := run(t, Options{Coordinator: srv.URL, Live: true, ExcludeFile: p("exclude"), HostFile: p("hosts")})
 	if code != ExitUnhealthy || c.query != "cells=summary" {

@@ -123,13 +123,10 @@ var kindRank = map[string]int{KindRail: 0, KindSwitchGroup: 1, KindNode: 2, Kind
 // than one that is only slower, and among weak suspects the drop is the
 // likelier fault (the lab's TCG noise makes weak slow suspects of healthy
 // HCAs).
-//
-// legacy (the frozen reference's order, for the equivalence harness) keeps
-// every weak suspect in one tier.
-func suspectTier(s *Suspect, legacy bool) int {
+func suspectTier(s *Suspect) int {
 	hard := s.Verdict == VerdictFailed || s.HardFailures > 0
 	switch {
-	case s.Confidence < LowConfidence && (hard || legacy):
+	case s.Confidence < LowConfidence && hard:
 		return 3
 	case s.Confidence < LowConfidence:
 		return 4
@@ -141,10 +138,10 @@ func suspectTier(s *Suspect, legacy bool) int {
 	return 2
 }
 
-func sortSuspects(s []Suspect, legacy bool) {
+func sortSuspects(s []Suspect) {
 	sort.SliceStable(s, func(a, b int) bool {
 		x, y := &s[a], &s[b]
-		if rx, ry := suspectTier(x, legacy), suspectTier(y, legacy); rx != ry {
+		if rx, ry := suspectTier(x), suspectTier(y); rx != ry {
 			return rx < ry
 		}
 		if x.Bad != y.Bad {

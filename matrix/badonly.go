@@ -10,9 +10,9 @@ package matrix
 // A compact m gives a compact view: it lists its bad cells' places (4
 // bytes each) and NumCells, CellAt, EachCell and the exports read them
 // from the sweep as they go. Materialised, the bad cells of a 1,024 x 8
-// fabric with a rail down on every node grew the heap by 242 MB, 16x that
-// at 4,096 x 8 (16.7 M cells) on a coordinator held to 5 GiB; listed,
-// they are 67 MB there.
+// fabric with a rail down on every node take 242 MB of heap, 16x that at
+// 4,096 x 8 (16.7 M cells) on a coordinator held to 5 GiB; listed, they
+// are 67 MB there.
 func (m *Matrix) BadOnly() *Matrix {
 	c := *m
 	c.Cross = badResults(m.Cross)

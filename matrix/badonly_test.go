@@ -128,7 +128,9 @@ func TestBadOnlyCompactView(t *testing.T) {
 		t.Fatal("CellIndex found an ok cell the view does not list")
 	}
 	var each []Result
-	v.EachCell(func(_ int, r *Result) error { each = append(each, *r); return nil })
+	if err := v.EachCell(func(_ int, r *Result) error { each = append(each, *r); return nil }); err != nil {
+		t.Fatal(err)
+	}
 	if !reflect.DeepEqual(each, full.Cells) || !reflect.DeepEqual(v.Materialize().Cells, full.Cells) {
 		t.Fatal("EachCell or Materialize differ from the materialised BadOnly")
 	}
@@ -145,7 +147,8 @@ func TestBadOnlyCompactView(t *testing.T) {
 			t.Fatal(err)
 		}
 		if got.String() != want.String() {
-			t.Fatalf("%s of the view differs:\n%s", name, firstDifference(want.String(), got.String()))
+			n, w, g := firstDifferentLine(want.String(), got.String())
+			t.Fatalf("%s of the view differs at line %d:\n want %q\n  got %q", name, n, w, g)
 		}
 	}
 	// Diffed against another sweep either way round, the view reads as

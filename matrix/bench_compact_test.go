@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/rdmamesh/rdmamesh/internal/probe"
-	ref "github.com/rdmamesh/rdmamesh/matrix/internal/reference"
 )
 
 // synthSource is hugeFabric's sweep as a FigureSource, computed per cell,
@@ -139,17 +138,13 @@ func heapInuse() uint64 {
 	return ms.HeapInuse
 }
 
-// BenchmarkAnalyseHuge is issue 15's measurement: the compact analysis of
-// BENCH_NODES (default 1,024) x 8 over a Source that holds no cells, as the
-// coordinator's grid does, against the old Build (the frozen reference)
-// over the same sweep as a []Cell, in one process. It reports the bytes a
-// cell the analysis holds (heap in use after GC, minus its input), the
-// analysis time and the peak heap while it runs; BENCH_REFERENCE=0 skips
-// the old Build (needed past 1,024 nodes: its []Result alone would pass
-// the memory guard). A benchmark only: go test -run X -bench AnalyseHuge
-// -benchtime 1x ./matrix/
+// BenchmarkAnalyseHuge measures the compact analysis of BENCH_NODES
+// (default 1,024) x 8 over a Source that holds no cells, as the
+// coordinator's grid does: the bytes a cell the analysis holds (heap in
+// use after GC, minus its input), the analysis time, its CPU and the peak
+// heap while it runs. BenchmarkBuildHuge is the same sweep materialised.
+// A benchmark only: go test -run X -bench AnalyseHuge -benchtime 1x ./matrix/
 func BenchmarkAnalyseHuge(b *testing.B) {
-	withoutEquivalence(b)
 	n := 1024
 	if v, err := strconv.Atoi(os.Getenv("BENCH_NODES")); err == nil && v > 1 {
 		n = v
@@ -163,14 +158,14 @@ func BenchmarkAnalyseHuge(b *testing.B) {
 	var cpu float64
 	var held, peak uint64
 	for b.Loop() {
-		m = nil
 		base := heapInuse()
 		w := watchMemory()
 		start, cpu0 := time.Now(), processCPU()
-		m = Analyse(src.nodes, src, nil, th)
+		got := Analyse(src.nodes, src, nil, th)
 		took, cpu = time.Since(start), processCPU()-cpu0
 		peak = w.end() - min(base, w.peakHeap)
 		held = heapInuse() - base
+		m = got
 	}
 	if m.NumCells() != n*(n-1)*rails || len(m.Suspects) != 3 {
 		b.Fatalf("%d cells, suspects:\n%s", m.NumCells(), m.Summary())
@@ -181,23 +176,4 @@ func BenchmarkAnalyseHuge(b *testing.B) {
 	b.ReportMetric(float64(peak)/1e6, "peak-heap-MB")
 	fmt.Printf("compact  %d x %d: %.0f cells, %.2f bytes a cell held (%.1f MB), analysis %.2f s (%.2f s CPU, all threads), peak heap +%.0f MB\n",
 		n, rails, cells, float64(held)/cells, float64(held)/1e6, took.Seconds(), cpu, float64(peak)/1e6)
-	runtime.KeepAlive(m)
-	if os.Getenv("BENCH_REFERENCE") == "0" {
-		return
-	}
-	m = nil
-	nodes, in := hugeFabric(n, rails)
-	base := heapInuse()
-	w := watchMemory()
-	start := time.Now()
-	old := ref.Build(refNodes(nodes), refCells(in), refThresholds(th))
-	oldTook := time.Since(start)
-	oldPeak := w.end() - min(base, w.peakHeap)
-	oldHeld := heapInuse() - base
-	fmt.Printf("old Build %d x %d: %.2f bytes a cell held (%.1f MB), build %.2f s, peak heap +%.0f MB (input []Cell not counted)\n",
-		n, rails, float64(oldHeld)/cells, float64(oldHeld)/1e6, oldTook.Seconds(), float64(oldPeak)/1e6)
-	fmt.Printf("ratio old/compact: %.0fx the bytes held, %.1fx the time\n", float64(oldHeld)/float64(held), oldTook.Seconds()/took.Seconds())
-	b.ReportMetric(float64(oldHeld)/cells, "old-B/cell")
-	runtime.KeepAlive(old)
-	runtime.KeepAlive(in)
 }

@@ -50,17 +50,8 @@ func Build(nodes []Node, cells []Cell, th Thresholds) *Matrix {
 // the same (src, dst, rail). The result is what Build gives for src's cells
 // appended to cells.
 func BuildFrom(nodes []Node, src Source, cells []Cell, th Thresholds) *Matrix {
-	m := Analyse(nodes, src, cells, th).Materialize()
-	if afterBuild != nil {
-		afterBuild(nodes, src, cells, th, m)
-	}
-	return m
+	return Analyse(nodes, src, cells, th).Materialize()
 }
-
-// afterBuild, when set, sees every input and result of BuildFrom: the
-// equivalence tests (equiv_test.go) rebuild each with the frozen reference
-// and compare. Nil outside those tests.
-var afterBuild func(nodes []Node, src Source, cells []Cell, th Thresholds, m *Matrix)
 
 // Analyse is BuildFrom without Cells: the verdicts, counts, rollups and
 // suspects of the whole sweep, and its cells in compact form (a byte each),
@@ -68,20 +59,17 @@ var afterBuild func(nodes []Node, src Source, cells []Cell, th Thresholds, m *Ma
 // Materialize. It keeps src and cells and reads them again on demand, so
 // neither may change afterwards; src's Fill is never called concurrently.
 func Analyse(nodes []Node, src Source, cells []Cell, th Thresholds) *Matrix {
-	return analyse(nodes, src, cells, th, diagnosis{})
+	return analyse(nodes, src, cells, th, split{})
 }
 
-// diagnosis switches the localization steps added after the frozen
-// reference (matrix/internal/reference) off: direction, time and spread.
-// The equivalence harness analyses every sweep both ways, so the old
-// steps stay identical to the reference and the new ones change only
-// what they claim (equiv_test.go).
-type diagnosis struct {
-	legacy       bool
-	par, stretch int // analysis.par and .stretch
+// split is how the analysis passes share a rail out over goroutines
+// (analysis.par and .stretch); the zero value is every core and stretches
+// of stretchCells. Tests set it to show the output does not depend on it.
+type split struct {
+	par, stretch int
 }
 
-func analyse(nodes []Node, src Source, cells []Cell, th Thresholds, dg diagnosis) *Matrix {
+func analyse(nodes []Node, src Source, cells []Cell, th Thresholds, cut split) *Matrix {
 	th = th.orDefaults()
 	ns, orig := sortedNodes(nodes)
 	cells, cross := splitCross(cells)
@@ -101,7 +89,7 @@ func analyse(nodes []Node, src Source, cells []Cell, th Thresholds, dg diagnosis
 	}
 	a := &analysis{ns: ns, spans: spans, g: g, j: newJudge(ns, th, spans, total),
 		st: make([]railStats, len(spans)), cells: make([]uint8, total), cv: make([]railSpread, len(spans)),
-		par: dg.par, stretch: dg.stretch}
+		par: cut.par, stretch: cut.stretch}
 	railRollups, nodeRollups := a.judgeRails()
 	a.j.release()
 
@@ -137,7 +125,7 @@ func analyse(nodes []Node, src Source, cells []Cell, th Thresholds, dg diagnosis
 	m.RailRollups = railRollups
 	groups := findGroups(ns, th.GroupLabel)
 	m.GroupLabel = groups.label
-	m.Suspects = localize(m, a, groups, dg)
+	m.Suspects = localize(m, a, groups)
 	if len(m.Cross) > 0 {
 		m.Suspects = append(m.Suspects, crossSuspects(m.Cross)...)
 	}

@@ -127,7 +127,7 @@ func (a *analysis) withFigures(fn func(k, rail, src, dst int, r *Result)) func(k
 
 // WalkVerdicts is WalkFigures for a caller that needs only each cell's
 // place and verdict (the heatmap's status layer and its per-HCA counts):
-// it reads no figures, which decoded from a store's codes were four
+// it reads no figures, which decoded from a store's codes are four
 // fifths of a 4,096-node walk's time.
 func (m *Matrix) WalkVerdicts(lo, hi int, fn func(k, rail, src, dst int, v Verdict)) {
 	a := m.compact("WalkVerdicts")

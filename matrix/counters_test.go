@@ -21,7 +21,10 @@ func knownAt(name, dir string) uint8 {
 // An HCA whose cells fail and whose port counted retransmissions on its
 // egress side: the suspect quotes the counters, names the side, and their
 // fix leads. A healthy node's counters change nothing.
-func TestSuspectQuotesCounters(t *testing.T) {
+// countersSweep is an 8 x 2 fabric whose node-05/mlx5_1 fails and whose
+// port counted retransmissions from round 3 on, beside a healthy port
+// that counted a few CNPs.
+func countersSweep() ([]Node, []Cell) {
 	const n = 8
 	var nodes []Node
 	var cells []Cell
@@ -53,6 +56,11 @@ func TestSuspectQuotesCounters(t *testing.T) {
 			}
 		}
 	}
+	return nodes, cells
+}
+
+func TestSuspectQuotesCounters(t *testing.T) {
+	nodes, cells := countersSweep()
 	m := Build(nodes, cells, DefaultThresholds())
 	if len(m.Suspects) == 0 {
 		t.Fatal("no suspects")

@@ -83,7 +83,6 @@ func TestBigFabric(t *testing.T) {
 }
 
 func BenchmarkBuild(b *testing.B) {
-	withoutEquivalence(b)
 	f := bigFabric()
 	b.ReportAllocs()
 	for b.Loop() {

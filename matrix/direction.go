@@ -44,7 +44,7 @@ type sideFigs struct {
 
 // direction compares node n's row and column on rail.
 func (l *localizer) direction(n, rail int) direction {
-	if l.dg.legacy || rail < 0 || rail >= len(l.spans) {
+	if rail < 0 || rail >= len(l.spans) {
 		return direction{}
 	}
 	sp := &l.spans[rail]

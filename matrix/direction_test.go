@@ -27,22 +27,25 @@ func (f *fixture) rowCol(node string, rail int, out, in func(c *Cell)) {
 // TestDirection: a blamed HCA whose cells are much worse one way is an
 // egress or ingress problem, with the gap in its reason and the side's
 // checks in its fix; symmetric faults and mild gaps say no direction.
-func TestDirection(t *testing.T) {
+// directionCase breaks a 16 x 4 fabric and names the top suspect, its
+// direction and what its reason and fix must say.
+type directionCase struct {
+	name      string
+	break_    func(f *fixture)
+	kind      string
+	node      string
+	rail      int
+	dir       string
+	minRatio  float64
+	reason    string // in the reason
+	fix       string // in the fix
+	suspects  int
+	wantClass probe.Class
+}
+
+func directionCases() []directionCase {
 	retry := fail(probe.ClassRetryExceeded, "retry exceeded", "")
-	cases := []struct {
-		name      string
-		break_    func(f *fixture)
-		kind      string
-		node      string
-		rail      int
-		dir       string
-		minRatio  float64
-		reason    string // in the reason
-		fix       string // in the fix
-		noSecond  bool
-		suspects  int
-		wantClass probe.Class
-	}{
+	return []directionCase{
 		{
 			name:   "egress loss: the row collapses, the column dips",
 			break_: func(f *fixture) { f.rowCol("node-05", 2, scaleBW(0.001), scaleBW(0.15)) },
@@ -93,7 +96,10 @@ func TestDirection(t *testing.T) {
 			kind:   KindHCA, node: "node-06", rail: 1, suspects: 1,
 		},
 	}
-	for _, c := range cases {
+}
+
+func TestDirection(t *testing.T) {
+	for _, c := range directionCases() {
 		t.Run(c.name, func(t *testing.T) {
 			f := newFixture(16, 4)
 			c.break_(f)

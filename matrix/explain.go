@@ -81,7 +81,7 @@ func (l *localizer) fill(s *Suspect, idx []int) tally {
 	s.Verdict = d.verdict
 	if d.verdict == VerdictFailed {
 		s.Class = d.class
-	} else if !l.dg.legacy { // the legacy form is the reference's, strictly
+	} else {
 		for _, t := range ts[1:] {
 			if t.verdict == VerdictFailed {
 				s.HardFailures += t.n

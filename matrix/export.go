@@ -32,8 +32,12 @@ func (m *Matrix) WriteJSON(w io.Writer) error {
 		return fmt.Errorf("matrix JSON: no cells key in %.80q", hb.String())
 	}
 	bw := bufio.NewWriterSize(w, 256<<10)
-	bw.Write(before)
-	bw.WriteString("\n  \"cells\": ")
+	if _, err := bw.Write(before); err != nil {
+		return err
+	}
+	if _, err := bw.WriteString("\n  \"cells\": "); err != nil {
+		return err
+	}
 	var err error
 	if m.a != nil {
 		err = writeCells(bw, m)
@@ -44,12 +48,16 @@ func (m *Matrix) WriteJSON(w io.Writer) error {
 		return err
 	}
 	if len(m.Cross) > 0 {
-		bw.WriteString(",\n  \"cross\": ")
+		if _, err := bw.WriteString(",\n  \"cross\": "); err != nil {
+			return err
+		}
 		if err := writeResults(bw, m.Cross); err != nil {
 			return err
 		}
 	}
-	bw.Write(after)
+	if _, err := bw.Write(after); err != nil {
+		return err
+	}
 	return bw.Flush()
 }
 
@@ -60,63 +68,72 @@ func newJSONEncoder(w io.Writer, prefix string) *json.Encoder {
 	return enc
 }
 
-// writeCells writes a compact matrix's cells as writeResults writes them
-// when materialised, one at a time.
-func writeCells(bw *bufio.Writer, m *Matrix) error {
-	n := m.NumCells()
-	if n == 0 {
-		_, err := bw.WriteString("[]")
+// jsonList writes the value of a depth-1 key that is a list, one element
+// at a time, as encoding/json indents the whole list. A write error stops
+// it at the element that met it: the rest of a 4 GB document would go
+// nowhere.
+type jsonList struct {
+	bw  *bufio.Writer
+	buf bytes.Buffer
+	enc *json.Encoder
+	n   int
+}
+
+func newJSONList(bw *bufio.Writer) *jsonList {
+	l := &jsonList{bw: bw}
+	l.enc = newJSONEncoder(&l.buf, "    ")
+	return l
+}
+
+func (l *jsonList) add(r *Result) error {
+	l.buf.Reset()
+	if err := l.enc.Encode(r); err != nil {
+		return fmt.Errorf("cell %s -> %s rail %d: %w", r.Src, r.Dst, r.Rail, err)
+	}
+	sep := ",\n    "
+	if l.n == 0 {
+		sep = "[\n    "
+	}
+	l.n++
+	if _, err := l.bw.WriteString(sep); err != nil {
 		return err
 	}
-	var buf bytes.Buffer
-	enc := newJSONEncoder(&buf, "    ")
-	bw.WriteString("[\n")
-	err := m.EachCell(func(k int, r *Result) error {
-		buf.Reset()
-		if err := enc.Encode(r); err != nil {
-			return fmt.Errorf("cell %s -> %s rail %d: %w", r.Src, r.Dst, r.Rail, err)
-		}
-		bw.WriteString("    ")
-		bw.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
-		if k < n-1 {
-			bw.WriteString(",\n")
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	_, err = bw.WriteString("\n  ]")
+	_, err := l.bw.Write(bytes.TrimSuffix(l.buf.Bytes(), []byte("\n")))
 	return err
 }
 
-// writeResults writes rs as the value of a depth-1 key, as encoding/json
-// indents it.
+func (l *jsonList) end() error {
+	end := "\n  ]"
+	if l.n == 0 {
+		end = "[]"
+	}
+	_, err := l.bw.WriteString(end)
+	return err
+}
+
+// writeCells writes a compact matrix's cells as writeResults writes them
+// when materialised.
+func writeCells(bw *bufio.Writer, m *Matrix) error {
+	l := newJSONList(bw)
+	if err := m.EachCell(func(_ int, r *Result) error { return l.add(r) }); err != nil {
+		return err
+	}
+	return l.end()
+}
+
+// writeResults writes rs, null when nil.
 func writeResults(bw *bufio.Writer, rs []Result) error {
-	switch {
-	case rs == nil:
+	if rs == nil {
 		_, err := bw.WriteString("null")
 		return err
-	case len(rs) == 0:
-		_, err := bw.WriteString("[]")
-		return err
 	}
-	var buf bytes.Buffer
-	enc := newJSONEncoder(&buf, "    ")
-	bw.WriteString("[\n")
+	l := newJSONList(bw)
 	for i := range rs {
-		buf.Reset()
-		if err := enc.Encode(&rs[i]); err != nil {
-			return fmt.Errorf("cell %s -> %s rail %d: %w", rs[i].Src, rs[i].Dst, rs[i].Rail, err)
-		}
-		bw.WriteString("    ")
-		bw.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
-		if i < len(rs)-1 {
-			bw.WriteString(",\n")
+		if err := l.add(&rs[i]); err != nil {
+			return err
 		}
 	}
-	_, err := bw.WriteString("\n  ]")
-	return err
+	return l.end()
 }
 
 // The JUnit shapes follow the de-facto schema Jenkins, GitLab and GitHub
@@ -161,7 +178,7 @@ func (m *Matrix) WriteJUnit(w io.Writer) error {
 	for r := range doc.Suites {
 		doc.Suites[r].Name = railKey(r)
 	}
-	m.EachCell(func(_ int, c *Result) error {
+	err := m.EachCell(func(_ int, c *Result) error {
 		if c.Rail < 0 || c.Rail >= len(doc.Suites) {
 			return nil // impossible from Build; a hand-made Matrix must not panic us
 		}
@@ -172,6 +189,9 @@ func (m *Matrix) WriteJUnit(w io.Writer) error {
 		addCase(&doc, s, c, c.Src+" -> "+c.Dst)
 		return nil
 	})
+	if err != nil {
+		return err
+	}
 	if len(m.Cross) > 0 {
 		doc.Suites = append(doc.Suites, junitSuite{Name: "cross-rail"})
 		s := &doc.Suites[len(doc.Suites)-1]
@@ -188,7 +208,7 @@ func (m *Matrix) WriteJUnit(w io.Writer) error {
 	if err := enc.Encode(doc); err != nil {
 		return err
 	}
-	_, err := io.WriteString(w, "\n")
+	_, err = io.WriteString(w, "\n")
 	return err
 }
 

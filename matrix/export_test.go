@@ -33,12 +33,18 @@ type parsedSuites struct {
 	} `xml:"testsuite"`
 }
 
-func TestWriteJUnit(t *testing.T) {
+// junitMix is a 4 x 2 fabric with a failure whose text needs escaping in
+// XML, a slow HCA and an untested cell.
+func junitMix() *fixture {
 	f := newFixture(4, 2)
 	f.touching("node-02", 1, fail(probe.ClassPortDown, `port 1 of mlx5_1 is DOWN <"phys 3">`, "reseat node-02's cable & retry"))
 	f.touching("node-04", 0, slow(6))
 	f.drop(func(c *Cell) bool { return c.Src == "node-01" && c.Dst == "node-03" && c.Rail == 0 })
-	m := f.build()
+	return f
+}
+
+func TestWriteJUnit(t *testing.T) {
+	m := junitMix().build()
 
 	var buf bytes.Buffer
 	if err := m.WriteJUnit(&buf); err != nil {
@@ -222,12 +228,14 @@ func TestReadJSONMatchesUnmarshal(t *testing.T) {
 
 // jsonShapes is a small matrix with every shape the JSON code treats on its
 // own: a failure whose text has HTML characters, a label, a cross-rail cell.
-func jsonShapes() *Matrix {
+func jsonShapes() *Matrix { return jsonShapesFixture().build() }
+
+func jsonShapesFixture() *fixture {
 	f := newFixture(4, 2)
 	f.touching("node-02", 1, fail(probe.ClassRetryExceeded, "retry exceeded -> lost", "check <the> cable & port"))
 	f.nodes[0].Labels = map[string]string{"rack": "r1"}
 	dstRail := 0
 	f.cells = append(f.cells, Cell{Src: "node-01", Dst: "node-03", Rail: 1, DstRail: &dstRail, Class: probe.ClassOK,
 		Latency: &probe.Latency{Samples: 10, P50Ns: 1500}})
-	return f.build()
+	return f
 }

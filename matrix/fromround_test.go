@@ -42,19 +42,23 @@ func (f *fixture) from(node string, rail, k int, fn func(c *Cell)) {
 
 // TestFromRound: a fault that strikes mid-sweep blames the HCA (or node)
 // from its round on, not the pairs it met afterwards.
-func TestFromRound(t *testing.T) {
-	cases := []struct {
-		name     string
-		break_   func(f *fixture)
-		kind     string
-		node     string
-		rail     int
-		from     int
-		class    probe.Class
-		reason   string
-		minConf  float64
-		suspects int
-	}{
+// fromRoundCase breaks a 16 x 4 fabric whose cells carry the rounds of a
+// round-robin plan, from some round on.
+type fromRoundCase struct {
+	name     string
+	break_   func(f *fixture)
+	kind     string
+	node     string
+	rail     int
+	from     int
+	class    probe.Class
+	reason   string
+	minConf  float64
+	suspects int
+}
+
+func fromRoundCases() []fromRoundCase {
+	return []fromRoundCase{
 		{
 			name:   "port down mid-sweep",
 			break_: func(f *fixture) { f.from("node-05", 2, 9, fail(probe.ClassPortDown, "port 1 is DOWN", "")) },
@@ -83,7 +87,10 @@ func TestFromRound(t *testing.T) {
 			kind:   KindPair, rail: 0, class: probe.ClassRetryExceeded, suspects: 1,
 		},
 	}
-	for _, c := range cases {
+}
+
+func TestFromRound(t *testing.T) {
+	for _, c := range fromRoundCases() {
 		t.Run(c.name, func(t *testing.T) {
 			f := newFixture(16, 4)
 			f.scheduleRounds()

@@ -16,11 +16,15 @@ func downNodes(f *fixture, rail int, names ...string) {
 
 // Two nodes per leaf: a dead leaf is still named, but the matrix says out
 // loud that it cannot tell it from two dead HCAs.
-func TestGroupOfTwoIsLowConfidence(t *testing.T) {
+func groupOfTwoDown() *fixture {
 	f := newFixture(8, 2)
 	f.labelLeaves(2)
 	downNodes(f, 0, "node-03", "node-04")
-	m := f.build()
+	return f
+}
+
+func TestGroupOfTwoIsLowConfidence(t *testing.T) {
+	m := groupOfTwoDown().build()
 	if len(m.Suspects) != 1 {
 		t.Fatalf("suspects:\n%s", m.Summary())
 	}
@@ -57,7 +61,7 @@ func TestGroupsKeepSingleFaults(t *testing.T) {
 
 // Two leaves whose border fails while both insides are fine: one of them
 // is blamed, with the ambiguity stated.
-func TestTwoGroupsCutIsAmbiguous(t *testing.T) {
+func twoGroupsCut() *fixture {
 	f := newFixture(8, 1)
 	f.labelLeaves(4)
 	f.onRail(0, func(c *Cell) {
@@ -65,7 +69,11 @@ func TestTwoGroupsCutIsAmbiguous(t *testing.T) {
 			fail(probe.ClassRetryExceeded, "retry exceeded", "")(c)
 		}
 	})
-	m := f.build()
+	return f
+}
+
+func TestTwoGroupsCutIsAmbiguous(t *testing.T) {
+	m := twoGroupsCut().build()
 	if len(m.Suspects) != 1 {
 		t.Fatalf("suspects:\n%s", m.Summary())
 	}
@@ -78,11 +86,15 @@ func TestTwoGroupsCutIsAmbiguous(t *testing.T) {
 
 // Two dead leaves of three: two suspects; the healthy leaf, whose border
 // cells to both fail, is not a third.
-func TestTwoGroupsDownOfThree(t *testing.T) {
+func twoGroupsDownOfThree() *fixture {
 	f := newFixture(12, 1)
 	f.labelLeaves(4)
 	downNodes(f, 0, "node-01", "node-02", "node-03", "node-04", "node-09", "node-10", "node-11", "node-12")
-	m := f.build()
+	return f
+}
+
+func TestTwoGroupsDownOfThree(t *testing.T) {
+	m := twoGroupsDownOfThree().build()
 	var got []string
 	for _, s := range m.Suspects {
 		got = append(got, s.title())
@@ -103,13 +115,20 @@ func TestGroupsDoNotSplitARail(t *testing.T) {
 	}
 }
 
+// rackDownAcrossLeaves is a rack whose nodes sit behind both leaves,
+// down on rail 0.
+func rackDownAcrossLeaves() *fixture {
+	f := newFixture(8, 1)
+	for i := range f.nodes {
+		f.nodes[i].Labels = map[string]string{"rack": fmt.Sprintf("r%d", i/4), "leaf": fmt.Sprintf("L%d", i%2)}
+	}
+	downNodes(f, 0, "node-01", "node-02", "node-03", "node-04") // rack r0, mixed leaves
+	return f
+}
+
 func TestGroupLabelChoice(t *testing.T) {
 	mk := func(label string) *Matrix {
-		f := newFixture(8, 1)
-		for i := range f.nodes {
-			f.nodes[i].Labels = map[string]string{"rack": fmt.Sprintf("r%d", i/4), "leaf": fmt.Sprintf("L%d", i%2)}
-		}
-		downNodes(f, 0, "node-01", "node-02", "node-03", "node-04") // rack r0, mixed leaves
+		f := rackDownAcrossLeaves()
 		th := DefaultThresholds()
 		th.GroupLabel = label
 		return Build(f.nodes, f.cells, th)

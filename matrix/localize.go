@@ -65,7 +65,6 @@ type finding struct {
 }
 
 type localizer struct {
-	dg        diagnosis
 	m         *Matrix
 	a         *analysis // the cells, compact
 	spans     []railSpan
@@ -81,7 +80,7 @@ type localizer struct {
 	out       []Suspect
 }
 
-func localize(m *Matrix, a *analysis, groups groupSet, dg diagnosis) []Suspect {
+func localize(m *Matrix, a *analysis, groups groupSet) []Suspect {
 	out := []Suspect{}
 	n := len(a.cells)
 	// Before the first result lands there is nothing to localize, and a list
@@ -91,7 +90,6 @@ func localize(m *Matrix, a *analysis, groups groupSet, dg diagnosis) []Suspect {
 	}
 	spans := a.spans
 	l := &localizer{
-		dg:        dg,
 		m:         m,
 		a:         a,
 		spans:     spans,
@@ -129,15 +127,13 @@ func localize(m *Matrix, a *analysis, groups groupSet, dg diagnosis) []Suspect {
 		l.untestedNodes()
 	}
 	l.noteWideRails()
-	if !l.dg.legacy {
-		for i := range l.out {
-			l.noisy(&l.out[i])
-		}
+	for i := range l.out {
+		l.noisy(&l.out[i])
 	}
 	for i := range l.out {
 		weakNote(&l.out[i])
 	}
-	sortSuspects(l.out, l.dg.legacy)
+	sortSuspects(l.out)
 	return l.out
 }
 
@@ -232,9 +228,7 @@ func (l *localizer) rail(sp *railSpan) {
 		}
 	}
 	l.oneSided(sp, blamed)
-	if !l.dg.legacy {
-		l.fromRound(sp, blamed)
-	}
+	l.fromRound(sp, blamed)
 	if grouped {
 		l.regroundGroups(sp)
 	}

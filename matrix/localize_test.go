@@ -28,15 +28,19 @@ func (w want) check(t *testing.T, i int, s Suspect) {
 	}
 }
 
-func TestLocalize(t *testing.T) {
-	cases := []struct {
-		name    string
-		nodes   int
-		rails   int
-		break_  func(f *fixture)
-		healthy bool
-		want    []want
-	}{
+// localizeCase is a fault on a small unlabelled fabric and every suspect
+// it must produce, in order.
+type localizeCase struct {
+	name    string
+	nodes   int
+	rails   int
+	break_  func(f *fixture)
+	healthy bool
+	want    []want
+}
+
+func localizeCases() []localizeCase {
+	return []localizeCase{
 		{
 			name: "all ok", nodes: 8, rails: 2, break_: func(*fixture) {}, healthy: true,
 		},
@@ -214,7 +218,10 @@ func TestLocalize(t *testing.T) {
 			},
 		},
 	}
-	for _, c := range cases {
+}
+
+func TestLocalize(t *testing.T) {
+	for _, c := range localizeCases() {
 		t.Run(c.name, func(t *testing.T) {
 			f := newFixture(c.nodes, c.rails)
 			c.break_(f)

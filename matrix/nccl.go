@@ -215,7 +215,7 @@ func hcaID(p probe.Port) string {
 }
 
 // portUsable: discovery marked nothing wrong and the port is ACTIVE (or its
-// state is unknown, as in inventories from before the state was reported).
+// state is unknown: an inventory that does not report it).
 func portUsable(p probe.Port) bool {
 	return p.Device != "" && p.UnusableWhy == "" && (p.State == "" || strings.Contains(strings.ToUpper(p.State), "ACTIVE"))
 }
@@ -224,7 +224,8 @@ func portUsable(p probe.Port) bool {
 func safeName(s string) bool {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.') {
+		plain := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.'
+		if !plain {
 			return false
 		}
 	}

@@ -54,13 +54,19 @@ func TestWriteCSV(t *testing.T) {
 	}
 }
 
-func TestExcludePolicy(t *testing.T) {
+// excludeMix has one suspect of each kind an exclude policy treats on its
+// own: a dead HCA, a slow node, a failed pair and a slow pair.
+func excludeMix() *fixture {
 	f := newFixture(8, 2)
 	f.touching("node-02", 0, fail(probe.ClassPortDown, "down", ""))             // hca
 	f.touching("node-05", AllRails, slow(4))                                    // slow node
 	fail(probe.ClassRetryExceeded, "lost", "")(f.cell("node-07", "node-08", 1)) // failed pair, one way
 	f.cell("node-01", "node-03", 1).Latency = &probe.Latency{P50Ns: 9000}       // slow pair
-	m := f.build()
+	return f
+}
+
+func TestExcludePolicy(t *testing.T) {
+	m := excludeMix().build()
 	cases := []struct {
 		o    ExcludeOptions
 		want string
@@ -135,14 +141,18 @@ func roce(f *fixture, gid func(node, rail int) int) {
 	}
 }
 
-func TestNCCLEnv(t *testing.T) {
-	cases := []struct {
-		name     string
-		setup    func(f *fixture)
-		o        NCCLOptions
-		vars     string // KEY=value lines, in order
-		comments []string
-	}{
+// ncclCase sets up a 6 x 2 fabric and names the settings and comments of
+// its NCCL env file.
+type ncclCase struct {
+	name     string
+	setup    func(f *fixture)
+	o        NCCLOptions
+	vars     string // KEY=value lines, in order
+	comments []string
+}
+
+func ncclCases() []ncclCase {
+	return []ncclCase{
 		{
 			name:     "InfiniBand: HCAs only",
 			setup:    func(f *fixture) {},
@@ -195,7 +205,10 @@ func TestNCCLEnv(t *testing.T) {
 			vars: "NCCL_IB_HCA==mlx5_0:1",
 		},
 	}
-	for _, c := range cases {
+}
+
+func TestNCCLEnv(t *testing.T) {
+	for _, c := range ncclCases() {
 		t.Run(c.name, func(t *testing.T) {
 			f := newFixture(6, 2)
 			c.setup(f)
@@ -239,11 +252,15 @@ func TestNCCLEnv(t *testing.T) {
 
 // A device name healthy on one node but on a blamed rail on another cannot
 // be one job-wide value: it is left out and the file says why.
-func TestNCCLConflictingNames(t *testing.T) {
+func conflictingNames() *fixture {
 	f := newFixture(8, 2)
 	f.nodes[0].Ports[0].Device, f.nodes[0].Ports[1].Device = "mlx5_1", "mlx5_0" // swapped on node-01
 	f.onRail(1, fail(probe.ClassRetryExceeded, "lost", ""))
-	m := f.build()
+	return f
+}
+
+func TestNCCLConflictingNames(t *testing.T) {
+	m := conflictingNames().build()
 	env := m.NCCL(NCCLOptions{})
 	if v := envVar(env, "NCCL_IB_HCA"); v != "" {
 		t.Fatalf("NCCL_IB_HCA %q", v)

@@ -50,8 +50,8 @@ func TestP50ColumnMedian(t *testing.T) {
 }
 
 // BenchmarkP50ColumnMedian is a 4,096 x 8 rail's median (16.7 million
-// coded p50s): counted codes against the listed p50s selected, as the
-// analysis took it before.
+// coded p50s): counting the codes against selecting among the p50s
+// listed.
 func BenchmarkP50ColumnMedian(b *testing.B) {
 	const n = 4096 * 4095
 	table := make([]float64, 1<<16)

@@ -12,7 +12,7 @@ import (
 // goroutines write one word of the p50 column's bitsets, and whatever a
 // stretch gathers is joined back in stretch order: every median and
 // every tie sees its values in the order one goroutine would have given
-// them, so the output does not depend on the cores (equiv_par_test.go).
+// them, so the output does not depend on the cores (parallel_test.go).
 
 // stretchCells is how many cells a stretch has at most: a multiple of 64,
 // small enough that two cores share a rail's stretches evenly, large

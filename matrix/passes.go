@@ -12,9 +12,9 @@ import (
 // verdict and gathers the population statistics; the figures wait in
 // memory (a rail's p99 and Gb/s, every cell's p50) for the second pass,
 // which runs the rules and tallies the rail and both nodes of the cell.
-// The node medians are taken last, from the p50s. Reading the input once
-// instead of four times (statistics, rules, each end's rollup) is what
-// brought 1,024 x 8 from 4–5 s to under 2 (README.md).
+// The node medians are taken last, from the p50s. Each cell is read once,
+// not once per use (statistics, rules, each end's rollup): reading the
+// input is the largest part of the analysis (README.md).
 
 // railFigs are one rail's figures between the two passes, by position in
 // the rail's span; NaN = none (a valid figure is never NaN).
@@ -45,8 +45,8 @@ func (a *analysis) judgeRails() (rails, nodes []Rollup) {
 	}
 	rails = make([]Rollup, len(a.spans))
 	// The scratch is sized for the largest rail up front: grown by append,
-	// its outgrown copies were garbage the collector let pile up to about
-	// twice the live heap.
+	// its outgrown copies would be garbage the collector lets pile up to
+	// about twice the live heap.
 	most := 0
 	for si := range a.spans {
 		m := len(a.spans[si].members)
@@ -142,8 +142,9 @@ func (a *analysis) judgeStretch(si int, pt *stretch, st *railStats, rates []floa
 		}
 		g := rf.g[o]
 		rt.add(v, g, 0)
-		// The order the cells were once added to a node's rollup:
-		// rail, the peer's position, the row before the column.
+		// The key settles ties between equal Gb/s in a node's rollup
+		// (a 0 and a -0): rail, the peer's position, the row before the
+		// column, whichever stretch the cell is in.
 		nt[sp.members[i]].add(v, g, ((si*len(a.ns))+j)*2)
 		nt[sp.members[j]].add(v, g, ((si*len(a.ns))+i)*2+1)
 	}

@@ -19,15 +19,27 @@ func failAttempt(c probe.Class) Attempt {
 	return Attempt{Round: 40, Class: c, Error: &probe.Error{Class: c, Cause: "retest cause " + string(c), Fix: "fix it"}}
 }
 
-func TestRetestVerdicts(t *testing.T) {
-	tests := []struct {
-		name        string
-		first       func(c *Cell)
-		retests     []Attempt
-		wantVerdict Verdict
-		wantClass   probe.Class
-		wantReason  string // substring; "" = reason must be empty
-	}{
+// retestCase is node-02 -> node-05 of a 6 x 1 fabric measured first by
+// first, then retested.
+type retestCase struct {
+	name        string
+	first       func(c *Cell)
+	retests     []Attempt
+	wantVerdict Verdict
+	wantClass   probe.Class
+	wantReason  string // substring; "" = reason must be empty
+}
+
+func (tc *retestCase) fixture() *fixture {
+	f := newFixture(6, 1)
+	c := f.cell("node-02", "node-05", 0)
+	tc.first(c)
+	c.Retests = tc.retests
+	return f
+}
+
+func retestCases() []retestCase {
+	return []retestCase{
 		{name: "slow once, then fine: cleared",
 			first: slow(5), retests: []Attempt{okAttempt(1010)}, wantVerdict: VerdictOK, wantClass: probe.ClassOK},
 		{name: "slow every time: confirmed",
@@ -49,13 +61,12 @@ func TestRetestVerdicts(t *testing.T) {
 			retests: []Attempt{failAttempt(probe.ClassRetryExceeded)}, wantVerdict: VerdictFailed,
 			wantClass: probe.ClassRetryExceeded, wantReason: "packets lost (failed all 2 attempts)"},
 	}
-	for _, tc := range tests {
+}
+
+func TestRetestVerdicts(t *testing.T) {
+	for _, tc := range retestCases() {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFixture(6, 1)
-			c := f.cell("node-02", "node-05", 0)
-			tc.first(c)
-			c.Retests = tc.retests
-			m := f.build()
+			m := tc.fixture().build()
 			got := m.Cells[cellIndexOf(m, "node-02", "node-05", 0)]
 			if got.Verdict != tc.wantVerdict || got.Class != tc.wantClass {
 				t.Fatalf("verdict %s class %s (%q); want %s %s", got.Verdict, got.Class, got.Reason, tc.wantVerdict, tc.wantClass)
@@ -115,10 +126,11 @@ func cellIndexOf(m *Matrix, src, dst string, rail int) int {
 	panic("no cell")
 }
 
-func TestCrossRail(t *testing.T) {
+// crossRailFabric is a 6 x 2 fabric with every cross path of its two
+// rails measured: a healthy population, and a spine hop (rail 1 → rail 0)
+// that is slow for everyone.
+func crossRailFabric() *fixture {
 	f := newFixture(6, 2)
-	// Every cross path of two rails: a healthy population, plus one dead path
-	// and a spine hop (rail 1 → rail 0) that is slow for everyone.
 	for s := 0; s < 6; s++ {
 		for d := 0; d < 6; d++ {
 			if s == d {
@@ -135,7 +147,11 @@ func TestCrossRail(t *testing.T) {
 			}
 		}
 	}
-	m := f.build()
+	return f
+}
+
+func TestCrossRail(t *testing.T) {
+	m := crossRailFabric().build()
 	if len(m.Cells) != 2*30 || len(m.Cross) != 60 {
 		t.Fatalf("%d same-rail and %d cross cells; want 60 and 60", len(m.Cells), len(m.Cross))
 	}

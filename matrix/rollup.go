@@ -8,8 +8,8 @@ import (
 // rollTally counts one rollup's cells by verdict index and keeps its
 // lowest Gb/s; the caller takes the p50 median (which one dead-slow cell
 // cannot drag the way it drags a mean) from the cells' p50s. key orders
-// equal minima the way the cells were once added one by one, so a 0 and
-// a -0 Gb/s cell still give the same output.
+// equal minima as one goroutine walking the cells would meet them, so a 0
+// and a -0 Gb/s cell give the same output on any number of cores.
 type rollTally struct {
 	n       [len(allVerdicts)]int
 	minG    float64

@@ -25,15 +25,18 @@ func everyCell(fn func(c *Cell)) func(f *fixture) {
 	}
 }
 
-func TestLineRateRule(t *testing.T) {
+// ruleCase breaks an 8 x 1 fabric and judges it with th.
+type ruleCase struct {
+	name    string
+	th      Thresholds
+	break_  func(f *fixture)
+	healthy bool
+	reason  string // in every bad cell's reason
+}
+
+func lineRateCases() []ruleCase {
 	at87 := everyCell(scaleBW(0.87)) // ~340 of 400 Gb/s everywhere: the population cannot see it
-	cases := []struct {
-		name    string
-		th      Thresholds
-		break_  func(f *fixture)
-		healthy bool
-		reason  string
-	}{
+	return []ruleCase{
 		{"below 90% of the port", DefaultThresholds(), at87, false, "% of the 400 Gb/s port rate (limit 90%)"},
 		{"rule off", Thresholds{LatencyFactor: 2.1, BandwidthFraction: 0.93}, at87, true, ""},
 		{"rule set to 0.8", Thresholds{LatencyFactor: 2.1, BandwidthFraction: 0.93, LineRateFraction: 0.8}, at87, true, ""},
@@ -62,7 +65,10 @@ func TestLineRateRule(t *testing.T) {
 			f.nodes[2].Ports[0].RateGbps = 400 // ...but not against node-03
 		}, false, "of the 800 Gb/s port rate"},
 	}
-	for _, c := range cases {
+}
+
+func TestLineRateRule(t *testing.T) {
+	for _, c := range lineRateCases() {
 		t.Run(c.name, func(t *testing.T) {
 			m := buildWith(c.th, c.break_)
 			if m.Healthy != c.healthy {
@@ -83,16 +89,20 @@ func TestLineRateRule(t *testing.T) {
 	}
 }
 
-func TestRobustZRule(t *testing.T) {
+// robustZCase breaks an 8 x 1 fabric for the robust-z rule: count cells
+// must get verdict, each with reason in its reason.
+type robustZCase struct {
+	name    string
+	th      Thresholds
+	break_  func(f *fixture)
+	verdict Verdict
+	count   int
+	reason  string
+}
+
+func robustZCases() []robustZCase {
 	z := Thresholds{LatencyFactor: 2.1, BandwidthFraction: 0.93, RobustZ: 6}
-	cases := []struct {
-		name    string
-		th      Thresholds
-		break_  func(f *fixture)
-		verdict Verdict
-		count   int
-		reason  string
-	}{
+	return []robustZCase{
 		{"p50 1.5x: under ClusterKit's 2.1x", DefaultThresholds(), func(f *fixture) { f.touching("node-04", 0, slow(1.5)) }, VerdictSlowLatency, 0, ""},
 		{"p50 1.5x: 20 robust SDs", z, func(f *fixture) { f.touching("node-04", 0, slow(1.5)) }, VerdictSlowLatency, 14, "robust SDs above the rail-0 median"},
 		{"p99 20x", z, func(f *fixture) { f.touching("node-04", 0, tail(20)) }, VerdictSlowLatency, 14, "robust SDs above the rail-0 median p99"},
@@ -107,7 +117,11 @@ func TestRobustZRule(t *testing.T) {
 			f.cell("node-01", "node-02", 0).Latency = &probe.Latency{P50Ns: 1100, P99Ns: 1200}
 		}, VerdictSlowLatency, 1, "robust SDs"},
 	}
-	for _, c := range cases {
+}
+
+func TestRobustZRule(t *testing.T) {
+	z := Thresholds{LatencyFactor: 2.1, BandwidthFraction: 0.93, RobustZ: 6}
+	for _, c := range robustZCases() {
 		t.Run(c.name, func(t *testing.T) {
 			m := buildWith(c.th, c.break_)
 			if got := m.Counts[c.verdict]; got != c.count {
@@ -156,11 +170,12 @@ func TestAbsoluteLimits(t *testing.T) {
 	}
 }
 
-func TestBaselineRule(t *testing.T) {
+// baselineSweep is an 8 x 1 fabric judged against last week's healthy
+// sweep of the same fabric: drifts the population cannot see.
+func baselineSweep() (*fixture, Thresholds) {
 	good := newFixture(8, 1).build()
-	base := BaselineFrom(good, "last-week")
 	th := DefaultThresholds()
-	th.Baseline = base
+	th.Baseline = BaselineFrom(good, "last-week")
 
 	f := newFixture(8, 1)
 	f.touching("node-04", 0, slow(1.2))      // +20% p50: the population sees nothing
@@ -169,6 +184,11 @@ func TestBaselineRule(t *testing.T) {
 	l := *c.Latency
 	l.P50Ns *= 1.1
 	c.Latency = &l
+	return f, th
+}
+
+func TestBaselineRule(t *testing.T) {
+	f, th := baselineSweep()
 	m := Build(f.nodes, f.cells, th)
 
 	if m.Thresholds.Baseline != nil || m.Thresholds.BaselineName != "last-week" ||

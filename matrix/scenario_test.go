@@ -56,19 +56,31 @@ type topWant struct {
 	minConf           float64
 }
 
-// TestScenarios is the fault table: 16 nodes behind four leaves of
-// four, 4 rails, one fault class each, deterministic. Each names the
-// suspect an operator must see first and how many suspects there may be.
-func TestScenarios(t *testing.T) {
+// scenarioCase is one row of the fault table: a fault on a fabric of 16
+// nodes behind four leaves of four, 4 rails, the suspect an operator must
+// see first and how many suspects there may be.
+type scenarioCase struct {
+	name     string
+	th       func(*Thresholds)
+	break_   func(f *fixture)
+	top      topWant
+	suspects int
+	second   string // title of the second suspect, when there is one
+}
+
+// scenarioFabric is the fault table's healthy fabric.
+func scenarioFabric() *fixture {
+	f := newFixture(16, 4)
+	f.labelLeaves(4)
+	return f
+}
+
+// scenarioCases is the fault table, one fault class each, deterministic;
+// TestScenarios checks its first suspects and the golden files record
+// everything else it produces.
+func scenarioCases() []scenarioCase {
 	portDown := fail(probe.ClassPortDown, "port 1 is DOWN", "")
-	cases := []struct {
-		name     string
-		th       func(*Thresholds)
-		break_   func(f *fixture)
-		top      topWant
-		suspects int
-		second   string // title of the second suspect, when there is one
-	}{
+	return []scenarioCase{
 		{
 			name:   "hca down",
 			break_: func(f *fixture) { f.touching("node-05", 2, portDown) },
@@ -188,16 +200,23 @@ func TestScenarios(t *testing.T) {
 			second:   "hca node-14/mlx5_1 (rail 1)",
 		},
 	}
-	for _, c := range cases {
+}
+
+// thresholds are the defaults with the case's changes.
+func (c *scenarioCase) thresholds() Thresholds {
+	th := DefaultThresholds()
+	if c.th != nil {
+		c.th(&th)
+	}
+	return th
+}
+
+func TestScenarios(t *testing.T) {
+	for _, c := range scenarioCases() {
 		t.Run(c.name, func(t *testing.T) {
-			f := newFixture(16, 4)
-			f.labelLeaves(4)
+			f := scenarioFabric()
 			c.break_(f)
-			th := DefaultThresholds()
-			if c.th != nil {
-				c.th(&th)
-			}
-			m := Build(f.nodes, f.cells, th)
+			m := Build(f.nodes, f.cells, c.thresholds())
 			if m.Healthy || len(m.Suspects) != c.suspects {
 				t.Fatalf("healthy=%v, %d suspects, want %d:\n%s", m.Healthy, len(m.Suspects), c.suspects, m.Summary())
 			}

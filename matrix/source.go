@@ -5,7 +5,7 @@ import "sync"
 // Source hands BuildFrom a sweep's same-rail cells one at a time from
 // wherever they are kept, so a caller holding millions of them compactly
 // (the coordinator's grid) never materialises them all as a []Cell: at
-// 1,024 x 8 that slice was 1.3 GB, three seconds to decode and most of
+// 1,024 x 8 that slice is 1.3 GB, three seconds to decode and most of
 // what the garbage collector scanned during the analysis. Node indices
 // are positions in the nodes handed to BuildFrom.
 type Source interface {

@@ -1,6 +1,7 @@
 package matrix
 
 import (
+	"math/rand"
 	"reflect"
 	"testing"
 
@@ -74,4 +75,92 @@ func TestBuildFromSourceMatchesBuild(t *testing.T) {
 	if m := BuildFrom(f.nodes, newMapSource(f.nodes, grid), nil, DefaultThresholds()); !reflect.DeepEqual(m, Build(f.nodes, grid, DefaultThresholds())) {
 		t.Fatal("BuildFrom without slice cells differs from Build")
 	}
+}
+
+// splitSource hands a random share of the same-rail cells to a Source and
+// keeps the rest (and every odd cell) as the slice BuildFrom also takes.
+func splitSource(rng *rand.Rand, nodes []Node, cells []Cell) (Source, []Cell) {
+	known := map[string]bool{}
+	for _, nd := range nodes {
+		known[nd.Name] = true
+	}
+	var grid, rest []Cell
+	share := rng.Float64()
+	for _, c := range cells {
+		if known[c.Src] && known[c.Dst] && c.Src != c.Dst && c.Rail >= 0 && c.Rail < 8 && c.DstRail == nil && rng.Float64() < share {
+			grid = append(grid, c)
+		} else {
+			rest = append(rest, c)
+		}
+	}
+	switch rng.Intn(3) {
+	case 0:
+		return figureSource{newMapSource(nodes, grid)}, rest
+	case 1:
+		return newCodedSource(newMapSource(nodes, grid)), rest
+	}
+	return newMapSource(nodes, grid), rest
+}
+
+// codedSource is a figureSource whose p50s are codes into a table, as the
+// coordinator's grid hands them out (p50Column keeps the codes). Some cells
+// come without a code and some with a wrong one: both must be read back as
+// the figure itself.
+type codedSource struct {
+	figureSource
+	table []float64
+	code  map[float64]uint16
+}
+
+var _ CodedSource = codedSource{}
+
+func newCodedSource(m *mapSource) codedSource {
+	s := codedSource{figureSource: figureSource{m}, code: map[float64]uint16{}}
+	for _, c := range m.at {
+		if c.Latency == nil {
+			continue
+		}
+		if _, ok := s.code[c.Latency.P50Ns]; !ok && len(s.table) < 1<<16 {
+			s.code[c.Latency.P50Ns] = uint16(len(s.table))
+			s.table = append(s.table, c.Latency.P50Ns)
+		}
+	}
+	return s
+}
+
+func (s codedSource) P50Table() []float64 { return s.table }
+
+func (s codedSource) Figures(f *Figures, a, b, r int) bool {
+	if !s.figureSource.Figures(f, a, b, r) {
+		return false
+	}
+	code, ok := s.code[f.P50Ns]
+	switch k := a + 3*b + 5*r; {
+	case !f.Latency || !ok || k%5 == 0: // uncoded
+	case k%7 == 0 && len(s.table) > 1: // a code of another figure
+		f.P50Coded, f.P50Code = true, uint16((int(code)+1)%len(s.table))
+	default:
+		f.P50Coded, f.P50Code = true, code
+	}
+	return true
+}
+
+// figureSource is a mapSource that also hands out figures, as the
+// coordinator's grid does: Analyse then reads whole cells only for errors
+// and retests.
+type figureSource struct{ *mapSource }
+
+func (s figureSource) Figures(f *Figures, a, b, r int) bool {
+	c, ok := s.at[[3]int{a, b, r}]
+	if !ok {
+		return false
+	}
+	*f = Figures{Class: c.Class, Round: c.Round, Whole: c.Error != nil || len(c.Retests) > 0}
+	if c.Latency != nil {
+		f.Latency, f.P50Ns, f.P99Ns, f.Samples = true, c.Latency.P50Ns, c.Latency.P99Ns, c.Latency.Samples
+	}
+	if c.Bandwidth != nil {
+		f.Bandwidth, f.Gbps, f.MsgRate = true, c.Bandwidth.Gbps, c.Bandwidth.MsgRate
+	}
+	return true
 }

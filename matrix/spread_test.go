@@ -31,19 +31,19 @@ func loose() Thresholds {
 	return th
 }
 
-// TestSpreadLowersConfidence: a performance suspect on a noisy rail loses
-// confidence in proportion to the noise; on a quiet rail, or for a hard
-// failure, nothing changes; the failure then ranks first.
-func TestSpreadLowersConfidence(t *testing.T) {
-	cases := []struct {
-		name             string
-		break_           func(f *fixture)
-		kind             string
-		rail             int
-		verdict          Verdict
-		minConf, maxConf float64
-		spread           bool
-	}{
+// spreadCase breaks node-04 of a 16 x 2 fabric, judged with loose().
+type spreadCase struct {
+	name             string
+	break_           func(f *fixture)
+	kind             string
+	rail             int
+	verdict          Verdict
+	minConf, maxConf float64
+	spread           bool
+}
+
+func spreadCases() []spreadCase {
+	return []spreadCase{
 		{
 			name:   "low bandwidth on a quiet rail: confident",
 			break_: func(f *fixture) { f.touching("node-04", 0, scaleBW(0.5)) },
@@ -66,7 +66,23 @@ func TestSpreadLowersConfidence(t *testing.T) {
 			kind: KindHCA, rail: 1, verdict: VerdictFailed, minConf: 0.9, maxConf: 1,
 		},
 	}
-	for _, c := range cases {
+}
+
+// hardFailureBesideNoise is a noisy rail with a narrow HCA next to a
+// failed HCA and two failed pairs on the quiet rail.
+func hardFailureBesideNoise(f *fixture) {
+	f.noisyRail(1, 0.15)
+	f.touching("node-04", 1, scaleBW(0.3))
+	fail(probe.ClassRetryExceeded, "retry exceeded", "")(f.cell("node-09", "node-10", 0))
+	fail(probe.ClassRetryExceeded, "retry exceeded", "")(f.cell("node-09", "node-11", 0))
+	f.touching("node-12", 0, fail(probe.ClassRetryExceeded, "retry exceeded", ""))
+}
+
+// TestSpreadLowersConfidence: a performance suspect on a noisy rail loses
+// confidence in proportion to the noise; on a quiet rail, or for a hard
+// failure, nothing changes; the failure then ranks first.
+func TestSpreadLowersConfidence(t *testing.T) {
+	for _, c := range spreadCases() {
 		t.Run(c.name, func(t *testing.T) {
 			f := newFixture(16, 2)
 			c.break_(f)
@@ -91,11 +107,7 @@ func TestSpreadLowersConfidence(t *testing.T) {
 	}
 	t.Run("the hard failure ranks before the noisy slow HCA", func(t *testing.T) {
 		f := newFixture(16, 2)
-		f.noisyRail(1, 0.15)
-		f.touching("node-04", 1, scaleBW(0.3))
-		fail(probe.ClassRetryExceeded, "retry exceeded", "")(f.cell("node-09", "node-10", 0))
-		fail(probe.ClassRetryExceeded, "retry exceeded", "")(f.cell("node-09", "node-11", 0))
-		f.touching("node-12", 0, fail(probe.ClassRetryExceeded, "retry exceeded", ""))
+		hardFailureBesideNoise(f)
 		m := Build(f.nodes, f.cells, loose())
 		if s := m.Suspects[0]; s.Node != "node-12" || s.Verdict != VerdictFailed {
 			t.Fatalf("first suspect %s, want node-12's failed HCA:\n%s", s.title(), m.Summary())

@@ -71,10 +71,10 @@ const (
 	VerdictUntested     Verdict = "untested"      // no measurement recorded (yet)
 )
 
-// Thresholds decide which measured cells are bad. The first two are the v0
-// population rules (NVIDIA ClusterKit's); every later field is a rule that a
-// zero value turns off, so a Thresholds written before they existed judges
-// exactly as it did. Start from DefaultThresholds() and change fields: a
+// Thresholds decide which measured cells are bad. The first two are the
+// population rules (NVIDIA ClusterKit's); every other field is a rule that
+// a zero value turns off, so a saved Thresholds that lacks a field judges
+// without that rule. Start from DefaultThresholds() and change fields: a
 // completely zero Thresholds means "the defaults", a partly set one does not
 // switch on the line-rate rule by itself. README.md explains each rule.
 //
@@ -194,10 +194,6 @@ type Suspect struct {
 	// slow ones (README.md, Ranking).
 	HardFailures int `json:"hard_failures,omitempty"`
 }
-
-// newDiagnosis reports whether s carries a finding of the steps the
-// frozen reference lacks (direction, time, spread).
-func (s *Suspect) newDiagnosis() bool { return s.Direction != "" || s.FromRound > 0 || s.Spread > 0 }
 
 // LowConfidence is the confidence under which a suspect always carries a
 // Note saying what is ambiguous.

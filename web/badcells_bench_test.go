@@ -16,8 +16,8 @@ import (
 
 // BenchmarkBadCellsRailDown is GET .../matrix?cells=bad on a 1,024 x 8
 // sweep with rail 2 down on every node (1,047,552 bad cells): the compact
-// BadOnly view the handler serves, against the bad cells materialised
-// first (what BadOnly did before the view), in one process. It reports
+// BadOnly view the handler serves, against the same bad cells materialised
+// first (Materialize), in one process. It reports
 // each one's time, the heap it grew by at its peak and the JSON's size,
 // and fails when the two JSONs differ. Run:
 // go test -run '^$' -bench BadCellsRailDown -benchtime 1x ./web/

@@ -106,7 +106,7 @@ func TestPrepareReadiesEachRailForRailsView(t *testing.T) {
 	f := doneBackend(synth.MatrixWith(24, 3, synth.Faults{RailDown: 1}))
 	s := New(f, Options{})
 	ctx, cancel := context.WithCancel(context.Background())
-	startPrepare(t, s, ctx, cancel)
+	startPrepare(t, ctx, s, cancel)
 	wait.For(t, "the first-paint views", func() bool { return s.Prepared("big") })
 	m, _ := f.Matrix("big")
 	e := s.views.lookup(m)

@@ -20,6 +20,7 @@ var (
 )
 
 func huge(b *testing.B) *matrix.Matrix {
+	b.Helper()
 	hugeOnce.Do(func() {
 		start := time.Now()
 		hugeMatrix = synth.Matrix(1024, 8)

@@ -47,7 +47,7 @@ func countWalks(t *testing.T, m *matrix.Matrix, after int, at func(walk context.
 
 // startPrepare runs s.Prepare under ctx until cancel or the end of the
 // test; the channel closes when it has returned.
-func startPrepare(t *testing.T, s *Server, ctx context.Context, cancel context.CancelFunc) <-chan struct{} {
+func startPrepare(t *testing.T, ctx context.Context, s *Server, cancel context.CancelFunc) <-chan struct{} {
 	t.Helper()
 	stopped := make(chan struct{})
 	go func() { defer close(stopped); s.Prepare(ctx, time.Millisecond) }()
@@ -89,7 +89,7 @@ func TestPrepareStopsMidWalk(t *testing.T) {
 			s := New(f, Options{})
 			ctx, cancel := context.WithCancel(context.Background())
 			walked := countWalks(t, m, tc.cancel, func(context.Context) { cancel() })
-			stopped := startPrepare(t, s, ctx, cancel)
+			stopped := startPrepare(t, ctx, s, cancel)
 			wait.For(t, "Prepare to return after the cancel", closed(stopped))
 			bound := tc.cancel + runtime.GOMAXPROCS(0)*walkChunk
 			if w := int(walked.Load()); w < tc.cancel || w > bound {
@@ -174,7 +174,7 @@ func TestPrepareStopsForNewerSweep(t *testing.T) {
 	})
 	s := New(f, Options{})
 	ctx, cancel := context.WithCancel(context.Background())
-	startPrepare(t, s, ctx, cancel)
+	startPrepare(t, ctx, s, cancel)
 	wait.For(t, "the newer sweep's first-paint views", func() bool { return s.Prepared("newer") })
 	wait.For(t, "the newer sweep's p50 layer", func() bool { return s.PreparedValues("newer") })
 	if w := int(walked.Load()); w >= 3*n {
@@ -221,7 +221,7 @@ func TestCachedAnswersDoNotWaitForABuild(t *testing.T) {
 	})
 	s := New(doneBackend(m), Options{})
 	ctx, cancel := context.WithCancel(context.Background())
-	startPrepare(t, s, ctx, cancel)
+	startPrepare(t, ctx, s, cancel)
 	select {
 	case <-held:
 	case <-time.After(10 * time.Second):

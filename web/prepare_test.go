@@ -108,7 +108,7 @@ func TestPrepareRunsTheBackendsOwnBetween(t *testing.T) {
 		calls <- call{s.Prepared("s2"), s.PreparedValues("s2")}
 	}})
 	ctx, cancel := context.WithCancel(context.Background())
-	startPrepare(t, s, ctx, cancel)
+	startPrepare(t, ctx, s, cancel)
 	f.update("s2", func(i *api.SweepInfo) { i.State = api.SweepDone })
 	wait.For(t, "s2's p50 layer", func() bool { return s.PreparedValues("s2") })
 	seen := f.lists()
@@ -128,6 +128,6 @@ func TestPrepareSurvivesTheBackendsPanic(t *testing.T) {
 	f.update("s2", func(i *api.SweepInfo) { i.State = api.SweepDone })
 	s := New(f, Options{Prepare: func(context.Context) { panic("the backend's bug") }})
 	ctx, cancel := context.WithCancel(context.Background())
-	startPrepare(t, s, ctx, cancel)
+	startPrepare(t, ctx, s, cancel)
 	wait.For(t, "the p50 layer after the backend's panic", func() bool { return s.PreparedValues("s2") })
 }

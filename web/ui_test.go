@@ -74,7 +74,7 @@ func TestUIFetchesNothingExternal(t *testing.T) {
 	sub, _ := fs.Sub(uiFiles, "ui")
 	offsite := regexp.MustCompile(`(?i)(https?:)?//[a-z0-9.-]+\.[a-z]{2,}|@import|url\(\s*['"]?(https?:|//)`)
 	n := 0
-	fs.WalkDir(sub, ".", func(name string, d fs.DirEntry, err error) error {
+	if err := fs.WalkDir(sub, ".", func(name string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
@@ -84,7 +84,9 @@ func TestUIFetchesNothingExternal(t *testing.T) {
 			t.Errorf("%s references %q", name, m)
 		}
 		return nil
-	})
+	}); err != nil {
+		t.Fatal(err)
+	}
 	if n < 3 {
 		t.Fatalf("only %d embedded UI files", n)
 	}
@@ -97,12 +99,14 @@ func TestUIElementIDs(t *testing.T) {
 	index := do(t, h, "GET", "/", "").Body.String()
 	var js strings.Builder
 	sub, _ := fs.Sub(uiFiles, "ui")
-	fs.WalkDir(sub, ".", func(name string, d fs.DirEntry, err error) error {
+	if err := fs.WalkDir(sub, ".", func(name string, d fs.DirEntry, err error) error {
 		if err == nil && strings.HasSuffix(name, ".js") {
 			js.WriteString(do(t, h, "GET", "/"+name, "").Body.String())
 		}
 		return err
-	})
+	}); err != nil {
+		t.Fatal(err)
+	}
 	want := map[string]bool{}
 	for _, id := range []string{"heatmap", "tooltip", "rail", "metric", "mode", "sweep", "start", "start-form", "suspects",
 		"summary", "nodes", "legend", "error", "progress-text", "drill", "drill-body", "history", "diff"} {
@@ -141,7 +145,7 @@ func TestUIModuleGraph(t *testing.T) {
 	sub, _ := fs.Sub(uiFiles, "ui")
 	imports := regexp.MustCompile(`(?m)^import [^;]*? from "(\.[^"]+)";`)
 	seen := 0
-	fs.WalkDir(sub, ".", func(name string, d fs.DirEntry, err error) error {
+	if err := fs.WalkDir(sub, ".", func(name string, d fs.DirEntry, err error) error {
 		if err != nil || !strings.HasSuffix(name, ".js") {
 			return err
 		}
@@ -154,7 +158,9 @@ func TestUIModuleGraph(t *testing.T) {
 			}
 		}
 		return nil
-	})
+	}); err != nil {
+		t.Fatal(err)
+	}
 	if seen < 10 {
 		t.Fatalf("found only %d imports; has the module layout changed?", seen)
 	}

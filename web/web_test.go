@@ -460,7 +460,11 @@ func TestStatus(t *testing.T) {
 }
 
 func TestMetricsRouteFollowsReadAuth(t *testing.T) {
-	metrics := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "up 1\n") })
+	metrics := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		if _, err := io.WriteString(w, "up 1\n"); err != nil {
+			t.Error(err)
+		}
+	})
 	closed := New(newFake(), Options{Token: "tok", Metrics: metrics}).Handler()
 	wantError(t, do(t, closed, "GET", "/metrics", ""), http.StatusUnauthorized, "")
 	if rec := do(t, closed, "GET", "/metrics", "", "Authorization", "Bearer tok"); rec.Code != 200 || rec.Body.String() != "up 1\n" {

@@ -271,5 +271,9 @@ func (a *Agent) stopHTTP() {
 	// Close, not Shutdown: a dead worker must stop answering at once, and a
 	// clean stop has already drained sessions by the time it gets here.
 	_ = a.srv.Close()
-	<-a.serveErr
+	// Nothing else reads serveErr: an API server that died on its own
+	// would otherwise leave no trace.
+	if err := <-a.serveErr; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		a.log.Warn("worker API stopped serving", "err", err)
+	}
 }

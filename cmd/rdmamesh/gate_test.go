@@ -30,13 +30,17 @@ func TestGateLiveFlags(t *testing.T) {
 		mu.Lock()
 		asked = append(asked, r.Method+" "+r.URL.Path)
 		mu.Unlock()
+		var err error
 		switch r.URL.Path {
 		case "/api/v1/live":
-			json.NewEncoder(w).Encode(api.LiveInfo{Enabled: true, Window: 3, WindowSeconds: 10, AgeSeconds: 45, Members: 2, Probing: 2})
+			err = json.NewEncoder(w).Encode(api.LiveInfo{Enabled: true, Window: 3, WindowSeconds: 10, AgeSeconds: 45, Members: 2, Probing: 2})
 		case "/api/v1/sweeps/live/matrix":
-			m.WriteJSON(w)
+			err = m.WriteJSON(w)
 		default:
 			http.NotFound(w, r)
+		}
+		if err != nil {
+			t.Errorf("answering %s: %v", r.URL.Path, err)
 		}
 	}))
 	defer srv.Close()

@@ -122,7 +122,9 @@ func TestKeygenSecretsRunAPair(t *testing.T) {
 		}
 		defer resp.Body.Close()
 		var b bytes.Buffer
-		b.ReadFrom(resp.Body)
+		if _, err := b.ReadFrom(resp.Body); err != nil {
+			t.Fatal(err)
+		}
 		return resp.StatusCode, b.String()
 	}
 	wait.Until(t, 30*time.Second, "the worker to show up in /api/v1/nodes", func() error {

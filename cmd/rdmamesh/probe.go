@@ -75,7 +75,9 @@ listener follows the peer's choice of parameters and connection mode.
 			if err != nil {
 				return &pairtest.ExitError{Code: 2, Err: err}
 			}
-			defer closeFab()
+			// Closing only releases device contexts as the command exits;
+			// the test's outcome is already decided by then.
+			defer func() { _ = closeFab() }()
 			o := pairtest.Options{Endpoint: probe.Endpoint{Device: device, Port: port, GIDIndex: -1}, Params: p,
 				ConnectTimeout: connectTimeout, JSON: asJSON, Keep: keep}
 			ctx, out := cmd.Context(), cmd.OutOrStdout()

@@ -16,7 +16,7 @@ import (
 )
 
 // BenchmarkLiveMatrix1024x8 is the coordinator's memory for the live
-// matrix (issue 17): 1,024 nodes x 8 rails in leaves of 32, the shipped
+// matrix: 1,024 nodes x 8 rails in leaves of 32, the shipped
 // plan defaults, every worker's summaries folded for 14 windows (the
 // horizon is 3), then one analysis. It reports the cells and heap held
 // after the last window and after the first ten, which must be alike:
@@ -91,6 +91,7 @@ func heapInuse() uint64 {
 // guard stops the process before it passes limit bytes of resident memory:
 // a runaway benchmark takes the whole machine down with it.
 func guard(b *testing.B, limit uint64) {
+	b.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	b.Cleanup(cancel)
 	g := &procstat.Guard{Limit: limit, Name: "BenchmarkLiveMatrix1024x8"}

@@ -96,7 +96,9 @@ func TestRaftCutsAFollowersTailAndItReopens(t *testing.T) {
 	defer func() {
 		for i := range n {
 			if nodes[i] != nil {
-				nodes[i].Shutdown().Error()
+				if err := nodes[i].Shutdown().Error(); err != nil {
+					t.Errorf("shut node %d down: %v", i, err)
+				}
 			}
 			logs[i].Close()
 		}
@@ -166,7 +168,9 @@ func TestRaftCutsAFollowersTailAndItReopens(t *testing.T) {
 	same(logs[old], logs[next])
 
 	for i := range n {
-		nodes[i].Shutdown().Error()
+		if err := nodes[i].Shutdown().Error(); err != nil {
+			t.Fatalf("shut node %d down: %v", i, err)
+		}
 		nodes[i] = nil
 	}
 	logs[old].Close()

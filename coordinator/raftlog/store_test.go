@@ -109,21 +109,27 @@ func TestMatchesInmemStore(t *testing.T) {
 					if err := s.StoreLogs(batch); err != nil {
 						t.Fatalf("%s: store %d..: %v", step, start, err)
 					}
-					model.StoreLogs(batch)
+					if err := model.StoreLogs(batch); err != nil {
+						t.Fatal(err)
+					}
 				case k < 15:
 					hi := first + uint64(rng.IntN(int(last-first)+2))
 					step += fmt.Sprintf(": cut head to %d", hi)
 					if err := s.DeleteRange(first, hi); err != nil {
 						t.Fatalf("%s: %v", step, err)
 					}
-					model.DeleteRange(first, hi)
+					if err := model.DeleteRange(first, hi); err != nil {
+						t.Fatal(err)
+					}
 				case k < 18:
 					lo := first + uint64(rng.IntN(int(last-first)+1))
 					step += fmt.Sprintf(": cut tail from %d", lo)
 					if err := s.DeleteRange(lo, last); err != nil {
 						t.Fatalf("%s: %v", step, err)
 					}
-					model.DeleteRange(lo, last)
+					if err := model.DeleteRange(lo, last); err != nil {
+						t.Fatal(err)
+					}
 					term++
 				default:
 					step += ": reopen"
@@ -258,7 +264,9 @@ func TestTornTailIsCut(t *testing.T) {
 				t.Fatal(err)
 			}
 			model := raft.NewInmemStore()
-			model.StoreLogs(logs)
+			if err := model.StoreLogs(logs); err != nil {
+				t.Fatal(err)
+			}
 			agree(t, "after the torn tail", s, model)
 		})
 	}
@@ -284,11 +292,15 @@ func TestTailCutLeavesNoStaleFrame(t *testing.T) {
 	if err := s.StoreLogs(logs); err != nil {
 		t.Fatal(err)
 	}
-	model.StoreLogs(logs)
+	if err := model.StoreLogs(logs); err != nil {
+		t.Fatal(err)
+	}
 	if err := s.DeleteRange(5, 8); err != nil {
 		t.Fatal(err)
 	}
-	model.DeleteRange(5, 8)
+	if err := model.DeleteRange(5, 8); err != nil {
+		t.Fatal(err)
+	}
 	// Two entries of term 2 as long as old 5 and 6: old entry 7 would sit
 	// just where entry 7 is looked for.
 	var newer []*raft.Log
@@ -299,7 +311,9 @@ func TestTailCutLeavesNoStaleFrame(t *testing.T) {
 	if err := s.StoreLogs(newer); err != nil {
 		t.Fatal(err)
 	}
-	model.StoreLogs(newer)
+	if err := model.StoreLogs(newer); err != nil {
+		t.Fatal(err)
+	}
 	s.Close()
 	if s, err = Open(dir, Options{}); err != nil {
 		t.Fatal(err)
@@ -342,7 +356,9 @@ func TestDamagedOlderSegmentIsAnError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.WriteAt(make([]byte, frameLen), at) // the first segment's last entry
+	if _, err := f.WriteAt(make([]byte, frameLen), at); err != nil { // the first segment's last entry
+		t.Fatal(err)
+	}
 	f.Close()
 	_, err = Open(dir, Options{SegmentBytes: 4 << 10})
 	if err == nil || !strings.Contains(err.Error(), "a gap") || !strings.Contains(err.Error(), "the raft log in "+dir+" is damaged: see") {
@@ -367,7 +383,9 @@ func TestReadOnlyWritesNothing(t *testing.T) {
 	path := segFile(t, dir)
 	b, _ := os.ReadFile(path)
 	b[end+frameLen] ^= 1 // entry 3 torn
-	os.WriteFile(path, b, 0o640)
+	if err := os.WriteFile(path, b, 0o640); err != nil {
+		t.Fatal(err)
+	}
 	r, err := Open(dir, Options{ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
@@ -434,7 +452,9 @@ func TestNewestSegmentWithoutHeader(t *testing.T) {
 	}
 	defer s.Close()
 	model := raft.NewInmemStore()
-	model.StoreLogs(logs)
+	if err := model.StoreLogs(logs); err != nil {
+		t.Fatal(err)
+	}
 	agree(t, "after a zeroed newest segment", s, model)
 	if err := s.StoreLog(entry(4, 1, rng)); err != nil {
 		t.Fatalf("append after it: %v", err)
@@ -485,7 +505,9 @@ func TestMigrateSkipsAnOlderGap(t *testing.T) {
 			continue // entries 11..19: in the snapshot, never in this log
 		}
 		l := entry(i, 1, rng)
-		src.StoreLog(l)
+		if err := src.StoreLog(l); err != nil {
+			t.Fatal(err)
+		}
 		if i >= 20 {
 			want = append(want, l)
 		}
@@ -501,7 +523,9 @@ func TestMigrateSkipsAnOlderGap(t *testing.T) {
 	}
 	defer s.Close()
 	model := raft.NewInmemStore()
-	model.StoreLogs(want)
+	if err := model.StoreLogs(want); err != nil {
+		t.Fatal(err)
+	}
 	agree(t, "migrated across a gap", s, model)
 	if moved, err := Migrate(src, dir, Options{}); err != nil || moved {
 		t.Fatalf("a second migrate: %v, moved %v", err, moved)
@@ -522,7 +546,9 @@ func TestNewestSegmentWithNoWholeEntryIsLogged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.WriteAt([]byte{0xff}, headLen+frameLen+3) // the first entry's body
+	if _, err := f.WriteAt([]byte{0xff}, headLen+frameLen+3); err != nil { // the first entry's body
+		t.Fatal(err)
+	}
 	f.Close()
 	var warned bytes.Buffer
 	if s, err = Open(dir, Options{SegmentBytes: 4 << 10, Log: slog.New(slog.NewTextHandler(&warned, nil))}); err != nil {

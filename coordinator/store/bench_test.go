@@ -43,6 +43,7 @@ func roundCells(nodes []matrix.Node, rd scheduler.Round, rng *rand.Rand) []matri
 }
 
 func benchSweep(b *testing.B, n int) ([]matrix.Node, []scheduler.Round) {
+	b.Helper()
 	nodes := gridNodes(n, 8)
 	names := make([]string, n)
 	for i := range nodes {
@@ -85,6 +86,7 @@ func BenchmarkApplyRound(b *testing.B) { benchApplyRound(b, false) }
 func BenchmarkApplyRoundKept(b *testing.B) { benchApplyRound(b, true) }
 
 func benchApplyRound(b *testing.B, own bool) {
+	b.Helper()
 	nodes, rounds := benchSweep(b, 1024)
 	x := NewNodeIndex(nodes)
 	start := mustStart(b, Start{Info: api.SweepInfo{ID: "s", State: api.SweepRunning}, Nodes: nodes})
@@ -185,6 +187,7 @@ func liveHeap() uint64 {
 }
 
 func mustStart(tb testing.TB, s Start) []byte {
+	tb.Helper()
 	b, err := EncodeStart(s)
 	if err != nil {
 		tb.Fatal(err)

@@ -17,6 +17,7 @@ import (
 )
 
 func countersFSM(t *testing.T) *FSM {
+	t.Helper()
 	f := New(5, nil)
 	ports := []probe.Port{{Device: "mlx5_0", Port: 1}, {Device: "mlx5_1", Port: 1}}
 	f.Apply(entry(t, EntrySweepStart, Start{Info: api.SweepInfo{ID: "s1", State: api.SweepRunning},

@@ -21,19 +21,19 @@ import (
 // entry is v as the entry of type typ, through the store's own encoders
 // (a round with every cell whole: the FSM puts each where it fits); a
 // value of no entry type the store knows is a stand-in body for typ.
-func entry(t testing.TB, typ EntryType, v any) *raft.Log {
-	t.Helper()
+func entry(tb testing.TB, typ EntryType, v any) *raft.Log {
+	tb.Helper()
 	var b []byte
 	switch v := v.(type) {
 	case Start:
 		var err error
 		if b, err = EncodeStart(v); err != nil {
-			t.Fatal(err)
+			tb.Fatal(err)
 		}
 	case sweep.RoundResult:
 		var err error
 		if b, err = EncodeRound(nil, v); err != nil {
-			t.Fatal(err)
+			tb.Fatal(err)
 		}
 	case sweep.RetestPlan:
 		b = EncodeRetestPlan(v)
@@ -43,7 +43,7 @@ func entry(t testing.TB, typ EntryType, v any) *raft.Log {
 		b = append([]byte{byte(typ), 1}, fmt.Sprint(v)...)
 	}
 	if EntryType(b[0]) != typ {
-		t.Fatalf("a %T encodes as entry type %d, not %d", v, b[0], typ)
+		tb.Fatalf("a %T encodes as entry type %d, not %d", v, b[0], typ)
 	}
 	return &raft.Log{Index: 1, Data: b}
 }
@@ -61,9 +61,11 @@ func TestFSMApply(t *testing.T) {
 		wantState  string
 	}{
 		{"start only", func(t *testing.T) []*raft.Log {
+			t.Helper()
 			return []*raft.Log{entry(t, EntrySweepStart, Start{Info: api.SweepInfo{ID: "s1", State: api.SweepRunning}})}
 		}, 0, 0, api.SweepRunning},
 		{"two rounds", func(t *testing.T) []*raft.Log {
+			t.Helper()
 			return []*raft.Log{
 				entry(t, EntrySweepStart, Start{Info: api.SweepInfo{ID: "s1", State: api.SweepRunning}}),
 				entry(t, EntryRound, sweep.RoundResult{SweepID: "s1", Round: 0, Cells: []matrix.Cell{okCell("a", "b", 0), okCell("b", "a", 0)}}),
@@ -71,6 +73,7 @@ func TestFSMApply(t *testing.T) {
 			}
 		}, 4, 2, api.SweepRunning},
 		{"round replayed by a new leader is not duplicated", func(t *testing.T) []*raft.Log {
+			t.Helper()
 			r := sweep.RoundResult{SweepID: "s1", Round: 0, Cells: []matrix.Cell{okCell("a", "b", 0), okCell("b", "a", 0)}}
 			return []*raft.Log{
 				entry(t, EntrySweepStart, Start{Info: api.SweepInfo{ID: "s1", State: api.SweepRunning}}),
@@ -79,12 +82,14 @@ func TestFSMApply(t *testing.T) {
 			}
 		}, 2, 1, api.SweepRunning},
 		{"ended", func(t *testing.T) []*raft.Log {
+			t.Helper()
 			return []*raft.Log{
 				entry(t, EntrySweepStart, Start{Info: api.SweepInfo{ID: "s1", State: api.SweepRunning}}),
 				entry(t, EntrySweepEnd, End{SweepID: "s1", State: api.SweepDone}),
 			}
 		}, 0, 0, api.SweepDone},
 		{"round for an unknown sweep is ignored", func(t *testing.T) []*raft.Log {
+			t.Helper()
 			return []*raft.Log{
 				entry(t, EntrySweepStart, Start{Info: api.SweepInfo{ID: "s1", State: api.SweepRunning}}),
 				entry(t, EntryRound, sweep.RoundResult{SweepID: "gone", Round: 0, Cells: []matrix.Cell{okCell("a", "b", 0)}}),
@@ -140,15 +145,15 @@ func (s *memSink) Cancel() error { return nil }
 func (s *memSink) Close() error  { return nil }
 
 // snapshotBytes is what f's snapshot streams.
-func snapshotBytes(t testing.TB, f *FSM) []byte {
-	t.Helper()
+func snapshotBytes(tb testing.TB, f *FSM) []byte {
+	tb.Helper()
 	snap, err := f.Snapshot()
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	var sink memSink
 	if err := snap.Persist(&sink); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	return sink.Bytes()
 }

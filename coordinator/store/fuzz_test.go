@@ -52,12 +52,17 @@ func boundedAlloc(t *testing.T, in []byte, fn func()) {
 }
 
 // deflate compresses payload the way the encoders do.
-func deflate(prefix []byte, payload []byte) []byte {
+func deflate(tb testing.TB, prefix []byte, payload []byte) []byte {
+	tb.Helper()
 	var b bytes.Buffer
 	b.Write(prefix)
 	zw, _ := flate.NewWriter(&b, flate.BestSpeed)
-	zw.Write(payload)
-	zw.Close()
+	if _, err := zw.Write(payload); err != nil {
+		tb.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		tb.Fatal(err)
+	}
 	return b.Bytes()
 }
 
@@ -77,6 +82,7 @@ var fuzzNodes = gridNodes(4, 2)
 // fuzzFSM is an FSM holding sweep "s1" over fuzzNodes, with one round and
 // a retest plan committed, so entries for it reach the cell store.
 func fuzzFSM(tb testing.TB) *FSM {
+	tb.Helper()
 	f := New(3, nil)
 	for _, e := range fuzzEntries(tb)[:3] {
 		f.Apply(&raft.Log{Data: e})
@@ -98,6 +104,7 @@ var (
 )
 
 func makeFuzzEntries(tb testing.TB) [][]byte {
+	tb.Helper()
 	x := NewNodeIndex(fuzzNodes)
 	rng := rand.New(rand.NewPCG(7, 8))
 	grid := func(round int) []byte {
@@ -170,7 +177,7 @@ func FuzzRoundPayload(f *testing.F) {
 	}
 	f.Add([]byte("\x02s1\x00\x01\x02\x02ok\x01"))
 	f.Fuzz(func(t *testing.T, p []byte) {
-		b := deflate([]byte{wire.RoundVersion}, p)
+		b := deflate(t, []byte{wire.RoundVersion}, p)
 		boundedAlloc(t, p, func() { decodeRound(t, b) })
 	})
 }
@@ -178,6 +185,7 @@ func FuzzRoundPayload(f *testing.F) {
 // decodeRound walks every cell of b, then applies it to an FSM holding a
 // sweep and reads every cell back.
 func decodeRound(t *testing.T, b []byte) {
+	t.Helper()
 	x := NewNodeIndex(fuzzNodes)
 	if r, err := wire.ReadRound(b); err == nil {
 		var c wire.GridCodes
@@ -277,7 +285,7 @@ func FuzzSnapshotPayload(f *testing.F) {
 	f.Add([]byte{1})
 	f.Add([]byte{1, 2, 1})
 	f.Fuzz(func(t *testing.T, p []byte) {
-		b := deflate([]byte{wire.SnapshotVersion}, p)
+		b := deflate(t, []byte{wire.SnapshotVersion}, p)
 		boundedAlloc(t, p, func() { restoreAll(t, b) })
 	})
 }
@@ -285,6 +293,7 @@ func FuzzSnapshotPayload(f *testing.F) {
 // restoreAll restores b and, when it is accepted, reads every cell and
 // snapshots the result again.
 func restoreAll(t *testing.T, b []byte) {
+	t.Helper()
 	fs := New(50, nil)
 	if fs.Restore(io.NopCloser(bytes.NewReader(b))) != nil {
 		return
@@ -320,7 +329,7 @@ func TestSnapshotImpossibleCells(t *testing.T) {
 			}
 			q[i] = v
 			fs := New(50, nil)
-			if fs.Restore(io.NopCloser(bytes.NewReader(deflate([]byte{wire.SnapshotVersion}, q)))) != nil {
+			if fs.Restore(io.NopCloser(bytes.NewReader(deflate(t, []byte{wire.SnapshotVersion}, q)))) != nil {
 				continue
 			}
 			tried++

@@ -45,10 +45,10 @@ func randomCells(rng *rand.Rand, nodes []matrix.Node, round int) []matrix.Cell {
 			for r := range nodes[s].Ports {
 				c := sweep.CellFor(nodes[s].Name, nodes[d].Name, round, probe.RailPair{Rail: r,
 					Src: probe.Endpoint{Device: nodes[s].Ports[r].Device}, Dst: probe.Endpoint{Device: nodes[d].Ports[r].Device, Rail: r}})
-				switch x := rng.IntN(20); {
-				case x == 0:
+				switch x := rng.IntN(20); x {
+				case 0:
 					c.Class, c.Error = down.Class, down
-				case x == 1:
+				case 1:
 					c.Class = probe.ClassRetryExceeded
 					c.Error = &probe.Error{Class: c.Class, WCStatus: 12, Cause: fmt.Sprintf("lost %s→%s", c.Src, c.Dst)}
 				default:

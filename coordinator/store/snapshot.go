@@ -15,7 +15,7 @@ import (
 // Snapshots are internal/wire's snapshot stream: per sweep its record and
 // its grid blocks as the store holds them, so writing one is a walk over
 // frozen blocks and memory stays flat however big the sweeps are (a
-// 1,024 x 8 sweep was a 3.4 GB JSON byte slice).
+// 1,024 x 8 sweep would be a 3.4 GB JSON byte slice).
 
 type frozenSweep struct {
 	rec   sweepRecord // header fields only; Cells is the frozen view below

@@ -14,10 +14,9 @@ import (
 // until it has taken the previous round. A leader thus runs at most two
 // rounds ahead of its log, and a round whose commit fails is re-run by the
 // next leader, like any uncommitted round. With one stage doing both, a
-// 4,096-node round's commit (9 ms of encoding, then raft's fsync and the
-// FSM: 19 ms at p50) was as long as the dispatch it overlapped, and the
-// two cores sat idle a fifth of the rounds' time; in two stages the sweep
-// took 116.3-116.7 s instead of 122.5-124.1 s.
+// 4,096-node round's commit (encoding, then raft's fsync and the FSM) is
+// as long as the dispatch it overlaps, and the two cores sit idle a fifth
+// of the rounds' time.
 type committer struct {
 	e        *Engine
 	in       chan pendingRound

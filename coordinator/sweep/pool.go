@@ -22,7 +22,7 @@ type Pool struct {
 	// raft while the next round runs, and its encoding has ended before
 	// the one after that starts (committer.submit), so the slab of round r
 	// is free again for round r+2. A 1,024-node round's slabs are about 1.7 MB,
-	// which every round used to allocate.
+	// allocated once a run rather than once a round.
 	slabs [2]slab
 	turn  int
 	// work is the round being run, reused from round to round with its

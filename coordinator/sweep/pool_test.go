@@ -87,7 +87,7 @@ func TestRoundWorkGather(t *testing.T) {
 	if got = w.gather(); !reflect.DeepEqual(srcs(got), []string{"c0", "c1", "c2", "c3"}) {
 		t.Fatalf("grown last pair: %v", srcs(got))
 	}
-	got = fill(w, 1, 0, 0).gather()
+	fill(w, 1, 0, 0).gather()
 	for i, c := range w.slab {
 		if i > 0 && c.Src != "" {
 			t.Fatalf("after a pair outgrew its room: stale cell %q at %d", c.Src, i)

@@ -27,11 +27,13 @@ func TestResolveSpec(t *testing.T) {
 		check     func(t *testing.T, s Spec, mode string)
 	}{
 		{name: "defaults", req: api.SweepRequest{}, check: func(t *testing.T, s Spec, mode string) {
+			t.Helper()
 			if mode != "full" || s.Pattern != PatternAllPairs || s.RailMode != "same" || s.Retests != 2 || s.Params.BWSize == 0 {
 				t.Fatalf("defaults not applied: mode %s spec %+v", mode, s)
 			}
 		}},
 		{name: "quick drops bandwidth", req: api.SweepRequest{Mode: "quick"}, check: func(t *testing.T, s Spec, _ string) {
+			t.Helper()
 			if s.Params.BWSize != 0 {
 				t.Fatalf("quick sweep still streams %d-byte writes", s.Params.BWSize)
 			}
@@ -39,6 +41,7 @@ func TestResolveSpec(t *testing.T) {
 		{name: "every field", req: api.SweepRequest{Pattern: "k-batch", BatchSize: 8, RailMode: "cross", Rails: []int{3, 1, 3},
 			Budget: "90s", Retests: intp(0), Profile: "ndr", Connect: "rdmacm", PairTimeout: "4s"},
 			check: func(t *testing.T, s Spec, _ string) {
+				t.Helper()
 				if s.BatchSize != 8 || s.RailMode != "cross" || len(s.Rails) != 2 || s.Rails[0] != 1 || s.Budget != 90*time.Second ||
 					s.Retests != 0 || s.Profile != "ndr" || s.Params.Connect != "rdmacm" || s.PairTimeout != 4*time.Second {
 					t.Fatalf("spec %+v", s)

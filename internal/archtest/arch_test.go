@@ -104,9 +104,7 @@ var rules = map[string][]string{
 	"coordinator/store": {"coordinator/sweep", "coordinator/scheduler", "internal/probe", "internal/wire", "internal/api", "matrix", "internal/counters"},
 	"coordinator/live":  {"internal/api", "internal/liveplan", "internal/probe", "matrix"},
 	"matrix":            {"internal/probe", "internal/hostlist", "internal/counters"},
-	// The frozen pre-compact matrix the equivalence tests compare with.
-	"matrix/internal/reference": {"internal/probe", "internal/hostlist"},
-	"web":                       {"internal/api", "internal/probe", "matrix"},
+	"web":               {"internal/api", "internal/probe", "matrix"},
 	// Synthetic matrices for the web's benchmarks and browser tests.
 	"web/internal/synth": {"internal/probe", "matrix"},
 	"gate":               {"internal/api", "matrix", "internal/probe"},
@@ -137,6 +135,7 @@ var tagSets = []string{"", "verbs", "e2e"}
 // errorOnce reports each message once, though a package is seen under
 // every tag set.
 func errorOnce(t *testing.T) func(format string, args ...any) {
+	t.Helper()
 	seen := map[string]bool{}
 	return func(format string, args ...any) {
 		t.Helper()
@@ -209,13 +208,11 @@ func TestInternalIsAGroundFloor(t *testing.T) {
 }
 
 // Test rigs live under rigs/ and their helpers under internal/testkit/; a
-// product package that imported one would ship the rig in the binary. The
-// matrix's frozen reference is such a rig too.
+// product package that imported one would ship the rig in the binary.
 func TestRigsOnlyInTests(t *testing.T) {
 	errorf := errorOnce(t)
 	rig := func(rel string) bool {
-		return strings.HasPrefix(rel, "rigs/") || strings.HasPrefix(rel, "internal/testkit/") ||
-			rel == "matrix/internal/reference" || rel == "web/e2e"
+		return strings.HasPrefix(rel, "rigs/") || strings.HasPrefix(rel, "internal/testkit/") || rel == "web/e2e"
 	}
 	for _, tags := range tagSets {
 		for _, p := range list(t, tags) {

@@ -87,8 +87,12 @@ func TestSecrets(t *testing.T) {
 	dir := t.TempDir()
 	tokenFile := filepath.Join(dir, "token")
 	keyFile := filepath.Join(dir, "key")
-	os.WriteFile(tokenFile, []byte("s3cret\n"), 0o600)
-	os.WriteFile(keyFile, []byte("MDEyMzQ1Njc4OWFiY2RlZg==\n"), 0o600) // 16 bytes
+	if err := os.WriteFile(tokenFile, []byte("s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, []byte("MDEyMzQ1Njc4OWFiY2RlZg==\n"), 0o600); err != nil { // 16 bytes
+		t.Fatal(err)
+	}
 	c := &Config{Auth: Auth{TokenFile: tokenFile}, Gossip: Gossip{KeyFile: keyFile}}
 	tok, key, err := c.Secrets()
 	if err != nil || tok != "s3cret" || len(key) != 16 {

@@ -172,11 +172,15 @@ func parsePart(p string) ([]segment, int, error) {
 func checkText(s string) error {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+		if !hostChar(c) {
 			return fmt.Errorf("character %q is not allowed in a host name", c)
 		}
 	}
 	return nil
+}
+
+func hostChar(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.'
 }
 
 // parseRanges reads "001-128,130" and returns the ranges and how many values

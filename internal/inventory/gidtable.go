@@ -83,7 +83,9 @@ func (t *table) row(cells ...string) { fmt.Fprintln(t.tw, strings.Join(cells, "\
 func (t *table) flush() {
 	t.tw.Flush()
 	for line := range strings.Lines(t.buf.String()) {
-		io.WriteString(t.out, strings.TrimRight(line, " \n")+"\n")
+		// out is a renderer's errWriter: it keeps the first error for the
+		// renderer to return, as it does for their fmt.Fprint calls.
+		_, _ = io.WriteString(t.out, strings.TrimRight(line, " \n")+"\n")
 	}
 	t.buf.Reset()
 }

@@ -91,8 +91,9 @@ func Serve(ctx context.Context, fab fabric.Fabric, o Options, ln net.Listener, o
 	mux := http.NewServeMux()
 	srv.Register(mux)
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	served := make(chan error, 1)
-	go func() { served <- hs.Serve(ln) }()
+	var serveErr error // read once served is closed
+	served := make(chan struct{})
+	go func() { serveErr = hs.Serve(ln); close(served) }()
 	defer func() {
 		// Let a close in flight answer before the listener goes away.
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -119,9 +120,8 @@ func Serve(ctx context.Context, fab fabric.Fabric, o Options, ln net.Listener, o
 					return nil
 				}
 			}
-		case err := <-served:
-			served <- err // for the deferred shutdown
-			return &ExitError{1, fmt.Errorf("serve: %w", err)}
+		case <-served:
+			return &ExitError{1, fmt.Errorf("serve: %w", serveErr)}
 		case rep := <-l.done:
 			err := rep.Finish(out, o.JSON)
 			if !o.Keep {

@@ -84,7 +84,12 @@ func TestRealExhaustion(t *testing.T) {
 	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &low); err != nil {
 		t.Skip(err)
 	}
-	defer syscall.Setrlimit(syscall.RLIMIT_NOFILE, &rl)
+	defer func() {
+		// Left lowered, the limit would starve the package's later tests.
+		if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
+			t.Errorf("restore the open-file limit: %v", err)
+		}
+	}()
 	var held []net.Listener
 	defer func() {
 		for _, l := range held {

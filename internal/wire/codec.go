@@ -23,6 +23,25 @@
 // codes, where a message carries figures as codes, as 2), times as
 // UnixNano (0 = the zero time), optional values behind a presence byte.
 // Raft entries put their entry type before the message (coordinator/store).
+//
+// Words used in this package's names and comments:
+//
+//   - room: space the caller hands a decoder (AnswerRoom, room): used when
+//     it is large enough, allocated otherwise, so a hot loop that keeps its
+//     room decodes without allocating.
+//   - memo: what a TaskEncoder or TaskDecoder remembers of the last task,
+//     its rails section's bytes; the next task's section is compared with
+//     it byte for byte and, when equal, neither encoded nor decoded again.
+//   - borrow: a borrowing TaskDecoder (Borrow) hands out names and tickets
+//     that point into the message's bytes instead of copies, valid only
+//     while those bytes are.
+//   - kept: a round entry's content kept by its encoder (FinishKeep,
+//     RoundCodes) so the replica that wrote the entry can apply it without
+//     decoding it; a cell "kept whole" is one that does not fit the grid
+//     and travels as a Cell in a round entry or snapshot.
+//   - lite: a plain cell (ok, latency alone, as codes, same rail) that the
+//     coordinator carries by node positions and adds to a round entry as a
+//     GridCell without building a Cell; the entry's layout is the same.
 package wire
 
 import (
@@ -102,7 +121,6 @@ func (w *writer) i64(v int64)   { *w = binary.AppendVarint(*w, v) }
 func (w *writer) u64(v uint64)  { *w = binary.AppendUvarint(*w, v) }
 func (w *writer) str(s string)  { w.u64(uint64(len(s))); *w = append(*w, s...) }
 func (w *writer) f64(v float64) { *w = binary.LittleEndian.AppendUint64(*w, math.Float64bits(v)) }
-func (w *writer) byte(v byte)   { *w = append(*w, v) }
 
 func (w *writer) flag(b bool) {
 	v := byte(0)

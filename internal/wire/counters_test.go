@@ -47,6 +47,7 @@ func TestSnapshotTrailerRoundTrips(t *testing.T) {
 // writeV1 is the layout version 1 wrote: the sweeps, then the live plan
 // only when there was one.
 func writeV1(t *testing.T, sweeps []SnapshotSweep, live *LivePlan) []byte {
+	t.Helper()
 	var b bytes.Buffer
 	b.WriteByte(snapshotV1)
 	zw, _ := flate.NewWriter(&b, flate.BestSpeed)

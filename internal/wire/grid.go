@@ -15,9 +15,8 @@ import (
 // count rounded up to a multiple of 8: eight destinations of one rail side
 // by side, then the next rail's same eight. One direction of a pair then
 // writes all its rails into one 64-slot block (on 8 rails), so a round's
-// FSM writes touch an eighth of the blocks they did with rail-major slots
-// (Session 12, docs/scale.md), and a reading of one rail still gets eight
-// consecutive cells at a time.
+// FSM writes touch an eighth of the blocks a rail-major layout would, and a
+// reading of one rail still gets eight consecutive cells at a time.
 
 // gridGroup is how many destinations of one rail sit side by side.
 const gridGroup = 8

@@ -86,6 +86,7 @@ func railMajor(s SnapshotSweep) SnapshotSweep {
 // writeV2 writes sweeps as version 2 did: version 3's stream with the
 // grid rail by rail.
 func writeV2(t *testing.T, sweeps []SnapshotSweep) []byte {
+	t.Helper()
 	old := make([]SnapshotSweep, len(sweeps))
 	for i := range sweeps {
 		old[i] = railMajor(sweeps[i])

@@ -5,6 +5,7 @@ import "testing"
 // benchIntern looks up n values a sweep repeats (node names and API
 // addresses), all interned before, in a scattered order.
 func benchIntern(b *testing.B, n int) {
+	b.Helper()
 	var vals [][]byte
 	for i := range n / 2 {
 		vals = append(vals, []byte(fmtNode(i)), []byte(fmtNode(i)+".api:7471"))

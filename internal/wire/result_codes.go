@@ -11,9 +11,9 @@ import (
 // each latency is its sample count and seven 2-byte codes, each bandwidth
 // its bytes and three codes. The worker quantises what it measured, so the
 // leader, which decodes a million answers a sweep, neither reads floats nor
-// quantises them (at 4,096 x 8 that was 11 of its CPU-s), and an 8-rail
-// pair's answer is about half the bytes. The figures a leader records are
-// the same either way: it kept nothing but these codes before either.
+// quantises them (at 4,096 x 8 that would be 11 of its CPU-s), and an
+// 8-rail pair's answer is about half the bytes. The figures a leader
+// records are the same either way: the store keeps nothing but these codes.
 //
 // A worker answers in it only on a task stream opened as StreamProto;
 // POST /v1/tasks and a stream opened as StreamProtoFloats (a coordinator

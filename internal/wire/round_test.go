@@ -47,11 +47,12 @@ func testRound(rng *rand.Rand, n int) ([]GridCell, []Cell) {
 	return grid, whole
 }
 
-func encodeRound(t testing.TB, grid []GridCell, whole []Cell) []byte {
+func encodeRound(tb testing.TB, grid []GridCell, whole []Cell) []byte {
+	tb.Helper()
 	enc := NewRoundEncoder("s1", 4)
 	for i := range grid {
 		if !enc.Grid(&grid[i]) {
-			t.Fatalf("cell %d refused", i)
+			tb.Fatalf("cell %d refused", i)
 		}
 	}
 	for i := range whole {
@@ -59,7 +60,7 @@ func encodeRound(t testing.TB, grid []GridCell, whole []Cell) []byte {
 	}
 	b, err := enc.Finish(nil)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	return b
 }
@@ -303,7 +304,11 @@ func TestRoundFieldsPastTheirWidths(t *testing.T) {
 		rr.Release()
 	}
 	e := NewRoundEncoder("s1", 7)
-	defer e.Finish(nil)
+	defer func() {
+		if _, err := e.Finish(nil); err != nil {
+			t.Error(err)
+		}
+	}()
 	for _, c := range []GridCell{{Src: 1 << 32, Dst: 2}, {Src: 1, Dst: 1 << 32}, {Src: 1, Dst: 2, Rail: 1 << 16}, {Src: 1, Dst: 2, Round: 1 << 16},
 		{Src: 1, Dst: 2, Latency: &probe.Latency{Samples: 1 << 32}}} {
 		c.Class = probe.ClassOK

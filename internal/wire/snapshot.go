@@ -111,7 +111,9 @@ func WriteSnapshot(w io.Writer, sweeps []SnapshotSweep) error {
 // WriteSnapshotWith writes sweeps and, after them, the trailer.
 func WriteSnapshotWith(w io.Writer, sweeps []SnapshotSweep, t SnapshotTrailer) error {
 	bw := bufio.NewWriterSize(w, 1<<20)
-	bw.WriteByte(SnapshotVersion)
+	if err := bw.WriteByte(SnapshotVersion); err != nil {
+		return err
+	}
 	zw, _ := flate.NewWriter(bw, flate.BestSpeed) // the level is valid
 	out := &streamWriter{w: zw}
 	out.uv(uint64(len(sweeps)))
@@ -247,7 +249,9 @@ func ReadSnapshotWith(r io.Reader, each func(*SnapshotSweep) error) (SnapshotTra
 			return t, err
 		}
 	}
-	br.Discard(1)
+	if _, err := br.Discard(1); err != nil {
+		return t, fmt.Errorf("snapshot: %w", err)
+	}
 	zr := flate.NewReader(br)
 	defer zr.Close()
 	in := &streamReader{r: bufio.NewReaderSize(zr, 1<<16), railMajor: version <= snapshotV2}

@@ -188,8 +188,7 @@ func (s *StreamServer) Serve(w http.ResponseWriter, r *http.Request, answer Stre
 		return
 	}
 	defer s.drop(conn)
-	brw.WriteString("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: " + proto + "\r\n\r\n")
-	if brw.Flush() != nil {
+	if _, err := brw.WriteString("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: " + proto + "\r\n\r\n"); err != nil || brw.Flush() != nil {
 		return
 	}
 	s.serve(ctx, conn, brw.Reader, func(ctx context.Context, task, out []byte) ([]byte, byte) {

@@ -85,7 +85,10 @@ func fill(v reflect.Value, rng *rand.Rand, dense bool) {
 }
 
 // roundTrips encodes filled values of T and checks they decode equal.
-func roundTrips[T any](t *testing.T, c *Codec[T]) { roundTripsAs(t, c, nil) }
+func roundTrips[T any](t *testing.T, c *Codec[T]) {
+	t.Helper()
+	roundTripsAs(t, c, nil)
+}
 
 // roundTripsAs is roundTrips for a codec that does not keep every value
 // as it is: a filled value, once encoded, must decode as as makes it.
@@ -166,6 +169,7 @@ func TestNilAndEmptyListsStayApart(t *testing.T) {
 // fuzzCodec: no input may panic c's decoder, and whatever it accepts must
 // encode to a message that decodes and encodes to the same bytes.
 func fuzzCodec[T any](f *testing.F, c *Codec[T]) {
+	f.Helper()
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i := range 4 {
 		var v T

@@ -294,7 +294,7 @@ func scenario(args []string) error {
 		args = args[1:]
 	}
 	if len(args) == 0 || (!vmsOnly && len(args) != 1) {
-		return fmt.Errorf("usage: labcheck scenario FILE | labcheck scenario -vms FILE...")
+		return fmt.Errorf("usage: labcheck scenario FILE | labcheck scenario -vms FILE [FILE ...]")
 	}
 	most := 0
 	for _, f := range args {

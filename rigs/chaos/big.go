@@ -47,14 +47,13 @@ type bigTrial struct {
 }
 
 type workerFig struct {
-	victims  int
-	dead     time.Duration // kill → every victim dead on the leader
-	deadOK   bool
-	chk      check
-	victimOK int
-	back     time.Duration
-	next     check
-	done     bool
+	victims int
+	dead    time.Duration // kill → every victim dead on the leader
+	deadOK  bool
+	chk     check
+	back    time.Duration
+	next    check
+	done    bool
 }
 
 // Bounds of the large run's waits, per worker where they grow with N.

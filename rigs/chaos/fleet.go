@@ -74,14 +74,6 @@ func newFleet(n int, token string, key []byte, seeds []string, led *ledger, log 
 	return f, nil
 }
 
-func (f *fleet) names() []string {
-	out := make([]string, len(f.ws))
-	for i, w := range f.ws {
-		out[i] = w.name
-	}
-	return out
-}
-
 // start brings every worker up, a few at a time: each joins gossip through
 // the coordinators.
 func (f *fleet) start(ctx context.Context) error {

@@ -69,13 +69,13 @@ scrape_configs:
 		if err := getJSON(ctx, api+"targets", &r); err != nil {
 			return false, err.Error()
 		}
-		for _, tg := range r.Data.ActiveTargets {
-			if tg.Health == "up" {
-				return true, ""
-			}
+		if len(r.Data.ActiveTargets) == 0 {
+			return false, "no target yet"
+		}
+		if tg := r.Data.ActiveTargets[0]; tg.Health != "up" {
 			return false, tg.Health + " " + tg.LastError
 		}
-		return false, "no target yet"
+		return true, ""
 	})
 	waitFor("every rule group to load and evaluate", func() (bool, string) {
 		var r struct {
@@ -169,7 +169,7 @@ func startPrometheus(tb testing.TB, ctx context.Context, bin string, files map[s
 	tb.Helper()
 	// Not tb.TempDir: its parent is private to root, and the prometheus
 	// user must read the config and rules, as it reads /etc/prometheus.
-	dir, err := os.MkdirTemp("", "deploytest-prometheus-")
+	dir, err := os.MkdirTemp("", "deploytest-prometheus-") //nolint:usetesting // the prometheus user cannot reach into tb.TempDir's 0700 parent
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -217,11 +217,11 @@ func startPrometheus(tb testing.TB, ctx context.Context, bin string, files map[s
 // handed a listener, so the port is closed again before it binds: another
 // process could take it in between, which a test run survives by failing
 // loudly rather than by talking to the wrong server (it checks the rules).
-func freeLoopbackAddr(t testing.TB) string {
-	t.Helper()
+func freeLoopbackAddr(tb testing.TB) string {
+	tb.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	addr := l.Addr().String()
 	_ = l.Close()
@@ -230,8 +230,8 @@ func freeLoopbackAddr(t testing.TB) string {
 
 // asPrometheusUser drops to Debian's prometheus user when the test runs as
 // root and the package created it, as the packaged service does.
-func asPrometheusUser(t testing.TB, cmd *exec.Cmd, data string) {
-	t.Helper()
+func asPrometheusUser(tb testing.TB, cmd *exec.Cmd, data string) {
+	tb.Helper()
 	if os.Geteuid() != 0 {
 		return
 	}
@@ -242,15 +242,15 @@ func asPrometheusUser(t testing.TB, cmd *exec.Cmd, data string) {
 	uid, _ := strconv.Atoi(u.Uid)
 	gid, _ := strconv.Atoi(u.Gid)
 	if err := os.Chown(data, uid, gid); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
 }
 
-func writeFile(t testing.TB, path string, b []byte) {
-	t.Helper()
+func writeFile(tb testing.TB, path string, b []byte) {
+	tb.Helper()
 	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 }
 
@@ -272,8 +272,8 @@ func getJSON(ctx context.Context, u string, v any) error {
 
 // poll checks cond until it holds, failing with its last explanation when
 // ctx ends or the process under test exits.
-func poll(t testing.TB, ctx context.Context, exited <-chan struct{}, what string, cond func() (bool, string)) {
-	t.Helper()
+func poll(tb testing.TB, ctx context.Context, exited <-chan struct{}, what string, cond func() (bool, string)) {
+	tb.Helper()
 	last := ""
 	for {
 		ok, why := cond()
@@ -283,9 +283,9 @@ func poll(t testing.TB, ctx context.Context, exited <-chan struct{}, what string
 		last = why
 		select {
 		case <-ctx.Done():
-			t.Fatalf("waiting for %s: %s", what, last)
+			tb.Fatalf("waiting for %s: %s", what, last)
 		case <-exited:
-			t.Fatalf("waiting for %s: the process exited (%s)", what, last)
+			tb.Fatalf("waiting for %s: the process exited (%s)", what, last)
 		case <-time.After(200 * time.Millisecond): // poll interval of a condition wait
 		}
 	}

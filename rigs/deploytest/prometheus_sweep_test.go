@@ -3,6 +3,7 @@ package deploytest
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -54,7 +55,7 @@ func BenchmarkPrometheusScrapesAfterSweep(b *testing.B) {
 // scrapeWhilePreparing serves co as `rdmamesh coordinator` does, starts its
 // preparer, and at once scrapes /metrics with a 10 s timeout, as
 // Prometheus would at the sweep's end; it returns how long the scrape took.
-func scrapeWhilePreparing(ctx context.Context, co *coordinator.Coordinator) (float64, error) {
+func scrapeWhilePreparing(ctx context.Context, co *coordinator.Coordinator) (_ float64, err error) {
 	prepCtx, stopPrep := context.WithCancel(ctx)
 	reg := metrics.NewRegistry()
 	results := metrics.NewCoordinator(co, metrics.CoordinatorOptions{Context: prepCtx})
@@ -74,7 +75,9 @@ func scrapeWhilePreparing(ctx context.Context, co *coordinator.Coordinator) (flo
 		stopPrep()
 		<-prepared
 		srv.Close()
-		<-served
+		if serr := <-served; !errors.Is(serr, http.ErrServerClosed) && err == nil {
+			err = fmt.Errorf("serving /metrics: %w", serr)
+		}
 	}()
 	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -102,7 +105,8 @@ func scrapeWhilePreparing(ctx context.Context, co *coordinator.Coordinator) (flo
 // scrapeAfterSweep serves co's /metrics as the coordinator command does
 // (web, with the coordinator's collector), lets Prometheus scrape it once
 // and returns that scrape's duration in seconds.
-func scrapeAfterSweep(b *testing.B, ctx context.Context, prom string, co *coordinator.Coordinator) (float64, error) {
+func scrapeAfterSweep(b *testing.B, ctx context.Context, prom string, co *coordinator.Coordinator) (_ float64, err error) {
+	b.Helper()
 	reg := metrics.NewRegistry()
 	reg.MustRegister(metrics.NewCoordinator(co, metrics.CoordinatorOptions{}))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -114,7 +118,9 @@ func scrapeAfterSweep(b *testing.B, ctx context.Context, prom string, co *coordi
 	go func() { served <- srv.Serve(ln) }()
 	defer func() {
 		srv.Close()
-		<-served
+		if serr := <-served; !errors.Is(serr, http.ErrServerClosed) && err == nil {
+			err = fmt.Errorf("serving /metrics: %w", serr)
+		}
 	}()
 	api, exited, stopProm := startPrometheus(b, ctx, prom, nil, func(string) string {
 		return fmt.Sprintf(`global:

@@ -46,16 +46,16 @@ func init() {
 
 // needTool finds a program from Debian's packages: missing on a developer
 // machine it skips, in CI (which installs it) it fails.
-func needTool(t testing.TB, name, pkg string) string {
-	t.Helper()
+func needTool(tb testing.TB, name, pkg string) string {
+	tb.Helper()
 	p, err := exec.LookPath(name)
 	if err == nil {
 		return p
 	}
 	if os.Getenv("CI") != "" {
-		t.Fatalf("%s not installed: .ci/run must install Debian's %s package", name, pkg)
+		tb.Fatalf("%s not installed: .ci/run must install Debian's %s package", name, pkg)
 	}
-	t.Skipf("%s not installed (apt-get install %s)", name, pkg)
+	tb.Skipf("%s not installed (apt-get install %s)", name, pkg)
 	return ""
 }
 

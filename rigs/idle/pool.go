@@ -41,7 +41,8 @@ type pool struct {
 //     packet of the dropped join gossip, is lzw-compressed (about 20 MB/s
 //     on this host) and the pool takes minutes longer to form. What it
 //     changes for the worker (decompressing the pool's pings, acks and
-//     push/pulls) docs/scale.md measures at 128 members.
+//     push/pulls) is what `make idle-cost IDLE_ARGS=-peer-compression`
+//     measures.
 func poolTune(compress bool) func(*memberlist.Config) {
 	return func(c *memberlist.Config) {
 		c.ProbeInterval = 24 * time.Hour

@@ -6,7 +6,8 @@ import (
 	"time"
 )
 
-// Targets of issue 20: an idle worker in a 1,024-member pool.
+// Targets for an idle worker in a 1,024-member pool: the table's last
+// column says whether a run met both.
 const (
 	TargetCPU = 0.01     // of one core
 	TargetRSS = 50 << 20 // bytes

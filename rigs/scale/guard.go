@@ -18,9 +18,8 @@ import (
 // allocate between two 250 ms samples.
 const DefaultRSSLimit = 14 << 30
 
-// MaxRSSLimit is the most BENCH_RSS_LIMIT_MB may ask for: issue 15 wants
-// the benchmark stopped before the process passes 16 GB, whatever the
-// environment says.
+// MaxRSSLimit is the most BENCH_RSS_LIMIT_MB may ask for: the benchmark
+// stops before the process passes 16 GB, whatever the environment says.
 const MaxRSSLimit = 16_000_000_000
 
 // RSSLimit turns BENCH_RSS_LIMIT_MB ("" = the default) into bytes. Zero

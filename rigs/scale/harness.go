@@ -1,9 +1,10 @@
 // Package scale is the scale harness behind `make bench`: one coordinator
-// (raft on its real bolt store in a temporary data dir) and N simulated
-// workers in this process, one full quick sweep, and the figures issue 10
-// asks for. Membership runs on memberlist's MockNetwork and the worker API
-// on an in-process http.RoundTripper (inproc.go): real handlers, real JSON,
-// no sockets.
+// (raft on its real on-disk stores in a temporary data dir) and N simulated
+// workers in this process, one quick sweep, and what it cost: time and CPU
+// a round, memory, raft log and snapshot bytes (docs/scale.md). Membership
+// runs on memberlist's MockNetwork and the worker API on an in-process
+// http.RoundTripper (inproc.go): real handlers, real wire messages, no
+// sockets.
 package scale
 
 import (
@@ -98,8 +99,8 @@ type Result struct {
 	PeakRSS, PeakHeap           uint64        // during the sweep, whole process
 	HoldRSS, HoldHeap           uint64        // coordinator alone holding the sweep, matrix cached
 	// HoldRSSFile is the part of HoldRSS that maps files (RssFile): the
-	// binary and raft.db's (the term and vote; before Session 18 the
-	// whole log); the kernel can drop them, the heap it cannot.
+	// binary and raft.db's (the term and vote); the kernel can drop them,
+	// the heap it cannot.
 	HoldRSSFile uint64
 	// FSMHeap and MatrixHeap are the parts of HoldHeap that coordinator/store
 	// and matrix code allocated (heapBy: the heap profile's sampled in-use

@@ -2,6 +2,7 @@ package scale
 
 import (
 	"compress/gzip"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -65,21 +66,11 @@ func newestSnapshot(dir string) int64 {
 func payload(m *matrix.Matrix) (plain, gz int64, err error) {
 	var p, g counter
 	zw, _ := gzip.NewWriterLevel(&g, gzip.BestSpeed)
-	if err := m.WriteJSON(teeWriter{&p, zw}); err != nil {
+	if err := m.WriteJSON(io.MultiWriter(&p, zw)); err != nil {
 		return 0, 0, err
 	}
 	if err := zw.Close(); err != nil {
 		return 0, 0, err
 	}
 	return p.n, g.n, nil
-}
-
-type teeWriter struct {
-	a *counter
-	b *gzip.Writer
-}
-
-func (t teeWriter) Write(p []byte) (int, error) {
-	t.a.Write(p)
-	return t.b.Write(p)
 }

@@ -52,7 +52,9 @@ func TestUIWithToken(t *testing.T) {
 			}
 			prompts.Add(1)
 			t.Logf("dialog: %s", ev.Message)
-			chromedp.Call(dctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: true, PromptText: token})
+			if _, err := chromedp.Call(dctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: true, PromptText: token}); err != nil && dctx.Err() == nil {
+				t.Errorf("answer the token prompt: %v", err)
+			}
 		}
 	}()
 	t.Cleanup(func() {

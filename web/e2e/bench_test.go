@@ -104,7 +104,9 @@ func serve(tb testing.TB, b web.Backend, id, title string, prepare bool) (url st
 			cancel()
 			<-prepared
 			srv.Close()
-			<-served
+			if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+				tb.Errorf("serving the UI: %v", err)
+			}
 		})
 	}
 	tb.Cleanup(stop)
@@ -139,14 +141,14 @@ func firstPaint(tb testing.TB, ctx context.Context, url string) float64 {
 	return within(tb, ctx, 5*time.Second, "paint time", chromedp.Evaluate[float64](`window.rdmamesh.firstPaintMs`))
 }
 
-// BenchmarkFirstPaint is the issues' UI benchmark: a synthetic sweep of
+// BenchmarkFirstPaint is the UI's first-paint benchmark: a synthetic sweep of
 // each size in BENCH_UI_NODES (default 1,024 and 4,096 nodes, 8 rails:
 // 8,380,416 and 134,184,960 cells) served by the real web server, loaded
 // in headless Chromium. first-ms is the first load of a sweep whose views
 // the server's preparer built when it finished (what an operator meets);
 // cold-ms the first load when the server still has to derive them on the
-// request; paint-ms the mean of reloads. Targets: 1 s at 1,024 (issue 10),
-// 1.5 s at 4,096 (issue 15).
+// request; paint-ms the mean of reloads. Targets: 1 s at 1,024, 1.5 s at
+// 4,096.
 // Run: make bench-ui (BENCH_UI_NODES=4096 make bench-ui for one size)
 func BenchmarkFirstPaint(b *testing.B) {
 	for _, n := range uiSizes(b) {
@@ -156,6 +158,7 @@ func BenchmarkFirstPaint(b *testing.B) {
 
 // uiSizes reads BENCH_UI_NODES.
 func uiSizes(tb testing.TB) []int {
+	tb.Helper()
 	v := os.Getenv("BENCH_UI_NODES")
 	if v == "" {
 		v = "1024,4096"
@@ -175,6 +178,7 @@ func uiSizes(tb testing.TB) []int {
 // analyses its grid (synth.MatrixFrom: a byte a cell, figures on request);
 // a []Cell of 4,096 x 8 would be 20 GB.
 func uiMatrix(tb testing.TB, n int) *matrix.Matrix {
+	tb.Helper()
 	start := time.Now()
 	m := synth.MatrixFrom(n, 8, synth.StandardFaults)
 	tb.Logf("analysed the %d x 8 matrix (%d cells) in %s", n, m.NumCells(), time.Since(start).Round(time.Millisecond))
@@ -186,6 +190,7 @@ func uiMatrix(tb testing.TB, n int) *matrix.Matrix {
 }
 
 func benchFirstPaint(b *testing.B, size int) {
+	b.Helper()
 	m := uiMatrix(b, size)
 	url := serveStatic(b, m, false)
 	ctx := browser(b)
@@ -249,6 +254,7 @@ func shownNodes(tb testing.TB, ctx context.Context) int {
 // switchToP50 chooses the p50 metric on the loaded page and returns how
 // long until its all-rails layer is drawn.
 func switchToP50(b *testing.B, ctx context.Context) time.Duration {
+	b.Helper()
 	start := time.Now()
 	within(b, ctx, 5*time.Second, "choose p50", chromedp.Evaluate[bool](`(() => { const e = document.getElementById("metric"); e.value = "p50"; e.dispatchEvent(new Event("change")); return true; })()`))
 	poll[bool](b, ctx, "the p50 layer", `document.getElementById("heatmap").dataset.layer === "p50:all"`)

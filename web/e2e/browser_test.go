@@ -77,6 +77,7 @@ func browser(tb testing.TB) context.Context {
 // uncaught exception or rejected a promise nobody handled: a broken click
 // handler shows nowhere else.
 func failOnPageErrors(tb testing.TB, ctx context.Context) {
+	tb.Helper()
 	wctx, stop := context.WithCancel(ctx)
 	thrown := chromedp.Events(wctx, cdpruntime.ExceptionThrown)
 	var mu sync.Mutex

@@ -15,7 +15,7 @@ import (
 	"github.com/rdmamesh/rdmamesh/web/internal/synth"
 )
 
-// Issue 19: the default heatmap must show a fault without reading. These
+// The default heatmap must show a fault without reading. These
 // tests look at the pixels of the default view of synthetic sweeps, as an
 // operator would, and fail when the fault is in the data but not plainly on
 // the screen.
@@ -30,10 +30,14 @@ func canvasRect(t *testing.T, ctx context.Context) rect {
 
 // leave takes the tab off its page, so that the page's polling does not
 // fail on a server about to stop.
-func leave(ctx context.Context) {
+func leave(tb testing.TB, ctx context.Context) {
+	tb.Helper()
 	c, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	chromedp.Run(c, chromedp.Navigate("about:blank"))
+	// With the browser already gone there is no page left to poll.
+	if err := chromedp.Do(c, chromedp.Navigate("about:blank")); err != nil && ctx.Err() == nil {
+		tb.Errorf("leave the page: %v", err)
+	}
 }
 
 // openDefault loads the page afresh and waits for its first complete paint:
@@ -42,7 +46,7 @@ func leave(ctx context.Context) {
 // not fail on a closed port.
 func openDefault(t *testing.T, ctx context.Context, url string) {
 	t.Helper()
-	t.Cleanup(func() { leave(ctx) })
+	t.Cleanup(func() { leave(t, ctx) })
 	do(t, ctx, "open the UI", chromedp.Navigate(url))
 	poll[bool](t, ctx, "the first heatmap paint", `document.getElementById("heatmap").dataset.painted === "1"`)
 }
@@ -256,7 +260,7 @@ func TestUIHeatmapShowsFaults(t *testing.T) {
 		}
 
 		// A smaller window: the canvas follows its panel and still fills it.
-		t.Cleanup(func() { chromedp.Do(ctx, chromedp.EmulateViewport(1600, 1000)) })
+		t.Cleanup(func() { do(t, ctx, "restore the window size", chromedp.EmulateViewport(1600, 1000)) })
 		do(t, ctx, "a smaller window", chromedp.EmulateViewport(1100, 760))
 		poll[bool](t, ctx, "the canvas to follow its panel", fmt.Sprintf(`(() => {
 			const c = document.getElementById("heatmap").getBoundingClientRect();

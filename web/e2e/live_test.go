@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"errors"
 	"net"
 	"net/http"
 	"strings"
@@ -75,7 +76,9 @@ func TestUILiveView(t *testing.T) {
 	go func() { served <- srv.Serve(ln) }()
 	t.Cleanup(func() {
 		srv.Close()
-		<-served
+		if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+			t.Errorf("serving the UI: %v", err)
+		}
 	})
 	ctx := browser(t)
 	openDefault(t, ctx, "http://"+ln.Addr().String())

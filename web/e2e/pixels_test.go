@@ -68,8 +68,6 @@ func colourMask(t *testing.T, shot []byte, r rect, c rgb) *mask {
 // band is a run of consecutive rows (or columns) of a mask.
 type band struct{ start, width int }
 
-func (b band) centre() float64 { return float64(b.start) + float64(b.width)/2 }
-
 // lines returns the runs of rows (byRow) or columns whose pixels are on
 // for at least minLen pixels: a horizontal or vertical line of that colour
 // and its thickness.

@@ -12,7 +12,7 @@ import (
 	"github.com/rdmamesh/rdmamesh/rigs/scale"
 )
 
-// BenchmarkFirstPaintAfterSweep is issue 15's UI figure on the real
+// BenchmarkFirstPaintAfterSweep is the UI's first paint on the real
 // matrix: a control-mode sweep of BENCH_UI_SWEEP_NODES x 8 (default 4,096,
 // 134 M cells) through a coordinator on its raft store, as make bench runs
 // it, then the coordinator's own matrix (analysed from the store's codes,
@@ -50,6 +50,7 @@ func BenchmarkFirstPaintAfterSweep(b *testing.B) {
 // reports the figures as the benchmark's metrics (its ns/op is the whole
 // run, sweep included).
 func paintAfterSweep(b *testing.B, tab context.Context, co *coordinator.Coordinator, id string, n int) {
+	b.Helper()
 	title := fmt.Sprintf("rdmamesh %d-node sweep", n)
 	// Both servers end with the hook: the harness goes on to snapshot and
 	// stop the coordinator they read.
@@ -61,7 +62,7 @@ func paintAfterSweep(b *testing.B, tab context.Context, co *coordinator.Coordina
 	switched := switchToP50(b, tab)
 	coldURL, _, stopCold := serve(b, co, id, title, false)
 	defer stopCold()
-	defer leave(tab) // before either server stops: the page polls
+	defer leave(b, tab) // before either server stops: the page polls
 	cold := firstPaint(b, tab, coldURL+"/?run=cold")
 	if shown != n {
 		b.Fatalf("the page shows %d nodes, want %d", shown, n)

@@ -82,8 +82,11 @@ func sweepToEnd(t *testing.T, base string) api.SweepInfo {
 		t.Fatal(err)
 	}
 	var info api.SweepInfo
-	json.NewDecoder(res.Body).Decode(&info)
+	err = json.NewDecoder(res.Body).Decode(&info)
 	res.Body.Close()
+	if err != nil {
+		t.Fatalf("start sweep: %s: %v", res.Status, err)
+	}
 	if res.StatusCode != http.StatusAccepted {
 		t.Fatalf("start sweep: %s", res.Status)
 	}

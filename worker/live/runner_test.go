@@ -90,7 +90,7 @@ func (m *mesh) collect(t *testing.T, after int64, windows int64) []liveplan.Summ
 	return all
 }
 
-type tally struct{ answered, lost, sent int }
+type tally struct{ answered, lost int }
 
 func (t tally) loss() float64 { return float64(t.lost) / float64(max(1, t.answered+t.lost)) }
 

@@ -31,7 +31,7 @@ func TestThroughWorkerInterfaces(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var src, dst fabric.Fabric = fabric.Adapt(fab.Node("node-01")), fabric.Adapt(fab.Node("node-02"))
+	src, dst := fabric.Adapt(fab.Node("node-01")), fabric.Adapt(fab.Node("node-02"))
 	if src.Name() != "sim" {
 		t.Fatalf("Name = %q", src.Name())
 	}

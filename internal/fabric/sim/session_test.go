@@ -12,20 +12,20 @@ import (
 	"github.com/rdmamesh/rdmamesh/internal/probe"
 )
 
-func mustFabric(t testing.TB, cfg Config) *Fabric {
-	t.Helper()
+func mustFabric(tb testing.TB, cfg Config) *Fabric {
+	tb.Helper()
 	f, err := New(cfg)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	return f
 }
 
-func faults(t testing.TB, specs ...string) []Fault {
-	t.Helper()
+func faults(tb testing.TB, specs ...string) []Fault {
+	tb.Helper()
 	fs, err := ParseFaults(specs)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	return fs
 }
@@ -45,12 +45,12 @@ func endpoint(spec PresetSpec, rail int) probe.Endpoint {
 // runPair follows the worker protocol: the initiator opens, the responder
 // opens and connects to the initiator's info, the initiator connects to the
 // responder's and measures.
-func runPair(t testing.TB, fab *Fabric, src, dst string, rail int, p probe.TestParams) outcome {
-	t.Helper()
+func runPair(tb testing.TB, fab *Fabric, src, dst string, rail int, p probe.TestParams) outcome {
+	tb.Helper()
 	ctx := context.Background()
 	ep := endpoint(fab.spec, rail)
 	fail := func(step string, err error) outcome {
-		return outcome{Step: step, Err: classified(t, err)}
+		return outcome{Step: step, Err: classified(tb, err)}
 	}
 	ini, err := fab.Node(src).Open(ctx, ep, p)
 	if err != nil {
@@ -82,14 +82,14 @@ func runPair(t testing.TB, fab *Fabric, src, dst string, rail int, p probe.TestP
 }
 
 // classified checks the contract every provider error keeps.
-func classified(t testing.TB, err error) *probe.Error {
-	t.Helper()
+func classified(tb testing.TB, err error) *probe.Error {
+	tb.Helper()
 	var pe *probe.Error
 	if !errors.As(err, &pe) {
-		t.Fatalf("%v is not a *probe.Error", err)
+		tb.Fatalf("%v is not a *probe.Error", err)
 	}
 	if pe.Class == "" || pe.Verb == "" || pe.Cause == "" || pe.Fix == "" {
-		t.Fatalf("incomplete error %+v", pe)
+		tb.Fatalf("incomplete error %+v", pe)
 	}
 	return pe
 }
@@ -148,7 +148,7 @@ func TestLossFix(t *testing.T) {
 		fab := mustFabric(t, Config{Preset: preset, Faults: faults(t, "node-02:loss=100%")})
 		o := runPair(t, fab, "node-01", "node-02", 0, probe.DefaultTestParams())
 		if o.Err == nil || !strings.Contains(o.Err.Fix, "cable") ||
-			!(strings.Contains(o.Err.Fix, "perfquery") || strings.Contains(o.Err.Fix, "ethtool -S")) {
+			(!strings.Contains(o.Err.Fix, "perfquery") && !strings.Contains(o.Err.Fix, "ethtool -S")) {
 			t.Fatalf("%s: loss fix should point at the link counters: %+v", preset, o.Err)
 		}
 	}
@@ -287,6 +287,7 @@ func TestSessionMisuse(t *testing.T) {
 
 // sequence runs a fixed mix of tests, retests and faults.
 func sequence(t *testing.T, seed int64) []outcome {
+	t.Helper()
 	fab := mustFabric(t, Config{Seed: seed, Faults: faults(t, "node-03:loss=30%", "node-02/mlx5_1:tail=10x")})
 	p := probe.DefaultTestParams()
 	var out []outcome
@@ -407,6 +408,7 @@ func TestTimeScale(t *testing.T) {
 	slow := faults(t, "node-02:lat=1000x") // ~2 s of modelled ping-pong
 
 	connected := func(t *testing.T, fab *Fabric) *Session {
+		t.Helper()
 		ctx := context.Background()
 		a, _ := fab.Node("node-01").Open(ctx, endpoint(fab.spec, 0), p)
 		b, _ := fab.Node("node-02").Open(ctx, endpoint(fab.spec, 0), p)

@@ -59,7 +59,9 @@ func TestAHCacheReusesExpiresAndBacksOff(t *testing.T) {
 	}
 	// Idle handles go; used ones stay.
 	now = now.Add(c.idle - time.Second)
-	c.get(b)
+	if _, err := c.get(b); err != nil {
+		t.Fatal(err)
+	}
 	now = now.Add(2 * time.Second)
 	c.sweep()
 	if c.len() != 1 || len(f.live) != 1 {

@@ -29,12 +29,6 @@ const (
 	rejConsumer         = 28 // the peer application said no (our reason in private data)
 )
 
-// Reasons our responder puts in a reject's private data (RM_CM_REJECT_*).
-const (
-	rejectSizes  = 1
-	rejectDevice = 2
-)
-
 const cmToolsFix = "check `rdma link` and `ibv_devinfo` on both sides, and that rdma_ucm is loaded (/dev/infiniband/rdma_cm)"
 
 // classifyCM maps a failure in RDMA CM mode. The CM reports most problems

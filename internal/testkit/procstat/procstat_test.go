@@ -13,6 +13,7 @@ import (
 )
 
 func needProc(t *testing.T) {
+	t.Helper()
 	if _, err := os.Stat("/proc/self/status"); err != nil {
 		t.Skip("no /proc")
 	}

@@ -65,6 +65,7 @@ func (ca *CA) IssueExpired(tb testing.TB, name string) Pair {
 }
 
 func (ca *CA) issue(tb testing.TB, name string, notAfter time.Time) Pair {
+	tb.Helper()
 	key := newKey(tb)
 	tmpl := &x509.Certificate{SerialNumber: serial(tb), Subject: pkix.Name{CommonName: name},
 		NotBefore: time.Now().Add(-2 * time.Hour), NotAfter: notAfter,
@@ -86,6 +87,7 @@ func (ca *CA) issue(tb testing.TB, name string, notAfter time.Time) Pair {
 }
 
 func newKey(tb testing.TB) *ecdsa.PrivateKey {
+	tb.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		tb.Fatal(err)
@@ -94,6 +96,7 @@ func newKey(tb testing.TB) *ecdsa.PrivateKey {
 }
 
 func serial(tb testing.TB) *big.Int {
+	tb.Helper()
 	n, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 62))
 	if err != nil {
 		tb.Fatal(err)
@@ -102,6 +105,7 @@ func serial(tb testing.TB) *big.Int {
 }
 
 func writePEM(tb testing.TB, path, typ string, der []byte) {
+	tb.Helper()
 	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
 		tb.Fatal(err)
 	}

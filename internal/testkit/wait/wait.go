@@ -9,16 +9,16 @@ import (
 
 // For polls cond until it holds, and fails the test naming what it waited
 // for if 10 s pass first.
-func For(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	Within(t, 10*time.Second, what, cond)
+func For(tb testing.TB, what string, cond func() bool) {
+	tb.Helper()
+	Within(tb, 10*time.Second, what, cond)
 }
 
 // Within is For with a limit of d: a whole sweep, a browser's page or a
 // gossip round can take longer than For's 10 s.
-func Within(t testing.TB, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	Until(t, d, what, func() error {
+func Within(tb testing.TB, d time.Duration, what string, cond func() bool) {
+	tb.Helper()
+	Until(tb, d, what, func() error {
 		if cond() {
 			return nil
 		}
@@ -29,8 +29,8 @@ func Within(t testing.TB, d time.Duration, what string, cond func() bool) {
 // Until polls check until it returns nil, and fails the test with what it
 // waited for and check's last error if d passes first, so the failure shows
 // the state it stopped in. check may call t.Fatal itself to stop early.
-func Until(t testing.TB, d time.Duration, what string, check func() error) {
-	t.Helper()
+func Until(tb testing.TB, d time.Duration, what string, check func() error) {
+	tb.Helper()
 	deadline := time.Now().Add(d)
 	// Polls start fast, for the common case of a condition a moment away,
 	// and slow down to a hundredth of the limit (at most 250 ms), for
@@ -43,9 +43,9 @@ func Until(t testing.TB, d time.Duration, what string, check func() error) {
 		}
 		if time.Now().After(deadline) {
 			if err == errNotYet {
-				t.Fatalf("timed out after %v waiting for %s", d, what)
+				tb.Fatalf("timed out after %v waiting for %s", d, what)
 			}
-			t.Fatalf("timed out after %v waiting for %s: %v", d, what, err)
+			tb.Fatalf("timed out after %v waiting for %s: %v", d, what, err)
 		}
 		time.Sleep(every)
 		every = min(2*every, slowest)
