@@ -83,23 +83,31 @@ func (a *analysis) class(k int) probe.Class {
 
 // locate maps cell index k to its rail span and its two nodes.
 func (a *analysis) locate(k int) (sp *railSpan, s, d int) {
+	sp, e := a.locateEnds(k)
+	return sp, sp.members[e.src], sp.members[e.dst]
+}
+
+// locateEnds maps cell index k to its rail span and its two members'
+// positions on it.
+func (a *analysis) locateEnds(k int) (*railSpan, ends) {
 	i := sort.Search(len(a.spans), func(i int) bool { return a.spans[i].end() > k })
-	sp = &a.spans[i]
+	sp := &a.spans[i]
 	m1 := len(sp.members) - 1
 	off := k - sp.start
 	row, col := off/m1, off%m1
 	if col >= row {
 		col++
 	}
-	return sp, sp.members[row], sp.members[col]
+	return sp, ends{int32(row), int32(col)}
 }
 
 // fill sets a zero r to cell k as Build has always given it.
 func (a *analysis) fill(r *Result, k int) {
-	sp, s, d := a.locate(k)
+	sp, e := a.locateEnds(k)
+	s, d := sp.members[e.src], sp.members[e.dst]
 	note := fillResult(r, a.ns, a.g, s, d, sp.rail)
 	if r.Verdict == VerdictOK {
-		a.j.cell(r, sp.rail, &a.st[sp.rail], a.rate(s, d, sp.rail), a.j.baseAt(k))
+		a.j.cell(r, sp.rail, &a.st[sp.rail], a.rate(s, d, sp.rail), a.j.baseAt(k), e)
 	}
 	if note != "" {
 		addNote(r, note)

@@ -87,6 +87,14 @@ func judgeCross(ns []Node, cells []Cell, j *judge) (out []Result, ignored int) {
 		return x.Dst < y.Dst
 	})
 	st := j.stats(out)
+	sample := newSpreadSample(len(out))
+	for i := range out {
+		if out[i].Verdict == VerdictOK {
+			f := figsOf(&out[i])
+			sample.add(i, &f, noEnds)
+		}
+	}
+	st.noise = sample.done()
 	for i := range out {
 		c := &out[i]
 		if c.Verdict != VerdictOK {
@@ -94,7 +102,7 @@ func judgeCross(ns []Node, cells []Cell, j *judge) (out []Result, ignored int) {
 		}
 		s, d := byName[c.Src], byName[c.Dst]
 		rate := portRate(lineRate(ns[s], c.Rail), lineRate(ns[d], *c.DstRail))
-		j.cell(c, c.Rail, &st, rate, baseFig{})
+		j.cell(c, c.Rail, &st, rate, baseFig{}, noEnds)
 	}
 	return out, ignored
 }

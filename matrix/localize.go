@@ -33,6 +33,7 @@ func badVerdict(v Verdict) bool { return v != VerdictOK && v != VerdictUntested 
 const (
 	stTested uint8 = 1 << iota
 	stBad
+	stFailed // failed outright (verdict failed), not merely slow
 )
 
 func (l *localizer) testedAt(k int) bool { return l.state[k]&stTested != 0 }
@@ -109,6 +110,8 @@ func localize(m *Matrix, a *analysis, groups groupSet) []Suspect {
 		case VerdictOK:
 			l.state[k] = stTested
 		case VerdictUntested:
+		case VerdictFailed:
+			l.state[k] = stTested | stBad | stFailed
 		default:
 			l.state[k] = stTested | stBad
 		}
@@ -191,14 +194,23 @@ func (l *localizer) rail(sp *railSpan) {
 	if grouped {
 		rc = l.count(sp, false)
 	}
+	// Members that fail outright on both sides are blamed first, and
+	// their cells are theirs: a healthy peer's cell with a dead HCA is
+	// the dead HCA's evidence, not the peer's (it would otherwise count
+	// as the peer's hard failure, and on a small or noisy rail blame it).
+	hard := l.hardOnRail(sp, grouped)
+	side := rc
+	if hard != nil {
+		side = l.countBeside(sp, grouped, hard)
+	}
 	blamed := make([]bool, m)
 	nBlamed, affected := 0, 0
 	for i := 0; i < m; i++ {
-		if mostly(rc.rowBad[i], rc.rowTested[i]) && mostly(rc.colBad[i], rc.colTested[i]) {
+		if mostly(side.rowBad[i], side.rowTested[i]) && mostly(side.colBad[i], side.colTested[i]) {
 			blamed[i] = true
 			nBlamed++
 		}
-		if rc.rowBad[i]+rc.colBad[i] > 0 {
+		if side.rowBad[i]+side.colBad[i] > 0 {
 			affected++
 		}
 	}
@@ -221,10 +233,14 @@ func (l *localizer) rail(sp *railSpan) {
 	for i := 0; i < m; i++ {
 		if blamed[i] {
 			f := finding{node: sp.members[i], rail: sp.rail, sides: sideOut | sideIn,
-				rowBad: rc.rowBad[i], rowTested: rc.rowTested[i],
-				colBad: rc.colBad[i], colTested: rc.colTested[i],
+				rowBad: side.rowBad[i], rowTested: side.rowTested[i],
+				colBad: side.colBad[i], colTested: side.colTested[i],
 				bgBad: bgBad, bgTested: bgTested}
-			l.accept(sp, i, &f, nil)
+			var skip []bool
+			if hard != nil && !hard[i] {
+				skip = hard
+			}
+			l.accept(sp, i, &f, skip)
 		}
 	}
 	l.oneSided(sp, blamed)
@@ -233,6 +249,80 @@ func (l *localizer) rail(sp *railSpan) {
 		l.regroundGroups(sp)
 	}
 	l.pairs(sp, rc)
+}
+
+// hardOnRail marks the members whose cells failed outright on both sides
+// (mostly, as the rail's other blames count); nil when none did. With
+// switch groups, the cells a group explains are left out, as count does.
+func (l *localizer) hardOnRail(sp *railSpan, grouped bool) []bool {
+	m := len(sp.members)
+	rowF, rowT, colF, colT := make([]int, m), make([]int, m), make([]int, m), make([]int, m)
+	for i := 0; i < m; i++ {
+		for j := 0; j < m; j++ {
+			if i == j {
+				continue
+			}
+			k := sp.at(i, j)
+			if !l.testedAt(k) || (grouped && l.explained[k]) {
+				continue
+			}
+			rowT[i]++
+			colT[j]++
+			if l.state[k]&stFailed != 0 {
+				rowF[i]++
+				colF[j]++
+			}
+		}
+	}
+	var hard []bool
+	for i := 0; i < m; i++ {
+		if mostly(rowF[i], rowT[i]) && mostly(colF[i], colT[i]) {
+			if hard == nil {
+				hard = make([]bool, m)
+			}
+			hard[i] = true
+		}
+	}
+	return hard
+}
+
+// countBeside is count with each member's cells with a hard member left
+// out of its tallies; a hard member's own tallies stay whole.
+func (l *localizer) countBeside(sp *railSpan, grouped bool, hard []bool) railCounts {
+	m := len(sp.members)
+	rc := railCounts{
+		rowBad: make([]int, m), rowTested: make([]int, m),
+		colBad: make([]int, m), colTested: make([]int, m),
+	}
+	for i := 0; i < m; i++ {
+		for j := 0; j < m; j++ {
+			if i == j {
+				continue
+			}
+			k := sp.at(i, j)
+			if !l.testedAt(k) || (grouped && l.explained[k]) {
+				continue
+			}
+			bad := l.badAt(k)
+			rc.tested++
+			if bad {
+				rc.bad++
+			}
+			if hard[i] || !hard[j] { // the row's tally: i's own
+				rc.rowTested[i]++
+				if bad {
+					rc.rowBad[i]++
+				}
+			}
+			if hard[j] || !hard[i] { // the column's tally: j's own
+				rc.colTested[j]++
+				if bad {
+					rc.colBad[j]++
+				}
+			}
+		}
+	}
+	return rc
 }
 
 // background tallies the cells on a rail that touch no blamed member and

@@ -53,7 +53,7 @@ func (m *Matrix) NCCL(o NCCLOptions) NCCLEnv {
 	usable := m.Usable(o.Exclude)
 	badRail := map[int]bool{}
 	for _, s := range m.Suspects {
-		if s.Kind == KindRail && s.Confidence >= o.Exclude.MinConfidence {
+		if s.Kind == KindRail && s.Confidence >= o.Exclude.floor(m) {
 			badRail[s.Rail] = true
 		}
 	}

@@ -77,8 +77,12 @@ func (a *analysis) judgeRails() (rails, nodes []Rollup) {
 			sample.join(&parts[i].sample)
 		}
 		st := a.j.done()
+		st.noise = sample.done()
+		if a.j.th.regimeOf(st.noise.p50) != regimeQuiet || a.j.th.regimeOf(st.noise.gbps) != regimeQuiet {
+			st.agg = a.aggregate(sp, &st, sample, &rf, p50s)
+		}
+		a.cv[sp.rail] = st.noise
 		a.st[sp.rail] = st
-		a.cv[sp.rail] = sample.done()
 
 		rates = rates[:0]
 		for _, n := range sp.members {
@@ -117,7 +121,7 @@ func (a *analysis) readStretch(sp *railSpan, pt *stretch, p *peeker, p50s *p50Co
 		rf.p99[o], rf.g[o], rf.big[o] = orNaN(f.p99, f.hasT), orNaN(f.g, f.hasG), f.big
 		if b&verdictMask == 0 { // ok
 			a.j.gather(&pop, &f)
-			sample.add(o, &f)
+			sample.add(o, &f, ends{int32(c.i), int32(c.j)})
 		}
 	}
 	pt.pop, pt.sample = pop, sample
@@ -135,7 +139,7 @@ func (a *analysis) judgeStretch(si int, pt *stretch, st *railStats, rates []floa
 		if v == 0 { // ok: the rules may still find it slow or short of bandwidth
 			f := figs{p50: p50s.at(k), p99: rf.p99[o], g: rf.g[o], big: rf.big[o]}
 			f.hasP, f.hasT, f.hasG = !math.IsNaN(f.p50), !math.IsNaN(f.p99), !math.IsNaN(f.g)
-			if nv := a.j.rules(f, VerdictOK, sp.rail, st, portRate(rates[i], rates[j]), a.j.baseAt(k), nil); nv != VerdictOK {
+			if nv := a.j.rules(f, VerdictOK, sp.rail, st, portRate(rates[i], rates[j]), a.j.baseAt(k), ends{int32(i), int32(j)}, nil); nv != VerdictOK {
 				v = verdictIndex(nv)
 				a.cells[k] = a.cells[k]&^verdictMask | v
 			}

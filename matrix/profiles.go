@@ -91,6 +91,22 @@ var profileKeys = map[string]profileKey{
 		th.RobustZ, err = number(v, func(x float64) bool { return x == 0 || x >= 1 }, "0 (off) or a z-score >= 1 (5 to 8 are sensible)")
 		return err
 	},
+	"quiet_spread": func(th *Thresholds, v *yaml.Node) (err error) {
+		th.QuietSpread, err = number(v, func(x float64) bool { return x > 0 }, "a robust SD in log space > 0 (0.05 = default; 100 keeps the fixed rules everywhere)")
+		return err
+	},
+	"max_spread": func(th *Thresholds, v *yaml.Node) (err error) {
+		th.MaxSpread, err = number(v, func(x float64) bool { return x > 0 }, "a robust SD in log space > 0, at least quiet_spread (0.5 = default)")
+		return err
+	},
+	"outlier_z": func(th *Thresholds, v *yaml.Node) (err error) {
+		th.OutlierZ, err = number(v, func(x float64) bool { return x >= 1 }, "a number of noise SDs >= 1 (4 = default)")
+		return err
+	},
+	"exclude_confidence": func(th *Thresholds, v *yaml.Node) (err error) {
+		th.ExcludeConfidence, err = number(v, func(x float64) bool { return x > 0 && x <= 1 }, "a confidence in (0, 1] (0.5 = default)")
+		return err
+	},
 	"max_p99_ns": func(th *Thresholds, v *yaml.Node) (err error) {
 		th.MaxP99Ns, err = number(v, func(x float64) bool { return x >= 0 }, "nanoseconds >= 0 (0 = off)")
 		return err
@@ -135,6 +151,10 @@ func loadProfile(name string, node *yaml.Node) (Thresholds, error) {
 		if err := parse(&th, v); err != nil {
 			return th, fmt.Errorf("profiles.%s.%s: line %d: %q: %v", name, k.Value, v.Line, v.Value, err)
 		}
+	}
+	if th.MaxSpread < th.QuietSpread {
+		return th, fmt.Errorf("profiles.%s.max_spread: %s is under quiet_spread %s: a rail too noisy to judge must be noisier than a quiet one; raise max_spread or lower quiet_spread",
+			name, num(th.MaxSpread), num(th.QuietSpread))
 	}
 	return th, nil
 }

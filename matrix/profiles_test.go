@@ -18,7 +18,8 @@ func TestLoadProfilesExample(t *testing.T) {
 	}
 	ib := ps["ib-ndr-8x400"]
 	want := Thresholds{LatencyFactor: 2.1, BandwidthFraction: 0.93, LineRateFraction: 0.9, TailFactor: 5, RobustZ: 6,
-		MaxP99Ns: 10000, MinGbps: 350, BaselineLatency: 0.10, BaselineBandwidth: 0.05, GroupLabel: "leaf"}
+		MaxP99Ns: 10000, MinGbps: 350, BaselineLatency: 0.10, BaselineBandwidth: 0.05, GroupLabel: "leaf",
+		QuietSpread: 0.05, MaxSpread: 0.5, OutlierZ: 4, ExcludeConfidence: 0.5}
 	if ib != want {
 		t.Errorf("ib-ndr-8x400:\n got %+v\nwant %+v", ib, want)
 	}

@@ -77,6 +77,8 @@ type railStats struct {
 	minP50, maxGbps float64
 	medP99          float64 // for the tail rule; 0 = off or unknown
 	zP50, zP99, zG  robust
+	noise           railSpread // how the rail is judged (spread.go)
+	agg             *railAgg   // its nodes' sides judged together; nil on a quiet rail
 }
 
 // gather is a rail's population figures as its cells are read: min and
@@ -209,10 +211,16 @@ func figsOf(c *Result) figs {
 	return f
 }
 
+// ends are a cell's two members' positions on its rail (aggregate.go);
+// noEnds for a cell judged without them (cross-rail cells).
+type ends struct{ src, dst int32 }
+
+var noEnds = ends{-1, -1}
+
 // cell runs every enabled rule on one measured cell and sets its verdict
 // and reason.
-func (j *judge) cell(c *Result, rail int, st *railStats, rate float64, b baseFig) Verdict {
-	return j.rules(figsOf(c), c.Verdict, rail, st, rate, b, c)
+func (j *judge) cell(c *Result, rail int, st *railStats, rate float64, b baseFig, e ends) Verdict {
+	return j.rules(figsOf(c), c.Verdict, rail, st, rate, b, e, c)
 }
 
 // rules runs every enabled rule on the figures of a cell whose class
@@ -222,7 +230,7 @@ func (j *judge) cell(c *Result, rail int, st *railStats, rate float64, b baseFig
 // later, for the few cells shown, by the same code. Latency wins the
 // verdict because ClusterKit checks it first; the reason keeps every
 // broken rule so nothing is hidden.
-func (j *judge) rules(f figs, v Verdict, rail int, st *railStats, rate float64, b baseFig, c *Result) Verdict {
+func (j *judge) rules(f figs, v Verdict, rail int, st *railStats, rate float64, b baseFig, e ends, c *Result) Verdict {
 	th := &j.th
 	text := c != nil
 	var slow, low []string
@@ -233,17 +241,43 @@ func (j *judge) rules(f figs, v Verdict, rail int, st *railStats, rate float64, 
 
 	// Ratios, not products, so a cell exactly at the limit (2226 ns over a
 	// 1060 ns minimum) is not flagged by a rounding error.
-	if hasP && !math.IsInf(st.minP50, 1) && p/st.minP50 > th.LatencyFactor {
-		if nSlow++; text {
-			slow = append(slow, fmt.Sprintf("p50 %s is %.1fx the rail-%d minimum %s (limit %sx)",
-				formatNs(p), p/st.minP50, rail, formatNs(st.minP50), num(th.LatencyFactor)))
+	switch th.regimeOf(st.noise.p50) {
+	case regimeQuiet:
+		if hasP && !math.IsInf(st.minP50, 1) && p/st.minP50 > th.LatencyFactor {
+			if nSlow++; text {
+				slow = append(slow, fmt.Sprintf("p50 %s is %.1fx the rail-%d minimum %s (limit %sx)",
+					formatNs(p), p/st.minP50, rail, formatNs(st.minP50), num(th.LatencyFactor)))
+			}
+		}
+	case regimeNoisy:
+		n := st.noise.p50
+		if m := th.cellMargin(n, th.LatencyFactor); hasP && p > 0 && math.Log(p)-n.med > m {
+			if nSlow++; text {
+				slow = append(slow, fmt.Sprintf("p50 %s is %sx the rail-%d median %s, beyond the rail's noise (its p50s vary %s%%; limit %sx)",
+					formatNs(p), sig3(p/n.typical()), rail, formatNs(n.typical()), sig3(100*n.sd), sig3(math.Exp(m))))
+			}
 		}
 	}
-	if hasG && st.maxGbps > 0 && g/st.maxGbps < th.BandwidthFraction {
-		if nLow++; text {
-			low = append(low, fmt.Sprintf("bandwidth %s Gb/s is %s%% of the rail-%d maximum %s Gb/s (limit %s%%)",
-				sig3(g), sig3(100*g/st.maxGbps), rail, sig3(st.maxGbps), sig3(100*th.BandwidthFraction)))
+	switch th.regimeOf(st.noise.gbps) {
+	case regimeQuiet:
+		if hasG && st.maxGbps > 0 && g/st.maxGbps < th.BandwidthFraction {
+			if nLow++; text {
+				low = append(low, fmt.Sprintf("bandwidth %s Gb/s is %s%% of the rail-%d maximum %s Gb/s (limit %s%%)",
+					sig3(g), sig3(100*g/st.maxGbps), rail, sig3(st.maxGbps), sig3(100*th.BandwidthFraction)))
+			}
 		}
+	case regimeNoisy:
+		n := st.noise.gbps
+		if m := th.cellMargin(n, 1/th.BandwidthFraction); hasG && g >= 0 && n.med-math.Log(g) > m {
+			if nLow++; text {
+				low = append(low, fmt.Sprintf("bandwidth %s Gb/s is %sx under the rail-%d median %s Gb/s, beyond the rail's noise (its Gb/s vary %s%%; limit %sx)",
+					sig3(g), sig3(n.typical()/g), rail, sig3(n.typical()), sig3(100*n.sd), sig3(math.Exp(m))))
+			}
+		}
+	}
+	if st.agg != nil && e.src >= 0 {
+		ns, nl := st.agg.rules(f, e, rail, text, &slow, &low)
+		nSlow, nLow = nSlow+ns, nLow+nl
 	}
 	if th.RobustZ > 0 {
 		if z := st.zP50.z(p); hasP && st.zP50.ok && z > th.RobustZ {
@@ -265,10 +299,17 @@ func (j *judge) rules(f figs, v Verdict, rail int, st *railStats, rate float64, 
 			}
 		}
 	}
-	if th.TailFactor > 0 && hasT && st.medP99 > 0 && tail/st.medP99 > th.TailFactor {
+	tailLimit := th.TailFactor
+	switch th.regimeOf(st.noise.p99) {
+	case regimeNoisy:
+		tailLimit = max(tailLimit, math.Exp(th.OutlierZ*st.noise.p99.sd))
+	case regimeUnjudged:
+		tailLimit = 0
+	}
+	if tailLimit > 0 && th.TailFactor > 0 && hasT && st.medP99 > 0 && tail/st.medP99 > tailLimit {
 		if nSlow++; text {
 			slow = append(slow, fmt.Sprintf("p99 %s is %.1fx the rail-%d median p99 %s (limit %sx)",
-				formatNs(tail), tail/st.medP99, rail, formatNs(st.medP99), num(th.TailFactor)))
+				formatNs(tail), tail/st.medP99, rail, formatNs(st.medP99), sig3(tailLimit)))
 		}
 	}
 	if th.MaxP99Ns > 0 && hasT && tail > th.MaxP99Ns {

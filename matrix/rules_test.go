@@ -258,17 +258,26 @@ func TestBaselineFile(t *testing.T) {
 }
 
 func TestThresholdsOrDefaults(t *testing.T) {
+	// noise is the noise judgement's defaults, which a partly set
+	// Thresholds gets too: without them every rail would be judged by
+	// the fixed rules alone.
+	noise := func(t Thresholds) Thresholds {
+		t.QuietSpread, t.MaxSpread, t.OutlierZ, t.ExcludeConfidence = 0.05, 0.5, 4, 0.5
+		return t
+	}
 	cases := []struct {
 		name string
 		in   Thresholds
 		want Thresholds
 	}{
 		{"zero is the defaults", Thresholds{}, DefaultThresholds()},
-		{"partly set: line rate stays off", Thresholds{LatencyFactor: 3}, Thresholds{LatencyFactor: 3, BandwidthFraction: 0.93}},
+		{"partly set: line rate stays off", Thresholds{LatencyFactor: 3}, noise(Thresholds{LatencyFactor: 3, BandwidthFraction: 0.93})},
 		{"nonsense optional rules are off", Thresholds{LatencyFactor: 2, BandwidthFraction: 0.9, LineRateFraction: 1.5,
 			RobustZ: -1, MaxP99Ns: math.NaN(), MinGbps: math.Inf(1), BaselineBandwidth: 1.2},
-			Thresholds{LatencyFactor: 2, BandwidthFraction: 0.9}},
-		{"group label kept", Thresholds{LatencyFactor: 2, GroupLabel: "rack"}, Thresholds{LatencyFactor: 2, BandwidthFraction: 0.93, GroupLabel: "rack"}},
+			noise(Thresholds{LatencyFactor: 2, BandwidthFraction: 0.9})},
+		{"group label kept", Thresholds{LatencyFactor: 2, GroupLabel: "rack"}, noise(Thresholds{LatencyFactor: 2, BandwidthFraction: 0.93, GroupLabel: "rack"})},
+		{"noise judgement set", Thresholds{LatencyFactor: 2, QuietSpread: 0.1, MaxSpread: 0.05, OutlierZ: 0.5, ExcludeConfidence: 0.8},
+			Thresholds{LatencyFactor: 2, BandwidthFraction: 0.93, QuietSpread: 0.1, MaxSpread: 0.5, OutlierZ: 4, ExcludeConfidence: 0.8}},
 	}
 	for _, c := range cases {
 		if got := c.in.orDefaults(); got != c.want {

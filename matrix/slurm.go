@@ -20,16 +20,33 @@ import (
 //   - rail suspects exclude nobody: every node has the rail. The NCCL env
 //     leaves that rail's HCA out instead.
 type ExcludeOptions struct {
-	KeepPairs     bool    // failed pairs exclude nobody
-	KeepSlow      bool    // slow-latency / low-bandwidth suspects exclude nobody
-	MinConfidence float64 // suspects below this confidence exclude nobody
+	KeepPairs bool // failed pairs exclude nobody
+	KeepSlow  bool // slow-latency / low-bandwidth suspects exclude nobody
+	// MinConfidence: suspects below it exclude nobody; 0 takes the
+	// sweep's Thresholds.ExcludeConfidence (0.5 by default).
+	MinConfidence float64
 }
 
-// Excluded lists the nodes the suspects take out of a job, sorted by name.
+// floor is the confidence a suspect of m needs to exclude a node.
+func (o ExcludeOptions) floor(m *Matrix) float64 {
+	switch {
+	case o.MinConfidence > 0:
+		return o.MinConfidence
+	case m.Thresholds.ExcludeConfidence > 0:
+		return m.Thresholds.ExcludeConfidence
+	}
+	return defaultExcludeConfidence // a matrix written before the field existed
+}
+
+// Excluded lists the nodes the suspects take out of a job, sorted by name:
+// only suspects confident enough (ExcludeOptions.floor); a weaker one is
+// one the matrix cannot tell from a neighbour, and taking a healthy node
+// out of a job is a failure of its own.
 func (m *Matrix) Excluded(o ExcludeOptions) []string {
 	set := map[string]bool{}
+	floor := o.floor(m)
 	for _, s := range m.Suspects {
-		if s.Confidence < o.MinConfidence {
+		if s.Confidence < floor {
 			continue
 		}
 		perf := s.Verdict == VerdictSlowLatency || s.Verdict == VerdictLowBandwidth

@@ -96,6 +96,22 @@ type Thresholds struct {
 	// standard deviations (1.4826 x MAD) above its rail's median, or whose
 	// Gb/s lies that far below. 0 = off; 5 to 8 are sensible.
 	RobustZ float64 `json:"robust_z,omitempty"`
+	// QuietSpread, MaxSpread and OutlierZ judge a rail by its own noise
+	// (spread.go): a rail whose healthy figures vary by at most QuietSpread
+	// (robust SD in log space; 0.05 in the defaults) gets the fixed rules
+	// above; up to MaxSpread (0.5) a cell must also lie OutlierZ (4) noise
+	// SDs from the rail's median, and a node's cells on one side are
+	// judged together; beyond MaxSpread no cell is judged slow or short on
+	// its own. A QuietSpread of 100 keeps the fixed rules on every rail.
+	QuietSpread float64 `json:"quiet_spread,omitempty"`
+	MaxSpread   float64 `json:"max_spread,omitempty"`
+	OutlierZ    float64 `json:"outlier_z,omitempty"`
+	// ExcludeConfidence is the confidence a suspect needs to take nodes
+	// out of a job (Excluded, the gate's exclude list and host file): 0.5
+	// in the defaults (also when 0); a weaker suspect is reported, never
+	// acted on.
+	ExcludeConfidence float64 `json:"exclude_confidence,omitempty"`
+
 	// Absolute limits, independent of the population. 0 = off.
 	MaxP99Ns float64 `json:"max_p99_ns,omitempty"`
 	MinGbps  float64 `json:"min_gbps,omitempty"`
