@@ -80,13 +80,9 @@ const (
 	goodSideCentre = 0.8416
 )
 
-// logNoiseOf measures xs (reordered); better is +1 when a higher figure is
-// better (bandwidth), -1 when a lower one is (latency).
-func logNoiseOf(xs []float64, better float64) logNoise {
-	return logNoiseMin(xs, better, minNoiseCells)
-}
-
-// logNoiseMin is logNoiseOf from at least least cells.
+// logNoiseMin measures xs (reordered) when there are at least least of
+// them; better is +1 when a higher figure is better (bandwidth), -1 when a
+// lower one is (latency).
 func logNoiseMin(xs []float64, better float64, least int) logNoise {
 	if len(xs) < least {
 		return logNoise{}
