@@ -138,6 +138,7 @@ func TestSweepNamesDeadWorker(t *testing.T) {
 func TestGateExitCodes(t *testing.T) {
 	healthy := start(t, 4)
 	faulty := start(t, 4, "node-02:bw=0.4")
+	down := start(t, 4, "node-03/mlx5_0:down")
 	cases := []struct {
 		name string
 		o    gate.Options
@@ -145,7 +146,8 @@ func TestGateExitCodes(t *testing.T) {
 	}{
 		{"healthy", gate.Options{Coordinator: healthy.URL}, gate.ExitHealthy},
 		{"latest after a healthy run", gate.Options{Coordinator: healthy.URL, Latest: true}, gate.ExitHealthy},
-		{"degraded bandwidth", gate.Options{Coordinator: faulty.URL}, gate.ExitUnhealthy},
+		{"degraded bandwidth", gate.Options{Coordinator: faulty.URL}, gate.ExitPerformance},
+		{"a port down", gate.Options{Coordinator: down.URL}, gate.ExitUnhealthy},
 		{"no URL", gate.Options{}, gate.ExitUsage},
 		{"not a URL", gate.Options{Coordinator: "coordinator:8080"}, gate.ExitUsage},
 		{"unreachable", gate.Options{Coordinator: "http://127.0.0.1:1"}, gate.ExitInfra},

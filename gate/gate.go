@@ -20,15 +20,30 @@ import (
 )
 
 // Exit codes, documented in the README. A Slurm prolog or a Kubernetes Job
-// tells "the fabric is bad" (1: drain or exclude nodes) from "we could not
-// tell" (3: retry later, page the operator) and "we were called wrong" (2:
-// fix the job script).
+// tells "the fabric is broken" (1: drain or exclude nodes) from "it is
+// slower than it should be" (4: a confident performance suspect, nothing
+// failed), "we could not tell" (3: retry later, page the operator) and "we
+// were called wrong" (2: fix the job script).
 const (
-	ExitHealthy   = 0
-	ExitUnhealthy = 1
-	ExitUsage     = 2 // bad flags or config, a request the coordinator refused (400)
-	ExitInfra     = 3 // coordinator unreachable, not enough workers (503), budget exceeded, sweep failed
+	ExitHealthy     = 0
+	ExitUnhealthy   = 1 // a fabric fault: cells failed outright
+	ExitUsage       = 2 // bad flags or config, a request the coordinator refused (400)
+	ExitInfra       = 3 // coordinator unreachable, not enough workers (503), budget exceeded, sweep failed, cells left untested
+	ExitPerformance = 4 // no cell failed, but a confident suspect is slow or narrow beyond its rail's noise
 )
+
+// ExitFor is the exit code of a judged matrix (matrix.Outcome).
+func ExitFor(m *matrix.Matrix) int {
+	switch m.Outcome() {
+	case matrix.OutcomeFault:
+		return ExitUnhealthy
+	case matrix.OutcomePerformance:
+		return ExitPerformance
+	case matrix.OutcomeUntested:
+		return ExitInfra
+	}
+	return ExitHealthy
+}
 
 // Options of one gate run. cmd/rdmamesh maps flags onto it.
 type Options struct {
@@ -126,10 +141,7 @@ func Run(ctx context.Context, o Options, out, errOut io.Writer) int {
 	if diff != nil {
 		fmt.Fprintf(out, "compared with %s:\n%s", o.DiffAgainst, diff.Text())
 	}
-	if !m.Healthy {
-		return ExitUnhealthy
-	}
-	return ExitHealthy
+	return ExitFor(m)
 }
 
 // check refuses options no coordinator could fix, before any network use.

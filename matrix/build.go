@@ -123,6 +123,7 @@ func analyse(nodes []Node, src Source, cells []Cell, th Thresholds, cut split) *
 	}
 	m.NodeRollups = nodeRollups
 	m.RailRollups = railRollups
+	m.Noise = a.noise(&th)
 	groups := findGroups(ns, th.GroupLabel)
 	m.GroupLabel = groups.label
 	m.Suspects = localize(m, a, groups)

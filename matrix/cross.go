@@ -119,14 +119,17 @@ func joinNote(r Result, note string) string {
 // otherwise each bad node pair is, as a cable would be on a rail.
 func crossSuspects(cross []Result) []Suspect {
 	type combo struct{ r, dr int }
-	type tally struct{ bad, total int }
+	type tally struct {
+		bad, total int
+		by         map[Verdict]int
+	}
 	byCombo := map[combo]*tally{}
 	for i := range cross {
 		c := &cross[i]
 		k := combo{c.Rail, *c.DstRail}
 		t := byCombo[k]
 		if t == nil {
-			t = &tally{}
+			t = &tally{by: map[Verdict]int{}}
 			byCombo[k] = t
 		}
 		if isTested(c) {
@@ -134,6 +137,7 @@ func crossSuspects(cross []Result) []Suspect {
 		}
 		if isBad(c) {
 			t.bad++
+			t.by[c.Verdict]++
 		}
 	}
 	var out []Suspect
@@ -141,7 +145,7 @@ func crossSuspects(cross []Result) []Suspect {
 	for k, t := range byCombo {
 		if t.bad >= 4 && mostly(t.bad, t.total) {
 			wide[k] = true
-			out = append(out, Suspect{Kind: "rail", Rail: k.r, Bad: t.bad, Total: t.total,
+			out = append(out, Suspect{Kind: "rail", Rail: k.r, Bad: t.bad, Total: t.total, Verdict: mostCommon(t.by),
 				Reason: fmt.Sprintf("cross-rail path rail %d → rail %d: %d of %d cells bad while the rails themselves are judged separately",
 					k.r, k.dr, t.bad, t.total),
 				Fix:        fmt.Sprintf("check the spine links and routing between the rail-%d and rail-%d leaves (or use NCCL PXN to keep traffic on its rail)", k.r, k.dr),
@@ -191,4 +195,16 @@ func crossSuspects(cross []Result) []Suspect {
 	}
 	sort.SliceStable(out, func(a, b int) bool { return out[a].Bad > out[b].Bad })
 	return out
+}
+
+// mostCommon is the verdict most of the counted cells have; a tie goes to
+// the worse one (verdictRank).
+func mostCommon(by map[Verdict]int) Verdict {
+	best := Verdict("")
+	for v, n := range by {
+		if best == "" || n > by[best] || (n == by[best] && verdictRank[v] < verdictRank[best]) {
+			best = v
+		}
+	}
+	return best
 }

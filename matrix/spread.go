@@ -231,3 +231,24 @@ func (l *localizer) noisy(s *Suspect) {
 	s.Note = joinNotes(s.Note, fmt.Sprintf("rail %d's healthy %s vary by %s%% cell to cell (robust SD in log space; %s%% is quiet): "+
 		"judged against that noise, not against the fastest cell", rail, metric, sig3(100*noise.sd), sig3(100*th.QuietSpread)))
 }
+
+// noise lists the rails' figures that were not quiet, rail by rail.
+func (a *analysis) noise(th *Thresholds) []RailNoise {
+	var out []RailNoise
+	for r, sp := range a.cv {
+		for _, f := range []struct {
+			name string
+			n    logNoise
+		}{{"p50", sp.p50}, {"gbps", sp.gbps}} {
+			judged := "noisy"
+			switch th.regimeOf(f.n) {
+			case regimeQuiet:
+				continue
+			case regimeUnjudged:
+				judged = "not-judged"
+			}
+			out = append(out, RailNoise{Rail: r, Figure: f.name, Spread: math.Round(f.n.sd*1000) / 1000, Judged: judged, Cells: f.n.n})
+		}
+	}
+	return out
+}

@@ -29,14 +29,10 @@ func (m *Matrix) Summary() string {
 	if rules := m.Thresholds.extraRules(); rules != "" {
 		b.WriteString("rules: " + rules + "\n")
 	}
-	switch {
-	case m.Healthy:
-		b.WriteString("HEALTHY\n")
-	case m.NumCells()+len(m.Cross)+m.CellsOmitted == 0:
-		b.WriteString("UNHEALTHY: no cells to test (fewer than two nodes share a rail)\n")
-	default:
-		fmt.Fprintf(&b, "UNHEALTHY: %d suspect(s)\n", len(m.Suspects))
+	for _, l := range m.noiseLines() {
+		b.WriteString(l + "\n")
 	}
+	b.WriteString(m.verdictLine() + "\n")
 	for i, s := range m.Suspects {
 		if i == summaryMax {
 			fmt.Fprintf(&b, "... and %d more suspect(s)\n", len(m.Suspects)-summaryMax)

@@ -211,6 +211,20 @@ type Suspect struct {
 	HardFailures int `json:"hard_failures,omitempty"`
 }
 
+// RailNoise is one rail's figure that was not quiet.
+type RailNoise struct {
+	Rail   int    `json:"rail"`
+	Figure string `json:"figure"` // p50 | gbps
+	// Spread is the robust SD of the healthy cells' logs: about their
+	// coefficient of variation.
+	Spread float64 `json:"spread"`
+	// Judged is "noisy" (cells beyond the noise, nodes' sides as a whole)
+	// or "not-judged" (no cell is slow or low on its own).
+	Judged string `json:"judged"`
+	// Cells is how many cells the spread was measured on.
+	Cells int `json:"cells"`
+}
+
 // LowConfidence is the confidence under which a suspect always carries a
 // Note saying what is ambiguous.
 const LowConfidence = 0.5
@@ -251,6 +265,10 @@ type Matrix struct {
 	// CellsOmitted counts the cells left out of Cells and Cross: the ok
 	// ones by BadOnly, all of them by SummaryOnly; 0 in a complete matrix.
 	CellsOmitted int `json:"cells_omitted,omitempty"`
+	// Noise lists the rails whose healthy figures were too noisy for the
+	// fixed rules, and how each was judged instead (spread.go); empty
+	// when every rail was quiet.
+	Noise []RailNoise `json:"noise,omitempty"`
 
 	// a is the compact form of the same-rail cells when Cells was not
 	// materialised (Analyse); nil in a matrix from Build or from JSON.

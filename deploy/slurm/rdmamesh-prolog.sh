@@ -60,17 +60,21 @@ case $rc in
 0)
 	exit 0
 	;;
-1)
+1 | 4)
+	# 1: cells failed outright; 4: nothing failed, but a confident suspect
+	# is slower than its peers. Both take its nodes out of the job.
+	what="unhealthy fabric"
+	((rc == 4)) && what="fabric below its performance threshold"
 	if [[ $DRAIN != yes ]]; then
-		job_comment "rdmamesh: requeued: unhealthy fabric (DRAIN=no); report $report.txt"
+		job_comment "rdmamesh: requeued: $what (DRAIN=no); report $report.txt"
 		exit 1
 	fi
 	drained=$(drain_blamed "job $job")
 	if [[ -n $drained ]]; then
 		job_comment "rdmamesh: requeued: drained $drained; report $report.txt"
 	else
-		log "unhealthy, but no node or HCA is blamed (rail or pair suspects): see $report.txt"
-		job_comment "rdmamesh: requeued: unhealthy fabric, no single node to blame; report $report.txt"
+		log "$what, but no node or HCA is blamed (rail or pair suspects): see $report.txt"
+		job_comment "rdmamesh: requeued: $what, no single node to blame; report $report.txt"
 	fi
 	exit 1
 	;;
