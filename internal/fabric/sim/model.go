@@ -79,3 +79,14 @@ func (f *Fabric) wait(ctx context.Context, d, limit time.Duration) error {
 		return ctx.Err()
 	}
 }
+
+// testNoise draws one test's factor for a preset whose tests spread by sd
+// (log space), a twentieth of them from a tail twice as wide: emulation's
+// stalls make heavier tails than a normal's.
+func testNoise(rng *rand.Rand, sd float64) float64 {
+	g := rng.NormFloat64() * sd
+	if rng.Float64() < 0.05 {
+		g *= 2
+	}
+	return math.Exp(g)
+}

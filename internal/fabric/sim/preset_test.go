@@ -17,9 +17,11 @@ func TestPresets(t *testing.T) {
 		gidType   string
 		lid       bool
 		gbps      float64 // ib_write_bw at 64 KiB
+		mtu       int
 	}{
-		{"ib-8x400", 8, "InfiniBand", 0, "fe80::", "IB/RoCE v1", true, 392},
-		{"roce-2x100", 2, "Ethernet", 3, "::ffff:10.", "RoCE v2", false, 97},
+		{"ib-8x400", 8, "InfiniBand", 0, "fe80::", "IB/RoCE v1", true, 392, 4096},
+		{"roce-2x100", 2, "Ethernet", 3, "::ffff:10.", "RoCE v2", false, 97, 4096},
+		{"rxe-lab", 1, "Ethernet", 3, "::ffff:10.", "RoCE v2", false, 0.159, 1024},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -46,7 +48,7 @@ func TestPresets(t *testing.T) {
 			}
 			for i, p := range ports {
 				if p.Device != spec.Device(i) || p.Rail != i || p.Port != 1 || p.LinkLayer != c.link ||
-					p.State != "ACTIVE" || !p.Usable || p.MTU != 4096 || p.GIDIndex != c.gidIndex ||
+					p.State != "ACTIVE" || !p.Usable || p.MTU != c.mtu || p.GIDIndex != c.gidIndex ||
 					!strings.HasPrefix(p.GID, c.gidPrefix) || p.GIDType != c.gidType || (p.LID != 0) != c.lid ||
 					p.GIDReason == "" || p.Netdev == "" || p.IP == "" || p.RateGbps == 0 {
 					t.Errorf("port %d: %+v", i, p)
@@ -54,10 +56,10 @@ func TestPresets(t *testing.T) {
 			}
 		})
 	}
-	if _, err := Preset("ib-9x9"); err == nil || !strings.Contains(err.Error(), "ib-8x400, roce-2x100") {
+	if _, err := Preset("ib-9x9"); err == nil || !strings.Contains(err.Error(), "ib-8x400, roce-2x100, rxe-lab") {
 		t.Fatalf("unknown preset error should list the names: %v", err)
 	}
-	if got := PresetNames(); len(got) != 2 || got[0] != "ib-8x400" {
+	if got := PresetNames(); len(got) != 3 || got[0] != "ib-8x400" {
 		t.Fatalf("PresetNames = %v", got)
 	}
 }

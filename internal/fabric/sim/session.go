@@ -35,6 +35,9 @@ type Session struct {
 	// the error state fail at once, so they return it without waiting.
 	broken *probe.Error
 	rng    *rand.Rand
+	// latNoise and bwNoise scale this test's figures by the preset's
+	// TestSpread (1 on a quiet preset).
+	latNoise, bwNoise float64
 }
 
 // Info is the local QP info to hand to the peer.
@@ -111,7 +114,7 @@ func (s *Session) Latency(ctx context.Context, p probe.TestParams) (probe.Latenc
 		return probe.Latency{}, e
 	}
 	s.countTest(p, false)
-	oneWay := spec.oneWayNs(p.LatencySize) * s.path.latFactor()
+	oneWay := spec.oneWayNs(p.LatencySize) * s.path.latFactor() * s.latNoise
 	samples, err := latencySamples(ctx, s.rng, p.LatencyIters, oneWay, spec.JitterFrac, s.path)
 	if err != nil {
 		s.broken = cancelled("ibv_poll_cq", err)
@@ -147,7 +150,7 @@ func (s *Session) Bandwidth(ctx context.Context, p probe.TestParams) (probe.Band
 	// Go-back-N: every lost packet resends the window behind it, so even a
 	// test that survives loss streams well below line rate.
 	gbps /= 1 + 8*s.path.Loss
-	gbps *= 1 + 0.003*s.rng.NormFloat64()
+	gbps *= (1 + 0.003*s.rng.NormFloat64()) * s.bwNoise
 	bytes := int64(p.BWSize) * int64(p.BWIters)
 	secs := float64(bytes) * 8 / (gbps * 1e9)
 	if e := s.settle(ctx, p, seconds(secs), "the bandwidth test", nil); e != nil {
@@ -205,6 +208,10 @@ func (s *Session) begin(ctx context.Context, p probe.TestParams) error {
 		attempt := n.nextAttempt(s.remote.Node, s.ep.Rail)
 		h := hash64(n.fab.seed, "test", n.name, s.remote.Node, s.ep.Device, s.remote.Device, s.ep.Rail, attempt)
 		s.rng = rand.New(rand.NewPCG(h, splitmix(h)))
+		s.latNoise, s.bwNoise = 1, 1
+		if sp := n.fab.spec.TestSpread; sp > 0 {
+			s.latNoise, s.bwNoise = testNoise(s.rng, sp), testNoise(s.rng, sp)
+		}
 		if s.rng.Float64() < s.path.Loss && s.doom == nil {
 			s.doom = retryExceeded(
 				fmt.Sprintf("RDMA WRITEs %s were not acknowledged after 7 retries (transport retry counter exceeded): "+
