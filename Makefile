@@ -9,7 +9,7 @@ HAVE_VERBS := $(shell test -f /usr/include/infiniband/verbs.h && echo yes)
 TAGS      ?= $(if $(HAVE_VERBS),verbs,)
 DEMO_ARGS ?= --nodes 16
 
-.PHONY: all build build-noverbs test testrace lint vet fmt-check tidy-check demo demo-once demo-scale clean fuzz docs bench gobench
+.PHONY: all build build-noverbs test testrace lint vet fmt-check tidy-check demo demo-once demo-scale clean fuzz docs bench gobench bench-judge
 
 all: lint test build
 
@@ -82,6 +82,13 @@ demo-scale: build-noverbs
 # rigs/scale/cmd for the other knobs. Not part of `make test`.
 bench:
 	$(GO) run ./rigs/scale/cmd
+
+# How well the matrix judges: seeded sweeps of the simulated fabric, clean
+# and with every demo fault class at several strengths, on the noisy
+# rxe-lab preset and a quiet one; precision and recall of the exclude list
+# (rigs/judge). JUDGE_ARGS="-runs 50" for a quicker table.
+bench-judge:
+	$(GO) run ./rigs/judge/cmd $(JUDGE_ARGS)
 
 # Go micro-benchmarks of the scale-critical paths, with allocation counts.
 gobench:

@@ -124,6 +124,8 @@ var rules = map[string][]string{
 	"rigs/scale/cmd":          anything,
 	"rigs/idle":               anything,
 	"rigs/idle/cmd/idle-cost": anything,
+	"rigs/judge":              anything,
+	"rigs/judge/cmd":          anything,
 	"rigs/deploytest":         {"internal/config/docgen/keyflags"},
 	"web/e2e":                 anything,
 }

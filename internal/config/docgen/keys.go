@@ -59,7 +59,7 @@ var descriptions = map[string]string{
 	"coordinator.raft_bind":        "host:port of the raft TCP transport between coordinators. Empty: a single coordinator, no raft network.",
 	"coordinator.raft_advertise":   "host:port other coordinators dial for raft; required when raft_bind listens on all interfaces.",
 	"coordinator.peers":            "Static bootstrap set, `name=host:port` per coordinator, this one included.",
-	"coordinator.memory_limit":     "Soft memory limit for the Go runtime (the collector runs harder as the heap nears it, so a sweep's garbage does not double the heap past a container's limit). `auto`: keep `GOMEMLIMIT` if set, else 90% of the cgroup memory limit the process runs under, else none; `off`; a size (`5GiB`, `6000MiB`, `6GB`); or a share of the cgroup limit (`80%`). A 4,096-node sweep holds about 3.2 GB: see docs/scale.md for the peak with and without a limit.",
+	"coordinator.memory_limit":     "Soft memory limit for the Go runtime (the collector runs harder as the heap nears it, so a sweep's garbage does not double the heap past a container's limit). `auto`: keep `GOMEMLIMIT` if set, else 90% of the cgroup memory limit the process runs under, else none; `off`; a size (`5GiB`, `6000MiB`, `6GB`); or a share of the cgroup limit (`80%`). A 4,096-node sweep holds about 2.9 GB: see docs/scale.md for the peak with and without a limit.",
 	"coordinator.bootstrap_expect": "Bootstrap once this many coordinators are alive in gossip (1, 3 or 5), instead of a static `peers` list. 1: bootstrap alone.",
 
 	"sweep.mode":          "`quick` (connectivity and latency) or `full` (adds bandwidth).",
