@@ -57,6 +57,10 @@ type Options struct {
 	// Live runs the always-on mesh: every simulated worker probes through
 	// the sim fabric's probe ports, the leader plans and judges.
 	Live coordinator.LiveOptions
+	// Unreachable names workers whose API stops answering once they have
+	// registered, while their gossip runs on: a worker behind a new
+	// firewall rule.
+	Unreachable []string
 }
 
 // Cluster is a running in-process deployment.
@@ -164,6 +168,14 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 	// the scheduler had already counted it in.
 	for _, name := range c.dead {
 		c.workers[name].Kill()
+	}
+	for _, name := range o.Unreachable {
+		w, ok := c.workers[name]
+		if !ok {
+			c.Stop()
+			return nil, fmt.Errorf("unreachable worker %q: no such node (%s..%s)", name, c.names[0], c.names[len(c.names)-1])
+		}
+		w.CloseAPI()
 	}
 	return c, nil
 }

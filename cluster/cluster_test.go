@@ -164,3 +164,24 @@ func TestGateExitCodes(t *testing.T) {
 		})
 	}
 }
+
+// A worker the control network cannot reach (gossip alive, API refused)
+// is untested, not broken: the gate exits 3, excludes nobody, and names
+// the worker with the control network as the fix.
+func TestUnreachableWorkerAPI(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cl, err := Start(ctx, Options{Nodes: 4, Rails: 2, Preset: "roce-2x100", Seed: 7, Listen: "127.0.0.1:0", Mode: "full",
+		Params: probe.DefaultTestParams(), PairTimeout: 5 * time.Second, Unreachable: []string{"node-03"},
+		Logger: slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Stop)
+	var out, errOut bytes.Buffer
+	code := gate.Run(context.Background(), gate.Options{Coordinator: cl.URL, Poll: 10 * time.Millisecond, Timeout: time.Minute}, &out, &errOut)
+	if code != gate.ExitInfra || strings.Contains(out.String(), "exclude") ||
+		!strings.Contains(out.String(), "node node-03: untested in 12/12 cells") || !strings.Contains(out.String(), "could not be reached over the control network") {
+		t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, gate.ExitInfra, out.String(), errOut.String())
+	}
+}

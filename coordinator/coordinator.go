@@ -113,6 +113,7 @@ type Coordinator struct {
 	raft     *raft.Raft
 	closeR   func() error
 	ml       *memberlist.Memberlist
+	live     *member.Liveness // does a worker whose API we cannot dial answer gossip?
 	events   *events
 	reg      *registry
 	inflight *inflight
@@ -200,6 +201,7 @@ func Start(o Options) (*Coordinator, error) {
 		c.shutdownRaft()
 		return nil, fmt.Errorf("gossip: %w", err)
 	}
+	c.live = member.NewLiveness(c.ml)
 	if seeds := append(slices.Clone(o.Join), loadMembers(o.DataDir)...); len(seeds) > 0 {
 		if _, err := c.ml.Join(seeds); err != nil {
 			c.log.Warn("gossip join failed; workers joining us will still be seen", "seeds", seeds, "err", err)

@@ -294,8 +294,7 @@ func (c *Coordinator) taskFailure(cause error, t *wire.Task, apiAddr string, tim
 			Cause: fmt.Sprintf("worker %s did not finish the test within the pair timeout %s (per direction)", t.Src, timeout),
 			Fix:   fmt.Sprintf("a hung test or an overloaded host: check the worker on %s and %s; raise coordinator.pair_timeout only if the fabric is known to be slow", t.Src, t.Dst)}
 	}
-	return &probe.Error{Class: probe.ClassPeerLost, Cause: fmt.Sprintf("cannot reach worker %s at %s: %v", t.Src, apiAddr, err),
-		Fix: fmt.Sprintf("check that the rdmamesh worker on %s is running and its API port is reachable from the coordinator", t.Src)}
+	return probe.Unreachable(c.gossipAlive(t.Src), t.Src, apiAddr, "the coordinator", err)
 }
 
 // staleConn says whether a task failed on a connection the worker closed
@@ -360,3 +359,8 @@ func workerTransport(rt http.RoundTripper, tc *tls.Config) http.RoundTripper {
 	// 512-node demo as a peer-lost cell).
 	return &http.Transport{MaxIdleConnsPerHost: 2, IdleConnTimeout: 90 * time.Second, TLSClientConfig: tc}
 }
+
+// gossipAlive says whether a worker whose API the coordinator cannot dial
+// is alive all the same (member.Liveness): its test did not run, and the
+// fault is the control network's.
+func (c *Coordinator) gossipAlive(name string) bool { return c.live.Answers(name) }

@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmamesh/rdmamesh/internal/probe"
 	"github.com/rdmamesh/rdmamesh/internal/testkit/wait"
+	"github.com/rdmamesh/rdmamesh/internal/wire"
 )
 
 // A worker that gossip calls dead but that answers its API keeps its
@@ -233,5 +235,22 @@ func TestTaskContextOnDemand(t *testing.T) {
 	<-ctx.Done()
 	if !errors.Is(context.Cause(ctx), context.DeadlineExceeded) || !errors.Is(expiring.cause(), context.DeadlineExceeded) {
 		t.Fatalf("an expired task: %v (cause %v)", context.Cause(ctx), expiring.cause())
+	}
+}
+
+// A worker the coordinator cannot dial is unreachable while gossip sees
+// it alive (its test did not run) and a lost peer once gossip does not.
+func TestTaskFailureUnreachable(t *testing.T) {
+	c := &Coordinator{reg: newRegistry(), inflight: newInflight(), log: slog.New(slog.DiscardHandler)}
+	task := &wire.Task{Src: "vm3", Dst: "vm1"}
+	refused := errors.New("connect: connection refused")
+	// Without gossip nothing proves the worker alive: a lost peer.
+	if e := c.taskFailure(nil, task, "10.77.0.13:7947", time.Second, refused); e.Class != probe.ClassPeerLost {
+		t.Fatalf("no gossip: %+v", e)
+	}
+	// The same failure once liveness is proven: the control network's.
+	if e := probe.Unreachable(true, task.Src, "10.77.0.13:7947", "the coordinator", refused); e.Class != probe.ClassUnreachable ||
+		!strings.Contains(e.Cause, "cannot reach worker vm3 at 10.77.0.13:7947 from the coordinator") || !strings.Contains(e.Fix, "control network") {
+		t.Fatalf("alive: %+v", e)
 	}
 }

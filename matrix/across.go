@@ -76,16 +76,23 @@ func (l *localizer) nodeCells(n int) (bad []int, tested int) {
 	return bad, tested
 }
 
-// untestedNodes names nodes no cell measured at all while the rest of the
-// fabric was: typically a worker that never joined the sweep. The per-rail
-// counts say which nodes qualify, so only those have their cells listed.
+// untestedNodes names nodes more than half of whose cells were not measured while
+// the rest of the fabric was: a worker that never joined the sweep, or one
+// the control network could not reach. The per-rail counts say which nodes
+// qualify, so only those have their cells listed.
 func (l *localizer) untestedNodes() {
 	for n := range l.m.Nodes {
-		tested := false
-		for r := 0; r < l.m.Rails && !tested; r++ {
-			tested = l.tested[n*l.m.Rails+r] > 0
+		tested, all := 0, 0
+		for si := range l.spans {
+			sp := &l.spans[si]
+			if i := sort.SearchInts(sp.members, n); i < len(sp.members) && sp.members[i] == n {
+				tested += l.tested[n*l.m.Rails+sp.rail]
+				all += 2 * (len(sp.members) - 1)
+			}
 		}
-		if tested {
+		// Half is enough: cells a worker could not take part in say nothing
+		// of the fabric, so naming the worker claims no fault.
+		if all == 0 || 2*(all-tested) <= all {
 			continue
 		}
 		var cells []int
@@ -96,8 +103,13 @@ func (l *localizer) untestedNodes() {
 				continue
 			}
 			for j := range sp.members {
-				if j != i {
-					cells = append(cells, sp.at(i, j), sp.at(j, i))
+				if j == i {
+					continue
+				}
+				for _, k := range []int{sp.at(i, j), sp.at(j, i)} {
+					if !l.testedAt(k) {
+						cells = append(cells, k)
+					}
 				}
 			}
 		}

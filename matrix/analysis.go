@@ -33,7 +33,7 @@ type analysis struct {
 // classOther for a class this table lacks (read from the cell instead).
 var knownClasses = [...]probe.Class{probe.ClassOK, probe.ClassPortDown, probe.ClassRetryExceeded, probe.ClassTimeout,
 	probe.ClassPeerLost, probe.ClassInvalidGID, probe.ClassMTUMismatch, probe.ClassNoNetdev, probe.ClassResource,
-	probe.ClassSkipped, probe.ClassInternal, probe.ClassTester}
+	probe.ClassSkipped, probe.ClassInternal, probe.ClassTester, probe.ClassUnreachable}
 
 const (
 	verdictBits = 3

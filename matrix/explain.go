@@ -21,7 +21,7 @@ type tally struct {
 }
 
 func (t tally) label() string {
-	if t.verdict == VerdictFailed {
+	if t.verdict == VerdictFailed || (t.verdict == VerdictUntested && t.class != "") {
 		return string(t.class)
 	}
 	return string(t.verdict)
@@ -35,7 +35,9 @@ func tallies(a *analysis, idx []int) []tally {
 	var ts []tally
 	for _, k := range idx {
 		t := tally{verdict: a.verdict(k)}
-		if t.verdict == VerdictFailed {
+		// Why a cell was not tested matters as much as why one failed: a
+		// worker the control network cannot reach, or the tester's own.
+		if t.verdict == VerdictFailed || t.verdict == VerdictUntested {
 			t.class = a.class(k)
 		}
 		found := false
@@ -309,10 +311,24 @@ func (l *localizer) untestedSuspect(n int, cells []int) Suspect {
 	name := l.m.Nodes[n].Name
 	// Certain that it was not measured; that says nothing about its HCAs,
 	// which is what the reason and the fix say.
-	s := Suspect{Kind: KindNode, Node: name, Rail: AllRails, Total: len(cells), Confidence: 0.9}
-	l.fill(&s, cells)
-	s.Reason = fmt.Sprintf("no cell touching %s was measured (%d/%d untested) while the rest of the fabric was",
-		name, len(cells), len(cells))
+	total := 0
+	for r := 0; r < l.m.Rails; r++ {
+		total += l.tested[n*l.m.Rails+r]
+	}
+	total += len(cells)
+	s := Suspect{Kind: KindNode, Node: name, Rail: AllRails, Total: total, Confidence: 0.9}
+	d := l.fill(&s, cells)
+	switch {
+	case d.class == probe.ClassUnreachable:
+		s.Reason = fmt.Sprintf("the rdmamesh worker on %s could not be reached over the control network while gossip saw it alive: "+
+			"%d/%d of its cells were not tested (the fabric is not judged there, either way)", name, len(cells), total)
+	case len(cells) == total:
+		s.Reason = fmt.Sprintf("no cell touching %s was measured (%d/%d untested) while the rest of the fabric was",
+			name, len(cells), total)
+	default:
+		s.Reason = fmt.Sprintf("%d/%d of the cells touching %s were not measured while the rest of the fabric was",
+			len(cells), total, name)
+	}
 	if note := l.memberNote(n); note != "" {
 		s.Reason += " (" + note + ")"
 	}

@@ -44,6 +44,8 @@ func classFix(c probe.Class) string {
 		return "report this as a bug with the worker log"
 	case probe.ClassTester:
 		return "the rdmamesh process ran out of its own resources: raise its open-file limit (LimitNOFILE) or free memory, then sweep again"
+	case probe.ClassUnreachable:
+		return "the control network, not the fabric: open the worker's API port to the coordinator and its peers (firewall, worker.api_advertise), then sweep again"
 	}
 	return "check both HCAs and the path between them"
 }
@@ -80,6 +82,9 @@ func suspectFix(kind, node string, v Verdict, c probe.Class) string {
 			return "check the route between these two ports: a degraded switch link or an ECMP hash collision"
 		}
 	case VerdictUntested:
+		if c == probe.ClassUnreachable {
+			return classFix(c)
+		}
 		return fmt.Sprintf("check that the worker on %s joined the sweep and that its ports are usable", node)
 	}
 	if c == probe.ClassPeerLost && kind == KindNode {

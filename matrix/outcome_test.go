@@ -74,3 +74,27 @@ func TestNoiseIsReported(t *testing.T) {
 		t.Fatalf("noise %+v; summary:\n%s", m.Noise, m.Summary())
 	}
 }
+
+// A worker the control network cannot reach is untested, not broken: its
+// cells feed no fabric suspect and no exclude list, the node is named with
+// the cause, and the sweep's outcome is untested (the gate's exit 3).
+func TestUnreachableWorkerIsUntested(t *testing.T) {
+	f := newFixture(4, 1)
+	unreachable := fail(probe.ClassUnreachable, "cannot reach worker node-03 at 10.0.0.3:7947 from the coordinator while gossip sees it alive", "")
+	f.touching("node-03", 0, func(c *Cell) {
+		// Two of its six cells were measured before the port was filtered.
+		if c.Dst == "node-03" && c.Src != "node-02" {
+			return
+		}
+		unreachable(c)
+	})
+	m := f.build()
+	if m.Outcome() != OutcomeUntested || len(m.Excluded(ExcludeOptions{})) != 0 || m.Counts[VerdictFailed] != 0 {
+		t.Fatalf("outcome %s, excluded %v, counts %v:\n%s", m.Outcome(), m.Excluded(ExcludeOptions{}), m.Counts, m.Summary())
+	}
+	s := m.Suspects
+	if len(s) != 1 || s[0].Node != "node-03" || s[0].Verdict != VerdictUntested || s[0].Bad != 4 || s[0].Total != 6 ||
+		!strings.Contains(s[0].Reason, "could not be reached over the control network") || !strings.Contains(s[0].Fix, "control network") {
+		t.Fatalf("suspects %+v", s)
+	}
+}

@@ -51,6 +51,9 @@ func (m *Matrix) Excluded(o ExcludeOptions) []string {
 		}
 		perf := s.Verdict == VerdictSlowLatency || s.Verdict == VerdictLowBandwidth
 		switch {
+		case s.Verdict == VerdictUntested:
+			// Not measured is not broken: the gate says untested (exit
+			// 3) and a retry may test it; a job may still run there.
 		case o.KeepSlow && perf:
 		case s.Kind == KindNode || s.Kind == KindHCA:
 			set[s.Node] = true

@@ -31,7 +31,7 @@ func judgeClass(r *Result, measured bool) {
 	switch {
 	case !measured || r.Class == "":
 		r.Reason = "no measurement recorded"
-	case r.Class == probe.ClassTester:
+	case r.Class == probe.ClassTester, r.Class == probe.ClassUnreachable:
 		r.Reason = "not judged: " + failureCause(r.Class, r.Error)
 	case r.Class.Failed():
 		r.Reason = failureCause(r.Class, r.Error)
@@ -43,9 +43,10 @@ func classVerdict(c probe.Class, measured bool) Verdict {
 	switch {
 	case !measured || c == "":
 		return VerdictUntested
-	case c == probe.ClassTester:
-		// The tool's own fault: no evidence about the link either way, so
-		// it must feed no suspect and no exclude list.
+	case c == probe.ClassTester, c == probe.ClassUnreachable:
+		// The tool's own fault, or a worker the control network could not
+		// reach: no evidence about the link either way, so it must feed no
+		// fabric suspect and no exclude list.
 		return VerdictUntested
 	case c.Failed():
 		return VerdictFailed

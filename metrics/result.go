@@ -14,7 +14,7 @@ var (
 		matrix.VerdictLowBandwidth, matrix.VerdictUntested}
 	failureClasses = []probe.Class{probe.ClassPortDown, probe.ClassRetryExceeded, probe.ClassTimeout,
 		probe.ClassPeerLost, probe.ClassInvalidGID, probe.ClassMTUMismatch, probe.ClassNoNetdev,
-		probe.ClassResource, probe.ClassSkipped, probe.ClassInternal, probe.ClassTester}
+		probe.ClassResource, probe.ClassSkipped, probe.ClassInternal, probe.ClassTester, probe.ClassUnreachable}
 	suspectKinds = []string{"hca", "node", "rail", "pair"}
 )
 

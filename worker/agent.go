@@ -83,6 +83,8 @@ type Agent struct {
 	opts     Options
 	log      *slog.Logger
 	ml       *memberlist.Memberlist
+	liveness *member.Liveness // does a peer whose API we cannot dial answer gossip?
+	httpOnce sync.Once
 	ln       net.Listener
 	srv      *http.Server
 	apiAddr  string
@@ -168,6 +170,7 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 		return nil, fmt.Errorf("gossip: %w", err)
 	}
 	a.ml = ml
+	a.liveness = member.NewLiveness(ml)
 	a.startHealth()
 	if len(o.Join) > 0 {
 		if _, err := ml.Join(o.Join); err != nil {
@@ -267,13 +270,29 @@ func (a *Agent) stop(leave bool) {
 	})
 }
 
-func (a *Agent) stopHTTP() {
-	// Close, not Shutdown: a dead worker must stop answering at once, and a
-	// clean stop has already drained sessions by the time it gets here.
-	_ = a.srv.Close()
-	// Nothing else reads serveErr: an API server that died on its own
-	// would otherwise leave no trace.
-	if err := <-a.serveErr; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		a.log.Warn("worker API stopped serving", "err", err)
-	}
+// CloseAPI stops serving the worker API while gossip goes on, as a worker
+// behind a new firewall rule does: the in-process cluster's unreachable
+// workers. Stop and Kill still stop the rest.
+func (a *Agent) CloseAPI() {
+	a.stopHTTP()
+	a.streams.Close()
 }
+
+func (a *Agent) stopHTTP() {
+	a.httpOnce.Do(func() {
+		// Close, not Shutdown: a dead worker must stop answering at once,
+		// and a clean stop has already drained sessions by the time it
+		// gets here.
+		_ = a.srv.Close()
+		// Nothing else reads serveErr: an API server that died on its own
+		// would otherwise leave no trace.
+		if err := <-a.serveErr; err != nil && !errors.Is(err, http.ErrServerClosed) {
+			a.log.Warn("worker API stopped serving", "err", err)
+		}
+	})
+}
+
+// gossipAlive says whether a peer whose API this worker cannot dial is
+// alive all the same: its test did not run, and the fault is the control
+// network's.
+func (a *Agent) gossipAlive(node string) bool { return a.liveness.Answers(node) }

@@ -44,7 +44,8 @@ func (a *Agent) sessionServer() *session.Server {
 
 // sessionClient opens the remote halves of this worker's tasks on peers.
 func (a *Agent) sessionClient() session.Client {
-	return session.Client{HTTP: a.client, Token: a.opts.Token, TLS: a.opts.ClientTLS != nil, Self: "worker " + a.opts.Name}
+	return session.Client{HTTP: a.client, Token: a.opts.Token, TLS: a.opts.ClientTLS != nil, Self: "worker " + a.opts.Name,
+		Alive: a.gossipAlive}
 }
 
 func (a *Agent) authorize(req *http.Request) {

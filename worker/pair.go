@@ -65,8 +65,7 @@ func (a *Agent) postPeerTask(ctx context.Context, api string, t *wire.Task) (wir
 			return res, &probe.Error{Class: probe.ClassTimeout, Cause: fmt.Sprintf("worker %s did not finish the reverse test in time", t.Src),
 				Fix: fmt.Sprintf("a hung test or an overloaded host: check the worker on %s", t.Src)}
 		}
-		return res, &probe.Error{Class: probe.ClassPeerLost, Cause: fmt.Sprintf("cannot reach worker %s at %s: %v", t.Src, api, err),
-			Fix: fmt.Sprintf("check that the rdmamesh worker on %s is running and its API port is reachable from %s", t.Src, a.opts.Name)}
+		return res, probe.Unreachable(a.gossipAlive(t.Src), t.Src, api, a.opts.Name, err)
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))

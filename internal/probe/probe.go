@@ -35,6 +35,11 @@ const (
 	// of file descriptors or memory). Never the fabric's fault: the sweep
 	// is not judged and the gate exits 3.
 	ClassTester Class = "tester"
+	// ClassUnreachable: a worker's API could not be reached over the
+	// control network while gossip still saw it alive (a firewall, a
+	// routing problem, a wrong advertised address). The test did not run:
+	// nothing is known of the fabric, and the cell is untested.
+	ClassUnreachable Class = "unreachable"
 )
 
 // Failed reports whether the class means the cell did not measure.
@@ -63,6 +68,20 @@ func (e *Error) Error() string {
 		s += fmt.Sprintf(" (wc status %d)", e.WCStatus)
 	}
 	return s + ": " + e.Cause
+}
+
+// Unreachable classifies a failed dial of worker dst's API at api from
+// from: unreachable when gossip sees dst alive (alive), a lost peer when
+// it does not or cannot tell.
+func Unreachable(alive bool, dst, api, from string, err error) *Error {
+	if alive {
+		return &Error{Class: ClassUnreachable,
+			Cause: fmt.Sprintf("cannot reach worker %s at %s from %s while gossip sees it alive: %v; the test did not run", dst, api, from, err),
+			Fix: fmt.Sprintf("the control network, not the fabric: check that %s's API port is open to %s (firewall, security group, "+
+				"worker.api_advertise) and that the address resolves to the worker", dst, from)}
+	}
+	return &Error{Class: ClassPeerLost, Cause: fmt.Sprintf("cannot reach worker %s at %s: %v", dst, api, err),
+		Fix: "check that the rdmamesh worker on " + dst + " is running and its API port is reachable from " + from}
 }
 
 // Classify turns any error into a classified one; unknown errors are internal.

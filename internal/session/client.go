@@ -23,6 +23,11 @@ type Client struct {
 	// running out of descriptors while dialling is this process's fault,
 	// not the peer's.
 	Self string
+	// Alive says whether gossip sees a worker alive (nil: unknown). A
+	// worker that cannot be dialled while alive is unreachable over the
+	// control network, and its test did not run; one that gossip lost is
+	// a lost peer.
+	Alive func(node string) bool
 }
 
 // Open asks the responder at api (host:port) for the remote halves of
@@ -91,8 +96,7 @@ func (c *Client) call(ctx context.Context, src, dst, api, path string, body []by
 			return nil, "", 0, &probe.Error{Class: probe.ClassTimeout, Cause: fmt.Sprintf("worker %s did not answer the session request in time", dst),
 				Fix: "check that the rdmamesh worker on " + dst + " is running and not overloaded"}
 		}
-		return nil, "", 0, &probe.Error{Class: probe.ClassPeerLost, Cause: fmt.Sprintf("cannot reach worker %s at %s: %v", dst, api, err),
-			Fix: "check that the rdmamesh worker on " + dst + " is running and its API port is reachable from " + src}
+		return nil, "", 0, probe.Unreachable(c.Alive != nil && c.Alive(dst), dst, api, src, err)
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, MaxBody))
@@ -101,3 +105,4 @@ func (c *Client) call(ctx context.Context, src, dst, api, path string, body []by
 	}
 	return raw, resp.Header.Get("Content-Type"), resp.StatusCode, nil
 }
+
