@@ -105,4 +105,3 @@ func (c *Client) call(ctx context.Context, src, dst, api, path string, body []by
 	}
 	return raw, resp.Header.Get("Content-Type"), resp.StatusCode, nil
 }
-
