@@ -124,9 +124,13 @@ func analyse(nodes []Node, src Source, cells []Cell, th Thresholds, cut split) *
 	m.NodeRollups = nodeRollups
 	m.RailRollups = railRollups
 	m.Noise = a.noise(&th)
+	m.Warnings = warnings(ns)
 	groups := findGroups(ns, th.GroupLabel)
 	m.GroupLabel = groups.label
 	m.Suspects = localize(m, a, groups)
+	for i := range m.Suspects {
+		m.Suspects[i].explainNetwork(m)
+	}
 	if len(m.Cross) > 0 {
 		m.Suspects = append(m.Suspects, crossSuspects(m.Cross)...)
 	}

@@ -1,6 +1,7 @@
 package matrix
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -96,5 +97,51 @@ func TestUnreachableWorkerIsUntested(t *testing.T) {
 	if len(s) != 1 || s[0].Node != "node-03" || s[0].Verdict != VerdictUntested || s[0].Bad != 4 || s[0].Total != 6 ||
 		!strings.Contains(s[0].Reason, "could not be reached over the control network") || !strings.Contains(s[0].Fix, "control network") {
 		t.Fatalf("suspects %+v", s)
+	}
+}
+
+// One node whose RoCE netdev is at 9000 among nodes at 1500: every path
+// negotiates 1024 and measures, so nothing fails and nobody is excluded;
+// the warning names the odd node and tells it, not the others, to change.
+func TestMTUMixIsAWarning(t *testing.T) {
+	f := newFixture(4, 1)
+	roce(f, func(int, int) int { return 3 })
+	for i := range f.nodes {
+		f.nodes[i].Ports[0].MTU = 1024
+	}
+	f.nodes[2].Ports[0].MTU = 4096
+	m := f.build()
+	if m.Outcome() != OutcomePass || len(m.Excluded(ExcludeOptions{})) != 0 || len(m.Warnings) != 1 {
+		t.Fatalf("outcome %s, warnings %+v:\n%s", m.Outcome(), m.Warnings, m.Summary())
+	}
+	w := m.Warnings[0]
+	if w.Kind != WarnMTUMix || w.Node != "node-03" || !strings.Contains(w.Fix, "on node-03") || !strings.Contains(w.Fix, "mtu 1500") ||
+		!strings.Contains(m.Summary(), "warning: mtu-mix node-03/") {
+		t.Fatalf("warning %+v:\n%s", w, m.Summary())
+	}
+}
+
+// A soft-RDMA device bound to the management NIC: its GID is on another
+// network than its peers', so its cells fail; the suspect says why and
+// the fix rebinds the device instead of guessing at GID types.
+func TestWrongNetworkNamesTheNetdev(t *testing.T) {
+	f := newFixture(4, 1)
+	for i := range f.nodes {
+		p := &f.nodes[i].Ports[0]
+		p.Device, p.LinkLayer, p.Netdev, p.IP = "rxe0", "Ethernet", "eth1", fmt.Sprintf("10.78.0.%d", 11+i)
+	}
+	f.nodes[3].Ports[0].Netdev, f.nodes[3].Ports[0].IP = "eth0", "10.77.0.14"
+	for i := range f.cells {
+		f.cells[i].SrcDevice, f.cells[i].DstDevice = "rxe0", "rxe0"
+	}
+	f.touching("node-04", 0, fail(probe.ClassRetryExceeded, "the peer is unreachable on this GID, or RoCE v1/v2 types differ", "check the GID index"))
+	m := f.build()
+	if len(m.Warnings) != 1 || m.Warnings[0].Kind != WarnWrongNetwork || m.Warnings[0].Node != "node-04" {
+		t.Fatalf("warnings %+v", m.Warnings)
+	}
+	s := m.Suspects[0]
+	if s.Node != "node-04" || !strings.Contains(s.Note, "10.77.0.0/24 (netdev eth0, 10.77.0.14)") || !strings.Contains(s.Note, "10.78.0.0/24") ||
+		!strings.Contains(s.Fix, "rdma link add rxe0 type rxe netdev") {
+		t.Fatalf("suspect %+v", s)
 	}
 }

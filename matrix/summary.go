@@ -33,6 +33,9 @@ func (m *Matrix) Summary() string {
 		b.WriteString(l + "\n")
 	}
 	b.WriteString(m.verdictLine() + "\n")
+	for _, l := range m.warningLines() {
+		b.WriteString(l + "\n")
+	}
 	for i, s := range m.Suspects {
 		if i == summaryMax {
 			fmt.Fprintf(&b, "... and %d more suspect(s)\n", len(m.Suspects)-summaryMax)

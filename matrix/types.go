@@ -269,6 +269,10 @@ type Matrix struct {
 	// fixed rules, and how each was judged instead (spread.go); empty
 	// when every rail was quiet.
 	Noise []RailNoise `json:"noise,omitempty"`
+	// Warnings are configuration findings from the inventories (an MTU
+	// that differs from its rail's, a device on another network): they
+	// fail nothing and exclude nobody.
+	Warnings []Warning `json:"warnings,omitempty"`
 
 	// a is the compact form of the same-rail cells when Cells was not
 	// materialised (Analyse); nil in a matrix from Build or from JSON.

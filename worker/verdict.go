@@ -13,43 +13,6 @@ import (
 	"github.com/rdmamesh/rdmamesh/internal/wire"
 )
 
-// mtuMismatch reports two ends whose active MTUs differ. The test itself
-// runs at the smaller one (both modes negotiate it, like perftest), so the
-// figures are real, but the fabric is misconfigured: anything that trusts
-// its local MTU (RDMA CM applications, a peer added later) sends frames the
-// other end or the switch cannot take, and the larger MTU is lost for the
-// whole job. nil when they agree or one is unknown.
-func mtuMismatch(local, remote probe.QPInfo) *probe.Error {
-	if local.MTU <= 0 || remote.MTU <= 0 || local.MTU == remote.MTU {
-		return nil
-	}
-	lo, hi := local, remote
-	if lo.MTU > hi.MTU {
-		lo, hi = hi, lo
-	}
-	e := &probe.Error{Class: probe.ClassMTUMismatch, Verb: "ibv_query_port",
-		Cause: fmt.Sprintf("active MTU differs between the ends: %s has %d, %s has %d; the test ran at %d, and traffic that trusts the larger end's MTU will not fit",
-			end(lo), lo.MTU, end(hi), hi.MTU, lo.MTU)}
-	switch {
-	case lo.Netdev != "" && hi.Netdev != "" && lo.NetdevMTU != hi.NetdevMTU:
-		e.Fix = fmt.Sprintf("set the same netdev MTU on every RoCE port (%s %s is %d, %s %s is %d: `ip link set %s mtu %d` on %s), and keep the switch ports at least that large",
-			lo.Node, lo.Netdev, lo.NetdevMTU, hi.Node, hi.Netdev, hi.NetdevMTU, lo.Netdev, hi.NetdevMTU, lo.Node)
-	case lo.LinkLayer == "InfiniBand":
-		e.Fix = "set one MTU for the subnet in the SM (opensm partitions.conf mtu=) and check each port with `ibportstate`"
-	default:
-		e.Fix = "set the same MTU on the RoCE netdevs of every node and on the switch ports between them"
-	}
-	return e
-}
-
-func end(q probe.QPInfo) string {
-	s := q.Node + " " + q.Device
-	if q.Netdev != "" {
-		s += fmt.Sprintf(" (netdev %s MTU %d)", q.Netdev, q.NetdevMTU)
-	}
-	return s
-}
-
 // explainPeerFailure runs when a test failed after the responder had
 // accepted it. RDMA alone cannot tell a dead peer or a peer whose port just
 // went down from a lossy path (all end in retries or silence), but the

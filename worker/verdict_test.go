@@ -14,29 +14,6 @@ import (
 	"github.com/rdmamesh/rdmamesh/internal/wire"
 )
 
-func TestMTUMismatch(t *testing.T) {
-	a := probe.QPInfo{Node: "vm1", Device: "rxe0", LinkLayer: "Ethernet", MTU: 1024, Netdev: "eth1", NetdevMTU: 1500}
-	b := probe.QPInfo{Node: "vm2", Device: "rxe0", LinkLayer: "Ethernet", MTU: 512, Netdev: "eth1", NetdevMTU: 1000}
-	if e := mtuMismatch(a, a); e != nil {
-		t.Fatalf("equal MTUs: %v", e)
-	}
-	if e := mtuMismatch(a, probe.QPInfo{}); e != nil {
-		t.Fatalf("unknown peer MTU: %v", e)
-	}
-	for _, pair := range [][2]probe.QPInfo{{a, b}, {b, a}} {
-		e := mtuMismatch(pair[0], pair[1])
-		if e == nil || e.Class != probe.ClassMTUMismatch || !strings.Contains(e.Cause, "vm2 rxe0 (netdev eth1 MTU 1000) has 512") ||
-			!strings.Contains(e.Cause, "ran at 512") || !strings.Contains(e.Fix, "ip link set eth1 mtu 1500` on vm2") {
-			t.Fatalf("mismatch: %+v", e)
-		}
-	}
-	ib := probe.QPInfo{Node: "n1", LinkLayer: "InfiniBand", MTU: 4096}
-	ib2 := probe.QPInfo{Node: "n2", LinkLayer: "InfiniBand", MTU: 2048}
-	if e := mtuMismatch(ib, ib2); e == nil || !strings.Contains(e.Fix, "SM") {
-		t.Fatalf("IB mismatch fix: %+v", e)
-	}
-}
-
 // After a failed test the initiator asks the responder's worker what
 // happened to it: gone entirely, or its port went down.
 func TestExplainPeerFailure(t *testing.T) {
