@@ -47,6 +47,9 @@ func (h *Host) hostFindings() []finding {
 	out = append(out, h.moduleFindings()...)
 	for i := range h.Devices {
 		add(h.uverbsFinding(&h.Devices[i]))
+		if f, ok := h.softNetdevFinding(&h.Devices[i]); ok {
+			add(f)
+		}
 	}
 	add(h.memlockFinding())
 	add(h.capFinding())
@@ -311,4 +314,69 @@ func humanBytes(n uint64) string {
 		return fmt.Sprintf("%d KiB", n>>10)
 	}
 	return fmt.Sprintf("%d bytes", n)
+}
+
+// softNetdevFinding: a software RDMA device (rxe, siw) is bound to a netdev
+// by hand, `rdma link add rxe0 type rxe netdev eth0`, and on the wrong one
+// its GID sits on a network its peers are not on: every test fails as a
+// broken path would. The netdev with the default route is the management
+// network on nearly every cluster; an RDMA device there while another up
+// netdev with an address has none is the likely slip. Hardware devices own
+// their netdev and are not judged.
+func (h *Host) softNetdevFinding(d *Device) (finding, bool) {
+	if d.PCI != "" || len(d.Ports) == 0 || h.env.defaultRoute == "" {
+		return finding{}, false
+	}
+	bound := d.Ports[0].primaryNetdev()
+	if bound == "" {
+		return finding{}, false
+	}
+	f := finding{Check: probe.Check{Name: checkName("rdma-netdev", d.Name), Status: StatusOK,
+		Evidence: fmt.Sprintf("%s is bound to %s", d.Name, bound)}, dev: d.Name}
+	if bound != h.env.defaultRoute {
+		return f, true
+	}
+	var free []string
+	for _, n := range h.Netdevs {
+		if n.Name == bound || n.Name == "lo" || !n.Up() || h.hasRDMA(n.Name) {
+			continue
+		}
+		for _, a := range n.Addrs {
+			if a.Addr().Is4() && !a.Addr().IsLoopback() && !a.Addr().IsLinkLocalUnicast() {
+				free = append(free, fmt.Sprintf("%s (%s)", n.Name, a))
+				break
+			}
+		}
+	}
+	if len(free) == 0 {
+		return f, true
+	}
+	f.Status = StatusWarn
+	f.Evidence = fmt.Sprintf("%s is bound to %s, which carries the default route, while %s has an address and no RDMA device",
+		d.Name, bound, strings.Join(free, ", "))
+	f.Cause = "a software RDMA device on the management network: its GID is on a network the other nodes' RDMA devices are likely not on, and every test to them fails as a broken path would"
+	f.Fix = fmt.Sprintf("if %s is the data network, rebind: `rdma link delete %s; rdma link add %s type %s netdev %s`",
+		strings.Fields(free[0])[0], d.Name, d.Name, softKind(d.Name), strings.Fields(free[0])[0])
+	return f, true
+}
+
+// hasRDMA says whether an RDMA device's GID names netdev.
+func (h *Host) hasRDMA(netdev string) bool {
+	for _, d := range h.Devices {
+		for _, p := range d.Ports {
+			for _, g := range p.GIDs {
+				if g.Netdev == netdev {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+func softKind(dev string) string {
+	if strings.HasPrefix(dev, "siw") {
+		return "siw"
+	}
+	return "rxe"
 }

@@ -57,6 +57,7 @@ type fixture struct {
 	netns    string // ib_core netns_mode parameter: Y | N
 	modules  []string
 	devNodes []string // files under dev/infiniband; nil: no such directory
+	route    string   // netdev of the IPv4 default route (proc/net/route); "": no file
 }
 
 const (
@@ -279,6 +280,25 @@ func fixtures() []fixture {
 			modules:  []string{"ib_core", "ib_uverbs", "rdma_rxe", "crc32_generic"},
 			devNodes: []string{"uverbs0"},
 		},
+		{
+			// The lab's slip: `rdma link add rxe0 type rxe netdev eth0` on
+			// the management NIC (the default route), while the data NIC
+			// eth1 has its address and no RDMA device.
+			name: "rxe-on-management",
+			devs: []fxDev{{name: "rxe0", fw: "0.0.0", guid: "5054:00ff:fe12:3456", uverbs: 0,
+				ports: []fxPort{activeEth("2.5 Gb/sec (1X SDR)",
+					roce(0, "fe80::5054:ff:fe12:3456", TypeRoCEv2, "eth0"),
+					roce(1, "::ffff:10.77.0.14", TypeRoCEv2, "eth0"))}}},
+			nets: []fxNetdev{
+				{name: "eth0", oper: "up", mac: "52:54:00:12:34:56", mtu: 1500, addrs: []string{"10.77.0.14/24"}},
+				{name: "eth1", oper: "up", mac: "52:54:00:12:34:57", mtu: 1500, addrs: []string{"10.78.0.14/24"}},
+				{name: "lo", oper: "unknown", mac: "00:00:00:00:00:00", mtu: 65536, addrs: []string{"127.0.0.1/8"}},
+			},
+			memlock: "unlimited unlimited", capEff: capsRoot, netns: "Y",
+			modules:  []string{"ib_core", "ib_uverbs", "rdma_rxe", "crc32_generic"},
+			devNodes: []string{"uverbs0"},
+			route:    "eth0",
+		},
 	}
 }
 
@@ -404,6 +424,13 @@ func (f fixture) files() map[string]string {
 		}
 	}
 	put(AddrsFile, addrs.String())
+	if f.route != "" {
+		// As the kernel prints it: destination, gateway and mask in
+		// little-endian hex; 0x0102000a is 10.0.2.1.
+		put("proc/net/route", "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n"+
+			f.route+"\t00000000\t0102000A\t0003\t0\t0\t0\t00000000\t0\t0\t0\n"+
+			f.route+"\t0002000A\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0\n")
+	}
 	soft, hard, _ := strings.Cut(f.memlock, " ")
 	put("proc/self/limits", "Limit                     Soft Limit           Hard Limit           Units     \n"+
 		"Max cpu time              unlimited            unlimited            seconds   \n"+

@@ -37,6 +37,9 @@ type env struct {
 	capErr      error
 	netnsMode   string
 	netnsErr    error
+	// defaultRoute is the netdev of this namespace's IPv4 default route
+	// (proc/net/route); "" when none or unreadable.
+	defaultRoute string
 }
 
 // Device is one RDMA device (/sys/class/infiniband/<name>).

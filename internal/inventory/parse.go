@@ -381,3 +381,19 @@ func printable(s string) bool {
 	}
 	return true
 }
+
+// DefaultRoute is the interface of the IPv4 default route in a
+// proc/net/route table (destination and mask 00000000); "" when there is
+// none or the text is not such a table.
+func DefaultRoute(table string) string {
+	for i, line := range strings.Split(table, "\n") {
+		f := strings.Fields(line)
+		if i == 0 || len(f) < 8 {
+			continue // the header, or not a route
+		}
+		if f[1] == "00000000" && f[7] == "00000000" {
+			return f[0]
+		}
+	}
+	return ""
+}

@@ -2,6 +2,7 @@ package inventory
 
 import (
 	"net/netip"
+	"strings"
 	"testing"
 )
 
@@ -205,6 +206,22 @@ func TestRoCEMTU(t *testing.T) {
 	for netdev, want := range map[int]int{1500: 1024, 4200: 4096, 4192: 4096, 4191: 2048, 9000: 4096, 2200: 2048, 1120: 1024, 1100: 512, 600: 256, 300: 0} {
 		if got := RoCEMTU(netdev); got != want {
 			t.Errorf("RoCEMTU(%d) = %d, want %d", netdev, got, want)
+		}
+	}
+}
+
+func TestDefaultRoute(t *testing.T) {
+	table := "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n" +
+		"eth1\t004E0A0A\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0\n" +
+		"eth0\t00000000\t01004D0A\t0003\t0\t0\t100\t00000000\t0\t0\t0\n"
+	for _, c := range []struct{ in, want string }{
+		{table, "eth0"},
+		{strings.SplitAfterN(table, "\n", 3)[0] + strings.SplitAfterN(table, "\n", 3)[1], ""}, // no default route
+		{"", ""},
+		{"not a table\nat all", ""},
+	} {
+		if got := DefaultRoute(c.in); got != c.want {
+			t.Errorf("DefaultRoute(%q) = %q, want %q", c.in, got, c.want)
 		}
 	}
 }

@@ -304,6 +304,9 @@ func (s *scanner) environment(opts Options) {
 	} else {
 		e.memlock, e.memlockErr = ParseProcLimits(v)
 	}
+	if v, err := readValue(s.fsys, "proc/net/route"); err == nil {
+		e.defaultRoute = DefaultRoute(v)
+	}
 	if v, err := readValue(s.fsys, "proc/self/status"); err != nil {
 		e.capErr = err
 	} else {
