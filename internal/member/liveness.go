@@ -71,4 +71,3 @@ func (l *Liveness) Answers(node string) bool {
 	close(a.done)
 	return a.ok
 }
-
