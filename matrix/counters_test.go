@@ -84,3 +84,36 @@ func TestSuspectQuotesCounters(t *testing.T) {
 		}
 	}
 }
+
+// A port that flaps: its cells with peers met it down in two episodes and
+// passed the rest of the sweep, too few to blame it on the cells alone;
+// its own link_downed counter moved 8 times. It is the first suspect, as
+// flapping, with the rounds its cells failed in, confident enough to be
+// excluded, and no healthy node is.
+func TestFlappingPortIsNamed(t *testing.T) {
+	f := newFixture(8, 1)
+	for i := range f.cells {
+		c := &f.cells[i]
+		c.Round = 1 + (i % 7)
+	}
+	down := fail(probe.ClassPortDown, "its netdev eth1 is down", "bring the port up")
+	f.touching("node-03", 0, func(c *Cell) {
+		if c.Round == 2 || c.Round == 3 || c.Round == 6 {
+			down(c)
+		}
+	})
+	f.nodes[2].Counters = []PortCounters{{Rail: 0, Device: "mlx5_0", Port: 1, FromRound: 2, Counts: []counters.Count{
+		{Index: knownAt("link_downed", "counters"), N: 8}}}}
+	m := f.build()
+	if len(m.Suspects) == 0 {
+		t.Fatalf("no suspect:\n%s", m.Summary())
+	}
+	s := m.Suspects[0]
+	if s.Node != "node-03" || s.Kind != KindHCA || s.Confidence < 0.9 || !strings.Contains(s.Reason, "flapping: its port counted its link going down 8 times") ||
+		!strings.Contains(s.Reason, "rounds 2-3 and 6 (2 episode(s))") || !strings.Contains(s.Fix, "reseat or replace the cable") {
+		t.Fatalf("first suspect %+v\n%s", s, m.Summary())
+	}
+	if ex := m.Excluded(ExcludeOptions{}); len(ex) != 1 || ex[0] != "node-03" {
+		t.Fatalf("excluded %v\n%s", ex, m.Summary())
+	}
+}

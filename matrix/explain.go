@@ -203,6 +203,17 @@ func (l *localizer) hcaSuspect(f *finding) Suspect {
 	}
 	var what string
 	switch {
+	case f.downs > 0:
+		s.Confidence = max(s.Confidence, flapConfidence)
+		how := "down once during the sweep (its port counted its link going down)"
+		if f.downs > 1 {
+			how = fmt.Sprintf("flapping: its port counted its link going down %d times during the sweep", f.downs)
+		}
+		what = fmt.Sprintf("%s is %s, and %d/%d of its cells failed", name, how, f.rowBad+f.colBad, f.rowTested+f.colTested)
+		if when := l.flapWhen(f.cells); when != "" {
+			what += ", in " + when
+		}
+		s.Fix = "a link that goes down and up under load is failing: reseat or replace the cable and optics, and check the switch port's log for the flaps"
 	case f.from > 0:
 		what = fmt.Sprintf("%s fails on rail %d from round %d on: %d/%d of its cells since then are bad, with %d peers "+
 			"(its %d cells before were ok)", name, f.rail, f.from, f.rowBad+f.colBad, f.rowTested+f.colTested,

@@ -63,6 +63,9 @@ type finding struct {
 	// rowBad..colTested then count only from that round on, and before
 	// is how many of its cells were fine earlier.
 	from, before int
+	// downs is how many times its port counted its link going down
+	// during the sweep, when that is what blamed it (flap.go).
+	downs uint64
 }
 
 type localizer struct {
@@ -245,6 +248,7 @@ func (l *localizer) rail(sp *railSpan) {
 	}
 	l.oneSided(sp, blamed)
 	l.fromRound(sp, blamed)
+	l.flapping(sp, blamed)
 	if grouped {
 		l.regroundGroups(sp)
 	}
