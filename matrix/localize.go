@@ -151,7 +151,9 @@ type railCounts struct {
 
 // count tallies a rail. The first count (all) also records each node's
 // tested cells; a recount after switch groups leaves out what they explain.
-func (l *localizer) count(sp *railSpan, all bool) railCounts {
+// With hard (nil: none), each member's tallies leave out its cells with a
+// hard member, whose own tallies stay whole.
+func (l *localizer) count(sp *railSpan, all bool, hard []bool) railCounts {
 	m := len(sp.members)
 	rc := railCounts{
 		rowBad: make([]int, m), rowTested: make([]int, m),
@@ -166,17 +168,26 @@ func (l *localizer) count(sp *railSpan, all bool) railCounts {
 			if !l.testedAt(k) || (!all && l.explained[k]) {
 				continue
 			}
-			rc.rowTested[i]++
-			rc.colTested[j]++
+			bad := l.badAt(k)
 			rc.tested++
-			if l.badAt(k) {
-				rc.rowBad[i]++
-				rc.colBad[j]++
+			if bad {
 				rc.bad++
+			}
+			if hard == nil || hard[i] || !hard[j] { // the row's tally: i's own
+				rc.rowTested[i]++
+				if bad {
+					rc.rowBad[i]++
+				}
+			}
+			if hard == nil || hard[j] || !hard[i] { // the column's tally: j's own
+				rc.colTested[j]++
+				if bad {
+					rc.colBad[j]++
+				}
 			}
 		}
 	}
-	if all {
+	if all && hard == nil {
 		for i, n := range sp.members {
 			l.tested[n*l.m.Rails+sp.rail] = rc.rowTested[i] + rc.colTested[i]
 		}
@@ -189,13 +200,13 @@ func (l *localizer) rail(sp *railSpan) {
 	if m < 2 {
 		return
 	}
-	rc := l.count(sp, true)
+	rc := l.count(sp, true, nil)
 	if rc.bad == 0 {
 		return
 	}
 	grouped := l.groupsOnRail(sp)
 	if grouped {
-		rc = l.count(sp, false)
+		rc = l.count(sp, false, nil)
 	}
 	// Members that fail outright on both sides are blamed first, and
 	// their cells are theirs: a healthy peer's cell with a dead HCA is
@@ -204,7 +215,7 @@ func (l *localizer) rail(sp *railSpan) {
 	hard := l.hardOnRail(sp, grouped)
 	side := rc
 	if hard != nil {
-		side = l.countBeside(sp, grouped, hard)
+		side = l.count(sp, !grouped, hard)
 	}
 	blamed := make([]bool, m)
 	nBlamed, affected := 0, 0
@@ -288,45 +299,6 @@ func (l *localizer) hardOnRail(sp *railSpan, grouped bool) []bool {
 		}
 	}
 	return hard
-}
-
-// countBeside is count with each member's cells with a hard member left
-// out of its tallies; a hard member's own tallies stay whole.
-func (l *localizer) countBeside(sp *railSpan, grouped bool, hard []bool) railCounts {
-	m := len(sp.members)
-	rc := railCounts{
-		rowBad: make([]int, m), rowTested: make([]int, m),
-		colBad: make([]int, m), colTested: make([]int, m),
-	}
-	for i := 0; i < m; i++ {
-		for j := 0; j < m; j++ {
-			if i == j {
-				continue
-			}
-			k := sp.at(i, j)
-			if !l.testedAt(k) || (grouped && l.explained[k]) {
-				continue
-			}
-			bad := l.badAt(k)
-			rc.tested++
-			if bad {
-				rc.bad++
-			}
-			if hard[i] || !hard[j] { // the row's tally: i's own
-				rc.rowTested[i]++
-				if bad {
-					rc.rowBad[i]++
-				}
-			}
-			if hard[j] || !hard[i] { // the column's tally: j's own
-				rc.colTested[j]++
-				if bad {
-					rc.colBad[j]++
-				}
-			}
-		}
-	}
-	return rc
 }
 
 // background tallies the cells on a rail that touch no blamed member and
