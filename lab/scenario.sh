@@ -10,6 +10,8 @@
 SCN_NAME=
 SCN_VMS=
 SCN_ID=
+SCN_T0=
+SCN_SECS=
 
 # dur_s 90s|2m|30: seconds.
 dur_s() {
@@ -52,6 +54,10 @@ scn_worker() {
 	case $3 in
 	stop) worker_stop "$vm" ;;
 	kill) worker_stop "$vm" KILL ;;
+	# A hung worker: its process stops answering (gossip too), nothing
+	# exits; resume continues it where it stood.
+	pause) VM_TIMEOUT=30 vm_run "$vm" "kill -STOP \$(cat /tmp/worker.pid)" >/dev/null || die "scenario $SCN_NAME: cannot pause $vm's worker" ;;
+	resume) VM_TIMEOUT=30 vm_run "$vm" "kill -CONT \$(cat /tmp/worker.pid)" >/dev/null || die "scenario $SCN_NAME: cannot resume $vm's worker" ;;
 	start) WORKER_PREFIX=$5 WORKER_WRAP=$6 worker_start "$vm" $flags ;;
 	restart)
 		worker_stop "$vm"
@@ -70,6 +76,7 @@ scn_wait() {
 scn_sweep_start() {
 	local name=$1
 	shift
+	SCN_T0=$SECONDS
 	SCN_ID=$(nsx "$LAB_RUN/labcheck" start "$FAULT_COORD" $FAULT_ARGS "nodes=$(seq -s, -f 'vm%g' 1 "$SCN_VMS")" "$@") ||
 		die "scenario $name: cannot start a sweep"
 }
@@ -82,6 +89,7 @@ scn_sweep_cells() {
 scn_sweep_end() {
 	nsx "$LAB_RUN/labcheck" wait "$FAULT_COORD" "$SCN_ID" "${LAB_FAULT_SWEEP_TIMEOUT:-600s}" "$LAB_RUN/fault-$1.json" ||
 		die "scenario $1: the sweep did not finish"
+	SCN_SECS=$((SECONDS - SCN_T0))
 }
 
 # scn_healed NAME: every worker of the scenario back with a usable port, so
@@ -91,10 +99,17 @@ scn_healed() {
 		die "scenario $1: after the heal steps not every worker is back with a usable port"
 }
 
+# scn_expect NAME FLAGS...: the gate on the scenario's sweep, run as an
+# operator runs it (the newest sweep, the shipped thresholds, an exclude
+# file), then labcheck expect judges the matrix and what the gate said.
 scn_expect() {
-	local name=$1
+	local name=$1 rc=0 ex="$LAB_RUN/fault-$1.exclude"
 	shift
-	nsx "$LAB_RUN/labcheck" expect "$LAB_RUN/fault-$name.json" "$name" -table "$FAULT_TABLE" "$@" || true
+	rm -f "$ex"
+	nsx "$LAB_RUN/rdmamesh" gate --coordinator "$FAULT_COORD" --latest --exclude "$ex" >"$LAB_RUN/fault-$name.gate.txt" 2>&1 || rc=$?
+	log "scenario $name: gate exit $rc, exclude '$(cat "$ex" 2>/dev/null)'"
+	nsx "$LAB_RUN/labcheck" expect "$LAB_RUN/fault-$name.json" "$name" -table "$FAULT_TABLE" \
+		-gate-said "$rc" -exclude-file "$ex" -sweep-seconds "$SCN_SECS" "$@" || true
 }
 
 # scenario_cases FILE...: run scenario files on the running cluster.

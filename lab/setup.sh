@@ -112,7 +112,7 @@ build_base() {
 	# The package's postinst never ran, so the module index must be built.
 	[ -f "$kroot/lib/modules/$kver/modules.dep" ] || depmod -b "$kroot" "$kver"
 	mods=$(for m in virtio_pci virtio_net 9pnet_virtio 9p crc32_generic ib_uverbs rdma_rxe rdma_ucm \
-		sch_netem sch_ingress sch_prio ifb act_mirred act_gact cls_matchall cls_u32 cls_flower; do
+		sch_netem sch_tbf sch_ingress sch_prio ifb act_mirred act_gact cls_matchall cls_u32 cls_flower; do
 		modprobe -d "$kroot" -S "$kver" --show-depends "$m" 2>/dev/null | awk '$1 == "insmod" {print $2}'
 	done | sort -u)
 	for m in $mods; do

@@ -5,9 +5,10 @@
 #   doctor in vm1 (the IPv4 RoCE v2 GID, port ACTIVE, MTU 1024)
 #   probe vm1 <-> vm2 through the exchange and through RDMA CM
 #   the perftest ratio table (printed, not asserted)
-#   one sweep through the gate, every cell ok over the chosen GID
-#   three fault scenarios (lab/scenarios/port-down-before, mtu-netdev,
-#   loss-both) judged for suspect, class, cause and fix
+#   one sweep through the gate, judged as an operator's gate judges it
+#   (exit 0, nothing excluded), every cell ok over the chosen GID
+#   three fault scenarios (lab/scenarios/port-down-before, mtu-mix,
+#   loss-both) judged for suspect, class, cause, fix, warning and exclude list
 #   the live phase (live.sh): workers and coordinator with live.enabled,
 #   no sweep; a port down on vm2 and a netem loss on vm3 must each be the
 #   live matrix's first suspect within 60 s (LAB_SMOKE_LIVE=0 skips it)
@@ -51,7 +52,7 @@ smoke_once() {
 	printf 'latency_iters: %s\nbw_iters: %s\nretests: 0\n' "${LAB_SMOKE_ITERS:-200}" "${LAB_SMOKE_BW_ITERS:-50}" > "$LAB_RUN/smoke-spec.yaml"
 	LAB_SWEEP_SPEC="$LAB_RUN/smoke-spec.yaml" gate_sweep "$n"
 	mark "sweep"
-	scenario_files ${LAB_FAULTS:-port-down-before mtu-netdev loss-both}
+	scenario_files ${LAB_FAULTS:-port-down-before mtu-mix loss-both}
 	scenario_cases "${SCN_FILES[@]}"
 	sweep_stop
 	faults_table

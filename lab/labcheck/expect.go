@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -10,156 +11,168 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/rdmamesh/rdmamesh/internal/probe"
+	"github.com/rdmamesh/rdmamesh/internal/hostlist"
 	"github.com/rdmamesh/rdmamesh/matrix"
 )
-
-// emulationThresholds turn the performance rules off: under TCG the spread
-// between equal virtual links is far beyond any production threshold, so
-// slow/low-bandwidth verdicts would drown the failure being diagnosed. The
-// failure classes, rollups and localization are the product's own.
-var emulationThresholds = matrix.Thresholds{LatencyFactor: 1e9, BandwidthFraction: 1e-9, GroupLabel: "-"}
-
-// rejudge rebuilds the coordinator's matrix with emulationThresholds.
-func rejudge(b []byte) (*matrix.Matrix, error) {
-	var m matrix.Matrix
-	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, err
-	}
-	cells := make([]matrix.Cell, 0, len(m.Cells))
-	for _, r := range m.Cells {
-		cells = append(cells, r.Cell)
-	}
-	return matrix.Build(m.Nodes, cells, emulationThresholds), nil
-}
 
 // expect judges one fault case and appends a row to the table file:
 // case, expected, observed, PASS/FAIL. It fails (exit 1) on a miss.
 //
-//	labcheck expect FILE CASE -node vm2 -class port-down[,other] -cause RE [-fix RE] [-min-bad N]
-//	                          [-suspect-kind hca,node] [-suspect-reason RE] [-table F]
+//	labcheck expect FILE CASE [-node vm2] [-class port-down[,other] -cause RE [-fix RE] [-min-bad N]]
+//	                          [-suspect-kind hca,node] [-suspect-reason RE] [-suspect-verdict V] [-direction D]
+//	                          [-no-failed] [-gate-exit N -gate-said N] [-exclude vm2,vm3|- -exclude-file F]
+//	                          [-warning KIND:NODE [-warning-fix RE]] [-min-sweep-seconds N -sweep-seconds N]
+//	                          [-table F]
 //
-// The matrix is rebuilt with emulationThresholds first. The verdict must
-// be right (at least min-bad of the node's cells failed, none of the other
-// nodes' cells), the suspect must be right (the matrix's first suspect is
-// that node, one of its HCAs or a pair with it, of an allowed kind, and no
-// suspect blames anything else), and the diagnosis must
-// name the problem: the dominant class of the node's failed cells is one
-// of the allowed ones and some failed cell's cause (and fix) match.
+// The matrix is the coordinator's, judged with the shipped thresholds: what
+// an operator's gate sees. With -class, the verdict must be right (at least
+// min-bad of the node's cells failed, none of the other nodes' cells) and
+// the diagnosis must name the problem (the dominant class of the node's
+// failed cells is an allowed one, and some failed cell's cause and fix
+// match). With -class or a suspect flag, the first suspect must be the node,
+// one of its HCAs or a pair with it, and no confident suspect (one that
+// could exclude nodes) blames anything else. The gate's exit code, its
+// exclude list, a configuration warning and the sweep's length are judged
+// when given.
 func expect(args []string) error {
 	if len(args) < 2 {
-		return fmt.Errorf("usage: labcheck expect FILE CASE -node N -class C -cause RE [-fix RE] [-min-bad N] [-table F]")
+		return fmt.Errorf("usage: labcheck expect FILE CASE [-node N] [-class C -cause RE] [-gate-exit N -gate-said N] ...")
 	}
 	file, name := args[0], args[1]
 	fs := flag.NewFlagSet("expect", flag.ContinueOnError)
 	node := fs.String("node", "", "the node the fault was put on")
-	classes := fs.String("class", "", "allowed dominant classes, comma separated")
+	classes := fs.String("class", "", "allowed dominant classes of the node's failed cells, comma separated")
 	causeRE := fs.String("cause", "", "regexp a failed cell's cause must match")
 	fixRE := fs.String("fix", "", "regexp that cell's fix must match")
 	minBad := fs.Int("min-bad", 1, "failed cells of the node at least")
 	table := fs.String("table", "", "append the row to this file")
 	kinds := fs.String("suspect-kind", "", "allowed kinds of the first suspect (hca,node,...); empty: any")
 	reasonRE := fs.String("suspect-reason", "", "regexp the first suspect's reason must match; empty: any")
+	verdict := fs.String("suspect-verdict", "", "the first suspect's verdict (failed, slow-latency, low-bandwidth)")
+	direction := fs.String("direction", "", "the first suspect's direction (egress, ingress)")
+	noFailed := fs.Bool("no-failed", false, "no cell may have failed")
+	gateExit := fs.String("gate-exit", "", "the gate's expected exit code")
+	gateSaid := fs.String("gate-said", "", "the gate's exit code, as the runner saw it")
+	exclude := fs.String("exclude", "", "the exact exclude list the gate must write (comma separated; - for none)")
+	excludeFile := fs.String("exclude-file", "", "the exclude file the gate wrote")
+	warning := fs.String("warning", "", "a configuration warning KIND:NODE the matrix must give")
+	warningFixRE := fs.String("warning-fix", "", "regexp that warning's fix must match")
+	minSweep := fs.Int("min-sweep-seconds", 0, "the sweep lasted at least this long")
+	sweepSecs := fs.Int("sweep-seconds", 0, "how long the sweep lasted, as the runner timed it")
 	if err := fs.Parse(args[2:]); err != nil {
 		return err
 	}
-	if *node == "" || *classes == "" || *causeRE == "" {
-		return fmt.Errorf("expect %s: -node, -class and -cause are required", name)
+	res := map[string]*regexp.Regexp{}
+	for flagName, v := range map[string]string{"cause": *causeRE, "fix": *fixRE, "suspect-reason": *reasonRE, "warning-fix": *warningFixRE} {
+		re, err := regexp.Compile("(?i)" + v)
+		if err != nil {
+			return fmt.Errorf("-%s: %w", flagName, err)
+		}
+		res[flagName] = re
 	}
-	cre, err := regexp.Compile("(?i)" + *causeRE)
-	if err != nil {
-		return fmt.Errorf("-cause: %w", err)
-	}
-	fre, err := regexp.Compile("(?i)" + *fixRE)
-	if err != nil {
-		return fmt.Errorf("-fix: %w", err)
-	}
-	rre, err := regexp.Compile("(?i)" + *reasonRE)
-	if err != nil {
-		return fmt.Errorf("-suspect-reason: %w", err)
+	judgeCells := *classes != ""
+	judgeSuspect := judgeCells || *kinds != "" || *reasonRE != "" || *verdict != "" || *direction != ""
+	if (judgeCells && (*node == "" || *causeRE == "")) || (judgeSuspect && *node == "") {
+		return fmt.Errorf("expect %s: -class needs -node and -cause, and a suspect flag needs -node", name)
 	}
 	b, err := os.ReadFile(file)
 	if err != nil {
 		return err
 	}
-	m, err := rejudge(b)
-	if err != nil {
+	var m matrix.Matrix
+	if err := json.Unmarshal(b, &m); err != nil {
 		return fmt.Errorf("%s: %w", file, err)
 	}
-	allowed := strings.Split(*classes, ",")
-	expected := fmt.Sprintf("suspect %s %s; >=%d of its cells failed, others ok; class %s; cause ~ /%s/", strings.ReplaceAll(*kinds, ",", "|"), *node, *minBad, *classes, *causeRE)
-	if *reasonRE != "" {
-		expected += fmt.Sprintf("; suspect reason ~ /%s/", *reasonRE)
+	c := caseCheck{m: &m, node: *node}
+	if judgeCells {
+		c.cells(strings.Split(*classes, ","), res["cause"], res["fix"], *minBad)
+		c.expected = append(c.expected, fmt.Sprintf(">=%d of %s's cells failed, others ok; class %s; cause ~ /%s/", *minBad, *node, *classes, *causeRE))
 	}
+	if judgeSuspect {
+		c.suspect(*kinds, res["suspect-reason"], *reasonRE, *verdict, *direction)
+	}
+	if *noFailed {
+		c.expected = append(c.expected, "no failed cell")
+		if n := m.Counts[matrix.VerdictFailed]; n > 0 {
+			c.problem("%d cells failed", n)
+		}
+	}
+	if *gateExit != "" {
+		c.expected = append(c.expected, "gate exit "+*gateExit)
+		c.observed = append(c.observed, "gate exit "+*gateSaid)
+		if *gateSaid != *gateExit {
+			c.problem("gate exit %s, want %s", *gateSaid, *gateExit)
+		}
+	}
+	if *exclude != "" {
+		c.excludes(*exclude, *excludeFile)
+	}
+	if *warning != "" {
+		c.warning(*warning, res["warning-fix"], *warningFixRE)
+	}
+	if *minSweep > 0 {
+		c.expected = append(c.expected, fmt.Sprintf("sweep >= %d s", *minSweep))
+		c.observed = append(c.observed, fmt.Sprintf("sweep %d s", *sweepSecs))
+		if *sweepSecs < *minSweep {
+			c.problem("the sweep took %d s, under %d s: the fault did not span it", *sweepSecs, *minSweep)
+		}
+	}
+	return c.row(name, *table)
+}
 
-	var problems []string
+// caseCheck gathers what one case expected, what it saw and what is wrong.
+type caseCheck struct {
+	m                            *matrix.Matrix
+	node                         string
+	expected, observed, problems []string
+}
+
+func (c *caseCheck) problem(format string, args ...any) {
+	c.problems = append(c.problems, fmt.Sprintf(format, args...))
+}
+
+// cells judges the node's failed cells: how many, their dominant class,
+// a cause and fix that name the problem, and no other node's cell failed.
+func (c *caseCheck) cells(allowed []string, cre, fre *regexp.Regexp, minBad int) {
 	bad, total, others := 0, 0, 0
 	count := map[string]int{}
 	// cause and fix: the first failed cell's of the node that match;
 	// said: the first failed cell's, shown when none matches, so the
 	// table always tells what the product said.
 	var cause, fix, saidCause, saidFix string
-	for _, c := range m.Cells {
-		mine := c.Src == *node || c.Dst == *node
-		failed := c.Class != probe.ClassOK && c.Class != ""
+	for _, r := range c.m.Cells {
+		mine := r.Src == c.node || r.Dst == c.node
+		failed := r.Verdict == matrix.VerdictFailed
 		switch {
 		case mine:
 			total++
 			if failed {
 				bad++
-				count[string(c.Class)]++
-				if c.Error != nil && cause == "" && cre.MatchString(c.Error.Cause) && fre.MatchString(c.Error.Fix) {
-					cause, fix = c.Error.Cause, c.Error.Fix
+				count[string(r.Class)]++
+				if r.Error != nil && cause == "" && cre.MatchString(r.Error.Cause) && fre.MatchString(r.Error.Fix) {
+					cause, fix = r.Error.Cause, r.Error.Fix
 				}
-				if c.Error != nil && saidCause == "" {
-					saidCause, saidFix = c.Error.Cause, c.Error.Fix
+				if r.Error != nil && saidCause == "" {
+					saidCause, saidFix = r.Error.Cause, r.Error.Fix
 				}
 			}
 		case failed:
 			others++
-			problems = append(problems, fmt.Sprintf("%s->%s failed (%s) though it does not touch %s", c.Src, c.Dst, c.Class, *node))
+			c.problem("%s->%s failed (%s) though it does not touch %s", r.Src, r.Dst, r.Class, c.node)
 		}
 	}
 	dominant := ""
-	for _, k := range sortedByCount(count) {
-		dominant = k
-		break
+	if keys := sortedByCount(count); len(keys) > 0 {
+		dominant = keys[0]
 	}
-	if bad < *minBad {
-		problems = append(problems, fmt.Sprintf("only %d of %d cells of %s failed", bad, total, *node))
+	if bad < minBad {
+		c.problem("only %d of %d cells of %s failed", bad, total, c.node)
 	}
 	if bad > 0 && !slices.Contains(allowed, dominant) {
-		problems = append(problems, fmt.Sprintf("dominant class %s, want %s", dominant, *classes))
+		c.problem("dominant class %s, want %s", dominant, strings.Join(allowed, ","))
 	}
 	if bad > 0 && cause == "" {
-		problems = append(problems, fmt.Sprintf("no failed cell's cause matches /%s/ with a fix matching /%s/", *causeRE, *fixRE))
-	}
-	// The first suspect must be the node (of an allowed kind), and no
-	// suspect may blame anything that does not involve it.
-	suspect, reason := "none", ""
-	for i, s := range m.Suspects {
-		name := s.Kind + " " + s.Node
-		if s.Device != "" {
-			name += "/" + s.Device
-		}
-		if s.Peer != "" {
-			name += "<->" + s.Peer
-		}
-		involved := s.Node == *node || s.Peer == *node || slices.Contains(s.Members, *node)
-		if i == 0 {
-			suspect, reason = name, s.Reason
-			if !involved || (*kinds != "" && !slices.Contains(strings.Split(*kinds, ","), s.Kind)) {
-				problems = append(problems, "first suspect is "+name)
-			}
-			if !rre.MatchString(s.Reason) {
-				problems = append(problems, fmt.Sprintf("first suspect's reason does not match /%s/: %s", *reasonRE, short(s.Reason, 600)))
-			}
-		} else if !involved {
-			problems = append(problems, "also blamed: "+name)
-		}
-	}
-	if len(m.Suspects) == 0 {
-		problems = append(problems, "the matrix names no suspect")
+		c.problem("no failed cell's cause matches /%s/ with a fix matching /%s/", cre, fre)
 	}
 	var cls []string
 	for _, k := range sortedByCount(count) {
@@ -170,28 +183,131 @@ func expect(args []string) error {
 		// Nothing matched: the whole of what the product said.
 		cause, fix, said, cl, fl = saidCause, saidFix, "unmatched ", 1000, 1000
 	}
-	observed := fmt.Sprintf("suspect %s; %d/%d of its cells failed (%s), %d others; %scause: %s | fix: %s",
-		suspect, bad, total, strings.Join(cls, ", "), others, said, short(cause, cl), short(fix, fl))
-	if *reasonRE != "" {
-		observed += "; suspect reason: " + short(reason, 400)
+	c.observed = append(c.observed, fmt.Sprintf("%d/%d of its cells failed (%s), %d others; %scause: %s | fix: %s",
+		bad, total, strings.Join(cls, ", "), others, said, short(cause, cl), short(fix, fl)))
+}
+
+// suspect judges the first suspect, and that no confident one blames
+// anything the node is not part of: weak outliers of a noisy fabric are
+// reported, not acted on, so they may stand beside the fault.
+func (c *caseCheck) suspect(kinds string, rre *regexp.Regexp, reasonRE, verdict, direction string) {
+	exp := fmt.Sprintf("first suspect %s %s", strings.ReplaceAll(cmp.Or(kinds, "any"), ",", "|"), c.node)
+	for _, e := range [][2]string{{"verdict", verdict}, {"direction", direction}} {
+		if e[1] != "" {
+			exp += fmt.Sprintf(", %s %s", e[0], e[1])
+		}
 	}
+	if reasonRE != "" {
+		exp += fmt.Sprintf(", reason ~ /%s/", reasonRE)
+	}
+	c.expected = append(c.expected, exp)
+	floor := cmp.Or(c.m.Thresholds.ExcludeConfidence, matrix.LowConfidence)
+	suspect, reason := "none", ""
+	for i, s := range c.m.Suspects {
+		name := s.Kind + " " + s.Node
+		if s.Device != "" {
+			name += "/" + s.Device
+		}
+		if s.Peer != "" {
+			name += "<->" + s.Peer
+		}
+		involved := s.Node == c.node || s.Peer == c.node || slices.Contains(s.Members, c.node)
+		if i == 0 {
+			suspect, reason = fmt.Sprintf("%s (%s, confidence %g, direction %s)", name, s.Verdict, s.Confidence, cmp.Or(s.Direction, "-")), s.Reason
+			if !involved || (kinds != "" && !slices.Contains(strings.Split(kinds, ","), s.Kind)) {
+				c.problem("first suspect is %s", name)
+			}
+			if !rre.MatchString(s.Reason) {
+				c.problem("first suspect's reason does not match /%s/: %s", reasonRE, short(s.Reason, 600))
+			}
+			if verdict != "" && string(s.Verdict) != verdict {
+				c.problem("first suspect's verdict is %s, want %s", s.Verdict, verdict)
+			}
+			if direction != "" && s.Direction != direction {
+				c.problem("first suspect's direction is %q, want %s", s.Direction, direction)
+			}
+		} else if !involved && s.Confidence >= floor {
+			c.problem("also blamed: %s (confidence %g)", name, s.Confidence)
+		}
+	}
+	if len(c.m.Suspects) == 0 {
+		c.problem("the matrix names no suspect")
+	}
+	obs := "suspect " + suspect
+	if reasonRE != "" {
+		obs += "; reason: " + short(reason, 400)
+	}
+	c.observed = append(c.observed, obs)
+}
+
+// excludes judges the gate's exclude file against the exact list wanted.
+func (c *caseCheck) excludes(want, file string) {
+	c.expected = append(c.expected, "exclude "+want)
+	var got []string
+	if file != "" {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			c.problem("exclude file: %v", err)
+			return
+		}
+		if expr := strings.TrimSpace(string(b)); expr != "" {
+			if got, err = hostlist.Expand(expr); err != nil {
+				c.problem("exclude file %q: %v", expr, err)
+				return
+			}
+		}
+	}
+	var wantList []string
+	if want != "-" {
+		wantList = strings.Split(want, ",")
+	}
+	slices.Sort(got)
+	slices.Sort(wantList)
+	c.observed = append(c.observed, "exclude "+cmp.Or(strings.Join(got, ","), "-"))
+	if !slices.Equal(got, wantList) {
+		c.problem("excluded %s, want %s", cmp.Or(strings.Join(got, ","), "nobody"), want)
+	}
+}
+
+// warning judges that the matrix gives a configuration warning of a kind
+// on a node, with a fix that names what to do.
+func (c *caseCheck) warning(want string, fre *regexp.Regexp, fixRE string) {
+	kind, node, _ := strings.Cut(want, ":")
+	c.expected = append(c.expected, fmt.Sprintf("warning %s on %s, fix ~ /%s/", kind, node, fixRE))
+	var seen []string
+	found := false
+	for _, w := range c.m.Warnings {
+		seen = append(seen, fmt.Sprintf("%s %s: %s (fix: %s)", w.Kind, w.Node, w.Reason, w.Fix))
+		found = found || (w.Kind == kind && w.Node == node && fre.MatchString(w.Fix))
+	}
+	c.observed = append(c.observed, "warnings: "+cmp.Or(strings.Join(seen, "; "), "none"))
+	if !found {
+		c.problem("no %s warning on %s with a fix matching /%s/", kind, node, fixRE)
+	}
+}
+
+// row prints and appends the case's table row; an error when it failed.
+func (c *caseCheck) row(name, table string) error {
+	observed := strings.Join(c.observed, "; ")
 	result := "PASS"
-	if len(problems) > 0 {
+	if len(c.problems) > 0 {
 		result = "FAIL"
-		observed += " [" + strings.Join(problems, "; ") + "]"
+		observed += " [" + strings.Join(c.problems, "; ") + "]"
 	}
-	row := strings.Join([]string{name, expected, observed, result}, "\t")
+	row := strings.Join([]string{name, strings.Join(c.expected, "; "), observed, result}, "\t")
 	fmt.Println(row)
-	if *table != "" {
-		f, err := os.OpenFile(*table, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if table != "" {
+		f, err := os.OpenFile(table, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 		if err != nil {
 			return err
 		}
 		fmt.Fprintln(f, row)
-		f.Close()
+		if err := f.Close(); err != nil {
+			return err
+		}
 	}
 	if result != "PASS" {
-		return fmt.Errorf("case %s: %s", name, strings.Join(problems, "; "))
+		return fmt.Errorf("case %s: %s", name, strings.Join(c.problems, "; "))
 	}
 	return nil
 }

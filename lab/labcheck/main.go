@@ -2,11 +2,9 @@
 //
 //	labcheck nodes URL N TIMEOUT   wait until the coordinator lists N alive
 //	                               workers whose inventory has a usable port
-//	labcheck sweep FILE N NET [strict]
-//	                               the gate's matrix: every cell of N nodes
+//	labcheck sweep FILE N NET      the gate's matrix: every cell of N nodes
 //	                               measured ok, over the IPv4 RoCE v2 GID
-//	                               with an address in NET (e.g. 10.77.0);
-//	                               with "strict", also every verdict ok
+//	                               with an address in NET (e.g. 10.77.0)
 //	labcheck start URL [k=v ...]   start a sweep (connect=rdmacm, latency_iters=N,
 //	                               bw_iters=N, ...), print its id
 //	labcheck wait URL ID TIMEOUT [CELLS|OUT]
@@ -31,13 +29,12 @@
 //	                               N test sessions through one worker's API
 //	                               (to itself), leak check (churn.go)
 //
-// Without strict, slow-latency and low-bandwidth verdicts are reported but
-// pass: under emulation the spread between equal virtual links exceeds the
-// production thresholds (bandwidth >= 93% of the best pair), so they say
-// nothing about the engine.
+// The verdicts are the gate's to judge (its exit code, with the shipped
+// thresholds, which judge emulation's noisy rails against their noise);
+// sweep reports any slow or low-bandwidth cell beside the figures.
 //
 // The setup checks decode only the fields they read; the fault-case judge
-// (expect.go) rebuilds the matrix with the module's own matrix package.
+// (expect.go) reads the matrix with the module's own matrix package.
 package main
 
 import (
@@ -57,6 +54,7 @@ type port struct {
 	GIDIndex int    `json:"gid_index"`
 	GID      string `json:"gid"`
 	GIDType  string `json:"gid_type"`
+	MTU      int    `json:"mtu"`
 	IP       string `json:"ip"`
 	Usable   bool   `json:"usable"`
 	Why      string `json:"unusable_why"`
@@ -107,10 +105,10 @@ func main() {
 		}
 		err = waitNodes(a[0], atoi(a[1]), a[2])
 	case "sweep":
-		if len(a) < 3 || len(a) > 4 || (len(a) == 4 && a[3] != "strict") {
-			fail("usage: labcheck sweep FILE N NET [strict]")
+		if len(a) != 3 {
+			fail("usage: labcheck sweep FILE N NET")
 		}
-		err = checkSweep(a[0], atoi(a[1]), a[2], len(a) == 4)
+		err = checkSweep(a[0], atoi(a[1]), a[2])
 	case "start":
 		if len(a) < 1 {
 			fail("usage: labcheck start URL [key=value ...]")
@@ -246,7 +244,7 @@ func readyWorkers(url string) (int, string, error) {
 	return ready, strings.Join(parts, " "), nil
 }
 
-func checkSweep(file string, nodes int, net string, strict bool) error {
+func checkSweep(file string, nodes int, net string) error {
 	b, err := os.ReadFile(file)
 	if err != nil {
 		return err
@@ -287,11 +285,9 @@ func checkSweep(file string, nodes int, net string, strict bool) error {
 			judged = append(judged, fmt.Sprintf("%s->%s rail %d: %s (%s)", c.Src, c.Dst, c.Rail, c.Verdict, c.Reason))
 		}
 	}
-	switch {
-	case !m.Healthy && strict:
-		problems = append(problems, "matrix not healthy: "+strings.Join(judged, "; "))
-	case !m.Healthy:
-		fmt.Printf("labcheck: performance verdicts ignored under emulation (%d): %s\n", len(judged), strings.Join(judged, "; "))
+	if len(judged) > 0 {
+		fmt.Printf("labcheck: %d cells slower or narrower than their rail (the gate's exit code says whether that counts): %s\n",
+			len(judged), strings.Join(judged, "; "))
 	}
 	if len(problems) > 0 {
 		return fmt.Errorf("sweep check failed:\n  %s", strings.Join(problems, "\n  "))

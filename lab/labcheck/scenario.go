@@ -40,11 +40,11 @@ type Step struct {
 	Worker  string `yaml:"worker"` // act on this VM's worker
 	Wait    string `yaml:"wait"`   // wait until the coordinator sees this node in State
 	Run     string `yaml:"run"`
-	Action  string `yaml:"action"` // worker: restart (default), stop, kill, start
+	Action  string `yaml:"action"` // worker: restart (default), stop, kill, start, pause (SIGSTOP: hung), resume
 	Flags   string `yaml:"flags"`  // worker: extra flags, e.g. --gid index=0
 	Prefix  string `yaml:"prefix"` // worker: shell run before it, e.g. "ulimit -l 64;"
 	Wrap    string `yaml:"wrap"`   // worker: a command that execs it, e.g. setpriv ...
-	State   string `yaml:"state"`  // wait: usable, unusable, dead or gidN
+	State   string `yaml:"state"`  // wait: usable, unusable, dead, gidN or mtuN (the port's active MTU)
 	Timeout string `yaml:"timeout"`
 }
 
@@ -59,16 +59,38 @@ type Expect struct {
 	// SuspectReason is a regular expression the first suspect's reason
 	// must match: where the diagnosis lives that no single cell has (the
 	// direction, the counters, the round a fault started).
-	SuspectReason string `yaml:"suspect_reason"`
+	SuspectReason  string `yaml:"suspect_reason"`
+	SuspectVerdict string `yaml:"suspect_verdict"` // failed | slow-latency | low-bandwidth
+	Direction      string `yaml:"direction"`       // egress | ingress
+	// NoFailed: no cell may fail (a configuration warning, a performance
+	// fault, an untested worker).
+	NoFailed bool `yaml:"no_failed"`
+	// Exit is the gate's exit code (0 pass, 1 fault, 3 untested, 4
+	// performance), run as an operator runs it after the sweep.
+	Exit *int `yaml:"exit"`
+	// Exclude is the exact exclude list the gate writes; [] for none.
+	Exclude *[]string `yaml:"exclude"`
+	// Warning is a configuration warning the matrix must give.
+	Warning *ExpectWarning `yaml:"warning"`
+	// MinSweepSeconds: the sweep lasted at least this long, so a fault
+	// meant to span it (a flapping port) did.
+	MinSweepSeconds int `yaml:"min_sweep_seconds"`
+}
+
+// ExpectWarning is a configuration warning on a node, with a fix.
+type ExpectWarning struct {
+	Kind string `yaml:"kind"` // mtu-mix | wrong-network
+	Node string `yaml:"node"`
+	Fix  string `yaml:"fix"`
 }
 
 var (
 	sweepInts     = []string{"latency_iters", "latency_size", "bw_iters", "bw_size"}
 	sweepStrings  = map[string][]string{"connect": {probe.ConnectExchange, probe.ConnectRDMACM}, "mode": {"quick", "full"}}
 	suspectKinds  = []string{"hca", "node", "pair", "rail", "switch-group"}
-	workerActions = []string{"restart", "stop", "kill", "start"}
+	workerActions = []string{"restart", "stop", "kill", "start", "pause", "resume"}
 	vmName        = regexp.MustCompile(`^vm([1-9][0-9]*)$`)
-	waitState     = regexp.MustCompile(`^(usable|unusable|dead|gid[0-9]+)$`)
+	waitState     = regexp.MustCompile(`^(usable|unusable|dead|gid[0-9]+|mtu[0-9]+)$`)
 	scenarioName  = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
 	failedClasses = []probe.Class{probe.ClassPortDown, probe.ClassRetryExceeded, probe.ClassTimeout, probe.ClassPeerLost,
 		probe.ClassInvalidGID, probe.ClassMTUMismatch, probe.ClassNoNetdev, probe.ClassResource, probe.ClassSkipped, probe.ClassInternal}
@@ -176,7 +198,7 @@ func (st Step) check(vms int) error {
 		if st.Action != "" && !slices.Contains(workerActions, st.Action) {
 			return fmt.Errorf("action %q: want %s", st.Action, strings.Join(workerActions, ", "))
 		}
-		if (st.Action == "stop" || st.Action == "kill") && st.Flags+st.Prefix+st.Wrap != "" {
+		if (st.Action == "stop" || st.Action == "kill" || st.Action == "pause" || st.Action == "resume") && st.Flags+st.Prefix+st.Wrap != "" {
 			return fmt.Errorf("flags, prefix and wrap start a worker: not for action %s", st.Action)
 		}
 		return only("worker", map[string]string{"run": st.Run, "state": st.State})
@@ -200,37 +222,98 @@ func checkVM(name string, vms int) error {
 }
 
 func (e Expect) check(vms int) error {
-	if e.Node == "" {
-		return fmt.Errorf("expect.node: name the VM the fault is on")
+	judgesSuspect := len(e.Classes) > 0 || len(e.SuspectKind) > 0 || e.SuspectReason != "" || e.SuspectVerdict != "" || e.Direction != ""
+	if judgesSuspect || e.Node != "" {
+		if err := checkVM(e.Node, vms); err != nil {
+			return fmt.Errorf("expect.node: %w (the VM the fault is on)", err)
+		}
 	}
-	if err := checkVM(e.Node, vms); err != nil {
-		return fmt.Errorf("expect.node: %w", err)
-	}
-	if len(e.Classes) == 0 {
-		return fmt.Errorf("expect.classes: list the class(es) the node's failed cells may have most of")
+	if !judgesSuspect && !e.NoFailed && e.Exit == nil && e.Exclude == nil && e.Warning == nil {
+		return fmt.Errorf("expect: nothing to judge; give classes (and cause), a suspect, no_failed, exit, exclude or warning")
 	}
 	for _, c := range e.Classes {
 		if !slices.Contains(failedClasses, probe.Class(c)) {
 			return fmt.Errorf("expect.classes: %q is not a failure class (%v)", c, failedClasses)
 		}
 	}
+	if len(e.Classes) > 0 && e.Cause == "" {
+		return fmt.Errorf("expect.cause: a regular expression a failed cell's cause must match, e.g. 'lost|never acknowledged'")
+	}
 	for _, k := range e.SuspectKind {
 		if !slices.Contains(suspectKinds, k) {
 			return fmt.Errorf("expect.suspect_kind: %q: want %s", k, strings.Join(suspectKinds, ", "))
 		}
 	}
-	if e.Cause == "" {
-		return fmt.Errorf("expect.cause: a regular expression a failed cell's cause must match, e.g. 'lost|never acknowledged'")
+	if v := e.SuspectVerdict; v != "" && !slices.Contains([]string{"failed", "slow-latency", "low-bandwidth", "untested"}, v) {
+		return fmt.Errorf("expect.suspect_verdict %q: want failed, slow-latency, low-bandwidth or untested", v)
 	}
-	for f, re := range map[string]string{"cause": e.Cause, "fix": e.Fix, "suspect_reason": e.SuspectReason} {
+	if d := e.Direction; d != "" && d != "egress" && d != "ingress" {
+		return fmt.Errorf("expect.direction %q: want egress or ingress", d)
+	}
+	if e.Exit != nil && !slices.Contains([]int{0, 1, 3, 4}, *e.Exit) {
+		return fmt.Errorf("expect.exit %d: want the gate's 0 (pass), 1 (fault), 3 (untested) or 4 (performance)", *e.Exit)
+	}
+	if e.Exclude != nil {
+		for _, n := range *e.Exclude {
+			if err := checkVM(n, vms); err != nil {
+				return fmt.Errorf("expect.exclude: %w", err)
+			}
+		}
+	}
+	fix := ""
+	if w := e.Warning; w != nil {
+		if w.Kind != "mtu-mix" && w.Kind != "wrong-network" {
+			return fmt.Errorf("expect.warning.kind %q: want mtu-mix or wrong-network", w.Kind)
+		}
+		if err := checkVM(w.Node, vms); err != nil {
+			return fmt.Errorf("expect.warning.node: %w", err)
+		}
+		fix = w.Fix
+	}
+	for f, re := range map[string]string{"cause": e.Cause, "fix": e.Fix, "suspect_reason": e.SuspectReason, "warning.fix": fix} {
 		if _, err := regexp.Compile(re); err != nil {
 			return fmt.Errorf("expect.%s: %w", f, err)
 		}
 	}
-	if e.MinBad < 0 {
-		return fmt.Errorf("expect.min_bad %d: want at least 1", e.MinBad)
+	if e.MinBad < 0 || e.MinSweepSeconds < 0 {
+		return fmt.Errorf("expect.min_bad %d, min_sweep_seconds %d: want 0 or more", e.MinBad, e.MinSweepSeconds)
 	}
 	return nil
+}
+
+// args are labcheck expect's flags for e.
+func (e Expect) args() []string {
+	var a []string
+	add := func(flag, v string) {
+		if v != "" {
+			a = append(a, flag, v)
+		}
+	}
+	add("-node", e.Node)
+	if len(e.Classes) > 0 {
+		a = append(a, "-class", strings.Join(e.Classes, ","), "-cause", e.Cause, "-fix", e.Fix, "-min-bad", strconv.Itoa(max(e.MinBad, 1)))
+	}
+	add("-suspect-kind", strings.Join(e.SuspectKind, ","))
+	add("-suspect-reason", e.SuspectReason)
+	add("-suspect-verdict", e.SuspectVerdict)
+	add("-direction", e.Direction)
+	if e.NoFailed {
+		a = append(a, "-no-failed")
+	}
+	if e.Exit != nil {
+		add("-gate-exit", strconv.Itoa(*e.Exit))
+	}
+	if e.Exclude != nil {
+		add("-exclude", cmp.Or(strings.Join(*e.Exclude, ","), "-"))
+	}
+	if w := e.Warning; w != nil {
+		add("-warning", w.Kind+":"+w.Node)
+		add("-warning-fix", w.Fix)
+	}
+	if e.MinSweepSeconds > 0 {
+		add("-min-sweep-seconds", strconv.Itoa(e.MinSweepSeconds))
+	}
+	return a
 }
 
 // shq quotes s for a POSIX shell.
@@ -281,9 +364,7 @@ func (s *Scenario) plan(w io.Writer) {
 	line("scn_sweep_end", s.Name)
 	steps("heal", s.Heal)
 	line("scn_healed", s.Name)
-	e := s.Expect
-	line("scn_expect", s.Name, "-node", e.Node, "-class", strings.Join(e.Classes, ","), "-cause", e.Cause,
-		"-fix", e.Fix, "-min-bad", strconv.Itoa(max(e.MinBad, 1)), "-suspect-kind", strings.Join(e.SuspectKind, ","), "-suspect-reason", e.SuspectReason)
+	line(append([]string{"scn_expect", s.Name}, s.Expect.args()...)...)
 }
 
 // scenario: labcheck scenario FILE (print its plan) or labcheck scenario

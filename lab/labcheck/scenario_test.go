@@ -48,7 +48,7 @@ func TestScenarioErrorsNameTheField(t *testing.T) {
 		{"inject: [{vm: node1, run: x}]\n" + goodExpect, `"node1" is not a lab VM`},
 		{"inject: [{wait: vm2, state: broken}]\n" + goodExpect, "inject[0]: state"},
 		{"inject: [{worker: vm2, action: kill, flags: --x}]\n" + goodExpect, "not for action kill"},
-		{"inject: [{worker: vm2, action: pause}]\n" + goodExpect, `action "pause"`},
+		{"inject: [{worker: vm2, action: freeze}]\n" + goodExpect, `action "freeze"`},
 		{"inject: [{vm: vm2, run: x, state: usable}]\n" + goodExpect, "state: not a field of a vm/host step"},
 		{"inject: [{vm: vm2, run: x, timeout: soon}]\n" + goodExpect, `timeout "soon"`},
 		{"heal: [{host: vm7, run: x}]\ninject: [{vm: vm2, run: x}]\n" + goodExpect, "heal[0]"},
@@ -56,7 +56,13 @@ func TestScenarioErrorsNameTheField(t *testing.T) {
 		{"sweep: {connect: ib}\ninject: [{vm: vm2, run: x}]\n" + goodExpect, "sweep.connect"},
 		{"sweep: {retests: 2}\ninject: [{vm: vm2, run: x}]\n" + goodExpect, "sweep.retests: unknown field"},
 		{"inject: [{vm: vm2, run: x}]\nexpect: {classes: [port-down], cause: down}\n", "expect.node"},
-		{"inject: [{vm: vm2, run: x}]\nexpect: {node: vm2, cause: down}\n", "expect.classes: list"},
+		{"inject: [{vm: vm2, run: x}]\nexpect: {node: vm2, cause: down}\n", "expect: nothing to judge"},
+		{"inject: [{vm: vm2, run: x}]\nexpect: {node: vm2, classes: [timeout]}\n", "expect.cause"},
+		{"inject: [{vm: vm2, run: x}]\nexpect: {exit: 2}\n", "expect.exit 2"},
+		{"inject: [{vm: vm2, run: x}]\nexpect: {exclude: [node1]}\n", "expect.exclude"},
+		{"inject: [{vm: vm2, run: x}]\nexpect: {warning: {kind: mtu, node: vm2}}\n", "expect.warning.kind"},
+		{"inject: [{vm: vm2, run: x}]\nexpect: {node: vm2, direction: up}\n", "expect.direction"},
+		{"inject: [{vm: vm2, run: x}]\nexpect: {node: vm2, suspect_verdict: bad}\n", "expect.suspect_verdict"},
 		{"inject: [{vm: vm2, run: x}]\nexpect: {node: vm2, classes: [broken], cause: down}\n", `"broken" is not a failure class`},
 		{"inject: [{vm: vm2, run: x}]\nexpect: {node: vm2, classes: [timeout], cause: '('}\n", "expect.cause"},
 		{"inject: [{vm: vm2, run: x}]\nexpect: {node: vm2, classes: [timeout], cause: x, suspect_kind: [leaf]}\n", "expect.suspect_kind"},
@@ -120,7 +126,7 @@ done
 		`scn_host <heal> <vm2> <ip link set $TAP mtu 9100> <>`,
 		`scn_wait <vm3> <gid1> <120s>`,
 		`scn_healed <it-s>`,
-		`scn_expect <it-s> <-node> <vm2> <-class> <timeout,retry-exceeded> <-cause> <lost|it's> <-fix> <> <-min-bad> <3> <-suspect-kind> <hca,node> <-suspect-reason> <>`,
+		`scn_expect <it-s> <-node> <vm2> <-class> <timeout,retry-exceeded> <-cause> <lost|it's> <-fix> <> <-min-bad> <3> <-suspect-kind> <hca,node>`,
 	}
 	if got := strings.TrimSpace(string(out)); got != strings.Join(want, "\n") {
 		t.Errorf("plan ran as\n%s\nwant\n%s", got, strings.Join(want, "\n"))

@@ -163,6 +163,8 @@ func nodeState(url, node, want string) (string, error) {
 			return "no inventory", nil
 		case want == fmt.Sprintf("gid%d", n.Inventory.Ports[0].GIDIndex) && n.Inventory.Ports[0].Usable:
 			return want, nil
+		case want == fmt.Sprintf("mtu%d", n.Inventory.Ports[0].MTU) && n.Inventory.Ports[0].Usable:
+			return want, nil
 		case n.Inventory.Ports[0].Usable:
 			return "usable", nil
 		}
