@@ -13,7 +13,8 @@ FAULT_COORD="http://$LAB_NET.1:8080"
 FAULT_TABLE=
 FAULT_ARGS=
 FAULT_BUILTIN="port-down-before port-down-during device-removed-before device-removed-during mtu-netdev mtu-path loss-both loss-one-way
-	gid-link-local gid-missing memlock-preflight memlock-reg-mr worker-killed"
+	gid-link-local gid-missing memlock-preflight memlock-reg-mr worker-killed mtu-mix rate-limit-egress wrong-network port-flap
+	worker-hung worker-unreachable"
 
 fault_check() { nsx "$LAB_RUN/labcheck" "$@"; }
 

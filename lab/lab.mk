@@ -6,6 +6,8 @@
 #   make lab-probe     2 VMs: `rdmamesh probe` between them
 #   make lab-compare   2 VMs: the perftest ratio table only
 #   make lab-sweep     4 VMs: workers, coordinator, gate
+#   make lab-clean     4 VMs: LAB_CLEAN_RUNS (10) clean sweeps in a row, each
+#                      through the gate with the shipped thresholds
 #   make lab-faults    4 VMs: sweep through RDMA CM, fault cases and their table
 #   make lab-churn     1 VM: 10,000 test sessions, leak check
 #   make lab-scenario SCENARIO=FILE   fault scenario file(s) (lab/scenarios/*.yaml
@@ -25,10 +27,11 @@
 # building one.
 
 LAB_VMS ?= 4
+LAB_CLEAN_RUNS ?= 10
 LAB_REPS ?= 5
 LAB_SH := lab/lab.sh
 
-.PHONY: lab lab-probe lab-compare lab-sweep lab-faults lab-churn lab-scenario lab-smoke lab-p7 lab-live lab-setup lab-down
+.PHONY: lab lab-probe lab-compare lab-sweep lab-clean lab-faults lab-churn lab-scenario lab-smoke lab-p7 lab-live lab-setup lab-down
 
 lab:
 	LAB_REPS=$(LAB_REPS) bash $(LAB_SH) all $(LAB_VMS)
@@ -41,6 +44,10 @@ lab-compare:
 
 lab-sweep:
 	bash $(LAB_SH) sweep $(LAB_VMS)
+
+# LAB_CLEAN_RUNS clean sweeps in a row through the gate (default 10).
+lab-clean:
+	bash $(LAB_SH) clean $(LAB_CLEAN_RUNS)
 
 lab-faults:
 	bash $(LAB_SH) faults

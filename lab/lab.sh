@@ -6,6 +6,9 @@
 #   lab.sh probe        2 VMs: `rdmamesh probe` between them (both connection modes)
 #   lab.sh compare [R]  2 VMs: rdmamesh vs perftest, R interleaved repetitions
 #   lab.sh sweep [N]    N VMs: workers + host coordinator + gate
+#   lab.sh clean [R]    4 VMs: R clean sweeps in a row (default 10), each
+#                       through the gate with the shipped thresholds: exit 0,
+#                       nobody excluded
 #   lab.sh faults       4 VMs: RDMA CM sweep and the built-in fault scenarios
 #                       (LAB_FAULTS="loss-both ..." picks some; LAB_REUSE=1
 #                       uses running VMs)
@@ -173,6 +176,11 @@ main() {
 		trap cleanup EXIT
 		scenario_run "$@"
 		;;
+	clean)
+		trap cleanup EXIT
+		boot_or_reuse 4
+		clean_run 4 "${1:-${LAB_CLEAN_RUNS:-10}}"
+		;;
 	live)
 		trap cleanup EXIT
 		(cd "$REPO_DIR" && go build -o "$LAB_RUN/labcheck" ./lab/labcheck) || die "building labcheck"
@@ -230,7 +238,7 @@ main() {
 		vms_down
 		net_down
 		;;
-	*) die "unknown command $cmd (all|probe|compare|sweep|faults|scenario|p7|live|churn|smoke|up|shell|down)" ;;
+	*) die "unknown command $cmd (all|probe|compare|sweep|clean|faults|scenario|p7|live|churn|smoke|up|shell|down)" ;;
 	esac
 	log "done in $((SECONDS - T0))s"
 }

@@ -92,6 +92,26 @@ sweep_run() {
 	sweep_stop
 }
 
+# clean_run N RUNS: RUNS clean sweeps in a row on N VMs, each through the
+# gate with the shipped thresholds; every one must exit 0 and exclude
+# nobody. A table of the runs (wall time, exit, noise the matrix measured)
+# goes to $LAB_RUN/clean.txt.
+clean_run() {
+	local n=$1 runs=$2 i t0 out="$LAB_RUN/clean.txt"
+	(cd "$REPO_DIR" && go build -o "$LAB_RUN/labcheck" ./lab/labcheck) || die "building labcheck"
+	cluster_up "$n" "${LAB_TEST_TIMEOUT:-90s}" "${LAB_PAIR_TIMEOUT:-240s}" "${LAB_SWEEP_PARALLELISM:-1}"
+	printf '| run | wall | gate exit | excluded | noise |\n|---|---|---|---|---|\n' > "$out"
+	for i in $(seq 1 "$runs"); do
+		t0=$SECONDS
+		gate_sweep "$n"
+		printf '| %d | %ds | 0 | - | %s |\n' "$i" $((SECONDS - t0)) \
+			"$(nsx "$LAB_RUN/rdmamesh" gate --coordinator "http://$LAB_NET.1:8080" --latest 2>/dev/null | grep '^noise:' | sed 's/^noise: //' | paste -sd ';' -)" >> "$out"
+	done
+	sweep_stop
+	log "$runs clean sweeps in a row passed the gate and excluded nobody:"
+	cat "$out"
+}
+
 # gate_sweep N: one sweep through `rdmamesh gate` on the running cluster,
 # judged as an operator's gate judges it (the shipped thresholds): exit 0
 # and nothing excluded on a clean lab, however noisy emulation makes it;

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"reflect"
 	"slices"
 	"sync"
 	"time"
@@ -126,7 +127,7 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 	a := &Agent{opts: o, log: log.With("node", o.Name), client: &http.Client{Transport: peerTransport(o.HTTPTransport, o.ClientTLS)},
 		serveErr: make(chan error, 1)}
 	a.sessions, a.peers = a.sessionServer(), a.sessionClient()
-	if err := a.refreshInventory(ctx); err != nil {
+	if _, err := a.refreshInventory(ctx); err != nil {
 		return nil, err
 	}
 	a.counters = newCounterBook(o.Counters)
@@ -209,16 +210,19 @@ func (a *Agent) Inventory() probe.Inventory {
 	return inv
 }
 
-func (a *Agent) refreshInventory(ctx context.Context) error {
+// refreshInventory scans again and, when anything the coordinator reads
+// changed (or this is the first scan), takes a new generation; changed
+// says so, and only then is it worth publishing.
+func (a *Agent) refreshInventory(ctx context.Context) (changed bool, err error) {
 	ports, err := a.opts.Fabric.Ports(ctx)
 	if err != nil {
-		return fmt.Errorf("worker: list HCA ports: %w", err)
+		return false, fmt.Errorf("worker: list HCA ports: %w", err)
 	}
 	var checks []probe.Check
 	if a.opts.Discover != nil {
 		found, hostChecks, err := a.opts.Discover(ctx)
 		if err != nil {
-			return fmt.Errorf("worker: discover HCAs: %w", err)
+			return false, fmt.Errorf("worker: discover HCAs: %w", err)
 		}
 		ports, checks = mergePorts(found, ports), hostChecks
 	}
@@ -230,6 +234,10 @@ func (a *Agent) refreshInventory(ctx context.Context) error {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if a.inv.Generation != 0 && reflect.DeepEqual(a.inv.Ports, ports) && reflect.DeepEqual(a.inv.Checks, checks) &&
+		reflect.DeepEqual(a.inv.Live, a.liveAddrs) {
+		return false, nil
+	}
 	gen := a.inv.Generation + 1
 	if a.inv.Generation == 0 {
 		// A restarted worker must not reuse its predecessor's numbers: a
@@ -240,7 +248,7 @@ func (a *Agent) refreshInventory(ctx context.Context) error {
 	}
 	a.inv = probe.Inventory{Version: probe.Version, Node: a.opts.Name, Generation: gen,
 		APIAddr: a.apiAddr, Provider: a.opts.Fabric.Name(), Labels: a.opts.Labels, Ports: ports, Checks: checks, Live: a.liveAddrs}
-	return nil
+	return true, nil
 }
 
 // Stop leaves gossip gracefully (others see "left", not "dead"), then stops

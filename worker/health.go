@@ -27,13 +27,17 @@ type HealthReporter interface {
 // healthRetry is how soon a failed inventory refresh is tried again.
 var healthRetry = time.Second
 
-// startHealth runs the health loop when the fabric reports health; stop
-// ends it through stopHealth.
+// inventoryRescan is how often the inventory is read again without a
+// device event: a netdev's MTU or address changes raise none, and a sweep
+// must not judge a port by what it was an hour ago. A scan is sysfs reads,
+// and a rescan that finds nothing new publishes nothing.
+var inventoryRescan = 30 * time.Second
+
+// startHealth runs the loop that republishes the inventory: on the
+// fabric's device events when it reports health, and on every rescan;
+// stop ends it through stopHealth.
 func (a *Agent) startHealth() {
-	hr, ok := a.opts.Fabric.(HealthReporter)
-	if !ok {
-		return
-	}
+	hr, _ := a.opts.Fabric.(HealthReporter)
 	ctx, cancel := context.WithCancel(context.Background())
 	a.healthStop, a.healthDone = cancel, make(chan struct{})
 	go a.watchHealth(ctx, hr)
@@ -53,36 +57,53 @@ func (a *Agent) watchHealth(ctx context.Context, hr HealthReporter) {
 	retry := time.NewTimer(time.Hour)
 	retry.Stop()
 	defer retry.Stop()
+	rescan := time.NewTicker(inventoryRescan)
+	defer rescan.Stop()
+	var changes <-chan struct{}
+	if hr != nil {
+		changes = hr.Changes()
+	}
 	for {
+		why := "device health changed"
 		select {
 		case <-ctx.Done():
 			return
-		case <-hr.Changes():
+		case <-changes:
 		case <-retry.C:
+		case <-rescan.C:
+			why = "the inventory changed"
 		}
 		rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		err := a.refreshInventory(rctx)
+		changed, err := a.refreshInventory(rctx)
 		cancel()
 		if err != nil {
-			a.log.Warn("device health changed but the inventory could not be refreshed; retrying", "err", err)
+			a.log.Warn(why+" but the inventory could not be refreshed; retrying", "err", err)
 			retry.Reset(healthRetry)
 			continue
 		}
-		if a.reopenLive(ctx, hr.Health()) {
+		if hr != nil && a.reopenLive(ctx, hr.Health()) {
 			// Again, with the new probe addresses: the coordinator fetches
 			// an inventory once per generation.
 			rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-			err := a.refreshInventory(rctx)
+			more, err := a.refreshInventory(rctx)
 			cancel()
 			if err != nil {
 				a.log.Warn("probe ports reopened but the inventory could not be refreshed; retrying", "err", err)
 				retry.Reset(healthRetry)
 				continue
 			}
+			changed = changed || more
+		}
+		if !changed {
+			continue
 		}
 		inv := a.Inventory()
-		a.log.Info("device health changed; inventory republished", "generation", inv.Generation,
-			"usable_ports", usablePorts(inv.Ports), "devices", healthSummary(hr.Health()))
+		var devices string
+		if hr != nil {
+			devices = healthSummary(hr.Health())
+		}
+		a.log.Info(why+"; inventory republished", "generation", inv.Generation,
+			"usable_ports", usablePorts(inv.Ports), "devices", devices)
 		if a.ml != nil {
 			// New meta (generation, usable ports) tells the coordinator to
 			// fetch the inventory again.
