@@ -36,7 +36,7 @@ import (
 // when given.
 func expect(args []string) error {
 	if len(args) < 2 {
-		return fmt.Errorf("usage: labcheck expect FILE CASE [-node N] [-class C -cause RE] [-gate-exit N -gate-said N] ...")
+		return fmt.Errorf("usage: labcheck expect FILE CASE [-node N] [-class C -cause RE] [-gate-exit N -gate-said N] [more flags: expect.go]")
 	}
 	file, name := args[0], args[1]
 	fs := flag.NewFlagSet("expect", flag.ContinueOnError)
