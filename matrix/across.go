@@ -120,7 +120,7 @@ func (l *localizer) untestedNodes() {
 	}
 }
 
-var kindRank = map[string]int{KindRail: 0, KindSwitchGroup: 1, KindNode: 2, KindHCA: 3, KindPair: 4}
+var kindRank = map[string]int{KindRail: 0, KindSwitch: 1, KindSwitchGroup: 1, KindLink: 2, KindNode: 2, KindCable: 3, KindHCA: 3, KindPair: 4}
 
 // sortSuspects puts the most implicated first: most bad cells, then the
 // wider component, then a fixed order so equal sweeps give equal lists.

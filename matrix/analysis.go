@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/rdmamesh/rdmamesh/internal/probe"
+	"github.com/rdmamesh/rdmamesh/topology"
 )
 
 // analysis is the compact form of an analysed sweep: per same-rail cell
@@ -24,6 +25,7 @@ type analysis struct {
 	// par and stretch: goroutines and cells a stretch for the passes
 	// (parallel.go); 0 = the defaults. Tests set them.
 	par, stretch int
+	topo         *topology.Topology // nil: no link localization
 	rowsOnce     sync.Once
 	rows         [][]int32 // memberRows
 }

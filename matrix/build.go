@@ -2,6 +2,8 @@ package matrix
 
 import (
 	"sort"
+
+	"github.com/rdmamesh/rdmamesh/topology"
 )
 
 // maxRails bounds the rail numbers Build accepts, so one corrupted cell
@@ -45,6 +47,18 @@ func Build(nodes []Node, cells []Cell, th Thresholds) *Matrix {
 	return BuildFrom(nodes, nil, cells, th)
 }
 
+// BuildOn is BuildFrom on a fabric whose topology is known: the bad
+// cells are also routed over its links, and cables, links and switches
+// that explain them become suspects (links.go). A nil topo is BuildFrom.
+func BuildOn(topo *topology.Topology, nodes []Node, src Source, cells []Cell, th Thresholds) *Matrix {
+	return AnalyseOn(topo, nodes, src, cells, th).Materialize()
+}
+
+// AnalyseOn is Analyse with a topology, as BuildOn is BuildFrom.
+func AnalyseOn(topo *topology.Topology, nodes []Node, src Source, cells []Cell, th Thresholds) *Matrix {
+	return analyse(nodes, src, cells, th, split{topo: topo})
+}
+
 // BuildFrom is Build over the cells of src (nil: none) and cells together;
 // src's indices are positions in nodes. A cell in cells wins over src's for
 // the same (src, dst, rail). The result is what Build gives for src's cells
@@ -67,6 +81,7 @@ func Analyse(nodes []Node, src Source, cells []Cell, th Thresholds) *Matrix {
 // of stretchCells. Tests set it to show the output does not depend on it.
 type split struct {
 	par, stretch int
+	topo         *topology.Topology
 }
 
 func analyse(nodes []Node, src Source, cells []Cell, th Thresholds, cut split) *Matrix {
@@ -89,7 +104,7 @@ func analyse(nodes []Node, src Source, cells []Cell, th Thresholds, cut split) *
 	}
 	a := &analysis{ns: ns, spans: spans, g: g, j: newJudge(ns, th, spans, total),
 		st: make([]railStats, len(spans)), cells: make([]uint8, total), cv: make([]railSpread, len(spans)),
-		par: cut.par, stretch: cut.stretch}
+		par: cut.par, stretch: cut.stretch, topo: cut.topo}
 	railRollups, nodeRollups := a.judgeRails()
 	a.j.release()
 

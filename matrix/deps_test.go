@@ -14,12 +14,14 @@ import (
 
 // allowedImports are matrix's only non-stdlib imports: the wire types, the
 // (stdlib-only) hostlist package for the Slurm exclude list, the
-// (stdlib-only) counters package for counter evidence, and the YAML parser
+// (stdlib-only) counters package for counter evidence, the topology model
+// for link localization, and the YAML parser
 // for threshold profiles.
 var allowedImports = map[string]bool{
 	"github.com/rdmamesh/rdmamesh/internal/probe":    true,
 	"github.com/rdmamesh/rdmamesh/internal/hostlist": true,
 	"github.com/rdmamesh/rdmamesh/internal/counters": true,
+	"github.com/rdmamesh/rdmamesh/topology":          true,
 	"go.yaml.in/yaml/v3":                             true,
 }
 

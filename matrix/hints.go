@@ -12,6 +12,11 @@ const (
 	KindNode = "node"
 	KindRail = "rail"
 	KindPair = "pair"
+	// With a topology (links.go): an HCA port or its cable to the leaf,
+	// a cable between two switches, a switch.
+	KindCable  = "cable"
+	KindLink   = "link"
+	KindSwitch = "switch"
 	// KindSwitchGroup is a block of nodes sharing a label value (a leaf
 	// switch, a rack): Suspect.Group names it, Suspect.Members lists them.
 	KindSwitchGroup = "switch-group"

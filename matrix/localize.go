@@ -133,6 +133,9 @@ func localize(m *Matrix, a *analysis, groups groupSet) []Suspect {
 		l.untestedNodes()
 	}
 	l.noteWideRails()
+	if a.topo != nil {
+		l.links(a.topo)
+	}
 	for i := range l.out {
 		l.noisy(&l.out[i])
 	}

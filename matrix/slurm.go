@@ -55,7 +55,7 @@ func (m *Matrix) Excluded(o ExcludeOptions) []string {
 			// Not measured is not broken: the gate says untested (exit
 			// 3) and a retry may test it; a job may still run there.
 		case o.KeepSlow && perf:
-		case s.Kind == KindNode || s.Kind == KindHCA:
+		case s.Kind == KindNode || s.Kind == KindHCA || s.Kind == KindCable:
 			set[s.Node] = true
 		case s.Kind == KindSwitchGroup:
 			for _, n := range s.Members {

@@ -40,6 +40,13 @@ type Cell struct {
 	// DstRail is the destination's rail when it is not Rail (cross-rail
 	// sweeps: Src's HCA on Rail to Dst's HCA on *DstRail); nil = same rail.
 	DstRail *int `json:"dst_rail,omitempty"`
+	// Flow is what chose the test's path where several are equal: the
+	// initiator QP's RoCE v2 UDP source port (0 = unknown). With a
+	// topology it resolves the cell to the links it crossed.
+	Flow uint16 `json:"flow,omitempty"`
+	// BackFlow is the responder QP's UDP source port: its pongs and the
+	// acknowledgements come back over the path it picks.
+	BackFlow uint16 `json:"back_flow,omitempty"`
 	// Retests are the confirmation measurements of this cell, oldest first;
 	// the fields above are the first measurement.
 	Retests []Attempt `json:"retests,omitempty"`
@@ -164,7 +171,7 @@ const AllRails = -1
 
 // Suspect is a component the matrix blames, with the evidence.
 type Suspect struct {
-	Kind     string      `json:"kind"` // hca | node | rail | switch-group | pair
+	Kind     string      `json:"kind"` // hca | node | rail | switch-group | pair | cable | link | switch
 	Node     string      `json:"node,omitempty"`
 	Device   string      `json:"device,omitempty"`
 	Rail     int         `json:"rail"`
@@ -204,6 +211,12 @@ type Suspect struct {
 	// a performance verdict on its rail, when that spread lowered the
 	// confidence (README.md, Confidence); 0 = it did not.
 	Spread float64 `json:"spread,omitempty"`
+	// Ends are the two ports of a cable or link suspect as the topology
+	// names them ("leaf-r0-05:33", "spine-r0-02:5", "node-03/mlx5_1"); with
+	// Direction "one-way" only traffic from Ends[0] to Ends[1] is hurt.
+	// Switch names a switch suspect.
+	Ends   []string `json:"ends,omitempty"`
+	Switch string   `json:"switch,omitempty"`
 	// HardFailures counts the cells among Bad that failed outright when
 	// the dominant verdict is a performance one (0 when Verdict is
 	// failed: then Bad says it); such a suspect ranks ahead of purely

@@ -103,8 +103,11 @@ var rules = map[string][]string{
 	// The store records the sweep's own types, so it sits above sweep.
 	"coordinator/store": {"coordinator/sweep", "coordinator/scheduler", "internal/probe", "internal/wire", "internal/api", "matrix", "internal/counters"},
 	"coordinator/live":  {"internal/api", "internal/liveplan", "internal/probe", "matrix"},
-	"matrix":            {"internal/probe", "internal/hostlist", "internal/counters"},
-	"web":               {"internal/api", "internal/probe", "matrix"},
+	"matrix":            {"internal/probe", "internal/hostlist", "internal/counters", "topology"},
+	// The fabric's model: pure, read by the matrix, the coordinator and
+	// the wiring (the simulated fabric reads it through sim.Paths).
+	"topology": nil,
+	"web":      {"internal/api", "internal/probe", "matrix"},
 	// Synthetic matrices for the web's benchmarks and browser tests.
 	"web/internal/synth": {"internal/probe", "matrix"},
 	"gate":               {"internal/api", "matrix", "internal/probe"},
@@ -126,6 +129,8 @@ var rules = map[string][]string{
 	"rigs/idle/cmd/idle-cost": anything,
 	"rigs/judge":              anything,
 	"rigs/judge/cmd":          anything,
+	"rigs/links":              anything,
+	"rigs/links/cmd":          anything,
 	"rigs/deploytest":         {"internal/config/docgen/keyflags"},
 	"web/e2e":                 anything,
 }

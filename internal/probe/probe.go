@@ -136,6 +136,10 @@ type QPInfo struct {
 	// CMAddr is where the responder listens for RDMA CM (ip:port) when the
 	// test connects with ConnectRDMACM; empty otherwise.
 	CMAddr string `json:"cm_addr,omitempty"`
+	// UDPSport is the RoCE v2 UDP source port of this QP's packets, the
+	// one field of the 5-tuple that ECMP hashes which differs per QP, so
+	// it names the path a test took; 0 when unknown or not RoCE v2.
+	UDPSport uint16 `json:"udp_sport,omitempty"`
 }
 
 // TestParams says what to measure on a connected session.

@@ -187,10 +187,15 @@ func sweepOnce(ctx context.Context, cfg Config, spec sim.PresetSpec, names []str
 	return m, nil
 }
 
-// measure runs one cell as a worker does: both ends open and connect, the
-// responder answers, the initiator runs latency then bandwidth. A dead
-// worker's cells are lost peers, as the coordinator records them.
 func measure(ctx context.Context, fab *sim.Fabric, p probe.TestParams, spec sim.PresetSpec, src, dst string, rail, round int) matrix.Cell {
+	return MeasureCell(ctx, fab, p, spec, src, dst, rail, round)
+}
+
+// MeasureCell runs one cell as a worker does: both ends open and connect,
+// the responder answers, the initiator runs latency then bandwidth, and
+// the cell keeps the initiator QP's flow. A dead worker's cells are lost
+// peers, as the coordinator records them.
+func MeasureCell(ctx context.Context, fab *sim.Fabric, p probe.TestParams, spec sim.PresetSpec, src, dst string, rail, round int) matrix.Cell {
 	c := matrix.Cell{Src: src, Dst: dst, Rail: rail, SrcDevice: spec.Device(rail), DstDevice: spec.Device(rail), Round: round}
 	fail := func(err error) matrix.Cell {
 		var pe *probe.Error
@@ -211,11 +216,13 @@ func measure(ctx context.Context, fab *sim.Fabric, p probe.TestParams, spec sim.
 		return fail(err)
 	}
 	defer ini.Close()
+	c.Flow = ini.Info().UDPSport
 	resp, err := fab.Node(dst).Open(ctx, ep, p)
 	if err != nil {
 		return fail(err)
 	}
 	defer resp.Close()
+	c.BackFlow = resp.Info().UDPSport
 	if err := resp.Connect(ctx, ini.Info()); err != nil {
 		return fail(err)
 	}

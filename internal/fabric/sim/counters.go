@@ -79,21 +79,22 @@ func (n *Node) Counters(device string, port int) (counters.Snapshot, error) {
 }
 
 // oneWayLoss is the packet loss ratio of traffic from the HCA with
-// effects from to the one with effects to.
-func oneWayLoss(from, to Effects) float64 {
-	return 1 - (1-from.Loss)*(1-from.Egress.Loss)*(1-to.Loss)*(1-to.Ingress.Loss)
+// effects from to the one with effects to, over links losing route.
+func oneWayLoss(from, to Effects, route float64) float64 {
+	return 1 - (1-from.Loss)*(1-from.Egress.Loss)*(1-to.Loss)*(1-to.Ingress.Loss)*(1-route)
 }
 
 // count records a transfer of packets writes from (fromNode, fromDev) to
-// (toNode, toDev) and their acknowledgements.
-func (f *Fabric) count(fromNode, fromDev, toNode, toDev string, packets float64) {
+// (toNode, toDev) and their acknowledgements; route is the links' loss
+// on the writes' way and on the acknowledgements'.
+func (f *Fabric) count(fromNode, fromDev, toNode, toDev string, packets float64, route [2]float64) {
 	from, to := f.Effects(fromNode, fromDev), f.Effects(toNode, toDev)
-	if lost := packets * oneWayLoss(from, to); lost > 0 {
+	if lost := packets * oneWayLoss(from, to, route[0]); lost > 0 {
 		f.counts.add(toNode, toDev, cOutOfSeq, lost)
 		f.counts.add(fromNode, fromDev, cSeqErr, lost*7/8)
 		f.counts.add(fromNode, fromDev, cAckTimeout, lost/8)
 	}
-	if lost := packets * ackShare * oneWayLoss(to, from); lost > 0 {
+	if lost := packets * ackShare * oneWayLoss(to, from, route[1]); lost > 0 {
 		f.counts.add(fromNode, fromDev, cAckTimeout, lost)
 		f.counts.add(toNode, toDev, cDuplicate, lost)
 	}
@@ -108,10 +109,10 @@ func (s *Session) countTest(p probe.TestParams, bandwidth bool) {
 	f, me, dev := s.node.fab, s.node.name, s.ep.Device
 	if !bandwidth {
 		n := float64(p.LatencyIters + p.Warmup)
-		f.count(me, dev, s.remote.Node, s.remote.Device, n)
-		f.count(s.remote.Node, s.remote.Device, me, dev, n)
+		f.count(me, dev, s.remote.Node, s.remote.Device, n, s.linkLoss)
+		f.count(s.remote.Node, s.remote.Device, me, dev, n, [2]float64{s.linkLoss[1], s.linkLoss[0]})
 		return
 	}
 	mtu := max(s.pathMTU, 256)
-	f.count(me, dev, s.remote.Node, s.remote.Device, float64(p.BWIters)*math.Ceil(float64(p.BWSize)/float64(mtu)))
+	f.count(me, dev, s.remote.Node, s.remote.Device, float64(p.BWIters)*math.Ceil(float64(p.BWSize)/float64(mtu)), s.linkLoss)
 }

@@ -32,6 +32,11 @@ type Config struct {
 	// 1 takes as long as the modelled hardware would. A wait never exceeds
 	// the test's Timeout.
 	TimeScale float64
+	// Topology, when set, routes every test over its cables and switches
+	// (each QP's UDP source port picks among equal paths), so cable and
+	// switch faults hurt exactly the tests routed through them. Its nodes
+	// and rails must be the fabric's.
+	Topology Paths
 }
 
 // Fabric is one simulated cluster. It is safe for concurrent use.
@@ -42,6 +47,8 @@ type Fabric struct {
 	// faults is replaced whole by SetFaults, so tests already running see
 	// either the old set or the new one, never half of each.
 	faults atomic.Pointer[[]Fault]
+	links  atomic.Pointer[linkFaults] // resolved from faults; nil = none
+	topo   Paths
 	live   probeSwitch
 	counts portCounts // every port's hw_counters
 
@@ -63,7 +70,7 @@ func New(cfg Config) (*Fabric, error) {
 	if !(cfg.TimeScale >= 0) || math.IsInf(cfg.TimeScale, 0) {
 		return nil, fmt.Errorf("time scale %v out of range: use 0 (instant), 1 (real time) or another factor >= 0", cfg.TimeScale)
 	}
-	f := &Fabric{spec: spec, seed: cfg.Seed, scale: cfg.TimeScale, nodes: map[string]*Node{}}
+	f := &Fabric{spec: spec, seed: cfg.Seed, scale: cfg.TimeScale, nodes: map[string]*Node{}, topo: cfg.Topology}
 	if err := f.SetFaults(cfg.Faults); err != nil {
 		return nil, err
 	}
@@ -81,10 +88,15 @@ func (f *Fabric) SetFaults(faults []Fault) error {
 				ft.Spec, ft.Device, f.spec.Name, f.spec.deviceRange()))
 		}
 	}
+	lf, err := f.resolveLinks(faults)
+	if err != nil {
+		errs = append(errs, err)
+	}
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}
 	fs := append([]Fault(nil), faults...)
+	f.links.Store(lf)
 	f.faults.Store(&fs)
 	return nil
 }
@@ -129,6 +141,9 @@ func (f *Fabric) Validate(nodes []string) error { return CheckFaults(f.faultList
 func CheckFaults(fs []Fault, nodes []string) error {
 	var errs []error
 	for _, ft := range fs {
+		if ft.Link != nil {
+			continue // checked against the topology by SetFaults
+		}
 		hit := false
 		for _, n := range nodes {
 			if ft.matchesNode(n) {
@@ -274,6 +289,11 @@ func (n *Node) Open(ctx context.Context, ep probe.Endpoint, p probe.TestParams) 
 	}
 	gid, typ := n.gid(hca, gidIndex)
 	h := hash64(n.fab.seed, "open", n.name, ep.Device, n.nextOpen(ep.Device))
+	qpn := uint32(0x100 + h%(0xffffff-0x100))
+	var sport uint16
+	if s.roce() {
+		sport = rxeSport(qpn)
+	}
 	return &Session{
 		node: n,
 		ep:   ep,
@@ -283,7 +303,8 @@ func (n *Node) Open(ctx context.Context, ep probe.Endpoint, p probe.TestParams) 
 			Device:    ep.Device,
 			Port:      ep.Port,
 			LinkLayer: s.LinkLayer,
-			QPN:       uint32(0x100 + h%(0xffffff-0x100)),
+			QPN:       qpn,
+			UDPSport:  sport,
 			PSN:       uint32(splitmix(h) & 0xffffff),
 			LID:       s.lid(n.name, hca),
 			GID:       gid,

@@ -14,6 +14,9 @@ type Fault struct {
 	Spec    string  `json:"spec"`   // as written, for messages
 	Device  string  `json:"device"` // "" = every HCA of the target nodes
 	Effects Effects `json:"effects"`
+	// Link, when set, makes this a fault of the fabric's cables or
+	// switches rather than of an HCA: the node part below stays empty.
+	Link *LinkTarget `json:"link,omitempty"`
 
 	// The node part: one name, or (ranged) prefix + a zero-padded number
 	// from lo to hi inclusive. A hand-built Fault{} matches nothing.
@@ -65,6 +68,9 @@ func ParseFault(spec string) (Fault, error) {
 	spec = strings.TrimSpace(spec)
 	bad := func(format string, a ...any) (Fault, error) {
 		return Fault{}, fmt.Errorf("fault %q: %s", spec, fmt.Sprintf(format, a...))
+	}
+	if kind, rest, ok := strings.Cut(spec, "="); ok && (kind == "cable" || kind == "link" || kind == "switch") {
+		return parseLinkFault(spec, kind, rest)
 	}
 	target, effects, ok := strings.Cut(spec, ":")
 	if !ok {
@@ -294,6 +300,9 @@ func (e *Effects) parseEffectsValue(tok, name, val string) error {
 
 // String is the canonical spec, which ParseFault reads back to an equal Fault.
 func (f Fault) String() string {
+	if f.Link != nil {
+		return f.Link.String() + ":" + f.Effects.String()
+	}
 	t := f.node
 	if f.ranged {
 		t = numbered(f.prefix, f.lo, f.width) + "~" + numbered(f.prefix, f.hi, f.width)

@@ -84,6 +84,23 @@ var presets = map[string]PresetSpec{
 		WireGbps:      98,
 		MsgOverheadNs: 55, // 64 KiB → ~97 Gb/s, 8 B → ~18 M msg/s
 	},
+	"roce-8x400": {
+		Name:          "roce-8x400",
+		Description:   "8-rail RoCE v2 GPU node: 8 x ConnectX-7 400 GbE, netdev MTU 9000",
+		HCAs:          8,
+		LinkLayer:     "Ethernet",
+		RateGbps:      400,
+		RateText:      "400 Gb/sec (4X NDR)",
+		MTU:           4096,
+		NetdevMTU:     9000,
+		GIDIndex:      3,
+		GIDType:       "RoCE v2",
+		GIDTableLen:   255,
+		BaseLatencyNs: 1900,
+		JitterFrac:    0.015,
+		WireGbps:      392,
+		MsgOverheadNs: 14, // 64 KiB → ~388 Gb/s
+	},
 	// The lab: Soft-RoCE (rxe) on a VM's 1500-byte virtio netdev under qemu
 	// TCG. Its clean 4-VM sweeps measure 0.06-0.22 Gb/s and a 0.2-0.5 ms
 	// ping-pong from cell to cell, about 30% apart (robust): the noise the

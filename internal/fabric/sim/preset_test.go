@@ -21,6 +21,7 @@ func TestPresets(t *testing.T) {
 	}{
 		{"ib-8x400", 8, "InfiniBand", 0, "fe80::", "IB/RoCE v1", true, 392, 4096},
 		{"roce-2x100", 2, "Ethernet", 3, "::ffff:10.", "RoCE v2", false, 97, 4096},
+		{"roce-8x400", 8, "Ethernet", 3, "::ffff:10.", "RoCE v2", false, 388, 4096},
 		{"rxe-lab", 1, "Ethernet", 3, "::ffff:10.", "RoCE v2", false, 0.159, 1024},
 	}
 	for _, c := range cases {
@@ -56,10 +57,10 @@ func TestPresets(t *testing.T) {
 			}
 		})
 	}
-	if _, err := Preset("ib-9x9"); err == nil || !strings.Contains(err.Error(), "ib-8x400, roce-2x100, rxe-lab") {
+	if _, err := Preset("ib-9x9"); err == nil || !strings.Contains(err.Error(), "ib-8x400, roce-2x100, roce-8x400, rxe-lab") {
 		t.Fatalf("unknown preset error should list the names: %v", err)
 	}
-	if got := PresetNames(); len(got) != 3 || got[0] != "ib-8x400" {
+	if got := PresetNames(); len(got) != 4 || got[0] != "ib-8x400" {
 		t.Fatalf("PresetNames = %v", got)
 	}
 }

@@ -38,6 +38,9 @@ type Session struct {
 	// latNoise and bwNoise scale this test's figures by the preset's
 	// TestSpread (1 on a quiet preset).
 	latNoise, bwNoise float64
+	// linkLoss is the loss of the cables and switches on the writes' path
+	// and on the acknowledgements' (routeEffects), for the counters.
+	linkLoss [2]float64
 }
 
 // Info is the local QP info to hand to the peer.
@@ -71,6 +74,10 @@ func (s *Session) Connect(ctx context.Context, remote probe.QPInfo) error {
 	}
 	s.remote = remote
 	s.path = merge(merge(near, far), directed(near, far))
+	route := s.routeEffects(spec.deviceIndex(remote.Device))
+	routeDown := route.Down
+	route.Down = false
+	s.path = merge(s.path, route)
 	s.pathMTU = min(s.info.MTU, remote.MTU)
 	s.connected = true
 
@@ -92,6 +99,12 @@ func (s *Session) Connect(ctx context.Context, remote probe.QPInfo) error {
 			fmt.Sprintf("RDMA WRITEs %s were never acknowledged: the ends use different RoCE versions (%s vs %s)",
 				s.where(), s.info.GIDType, remote.GIDType),
 			fmt.Sprintf("use a RoCE v2 GID on both ends (index %d here, or -1 to let the workers choose)", spec.GIDIndex))
+	case routeDown:
+		// The engine cannot see the fabric: a dead link on the path looks
+		// like a peer that never answers.
+		s.doom = retryExceeded(
+			fmt.Sprintf("RDMA WRITEs %s were never acknowledged (transport retry counter exceeded): no packet got through", s.where()),
+			linkFix(spec))
 	case !spec.roce() && remote.LID == 0:
 		s.doom = retryExceeded(
 			fmt.Sprintf("RDMA WRITEs %s were never acknowledged: the peer has LID 0, so no subnet manager routes to it", s.where()),

@@ -47,38 +47,46 @@ func endpoint(spec PresetSpec, rail int) probe.Endpoint {
 // responder's and measures.
 func runPair(tb testing.TB, fab *Fabric, src, dst string, rail int, p probe.TestParams) outcome {
 	tb.Helper()
+	o, _, _ := runPairInfo(tb, fab, src, dst, rail, p)
+	return o
+}
+
+// runPairInfo is runPair that also returns both QPs' infos.
+func runPairInfo(tb testing.TB, fab *Fabric, src, dst string, rail int, p probe.TestParams) (o outcome, ini, resp probe.QPInfo) {
+	tb.Helper()
 	ctx := context.Background()
 	ep := endpoint(fab.spec, rail)
-	fail := func(step string, err error) outcome {
-		return outcome{Step: step, Err: classified(tb, err)}
+	fail := func(step string, err error) (outcome, probe.QPInfo, probe.QPInfo) {
+		return outcome{Step: step, Err: classified(tb, err)}, ini, resp
 	}
-	ini, err := fab.Node(src).Open(ctx, ep, p)
+	is, err := fab.Node(src).Open(ctx, ep, p)
 	if err != nil {
 		return fail("open-src", err)
 	}
-	defer ini.Close()
-	resp, err := fab.Node(dst).Open(ctx, ep, p)
+	defer is.Close()
+	ini = is.Info()
+	rs, err := fab.Node(dst).Open(ctx, ep, p)
 	if err != nil {
 		return fail("open-dst", err)
 	}
-	defer resp.Close()
-	if err := resp.Connect(ctx, ini.Info()); err != nil {
+	defer rs.Close()
+	resp = rs.Info()
+	if err := rs.Connect(ctx, ini); err != nil {
 		return fail("connect-dst", err)
 	}
-	if err := resp.Respond(ctx, p); err != nil {
+	if err := rs.Respond(ctx, p); err != nil {
 		return fail("respond", err)
 	}
-	if err := ini.Connect(ctx, resp.Info()); err != nil {
+	if err := is.Connect(ctx, resp); err != nil {
 		return fail("connect-src", err)
 	}
-	var o outcome
-	if o.Lat, err = ini.Latency(ctx, p); err != nil {
+	if o.Lat, err = is.Latency(ctx, p); err != nil {
 		return fail("latency", err)
 	}
-	if o.BW, err = ini.Bandwidth(ctx, p); err != nil {
+	if o.BW, err = is.Bandwidth(ctx, p); err != nil {
 		return fail("bandwidth", err)
 	}
-	return o
+	return o, ini, resp
 }
 
 // classified checks the contract every provider error keeps.

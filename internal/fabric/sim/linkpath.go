@@ -1,0 +1,87 @@
+package sim
+
+import (
+	"errors"
+)
+
+// Paths is the fabric's topology as the simulator reads it; package
+// topology implements it. Links are numbered by the topology.
+type Paths interface {
+	// HCA finds node's HCA on rail.
+	HCA(node string, rail int) (int, bool)
+	// AppendRoute appends the links a test from HCA src to HCA dst with
+	// flow (a RoCE UDP source port) crosses.
+	AppendRoute(buf []int32, src, dst int, flow uint32) []int32
+	// TargetLinks resolves a fault's target (LinkTarget's fields).
+	TargetLinks(sw, from, to string, oneWay bool) ([]int32, error)
+}
+
+// linkFaults are the link and switch faults resolved to directed links.
+type linkFaults struct {
+	fx map[int32]Effects
+}
+
+func (f *Fabric) resolveLinks(faults []Fault) (*linkFaults, error) {
+	var errs []error
+	lf := &linkFaults{fx: map[int32]Effects{}}
+	for _, ft := range faults {
+		if ft.Link == nil {
+			continue
+		}
+		links, err := ft.Link.resolve(f.topo)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for _, l := range links {
+			lf.fx[l] = merge(lf.fx[l], ft.Effects)
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	if len(lf.fx) == 0 {
+		return nil, nil
+	}
+	return lf, nil
+}
+
+// rxeSport is the UDP source port Debian 12's rdma_rxe gives a QP's RoCE
+// v2 packets: 0xC000 plus the top 14 bits of the QP number times the
+// kernel's 32-bit golden-ratio constant (hash_32). The sim reports it as
+// rxe would, so the demo's flows spread over paths as the lab's do.
+func rxeSport(qpn uint32) uint16 {
+	return 0xC000 | uint16((qpn*0x61C88647)>>(32-14))
+}
+
+// routeEffects is what the links between this session's HCA and the peer's
+// do to the test: the writes meet the data path's faults in full, the
+// acknowledgements (the responder QP's own flow, so possibly another
+// path) the reverse path's down links and ackShare of its loss. It also
+// records how lossy the two directions are, for the ports' counters.
+func (s *Session) routeEffects(remoteRail int) Effects {
+	fab := s.node.fab
+	lf, t := fab.links.Load(), fab.topo
+	if lf == nil || t == nil {
+		return Effects{}
+	}
+	src, ok1 := t.HCA(s.node.name, s.hca)
+	dst, ok2 := t.HCA(s.remote.Node, remoteRail)
+	if !ok1 || !ok2 {
+		return Effects{}
+	}
+	var buf [16]int32
+	var data, ack Effects
+	for _, l := range t.AppendRoute(buf[:0], src, dst, uint32(s.info.UDPSport)) {
+		data = merge(data, lf.fx[l])
+	}
+	for _, l := range t.AppendRoute(buf[:0], dst, src, uint32(s.remote.UDPSport)) {
+		if e, ok := lf.fx[l]; ok {
+			ack = merge(ack, Effects{Down: e.Down, Loss: e.Loss})
+		}
+	}
+	s.linkLoss = [2]float64{data.Loss, ack.Loss}
+	data.Loss = 1 - (1-data.Loss)*(1-ackShare*ack.Loss)
+	data.Down = data.Down || ack.Down
+	return data
+}

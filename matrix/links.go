@@ -1,0 +1,389 @@
+package matrix
+
+import (
+	"math"
+	"slices"
+
+	"github.com/rdmamesh/rdmamesh/topology"
+)
+
+// Link localization (network tomography) runs when the sweep has a
+// topology: each bad cell is routed over the links its test crossed (its
+// flow picks among equal paths), and the switches, cables and one-way
+// links that the bad cells share while the tests through their siblings
+// pass are named. An endpoint that fails outright (a dead port, a dead
+// worker) explains its own cells first and lends them to no link.
+//
+// The tests through a component are counted in expectation: every cell's
+// flow would have to be read to count them exactly, at 4,096 x 8 a
+// hundred million reads, while the equal shares ECMP spreads flows over
+// are known from the topology (InfiniBand, which routes by destination,
+// is counted per destination exactly).
+type linkScan struct {
+	l   *localizer
+	t   *topology.Topology
+	hca []int32 // node*Rails+rail → topology HCA, -1
+	// hard marks an endpoint whose failures explain its cells.
+	hard []bool
+
+	bad   []linkCell
+	paths []topology.Link // the bad cells' links, flat
+
+	// Bad and expected tested counts per switch, cable and directed link.
+	bS, bC, bL []int
+	tS, tC, tL []float64
+	tested     float64
+	badTotal   int
+	noFlow     int // bad cells whose flow was unknown where paths differ
+	// back: the cells carry their responders' flows, so a test's return
+	// path (pongs, acknowledgements) counts as crossed too.
+	back bool
+
+	leafSw []int // leaf index → switch
+	below  []int // leaf index → an HCA below it
+}
+
+// linkCell is one bad cell the links may explain.
+type linkCell struct {
+	k          int
+	node, peer int
+	rail       int
+	from, to   int32 // its links in paths
+	failed     bool
+	done       bool // explained by a chosen component
+}
+
+// Link significance: a component must gather linkMinBad bad cells, lie
+// linkZ standard deviations above what the background rate predicts, and
+// be linkConcentrate times worse than the switch around it to be named
+// instead of that switch.
+const (
+	linkMinBad      = 3
+	linkZ           = 4.0
+	linkConcentrate = 2.0
+	linkMaxSuspects = 16
+	// linkEcho: an endpoint or pair suspect whose bad cells the chosen
+	// links explain to this share is an echo of them and is dropped.
+	linkEcho = 0.6
+)
+
+func (l *localizer) links(t *topology.Topology) {
+	ls := &linkScan{l: l, t: t}
+	if !ls.mapHCAs() {
+		return
+	}
+	ls.markHard()
+	ls.collect()
+	if len(ls.bad) == 0 {
+		return
+	}
+	ls.expect()
+	chosen := ls.choose()
+	if len(chosen) == 0 {
+		return
+	}
+	var made []Suspect
+	for _, c := range chosen {
+		if s, ok := ls.suspect(c); ok {
+			made = append(made, s)
+		}
+	}
+	ls.dropEchoes()
+	l.out = append(l.out, made...)
+}
+
+func (ls *linkScan) mapHCAs() bool {
+	m := ls.l.m
+	ls.hca = make([]int32, len(m.Nodes)*m.Rails)
+	any := false
+	for n, node := range m.Nodes {
+		for r := range m.Rails {
+			h, ok := ls.t.HCA(node.Name, r)
+			ls.hca[n*m.Rails+r] = -1
+			if ok {
+				ls.hca[n*m.Rails+r] = int32(h)
+				any = true
+			}
+		}
+	}
+	return any
+}
+
+// markHard marks the endpoints whose cells mostly failed outright: a
+// dead port fails every test whatever path it takes.
+func (ls *linkScan) markHard() {
+	l := ls.l
+	ls.hard = make([]bool, len(ls.hca))
+	for i := range l.findings {
+		f := &l.findings[i]
+		failed := 0
+		for _, k := range f.cells {
+			if l.state[k]&stFailed != 0 {
+				failed++
+			}
+		}
+		if len(f.cells) > 0 && 2*failed >= len(f.cells) && mostly(f.rowBad+f.colBad, f.rowTested+f.colTested) {
+			ls.hard[f.node*l.m.Rails+f.rail] = true
+		}
+	}
+}
+
+// collect routes every bad cell that no hard endpoint explains.
+func (ls *linkScan) collect() {
+	l, t := ls.l, ls.t
+	R := l.m.Rails
+	nS, nC := len(t.Switches), len(t.Cables)
+	ls.bS, ls.bC, ls.bL = make([]int, nS), make([]int, nC), make([]int, 2*nC)
+	var sw []int
+	for si := range l.spans {
+		sp := &l.spans[si]
+		m := len(sp.members)
+		for i := 0; i < m; i++ {
+			a := sp.members[i]
+			ha := ls.hca[a*R+sp.rail]
+			if ha < 0 || ls.hard[a*R+sp.rail] {
+				continue
+			}
+			for j := 0; j < m; j++ {
+				if i == j {
+					continue
+				}
+				k := sp.at(i, j)
+				if !l.badAt(k) {
+					continue
+				}
+				b := sp.members[j]
+				hb := ls.hca[b*R+sp.rail]
+				if hb < 0 || ls.hard[b*R+sp.rail] {
+					continue
+				}
+				var c Cell
+				l.a.g.fill(&c, a, b, sp.rail)
+				if c.Flow == 0 && t.LinkLayer == topology.RoCE && t.LeafOf(int(ha)) != t.LeafOf(int(hb)) {
+					ls.noFlow++
+					continue
+				}
+				if len(ls.bad) == 0 && ls.noFlow == 0 {
+					ls.back = c.BackFlow != 0 || t.LinkLayer == topology.InfiniBand
+				}
+				from := int32(len(ls.paths))
+				ls.paths, _ = t.Route(ls.paths, int(ha), int(hb), uint32(c.Flow))
+				if ls.back {
+					ls.paths, _ = t.Route(ls.paths, int(hb), int(ha), uint32(c.BackFlow))
+				}
+				lc := linkCell{k: k, node: a, peer: b, rail: sp.rail, from: from, to: int32(len(ls.paths)),
+					failed: l.state[k]&stFailed != 0}
+				ls.bad = append(ls.bad, lc)
+				sw = ls.count(&lc, sw, 1)
+			}
+		}
+	}
+	ls.badTotal = len(ls.bad)
+}
+
+// count adds (d = 1) or removes (d = -1) a bad cell from the tallies,
+// each component once however often its paths cross it.
+func (ls *linkScan) count(c *linkCell, sw []int, d int) []int {
+	path := ls.paths[c.from:c.to]
+	for i, lk := range path {
+		ls.bL[lk] += d
+		if !seenCable(path[:i], lk.Cable()) {
+			ls.bC[lk.Cable()] += d
+		}
+	}
+	sw = ls.t.SwitchesOn(sw[:0], path)
+	for i, s := range sw {
+		if !slices.Contains(sw[:i], s) {
+			ls.bS[s] += d
+		}
+	}
+	return sw
+}
+
+func seenCable(path []topology.Link, c int) bool {
+	for _, lk := range path {
+		if lk.Cable() == c {
+			return true
+		}
+	}
+	return false
+}
+
+// expect counts the tests through every component: host cables from each
+// HCA's own cells, leaves from the cells with an end below them, the rest
+// from the equal-cost spread of each pair of leaves' cells.
+func (ls *linkScan) expect() {
+	l, t := ls.l, ls.t
+	R := l.m.Rails
+	nS, nC, nL := len(t.Switches), len(t.Cables), t.Leaves()
+	ls.tS, ls.tC, ls.tL = make([]float64, nS), make([]float64, nC), make([]float64, 2*nC)
+	row, col := make([]float64, len(t.HCAs)), make([]float64, len(t.HCAs))
+	leafT := make([]float64, nL) // cells with an end below the leaf
+	ib := t.LinkLayer == topology.InfiniBand
+	var groups []float64 // leaf x leaf, RoCE
+	var toHCA map[int][]float64
+	if ib {
+		toHCA = map[int][]float64{}
+	} else {
+		groups = make([]float64, nL*nL)
+	}
+	for si := range l.spans {
+		sp := &l.spans[si]
+		m := len(sp.members)
+		leaf := make([]int32, m)
+		hs := make([]int32, m)
+		for i, n := range sp.members {
+			hs[i], leaf[i] = -1, -1
+			if h := ls.hca[n*R+sp.rail]; h >= 0 && !ls.hard[n*R+sp.rail] {
+				hs[i], leaf[i] = h, int32(t.LeafIndex(t.LeafOf(int(h))))
+			}
+		}
+		for i := 0; i < m; i++ {
+			if hs[i] < 0 {
+				continue
+			}
+			for j := 0; j < m; j++ {
+				if i == j || hs[j] < 0 || !l.testedAt(sp.at(i, j)) {
+					continue
+				}
+				row[hs[i]]++
+				col[hs[j]]++
+				ls.tested++
+				leafT[leaf[i]]++
+				if leaf[j] != leaf[i] {
+					leafT[leaf[j]]++
+				}
+				if ib {
+					// By destination: the return path is routed to i.
+					for _, e := range [][2]int{{i, j}, {j, i}}[:1+b2i(ls.back)] {
+						v := toHCA[int(hs[e[1]])]
+						if v == nil {
+							v = make([]float64, nL)
+							toHCA[int(hs[e[1]])] = v
+						}
+						v[leaf[e[0]]]++
+					}
+				} else {
+					groups[int(leaf[i])*nL+int(leaf[j])]++
+				}
+			}
+		}
+	}
+	for h := range t.HCAs {
+		c := t.HCACable(h)
+		up := t.Cables[c].A.IsHCA() && t.Cables[c].A.HCA == h
+		fwd, rev := topology.Link(2*c), topology.Link(2*c+1)
+		if !up {
+			fwd, rev = rev, fwd
+		}
+		ls.tL[fwd] += row[h]
+		ls.tL[rev] += col[h]
+		if ls.back {
+			ls.tL[fwd] += col[h]
+			ls.tL[rev] += row[h]
+		}
+		ls.tC[c] += row[h] + col[h]
+	}
+	// A path's switches are counted once each: the leaves from their
+	// cells' ends, the rest as the links arrive at them.
+	addLink := func(lk topology.Link, share float64, dst int) {
+		ls.tL[lk] += share
+		ls.tC[lk.Cable()] += share
+		if to := t.LinkTo(lk); !to.IsHCA() && to.Switch != dst {
+			ls.tS[to.Switch] += share
+		}
+	}
+	leafSwitch := func(li int) int { return ls.leafSwitch(li) }
+	for li, n := range leafT {
+		ls.tS[leafSwitch(li)] += n
+	}
+	if ib {
+		var buf []topology.Link
+		for h, from := range toHCA {
+			dl := t.LeafIndex(t.LeafOf(h))
+			for li, n := range from {
+				if n == 0 {
+					continue
+				}
+				if li == dl {
+					continue
+				}
+				// Route from any HCA below the leaf: IB's choice depends on
+				// the destination alone.
+				buf = ls.routeFromLeaf(buf[:0], li, h)
+				for _, lk := range buf[1 : len(buf)-1] {
+					addLink(lk, n, leafSwitch(dl))
+				}
+			}
+		}
+		return
+	}
+	for a := range nL {
+		for b := range nL {
+			n := groups[a*nL+b]
+			if n == 0 {
+				continue
+			}
+			if a == b {
+				continue
+			}
+			sa, sb := leafSwitch(a), leafSwitch(b)
+			t.Spread(sa, sb, n, func(lk topology.Link, share float64) { addLink(lk, share, sb) })
+			if ls.back {
+				t.Spread(sb, sa, n, func(lk topology.Link, share float64) { addLink(lk, share, sa) })
+			}
+		}
+	}
+}
+
+func (ls *linkScan) leafSwitch(li int) int {
+	if ls.leafSw == nil {
+		ls.leafSw = make([]int, ls.t.Leaves())
+		for s := range ls.t.Switches {
+			if i := ls.t.LeafIndex(s); i >= 0 {
+				ls.leafSw[i] = s
+			}
+		}
+	}
+	return ls.leafSw[li]
+}
+
+// routeFromLeaf routes from the first HCA below leaf li to HCA h.
+func (ls *linkScan) routeFromLeaf(buf []topology.Link, li, h int) []topology.Link {
+	if ls.below == nil {
+		ls.below = make([]int, ls.t.Leaves())
+		for i := range ls.below {
+			ls.below[i] = -1
+		}
+		for x := range ls.t.HCAs {
+			if i := ls.t.LeafIndex(ls.t.LeafOf(x)); ls.below[i] < 0 {
+				ls.below[i] = x
+			}
+		}
+	}
+	p, _ := ls.t.Route(buf, ls.below[li], h, 0)
+	return p
+}
+
+// significant: b bad among about t tests, against the background rate.
+func (ls *linkScan) significant(b int, t, bg float64) bool {
+	if b < linkMinBad || t <= 0 {
+		return false
+	}
+	e := t * bg
+	return (float64(b)-e)/math.Sqrt(e+1) >= linkZ
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func ratio(b int, t float64) float64 {
+	if t <= 0 {
+		return 0
+	}
+	return float64(b) / t
+}

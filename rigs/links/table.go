@@ -1,0 +1,34 @@
+package links
+
+import (
+	"fmt"
+	"io"
+)
+
+func pct(n, d int) string {
+	if d == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f%%", 100*float64(n)/float64(d))
+}
+
+// Write prints the table: recall is the runs whose first suspects named
+// every injected part, precision the named link suspects that were right.
+func Write(w io.Writer, cfg Config, rows []Row) {
+	fmt.Fprintf(w, "link localization on %s, preset %s, %d runs a fault type, seed %d\n", cfg.Tree, cfg.Preset, cfg.Runs, cfg.Seed)
+	fmt.Fprintf(w, "%-18s %5s %9s %9s %7s %9s\n", "fault", "runs", "recall", "precision", "named", "no-links")
+	var named, wrong, faultRuns, hits int
+	for _, r := range rows {
+		rec := pct(r.Hit, r.Runs)
+		if r.Clean {
+			rec = "-"
+		} else {
+			faultRuns += r.Runs
+			hits += r.Hit
+		}
+		fmt.Fprintf(w, "%-18s %5d %9s %9s %7d %9s\n", r.Name, r.Runs, rec, pct(r.Named-r.WrongNamed, r.Named), r.Named, pct(r.Healthy, r.Runs))
+		named += r.Named
+		wrong += r.WrongNamed
+	}
+	fmt.Fprintf(w, "%-18s %5d %9s %9s %7d\n", "all faults", faultRuns, pct(hits, faultRuns), pct(named-wrong, named), named)
+}

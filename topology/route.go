@@ -1,0 +1,170 @@
+package topology
+
+// Route appends to buf the directed links a test's packets take from HCA
+// src to HCA dst, and reports false when no up/down path joins them.
+//
+// The path goes up from src's leaf until a switch reaches dst's leaf by
+// going down, then down. Where several links are equal (ECMP uplinks,
+// parallel cables), RoCE switches pick by a hash of the flow's 5-tuple
+// salted per switch, as real switches seed their hashes so that tiers do
+// not correlate; flow is the UDP source port, the only field a tester
+// varies per QP. InfiniBand switches pick by destination LID, d-mod-k
+// (OpenSM's ftree on a fat tree): at tier k the (LID / n^(k-1)) mod n-th
+// of n up links; flow is then the LMC offset added to dst's base LID.
+//
+// Which link a real switch's hash picks is the switch vendor's secret:
+// on RoCE this is a model that the simulated fabric obeys and that traced
+// paths replace on a real one.
+func (t *Topology) Route(buf []Link, src, dst int, flow uint32) ([]Link, bool) {
+	buf = append(buf, t.hcaLink(src, true))
+	s, target := int(t.leafOf[src]), int(t.leafIndex[t.leafOf[dst]])
+	if target < 0 || t.leafIndex[s] < 0 {
+		return buf, false
+	}
+	nl := len(t.leaves)
+	key := t.flowKey(src, dst, flow)
+	for hops := 0; t.dist[s*nl+target] != 0; hops++ {
+		if hops > 2*int(t.maxTier)+2 {
+			return buf, false
+		}
+		l, ok := t.nextHop(s, target, key)
+		if !ok {
+			return buf, false
+		}
+		buf = append(buf, l)
+		s = t.linkTo(l)
+	}
+	return append(buf, t.hcaLink(dst, false)), true
+}
+
+// hcaLink is an HCA's cable in the direction away from it (out) or
+// towards it.
+func (t *Topology) hcaLink(h int, out bool) Link {
+	c := int(t.hcaCable[h])
+	fromHCA := t.Cables[c].A.IsHCA() && t.Cables[c].A.HCA == h
+	return linkOf(c, fromHCA == out)
+}
+
+// flowKey is what path choice hashes (RoCE) or divides (IB).
+func (t *Topology) flowKey(src, dst int, flow uint32) uint64 {
+	if t.LinkLayer == InfiniBand {
+		lid := uint64(t.HCAs[dst].LID)
+		if lid == 0 {
+			lid = uint64(dst) + 1
+		}
+		return lid + uint64(flow)
+	}
+	return mix(mix(uint64(src)<<32|uint64(dst)) ^ uint64(flow)<<16 ^ 4791)
+}
+
+func (t *Topology) nextHop(s, target int, key uint64) (Link, bool) {
+	nl := len(t.leaves)
+	var cand [64]Link
+	c := cand[:0]
+	if d := t.dist[s*nl+target]; d > 0 {
+		for _, l := range t.down[s] {
+			if t.dist[t.linkTo(l)*nl+target] == d-1 {
+				c = append(c, l)
+			}
+		}
+	} else {
+		for _, l := range t.up[s] {
+			if t.dist[t.linkTo(l)*nl+target] >= 0 {
+				c = append(c, l)
+			}
+		}
+		if len(c) == 0 {
+			c = append(c, t.up[s]...)
+		}
+		if t.LinkLayer == InfiniBand {
+			// d-mod-k: the destination picks the up port, tier by tier.
+			n := uint64(len(c))
+			if n == 0 {
+				return 0, false
+			}
+			div := uint64(1)
+			for k := Tier(1); k < t.Switches[s].Tier; k++ {
+				div *= n
+			}
+			return c[(key/div)%n], true
+		}
+	}
+	switch len(c) {
+	case 0:
+		return 0, false
+	case 1:
+		return c[0], true
+	}
+	if t.LinkLayer == InfiniBand {
+		return c[key%uint64(len(c))], true
+	}
+	return c[mix(key^uint64(s)*0x9e3779b97f4a7c15)%uint64(len(c))], true
+}
+
+// mix is splitmix64's finalizer: cheap, and every input bit moves every
+// output bit, as a switch's hash over the 5-tuple should.
+func mix(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	return x
+}
+
+// Switches appends the switches a route crosses, in order.
+func (t *Topology) SwitchesOn(buf []int, path []Link) []int {
+	for _, l := range path[:max(len(path)-1, 0)] {
+		e := t.LinkTo(l)
+		if !e.IsHCA() {
+			buf = append(buf, e.Switch)
+		}
+	}
+	return buf
+}
+
+// Spread adds, for traffic from leaf srcLeaf to leaf dstLeaf (switch
+// indices) spread over the equal paths as ECMP spreads many flows, each
+// switch-to-switch link's share of it. It is what a link's count of tests
+// through it is expected to be when the flows of the tests are not read
+// one by one. InfiniBand routes by destination, not evenly: use Route.
+func (t *Topology) Spread(srcLeaf, dstLeaf int, share float64, add func(l Link, share float64)) {
+	li := t.leafIndex[dstLeaf]
+	if li < 0 || srcLeaf == dstLeaf {
+		return
+	}
+	t.spread(srcLeaf, int(li), share, add, 0)
+}
+
+func (t *Topology) spread(s, target int, share float64, add func(Link, float64), depth int) {
+	nl := len(t.leaves)
+	if t.dist[s*nl+target] == 0 || depth > 2*int(t.maxTier)+2 {
+		return
+	}
+	var cand [64]Link
+	c := cand[:0]
+	if d := t.dist[s*nl+target]; d > 0 {
+		for _, l := range t.down[s] {
+			if t.dist[t.linkTo(l)*nl+target] == d-1 {
+				c = append(c, l)
+			}
+		}
+	} else {
+		for _, l := range t.up[s] {
+			if t.dist[t.linkTo(l)*nl+target] >= 0 {
+				c = append(c, l)
+			}
+		}
+		if len(c) == 0 {
+			c = append(c, t.up[s]...)
+		}
+	}
+	if len(c) == 0 {
+		return
+	}
+	each := share / float64(len(c))
+	for _, l := range c {
+		add(l, each)
+		t.spread(t.linkTo(l), target, each, add, depth+1)
+	}
+}

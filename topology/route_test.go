@@ -1,0 +1,106 @@
+package topology
+
+import (
+	"testing"
+)
+
+func mustTree(t testing.TB, spec string) *Topology {
+	t.Helper()
+	ft, err := ParseFatTree(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	topo, err := ft.Generate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return topo
+}
+
+// checkPath fails unless the links join end to end from src to dst.
+func checkPath(t *testing.T, topo *Topology, src, dst int, p []Link) {
+	t.Helper()
+	if from := topo.LinkFrom(p[0]); !from.IsHCA() || from.HCA != src {
+		t.Fatalf("path starts at %s, not %s", topo.EndName(from), topo.HCAName(src))
+	}
+	if to := topo.LinkTo(p[len(p)-1]); !to.IsHCA() || to.HCA != dst {
+		t.Fatalf("path ends at %s, not %s", topo.EndName(to), topo.HCAName(dst))
+	}
+	for i := 1; i < len(p); i++ {
+		if a, b := topo.LinkTo(p[i-1]), topo.LinkFrom(p[i]); a.Switch != b.Switch || a.IsHCA() {
+			t.Fatalf("hop %d: %s arrives at %s, next leaves %s", i, topo.LinkName(p[i-1]), topo.EndName(a), topo.EndName(b))
+		}
+	}
+}
+
+func TestRouteShapes(t *testing.T) {
+	for _, tc := range []struct {
+		spec                 string
+		sameLeaf, cross, far int // hops: same leaf, other leaf (same pod), other pod
+		src, near, other, x  [2]int
+	}{
+		{"nodes=64,rails=2,leaf=8,spines=4", 2, 4, 4, [2]int{0, 0}, [2]int{1, 0}, [2]int{9, 0}, [2]int{63, 0}},
+		{"nodes=64,rails=2,leaf=8,spines=4,pods=4,cores=8", 2, 4, 6, [2]int{0, 1}, [2]int{7, 1}, [2]int{8, 1}, [2]int{63, 1}},
+		{"nodes=64,rails=2,leaf=8,spines=4,pods=4,cores=8,ll=ib", 2, 4, 6, [2]int{0, 1}, [2]int{7, 1}, [2]int{8, 1}, [2]int{63, 1}},
+	} {
+		topo := mustTree(t, tc.spec)
+		hca := func(nr [2]int) int { return nr[0]*2 + nr[1] }
+		for _, want := range []struct {
+			dst  [2]int
+			hops int
+		}{{tc.near, tc.sameLeaf}, {tc.other, tc.cross}, {tc.x, tc.far}} {
+			for flow := uint32(0); flow < 50; flow++ {
+				p, ok := topo.Route(nil, hca(tc.src), hca(want.dst), 0xC000+flow)
+				if !ok {
+					t.Fatalf("%s: no route to %v", tc.spec, want.dst)
+				}
+				checkPath(t, topo, hca(tc.src), hca(want.dst), p)
+				if len(p) != want.hops {
+					t.Fatalf("%s: %d hops to %v, want %d", tc.spec, len(p), want.dst, want.hops)
+				}
+			}
+		}
+	}
+}
+
+// TestECMPSpread: RoCE flows with different source ports between the same
+// two leaves spread over every spine, evenly enough that a link's share
+// of tests is what localization expects; IB pins a destination to one
+// path whatever the source, spreading destinations instead.
+func TestECMPSpread(t *testing.T) {
+	topo := mustTree(t, "nodes=64,rails=1,leaf=16,spines=4")
+	perSpine := map[int]int{}
+	for flow := uint32(0); flow < 4000; flow++ {
+		p, _ := topo.Route(nil, 0, 63, 0xC000+flow%0x4000)
+		perSpine[topo.LinkTo(p[1]).Switch]++
+	}
+	if len(perSpine) != 4 {
+		t.Fatalf("flows used %d spines, want 4", len(perSpine))
+	}
+	for s, n := range perSpine {
+		if n < 850 || n > 1150 {
+			t.Errorf("spine %s got %d of 4000 flows", topo.Switches[s].Name, n)
+		}
+	}
+
+	ib := mustTree(t, "nodes=64,rails=1,leaf=16,spines=4,ll=ib")
+	dsts := map[int]int{}
+	for dst := 16; dst < 64; dst++ {
+		var first int
+		for src := 0; src < 16; src++ {
+			p, _ := ib.Route(nil, src, dst, 0)
+			sp := ib.LinkTo(p[1]).Switch
+			if src == 0 {
+				first = sp
+			} else if sp != first {
+				t.Fatalf("IB: destination %d reached through %d and %d", dst, first, sp)
+			}
+		}
+		dsts[first]++
+	}
+	for s, n := range dsts {
+		if n != 12 {
+			t.Errorf("IB: spine %s carries %d of 48 destinations, want 12 (d-mod-k)", ib.Switches[s].Name, n)
+		}
+	}
+}
