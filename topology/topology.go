@@ -277,6 +277,28 @@ func (t *Topology) deriveTiers() {
 		}
 		t.maxTier = max(t.maxTier, s.Tier)
 	}
+	// A spine or core whose switches below all serve one plane serves it
+	// too (ibnetdiscover output and plans name no planes).
+	for tier := Spine; tier <= t.maxTier; tier++ {
+		for i := range t.Switches {
+			s := &t.Switches[i]
+			if s.Tier != tier || s.Plane != 0 {
+				continue
+			}
+			plane, first := 0, true
+			for _, o := range nb[i] {
+				if t.Switches[o].Tier >= tier {
+					continue
+				}
+				if p := t.Switches[o].Plane; first {
+					plane, first = p, false
+				} else if p != plane {
+					plane = -1
+				}
+			}
+			s.Plane = plane
+		}
+	}
 }
 
 func (c Cable) hostSide() (hca, sw int, ok bool) {
