@@ -36,7 +36,8 @@ func mixedRails(src, dst string, round int, rails []probe.RailPair) []wire.RailR
 	for _, rp := range rails {
 		k := mixHash(src, dst, rp.Rail, rp.Dst.Rail, round)
 		rr := wire.RailResult{Rail: rp.Rail, Class: probe.ClassOK, Latency: &probe.Latency{Samples: int(k % 5000), MinNs: float64(900 + k%50),
-			P50Ns: float64(1000 + k%97), P90Ns: float64(1100 + k%13), P99Ns: float64(1300 + k%7), P999Ns: 1500, MaxNs: float64(2000 + k%1000)}}
+			P50Ns: float64(1000 + k%97), P90Ns: float64(1100 + k%13), P99Ns: float64(1300 + k%7), P999Ns: 1500, MaxNs: float64(2000 + k%1000)},
+			Flow: mixFlow(src, dst, rp.Rail, rp.Dst.Rail, round)}
 		switch k % 10 {
 		case 6:
 			rr.Error = &probe.Error{Class: probe.ClassOK, Cause: "note from " + src}
@@ -50,6 +51,16 @@ func mixedRails(src, dst string, round int, rails []probe.RailPair) []wire.RailR
 		out = append(out, rr)
 	}
 	return out
+}
+
+// mixFlow is the flow mixedWorker gives a rail: RoCE v2's range, or
+// none on about one rail in eight.
+func mixFlow(src, dst string, rail, dstRail, round int) uint16 {
+	k := mixHash("flow", src, dst, rail, dstRail, round)
+	if k%8 == 0 {
+		return 0
+	}
+	return 0xc000 | uint16(k>>8)&0x3fff
 }
 
 func (mixedWorker) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -113,7 +124,7 @@ func entryCells(t *testing.T, nodes []matrix.Node, b []byte) []string {
 			bw = new(g.BW.Bandwidth())
 		}
 		out = append(out, cellText(s.Name, d.Name, int(g.Rail), nil, s.Ports[g.Rail].Device, d.Ports[g.Rail].Device, int(g.Round),
-			rr.Classes[g.Meta&wire.ClassMask], e, lat, bw))
+			rr.Classes[g.Meta&wire.ClassMask], e, lat, bw, g.Flow))
 	}
 	for _, c := range rr.Whole {
 		var lat *probe.Latency
@@ -124,19 +135,19 @@ func entryCells(t *testing.T, nodes []matrix.Node, b []byte) []string {
 		if c.Bandwidth != nil {
 			bw = new(wire.BWCodes(c.Bandwidth).Bandwidth())
 		}
-		out = append(out, cellText(c.Src, c.Dst, c.Rail, c.DstRail, c.SrcDevice, c.DstDevice, c.Round, c.Class, c.Error, lat, bw))
+		out = append(out, cellText(c.Src, c.Dst, c.Rail, c.DstRail, c.SrcDevice, c.DstDevice, c.Round, c.Class, c.Error, lat, bw, c.Flow))
 	}
 	slices.Sort(out)
 	return out
 }
 
 func cellText(src, dst string, rail int, dstRail *int, srcDev, dstDev string, round int, class probe.Class, e *probe.Error,
-	lat *probe.Latency, bw *probe.Bandwidth) string {
+	lat *probe.Latency, bw *probe.Bandwidth, flow uint16) string {
 	dr := rail
 	if dstRail != nil {
 		dr = *dstRail
 	}
-	s := fmt.Sprintf("%s>%s %d>%d %s>%s r%d %s", src, dst, rail, dr, srcDev, dstDev, round, class)
+	s := fmt.Sprintf("%s>%s %d>%d %s>%s r%d %s flow %#x", src, dst, rail, dr, srcDev, dstDev, round, class, flow)
 	if e != nil {
 		s += fmt.Sprintf(" %+v", *e)
 	}
@@ -149,14 +160,11 @@ func cellText(src, dst string, rail int, dstRail *int, srcDev, dstDev string, ro
 	return s
 }
 
-// TestLiteRoundsMatchCells runs every round of a sweep through the pool
-// and the coordinator's dispatch, with lite cells and without, and
-// encodes each round after the next has run in the other slab, as the
-// committer does: the entries hold the same cells, whether the index
-// places the lite ones or there is none. The nodes have an unusable port,
-// a node with fewer ports, devices that differ by node, and the sweep
-// runs same-rail and all-rail (cross-rail links are never lite).
-func TestLiteRoundsMatchCells(t *testing.T) {
+// mixedSweep is nine nodes answered by mixedWorker through a coordinator's
+// dispatch, and their all-pairs rounds. The nodes have an unusable port,
+// a node with fewer ports and devices that differ by node.
+func mixedSweep(t *testing.T) ([]matrix.Node, []scheduler.Round, *Coordinator) {
+	t.Helper()
 	nodes := make([]matrix.Node, 9)
 	var names []string
 	for i := range nodes {
@@ -179,6 +187,17 @@ func TestLiteRoundsMatchCells(t *testing.T) {
 	for _, n := range nodes {
 		c.reg.nodes[n.Name] = &regNode{NodeInfo: api.NodeInfo{Name: n.Name, State: "alive", APIAddr: n.Name + ":7471"}}
 	}
+	return nodes, rounds, c
+}
+
+// TestLiteRoundsMatchCells runs every round of a sweep (mixedSweep)
+// through the pool and the coordinator's dispatch, with lite cells and
+// without, and encodes each round after the next has run in the other
+// slab, as the committer does: the entries hold the same cells, flows
+// included, whether the index places the lite ones or there is none. The
+// sweep runs same-rail and all-rail (cross-rail links are never lite).
+func TestLiteRoundsMatchCells(t *testing.T) {
+	nodes, rounds, c := mixedSweep(t)
 	for _, mode := range []string{"same", "all"} {
 		spec := sweep.Spec{PairTimeout: time.Minute, RailMode: mode}
 		ns := sweep.NewNodes(nodes)

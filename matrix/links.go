@@ -109,10 +109,13 @@ func (ls *linkScan) mapHCAs() bool {
 	return any
 }
 
-// markHard marks the endpoints whose cells mostly failed outright: a
-// dead port fails every test whatever path it takes.
+// markHard marks the endpoints that explain their own cells: those whose
+// cells mostly failed outright (a dead port fails every test whatever
+// path it takes), and every rail of a node suspect (a node bad on all its
+// rails is its PCIe, CPU or memory, not eight cables).
 func (ls *linkScan) markHard() {
 	l := ls.l
+	R := l.m.Rails
 	ls.hard = make([]bool, len(ls.hca))
 	for i := range l.findings {
 		f := &l.findings[i]
@@ -123,7 +126,18 @@ func (ls *linkScan) markHard() {
 			}
 		}
 		if len(f.cells) > 0 && 2*failed >= len(f.cells) && mostly(f.rowBad+f.colBad, f.rowTested+f.colTested) {
-			ls.hard[f.node*l.m.Rails+f.rail] = true
+			ls.hard[f.node*R+f.rail] = true
+		}
+	}
+	idx := make(map[string]int, len(l.m.Nodes))
+	for i, n := range l.m.Nodes {
+		idx[n.Name] = i
+	}
+	for _, s := range l.out {
+		if n, ok := idx[s.Node]; ok && s.Kind == KindNode {
+			for r := range R {
+				ls.hard[n*R+r] = true
+			}
 		}
 	}
 }
@@ -227,8 +241,21 @@ func (ls *linkScan) expect() {
 	} else {
 		groups = make([]float64, nL*nL)
 	}
+	// Planes that share no switch (rail-optimized) need no count where no
+	// bad cell is: nothing there can be a suspect.
+	railBad := map[int]bool{}
+	for i := range ls.bad {
+		railBad[ls.bad[i].rail] = true
+	}
+	separate := true
+	for _, sw := range t.Switches {
+		separate = separate && sw.Plane >= 0
+	}
 	for si := range l.spans {
 		sp := &l.spans[si]
+		if separate && !railBad[sp.rail] {
+			continue
+		}
 		m := len(sp.members)
 		leaf := make([]int32, m)
 		hs := make([]int32, m)

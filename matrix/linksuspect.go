@@ -16,7 +16,8 @@ import (
 // the suspect names both ends.
 func (ls *linkScan) suspect(c linkChoice) (Suspect, bool) {
 	t := ls.t
-	s := Suspect{Kind: c.kind, Bad: c.b, Total: int(math.Round(c.t)),
+	// Total is an expectation; it never reads below the bad cells counted.
+	s := Suspect{Kind: c.kind, Bad: c.b, Total: max(int(math.Round(c.t)), c.b),
 		BgBad: c.bgBad, BgTotal: int(math.Round(c.bgT))}
 	ls.verdictOf(&s, c.cells)
 	own, bg := ratio(c.b, c.t), ratio(c.bgBad, c.bgT)

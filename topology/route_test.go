@@ -4,15 +4,15 @@ import (
 	"testing"
 )
 
-func mustTree(t testing.TB, spec string) *Topology {
-	t.Helper()
+func mustTree(tb testing.TB, spec string) *Topology {
+	tb.Helper()
 	ft, err := ParseFatTree(spec)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	topo, err := ft.Generate()
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	return topo
 }

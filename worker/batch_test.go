@@ -65,6 +65,13 @@ func twoAgents(t *testing.T, faults ...string) (*Agent, *Agent, *handlers) {
 // and task hook, their APIs reachable through the returned handlers.
 func agentPair(t *testing.T, o Options, faults ...string) (*Agent, *Agent, *handlers) {
 	t.Helper()
+	return agentPairOn(t, o, nil, faults...)
+}
+
+// agentPairOn is agentPair with each worker's fabric wrapped by wrap (nil:
+// as it is).
+func agentPairOn(t *testing.T, o Options, wrap func(name string, f fabric.Fabric) fabric.Fabric, faults ...string) (*Agent, *Agent, *handlers) {
+	t.Helper()
 	fs, err := sim.ParseFaults(faults)
 	if err != nil {
 		t.Fatal(err)
@@ -78,7 +85,11 @@ func agentPair(t *testing.T, o Options, faults ...string) (*Agent, *Agent, *hand
 	tr := []*memberlist.MockTransport{mnet.NewTransport("a"), mnet.NewTransport("b")}
 	var out []*Agent
 	for i, name := range []string{"a", "b"} {
-		ag, err := Start(context.Background(), Options{Name: name, Fabric: fabric.Adapt(fab.Node(name)), Transport: tr[i],
+		f := fabric.Adapt(fab.Node(name))
+		if wrap != nil {
+			f = wrap(name, f)
+		}
+		ag, err := Start(context.Background(), Options{Name: name, Fabric: f, Transport: tr[i],
 			APIListen: "127.0.0.1:0", HTTPTransport: rt, Logger: slog.New(slog.DiscardHandler), Token: o.Token, OnTask: o.OnTask})
 		if err != nil {
 			t.Fatal(err)

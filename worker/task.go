@@ -41,6 +41,9 @@ func (a *Agent) RunTask(ctx context.Context, t wire.Task) wire.TaskResult {
 	each(rails, func(r *railRun) { r.open(ctx, a, t) })
 	closeRemote := a.openRemote(ctx, t, rails)
 	each(rails, func(r *railRun) { r.measure(ctx, t) })
+	for i := range rails {
+		rails[i].noteFlow()
+	}
 	closeRemote()
 	res := wire.TaskResult{SweepID: t.SweepID, Round: t.Round, Src: t.Src, Dst: t.Dst,
 		Rails: make([]wire.RailResult, len(rails))}
@@ -126,6 +129,16 @@ func (r *railRun) open(ctx context.Context, a *Agent, t wire.Task) {
 	}
 	r.sess, r.local = sess, sess.Info()
 	r.rr.SrcGID = r.local.GIDIndex
+}
+
+// noteFlow records the path the rail's test took, when its session
+// opened: read after the test, as a provider may only know its QP's
+// source port once connected (mlx5 hashes both QP numbers into it). A
+// failed rail keeps it too: it says which links the failure crossed.
+func (r *railRun) noteFlow() {
+	if r.sess != nil {
+		r.rr.Flow = r.sess.Info().UDPSport
+	}
 }
 
 // openRemote opens the peer's halves of the rails still going, in one

@@ -38,7 +38,7 @@ func roundEncoder(x *NodeIndex, r sweep.RoundResult) *wire.RoundEncoder {
 	for i := range r.Lite {
 		l := &r.Lite[i]
 		if grid && int(l.Rail) < x.rails && enc.Grid(&wire.GridCell{Src: int(l.Src), Dst: int(l.Dst), Rail: int(l.Rail), Round: r.Round,
-			Class: probe.ClassOK, LatQ: (*wire.LatQ)(&l.Codes), Samples: l.Samples}) {
+			Class: probe.ClassOK, LatQ: (*wire.LatQ)(&l.Codes), Samples: l.Samples, Flow: l.Flow}) {
 			continue
 		}
 		c := liteCell(&r, l)
@@ -51,7 +51,7 @@ func roundEncoder(x *NodeIndex, r sweep.RoundResult) *wire.RoundEncoder {
 		if x != nil && len(mc.Retests) == 0 {
 			if si, di, ok := x.place(mc.Src, mc.Dst, mc.SrcDevice, mc.DstDevice, mc.Rail, mc.DstRail, mc.Round, mc.Latency, &memo); ok &&
 				enc.Grid(&wire.GridCell{Src: int(si), Dst: int(di), Rail: mc.Rail, Round: mc.Round, Class: mc.Class, Error: mc.Error,
-					Latency: mc.Latency, Bandwidth: mc.Bandwidth, LatQ: workersCodes(mc, figs)}) {
+					Latency: mc.Latency, Bandwidth: mc.Bandwidth, LatQ: workersCodes(mc, figs), Flow: mc.Flow}) {
 				continue
 			}
 		}
@@ -67,7 +67,7 @@ func liteCell(r *sweep.RoundResult, l *sweep.LiteCell) wire.Cell {
 	src, dst, rail := &r.Nodes[l.Src], &r.Nodes[l.Dst], int(l.Rail)
 	lat := wire.LatQ(l.Codes).Latency(l.Samples)
 	return wire.Cell{Src: src.Name, Dst: dst.Name, Rail: rail, SrcDevice: src.Ports[rail].Device, DstDevice: dst.Ports[rail].Device,
-		Round: r.Round, Class: probe.ClassOK, Latency: &lat}
+		Round: r.Round, Class: probe.ClassOK, Latency: &lat, Flow: l.Flow}
 }
 
 // workersCodes is c's latency as its worker's codes, when it has them and
@@ -150,7 +150,7 @@ func (f *FSM) applyCells(rc roundContent) error {
 			bw = &c.BW
 		}
 		slot := st.slot(src, dst, rail)
-		st.putDense(slot, classes[c.Meta&classMask], c.Round, lat, c.Samples, bw, errs[c.Err])
+		st.putDense(slot, classes[c.Meta&classMask], c.Round, lat, c.Samples, bw, errs[c.Err], c.Flow)
 		st.setRetests(slot, nil)
 	}
 	for _, c := range r.Whole {
@@ -166,7 +166,7 @@ func (s *NodeIndex) wholeCell(r *wire.RoundHead, c *wire.GridCodes) wire.Cell {
 	src, dst := &s.nodes[c.Src], &s.nodes[c.Dst]
 	rail := int(c.Rail)
 	out := wire.Cell{Src: src.Name, Dst: dst.Name, Rail: rail, SrcDevice: portDevice(src, rail), DstDevice: portDevice(dst, rail),
-		Round: int(c.Round), Class: r.Classes[c.Meta&classMask]}
+		Round: int(c.Round), Class: r.Classes[c.Meta&classMask], Flow: c.Flow}
 	if c.Err > 0 {
 		out.Error = new(r.Errors[c.Err-1])
 	}

@@ -97,6 +97,7 @@ func (fs *frozenSweep) record() wire.SnapshotSweep {
 			}
 		}
 	}
+	out.Flows = v.flows
 	return out
 }
 
@@ -179,6 +180,12 @@ func restoreSweep(ss *wire.SnapshotSweep) *sweepRecord {
 			}
 		}
 		st.blocks[i] = b
+		if ss.Flows != nil && ss.Flows[i] != nil {
+			if st.flows == nil {
+				st.flows = make([]*wire.FlowBlock, len(ss.Blocks))
+			}
+			st.flows[i] = ss.Flows[i]
+		}
 	}
 	return rec
 }

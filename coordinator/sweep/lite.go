@@ -12,6 +12,7 @@ package sweep
 type LiteCell struct {
 	Src, Dst int32
 	Rail     uint16
+	Flow     uint16 // matrix.Cell.Flow, in Rail's padding: still 32 bytes
 	Samples  uint32
 	Codes    [7]uint16
 }

@@ -212,6 +212,15 @@ func (r *reader) u32() uint32 {
 	return uint32(v)
 }
 
+// u16 is a uvarint that must fit 16 bits.
+func (r *reader) u16() uint16 {
+	v := r.u64()
+	if v > math.MaxUint16 {
+		r.fail()
+	}
+	return uint16(v)
+}
+
 func (r *reader) str() string {
 	b := r.strBytes()
 	if r.shared {

@@ -55,13 +55,13 @@ func writeV1(t *testing.T, sweeps []SnapshotSweep, live *LivePlan) []byte {
 	out.uv(uint64(len(sweeps)))
 	for i := range sweeps {
 		old := railMajor(sweeps[i])
-		head := snapshotHead.Append(nil, &old)
+		head := snapshotHeadV1.Append(nil, &old)
 		out.uv(uint64(len(head)))
 		out.write(head)
 		for bi, blk := range old.Blocks {
 			if blk != nil {
 				out.uv(uint64(bi) + 1)
-				out.block(blk)
+				out.block(blk, nil)
 			}
 		}
 		out.uv(0)

@@ -113,6 +113,7 @@ func (w *writer) qp(q *probe.QPInfo) {
 	w.str(q.Netdev)
 	w.int(q.NetdevMTU)
 	w.str(q.CMAddr)
+	w.u64(uint64(q.UDPSport))
 }
 
 func (r *reader) qp() probe.QPInfo {
@@ -125,7 +126,7 @@ func (r *reader) qp() probe.QPInfo {
 	q.LID = uint16(lid)
 	q.GID, q.GIDIndex, q.GIDType, q.MTU = r.str(), r.int(), r.str(), r.int()
 	q.RKey, q.Addr, q.Size = r.u32(), r.u64(), r.int()
-	q.Netdev, q.NetdevMTU, q.CMAddr = r.str(), r.int(), r.str()
+	q.Netdev, q.NetdevMTU, q.CMAddr, q.UDPSport = r.str(), r.int(), r.str(), r.u16()
 	return q
 }
 

@@ -113,6 +113,12 @@ type GridBlock struct {
 	Err      *[BlockLen]uint16 // error codes (index+1; 0 = none); nil until a cell has one
 }
 
+// FlowBlock is the flows of a GridBlock's cells (the initiator QP's UDP
+// source port; 0 = unknown). It is kept beside its block rather than in
+// it: one pointer more takes the store's block past its 240-byte size
+// class, a cost every block would pay where only flows need the room.
+type FlowBlock [BlockLen]uint16
+
 // SetSamples gives slot j, a cell whose latency is being written, v
 // samples: the block keeps one count while its cells with latency agree
 // (others: some other cell of the block has latency), and one a slot once

@@ -92,10 +92,9 @@ func writeV2(t *testing.T, sweeps []SnapshotSweep) []byte {
 		old[i] = railMajor(sweeps[i])
 	}
 	var b bytes.Buffer
-	if err := WriteSnapshotWith(&b, old, testTrailer()); err != nil {
+	if err := writeSnapshot(&b, old, testTrailer(), snapshotV2); err != nil {
 		t.Fatal(err)
 	}
-	b.Bytes()[0] = snapshotV2
 	return b.Bytes()
 }
 

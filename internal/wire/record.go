@@ -43,6 +43,7 @@ type Cell struct {
 	Error     *probe.Error
 	Latency   *probe.Latency
 	Bandwidth *probe.Bandwidth
+	Flow      uint16 // the initiator QP's UDP source port; 0 = unknown
 	Retests   []Attempt
 }
 
@@ -155,7 +156,11 @@ func (r *reader) attempt(a *Attempt) {
 	*a = Attempt{Round: r.int(), Class: probe.Class(r.str()), Error: r.error(), Latency: r.latency(), Bandwidth: r.bandwidth()}
 }
 
-func (w *writer) cell(c *Cell) {
+func (w *writer) cell(c *Cell) { w.cellOf(c, true) }
+
+// cellOf writes c; with flow false, without its flow, as the layouts
+// before flows did (round version 1, snapshot head version 1).
+func (w *writer) cellOf(c *Cell, flow bool) {
 	w.str(c.Src)
 	w.str(c.Dst)
 	w.int(c.Rail)
@@ -167,14 +172,26 @@ func (w *writer) cell(c *Cell) {
 	w.error(c.Error)
 	w.latency(c.Latency)
 	w.bandwidth(c.Bandwidth)
+	if flow {
+		w.u64(uint64(c.Flow))
+	}
 	putList(w, c.Retests, (*writer).attempt)
 }
 
-func (r *reader) cell(c *Cell) {
+func (r *reader) cell(c *Cell) { r.cellOf(c, true) }
+
+// cellNoFlow reads a cell written before flows: in a round entry of
+// version 1 or a snapshot before version 4.
+func (r *reader) cellNoFlow(c *Cell) { r.cellOf(c, false) }
+
+func (r *reader) cellOf(c *Cell, flow bool) {
 	*c = Cell{Src: r.str(), Dst: r.str(), Rail: r.int()}
 	c.DstRail = getOpt(r, func(r *reader, v *int) { *v = r.int() })
 	c.SrcDevice, c.DstDevice, c.Round, c.Class = r.str(), r.str(), r.int(), probe.Class(r.str())
 	c.Error, c.Latency, c.Bandwidth = r.error(), r.latency(), r.bandwidth()
+	if flow {
+		c.Flow = r.u16()
+	}
 	c.Retests = getList(r, (*reader).attempt)
 }
 

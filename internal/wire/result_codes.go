@@ -2,12 +2,14 @@ package wire
 
 import (
 	"encoding/binary"
+	"math"
 
 	"github.com/rdmamesh/rdmamesh/internal/probe"
 )
 
 // TaskResultQ is the task result with its figures as the quant codes the
-// coordinator's store keeps (quant.go), version 4 of the task result:
+// coordinator's store keeps (quant.go), version 6 of the task result
+// (version 4 without the rails' flows):
 // each latency is its sample count and seven 2-byte codes, each bandwidth
 // its bytes and three codes. The worker quantises what it measured, so the
 // leader, which decodes a million answers a sweep, neither reads floats nor
@@ -17,8 +19,8 @@ import (
 //
 // A worker answers in it only on a task stream opened as StreamProto;
 // POST /v1/tasks and a stream opened as StreamProtoFloats (a coordinator
-// of an earlier version) get TaskResultMsg, version 3.
-var TaskResultQ = &Codec[TaskResult]{name: "task result", version: 4, shared: true,
+// of an earlier version) get TaskResultMsg, version 5.
+var TaskResultQ = &Codec[TaskResult]{name: "task result", version: 6, shared: true,
 	put: func(w *writer, res *TaskResult) { putTaskResult(w, res, (*writer).railResultQ) },
 	get: func(r *reader, res *TaskResult) { getTaskResult(r, res, resultRoom{codes: true}) }}
 
@@ -129,11 +131,11 @@ func (r *reader) readLatency(codes bool) *probe.Latency {
 // plainRailQ reads, for the leader (device names skipped), a rail of a
 // TaskResultQ answer in the shape nearly every rail of a sweep has: ok,
 // no error, a latency, no bandwidth or read latency, no counters, and
-// small numbers (one-byte rail, names and GID indices). It reads it in
-// one pass over local bytes, where the general path's dozen calls each
-// moved the reader: a 1,024-node sweep decodes 8 million rails. A rail of
-// any other shape is left unread (false) for the general path, which
-// reads it to the same values.
+// small numbers (one-byte rail, names and GID indices; any flow). It
+// reads it in one pass over local bytes, where the general path's dozen
+// calls each moved the reader: a 1,024-node sweep decodes 8 million
+// rails. A rail of any other shape is left unread (false) for the general
+// path, which reads it to the same values.
 func (r *reader) plainRailQ(rr *RailResult, l *probe.Latency, q *LatQ) bool {
 	b := r.b
 	// rail, then the two device names' lengths and bytes
@@ -156,7 +158,7 @@ func (r *reader) plainRailQ(rr *RailResult, l *probe.Latency, q *LatQ) bool {
 	}
 	k += n
 	// the codes, then no bandwidth, no read latency, GID indices, no
-	// counters
+	// counters, the flow
 	if len(b) < k+len(q)*2+5 {
 		return false
 	}
@@ -164,10 +166,15 @@ func (r *reader) plainRailQ(rr *RailResult, l *probe.Latency, q *LatQ) bool {
 	if t[0] != 0 || t[1] != 0 || t[2] >= 0x80 || t[3] >= 0x80 || t[4] != 0 {
 		return false
 	}
+	flow, n := binary.Uvarint(t[5:])
+	if n <= 0 || flow > math.MaxUint16 {
+		return false
+	}
 	getCodes(q[:], b[k:])
 	*l = q.figures(int(samples), r.figs())
-	*rr = RailResult{Rail: unzig(b[0]), Class: probe.ClassOK, Latency: l, LatencyQ: q, SrcGID: unzig(t[2]), DstGID: unzig(t[3])}
-	r.b = t[5:]
+	*rr = RailResult{Rail: unzig(b[0]), Class: probe.ClassOK, Latency: l, LatencyQ: q, SrcGID: unzig(t[2]), DstGID: unzig(t[3]),
+		Flow: uint16(flow)}
+	r.b = t[5+n:]
 	return true
 }
 

@@ -20,6 +20,7 @@ type RoundReader struct {
 	RoundHead
 
 	cols    [nCols]reader // one per column; a short or bad read sets its err
+	flows   bool          // the entry has the flow column (version 2)
 	prevP50 int64
 	prevStd int64
 	prevB   int64
@@ -37,6 +38,7 @@ type GridCodes struct {
 	Round    uint16
 	Meta     uint8 // index into Classes | FlagLat | FlagBW
 	Lat      LatQ
+	Flow     uint16 // in Lat's padding before BW: still 56 bytes
 	BW       BWQ
 }
 
@@ -46,7 +48,11 @@ var ErrCorruptRound = errors.New("corrupt round entry")
 // ReadRound inflates a round entry and reads its header, tables and whole
 // cells; Next reads its grid cells. Release hands its buffer back.
 func ReadRound(b []byte) (*RoundReader, error) {
-	if err := checkVersion("round", RoundVersion, b); err != nil {
+	version := byte(RoundVersion)
+	if len(b) > 0 && b[0] == roundV1 {
+		version = roundV1
+	}
+	if err := checkVersion("round", version, b); err != nil {
 		return nil, err
 	}
 	zr := inflaters.Get().(io.ReadCloser)
@@ -57,7 +63,7 @@ func ReadRound(b []byte) (*RoundReader, error) {
 	}
 	buf := inflated.Get().(*bytes.Buffer)
 	buf.Reset()
-	rr := &RoundReader{buf: buf}
+	rr := &RoundReader{buf: buf, flows: version != roundV1}
 	ok := false
 	defer func() {
 		if !ok {
@@ -74,15 +80,19 @@ func ReadRound(b []byte) (*RoundReader, error) {
 	rr.SweepID, rr.Round, rr.Cells = r.str(), int(r.u32()), int(r.u32())
 	rr.Classes = getList(&r, func(r *reader, c *probe.Class) { *c = probe.Class(r.str()) })
 	rr.Errors = getList(&r, (*reader).errorFields)
-	for i := range rr.cols {
+	cols, cell := rr.cols[:], (*reader).cell
+	if !rr.flows {
+		cols, cell = rr.cols[:colFlow], (*reader).cellNoFlow
+	}
+	for i := range cols {
 		n := r.u64()
 		if r.err != nil || n > uint64(len(r.b)) {
 			return nil, ErrCorruptRound
 		}
-		rr.cols[i] = reader{b: r.b[:n:n]}
+		cols[i] = reader{b: r.b[:n:n]}
 		r.b = r.b[n:]
 	}
-	rr.Whole = getList(&r, (*reader).cell)
+	rr.Whole = getList(&r, cell)
 	if err := r.done(); err != nil || len(rr.Classes) > MaxClasses {
 		return nil, ErrCorruptRound
 	}
@@ -122,6 +132,10 @@ func (rr *RoundReader) Next(c *GridCodes) error {
 		return ErrCorruptRound
 	}
 	c.Src, c.Dst, c.Rail, c.Round, c.Err = uint32(src), uint32(dst), uint16(rail), uint16(round), uint32(errc)
+	c.Flow = 0
+	if rr.flows {
+		c.Flow = cols[colFlow].u16()
+	}
 	if c.Meta&FlagLat != 0 {
 		samples := cols[colSamples].u64()
 		if samples > math.MaxUint32 {

@@ -25,7 +25,7 @@ func testRound(rng *rand.Rand, n int) ([]GridCell, []Cell) {
 				if s == d {
 					continue
 				}
-				c := GridCell{Src: s, Dst: d, Rail: rail, Round: 4 + rng.IntN(2), Class: probe.ClassOK}
+				c := GridCell{Src: s, Dst: d, Rail: rail, Round: 4 + rng.IntN(2), Class: probe.ClassOK, Flow: testFlow(rng)}
 				if rng.IntN(9) == 0 {
 					c.Class, c.Error = down.Class, down
 				} else {
@@ -41,10 +41,16 @@ func testRound(rng *rand.Rand, n int) ([]GridCell, []Cell) {
 		}
 	}
 	one := 1
-	whole := []Cell{{Src: "a", Dst: "b", Rail: 0, DstRail: &one, Class: probe.ClassOK, Latency: &probe.Latency{P50Ns: 1.5}},
+	whole := []Cell{{Src: "a", Dst: "b", Rail: 0, DstRail: &one, Class: probe.ClassOK, Latency: &probe.Latency{P50Ns: 1.5}, Flow: 0xc0de},
 		{Src: "x", Dst: "y", Rail: 3, Class: probe.ClassTimeout, Error: &probe.Error{Class: probe.ClassTimeout, Cause: "slow"},
 			Retests: []Attempt{{Round: 9, Class: probe.ClassOK}}}}
 	return grid, whole
+}
+
+// testFlow is a flow as RoCE v2 QPs have them (0xC000 up), or none, or
+// one whose varint is one or two bytes.
+func testFlow(rng *rand.Rand) uint16 {
+	return [...]uint16{0, 0x7f, 0x80, 0xc000 | uint16(rng.IntN(0x4000))}[rng.IntN(4)]
 }
 
 func encodeRound(tb testing.TB, grid []GridCell, whole []Cell) []byte {
@@ -81,7 +87,8 @@ func TestRoundRoundTrip(t *testing.T) {
 		if err := rr.Next(&c); err != nil {
 			t.Fatalf("cell %d: %v", i, err)
 		}
-		got := GridCell{Src: int(c.Src), Dst: int(c.Dst), Rail: int(c.Rail), Round: int(c.Round), Class: rr.Classes[c.Meta&ClassMask]}
+		got := GridCell{Src: int(c.Src), Dst: int(c.Dst), Rail: int(c.Rail), Round: int(c.Round), Class: rr.Classes[c.Meta&ClassMask],
+			Flow: c.Flow}
 		if c.Err > 0 {
 			got.Error = &rr.Errors[c.Err-1]
 		}

@@ -60,8 +60,10 @@ type SessionOutcome struct {
 	Error       *probe.Error
 }
 
-// SessionOpenMsg is the open request's codec.
-var SessionOpenMsg = &Codec[SessionOpen]{name: "session open", version: 1,
+// SessionOpenMsg is the open request's codec. Version 2 added the QPs' UDP
+// source ports (QPInfo.UDPSport), so the responder knows which path the
+// initiator's packets take and the initiator which one the answers take.
+var SessionOpenMsg = &Codec[SessionOpen]{name: "session open", version: 2,
 	put: func(w *writer, s *SessionOpen) {
 		w.str(s.SweepID)
 		w.str(s.Src)
@@ -82,8 +84,8 @@ var SessionOpenMsg = &Codec[SessionOpen]{name: "session open", version: 1,
 		})
 	}}
 
-// SessionOpenedMsg is the open answer's codec.
-var SessionOpenedMsg = &Codec[SessionOpened]{name: "session opened", version: 1,
+// SessionOpenedMsg is the open answer's codec; version 2 as the open's.
+var SessionOpenedMsg = &Codec[SessionOpened]{name: "session opened", version: 2,
 	put: func(w *writer, s *SessionOpened) {
 		putList(w, s.Rails, func(w *writer, o *SessionRailOpen) {
 			w.int(o.Rail)

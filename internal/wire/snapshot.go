@@ -25,16 +25,19 @@ import (
 // always writes the plan's length (0: none) and then the sweeps' counter
 // sums (a count, then each length-prefixed). Version 3 is version 2 with
 // today's grid slots (GridSlot); versions 1 and 2 laid the grid out rail
-// by rail. A reader reads every older version too, moving an old grid's
-// cells to today's slots (snapshot_v2.go): a coordinator upgraded in
-// place restores from the snapshot its older self wrote.
-const SnapshotVersion = 3
+// by rail. Version 4 added flows: a block's cells' flows after its
+// figures (blkFlow), and each whole cell's in the sweep's head (head
+// version 2). A reader reads every older version too, moving an old
+// grid's cells to today's slots (snapshot_v2.go): a coordinator upgraded
+// in place restores from the snapshot its older self wrote.
+const SnapshotVersion = 4
 
 // snapshotV1 is the layout before the counters trailer; snapshotV2 the
-// last with the rail-major grid.
+// last with the rail-major grid; snapshotV3 the last without flows.
 const (
 	snapshotV1 = 1
 	snapshotV2 = 2
+	snapshotV3 = 3
 )
 
 // SnapshotTrailer is what a snapshot keeps after its sweeps.
@@ -61,6 +64,9 @@ type SnapshotSweep struct {
 	// Blocks is the grid: nil before its first cell, else GridBlocks of
 	// the nodes long, a nil block holding no cell.
 	Blocks []*GridBlock
+	// Flows are the grid cells' flows: nil while no cell has one, else as
+	// long as Blocks, a nil entry for a block whose cells have none.
+	Flows []*FlowBlock
 
 	nBlocks uint64 // as read, before it is checked against the nodes
 }
@@ -71,37 +77,59 @@ type SlotAttempts struct {
 	Attempts []Attempt
 }
 
-var snapshotHead = &Codec[SnapshotSweep]{name: "snapshot sweep", version: 1,
-	put: func(w *writer, s *SnapshotSweep) {
-		w.sweepInfo(&s.Info)
-		w.spec(&s.Spec)
-		putList(w, s.Nodes, (*writer).node)
-		w.ints(s.Rounds)
-		putList(w, s.Retests, (*writer).retestPlan)
-		putList(w, s.Whole, (*writer).cell)
-		putList(w, s.Attempts, func(w *writer, a *SlotAttempts) {
-			w.u64(uint64(a.Slot))
-			putList(w, a.Attempts, (*writer).attempt)
-		})
-		putList(w, s.Classes, func(w *writer, c *probe.Class) { w.str(string(*c)) })
-		putList(w, s.Errors, (*writer).errorFields)
-		w.u64(uint64(len(s.Blocks)))
-	},
-	get: func(r *reader, s *SnapshotSweep) {
-		r.sweepInfo(&s.Info)
-		r.spec(&s.Spec)
-		s.Nodes = getList(r, (*reader).node)
-		s.Rounds = r.ints()
-		s.Retests = getList(r, (*reader).retestPlan)
-		s.Whole = getList(r, (*reader).cell)
-		s.Attempts = getList(r, func(r *reader, a *SlotAttempts) {
-			a.Slot = int32(r.u32())
-			a.Attempts = getList(r, (*reader).attempt)
-		})
-		s.Classes = getList(r, func(r *reader, c *probe.Class) { *c = probe.Class(r.str()) })
-		s.Errors = getList(r, (*reader).errorFields)
-		s.nBlocks = r.u64()
-	}}
+// snapshotHead is a sweep's head; version 2 added the whole cells' flows.
+var snapshotHead = headCodec(2, true)
+
+// snapshotHeadV1 is the head of snapshots before version 4.
+var snapshotHeadV1 = headCodec(1, false)
+
+// headFor is the head codec of a snapshot of the given version.
+func headFor(version byte) *Codec[SnapshotSweep] {
+	if version <= snapshotV3 {
+		return snapshotHeadV1
+	}
+	return snapshotHead
+}
+
+func headCodec(version byte, flow bool) *Codec[SnapshotSweep] {
+	putCell := func(w *writer, c *Cell) { w.cellOf(c, flow) }
+	getCell := func(r *reader, c *Cell) { r.cellOf(c, flow) }
+	return &Codec[SnapshotSweep]{name: "snapshot sweep", version: version,
+		put: func(w *writer, s *SnapshotSweep) { putHead(w, s, putCell) },
+		get: func(r *reader, s *SnapshotSweep) { getHead(r, s, getCell) }}
+}
+
+func putHead(w *writer, s *SnapshotSweep, putCell func(*writer, *Cell)) {
+	w.sweepInfo(&s.Info)
+	w.spec(&s.Spec)
+	putList(w, s.Nodes, (*writer).node)
+	w.ints(s.Rounds)
+	putList(w, s.Retests, (*writer).retestPlan)
+	putList(w, s.Whole, putCell)
+	putList(w, s.Attempts, func(w *writer, a *SlotAttempts) {
+		w.u64(uint64(a.Slot))
+		putList(w, a.Attempts, (*writer).attempt)
+	})
+	putList(w, s.Classes, func(w *writer, c *probe.Class) { w.str(string(*c)) })
+	putList(w, s.Errors, (*writer).errorFields)
+	w.u64(uint64(len(s.Blocks)))
+}
+
+func getHead(r *reader, s *SnapshotSweep, getCell func(*reader, *Cell)) {
+	r.sweepInfo(&s.Info)
+	r.spec(&s.Spec)
+	s.Nodes = getList(r, (*reader).node)
+	s.Rounds = r.ints()
+	s.Retests = getList(r, (*reader).retestPlan)
+	s.Whole = getList(r, getCell)
+	s.Attempts = getList(r, func(r *reader, a *SlotAttempts) {
+		a.Slot = int32(r.u32())
+		a.Attempts = getList(r, (*reader).attempt)
+	})
+	s.Classes = getList(r, func(r *reader, c *probe.Class) { *c = probe.Class(r.str()) })
+	s.Errors = getList(r, (*reader).errorFields)
+	s.nBlocks = r.u64()
+}
 
 // WriteSnapshot writes sweeps to w.
 func WriteSnapshot(w io.Writer, sweeps []SnapshotSweep) error {
@@ -110,8 +138,15 @@ func WriteSnapshot(w io.Writer, sweeps []SnapshotSweep) error {
 
 // WriteSnapshotWith writes sweeps and, after them, the trailer.
 func WriteSnapshotWith(w io.Writer, sweeps []SnapshotSweep, t SnapshotTrailer) error {
+	return writeSnapshot(w, sweeps, t, SnapshotVersion)
+}
+
+// writeSnapshot writes in the layout of version, 2 or later (the tests'
+// older snapshots); before version 4 the flows are left out. The grid
+// must already be in that version's slots.
+func writeSnapshot(w io.Writer, sweeps []SnapshotSweep, t SnapshotTrailer, version byte) error {
 	bw := bufio.NewWriterSize(w, 1<<20)
-	if err := bw.WriteByte(SnapshotVersion); err != nil {
+	if err := bw.WriteByte(version); err != nil {
 		return err
 	}
 	zw, _ := flate.NewWriter(bw, flate.BestSpeed) // the level is valid
@@ -119,13 +154,17 @@ func WriteSnapshotWith(w io.Writer, sweeps []SnapshotSweep, t SnapshotTrailer) e
 	out.uv(uint64(len(sweeps)))
 	for i := range sweeps {
 		s := &sweeps[i]
-		head := snapshotHead.Append(nil, s)
+		head := headFor(version).Append(nil, s)
 		out.uv(uint64(len(head)))
 		out.write(head)
 		for bi, b := range s.Blocks {
 			if b != nil {
 				out.uv(uint64(bi) + 1)
-				out.block(b)
+				var f *FlowBlock
+				if version > snapshotV3 && s.Flows != nil {
+					f = s.Flows[bi]
+				}
+				out.block(b, f)
 			}
 		}
 		out.uv(0)
@@ -156,6 +195,7 @@ const (
 	blkLat
 	blkBW
 	blkErr
+	blkFlow // version 4
 )
 
 // streamWriter writes to a stream, keeping the first error.
@@ -177,7 +217,8 @@ func (w *streamWriter) uv(v uint64) {
 	w.buf = w.buf[:0]
 }
 
-func (w *streamWriter) block(b *GridBlock) {
+// block writes b and, when not nil, its cells' flows f.
+func (w *streamWriter) block(b *GridBlock, f *FlowBlock) {
 	var flags byte
 	if b.SamplesX != nil {
 		flags |= blkSamplesX
@@ -190,6 +231,9 @@ func (w *streamWriter) block(b *GridBlock) {
 	}
 	if b.Err != nil {
 		flags |= blkErr
+	}
+	if f != nil {
+		flags |= blkFlow
 	}
 	buf := append(w.buf[:0], flags)
 	buf = append(buf, b.Class[:]...)
@@ -223,6 +267,11 @@ func (w *streamWriter) block(b *GridBlock) {
 			buf = binary.LittleEndian.AppendUint16(buf, e)
 		}
 	}
+	if f != nil {
+		for _, v := range f {
+			buf = binary.LittleEndian.AppendUint16(buf, v)
+		}
+	}
 	w.write(buf)
 	w.buf = buf[:0]
 }
@@ -244,7 +293,7 @@ func ReadSnapshotWith(r io.Reader, each func(*SnapshotSweep) error) (SnapshotTra
 		return t, fmt.Errorf("snapshot: %w", err)
 	}
 	version := head[0]
-	if version != snapshotV1 && version != snapshotV2 {
+	if version < snapshotV1 || version > snapshotV3 {
 		if err := checkVersion("snapshot", SnapshotVersion, head); err != nil {
 			return t, err
 		}
@@ -254,7 +303,7 @@ func ReadSnapshotWith(r io.Reader, each func(*SnapshotSweep) error) (SnapshotTra
 	}
 	zr := flate.NewReader(br)
 	defer zr.Close()
-	in := &streamReader{r: bufio.NewReaderSize(zr, 1<<16), railMajor: version <= snapshotV2}
+	in := &streamReader{r: bufio.NewReaderSize(zr, 1<<16), railMajor: version <= snapshotV2, version: version}
 	for n := in.uv(); n > 0 && in.err == nil; n-- {
 		s := in.sweep()
 		if in.err != nil {
@@ -326,7 +375,7 @@ func (in *streamReader) sweep() *SnapshotSweep {
 	if in.err != nil {
 		return nil
 	}
-	s, err := snapshotHead.Decode(raw)
+	s, err := headFor(in.version).Decode(raw)
 	if err != nil {
 		in.err = err
 		return nil
@@ -361,12 +410,18 @@ func (in *streamReader) sweep() *SnapshotSweep {
 			in.fail("grid block out of range")
 			break
 		}
-		b := in.block(len(s.Classes), len(s.Errors))
+		b, f := in.block(len(s.Classes), len(s.Errors))
 		if b != nil && !g.holds(b, int(bi-1)) {
 			// Such a cell has no (src, dst, rail): reading it panicked.
 			in.fail("grid block holds a cell past the sweep's grid")
 		}
 		s.Blocks[bi-1] = b
+		if f != nil {
+			if s.Flows == nil {
+				s.Flows = make([]*FlowBlock, len(s.Blocks))
+			}
+			s.Flows[bi-1] = f
+		}
 	}
 	if in.railMajor && in.err == nil {
 		relayout(&s, n, rails)

@@ -13,6 +13,7 @@ type streamReader struct {
 	r         *bufio.Reader
 	err       error
 	railMajor bool // versions 1 and 2: the grid is laid out rail by rail
+	version   byte
 }
 
 func (r *streamReader) fail(msg string) {
@@ -62,17 +63,18 @@ func (r *streamReader) read(n int) []byte {
 // readChunk is the largest field read into a buffer of its stated size.
 const readChunk = 1 << 20
 
-func (r *streamReader) block(classes, errs int) *GridBlock {
+// block reads a grid block and its cells' flows, nil when it has none.
+func (r *streamReader) block(classes, errs int) (*GridBlock, *FlowBlock) {
 	flags := r.read(1)
 	if r.err != nil {
-		return nil
+		return nil, nil
 	}
 	b := &GridBlock{}
 	copy(b.Class[:], r.read(BlockLen))
 	rounds := r.read(2 * BlockLen)
 	b.Samples = uint32(min(r.uv(), 1<<32-1))
 	if r.err != nil {
-		return nil
+		return nil, nil
 	}
 	for j := range b.Round {
 		b.Round[j] = binary.LittleEndian.Uint16(rounds[2*j:])
@@ -131,8 +133,21 @@ func (r *streamReader) block(classes, errs int) *GridBlock {
 			}
 		}
 	}
+	var f *FlowBlock
+	if flags[0]&blkFlow != 0 {
+		if r.version <= snapshotV3 {
+			r.fail("flows in a snapshot of a version before flows")
+		}
+		raw := r.read(2 * BlockLen)
+		if r.err == nil {
+			f = new(FlowBlock)
+			for j := range f {
+				f[j] = binary.LittleEndian.Uint16(raw[2*j:])
+			}
+		}
+	}
 	if b.Lat == nil && hasLat || b.BW == nil && hasBW {
 		r.fail("grid block has figure flags but no figures")
 	}
-	return b
+	return b, f
 }

@@ -13,7 +13,9 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"strings"
+	"sync"
 
 	"github.com/rdmamesh/rdmamesh/internal/fabric/sim"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
@@ -206,20 +208,42 @@ func sweep(ctx context.Context, cfg Config, topo *topology.Topology, spec sim.Pr
 		}
 		nodes[i] = matrix.Node{Name: n, State: "alive", Ports: ports}
 	}
-	cells := make([]matrix.Cell, 0, len(names)*(len(names)-1))
+	var cells []matrix.Cell
 	for rail := range spec.HCAs {
-		if !rails[rail] {
-			continue
-		}
-		for _, s := range names {
-			for _, d := range names {
-				if s != d {
-					cells = append(cells, judge.MeasureCell(ctx, fab, cfg.Params, spec, s, d, rail, 1))
-				}
-			}
+		if rails[rail] {
+			cells = append(cells, measureRail(ctx, cfg, fab, spec, names, rail)...)
 		}
 	}
-	return matrix.AnalyseOn(topo, nodes, nil, cells, matrix.DefaultThresholds()), nil
+	// Only the faulted planes were measured: the others are not untested.
+	th := matrix.DefaultThresholds()
+	th.TestedOnly = true
+	return matrix.AnalyseOn(topo, nodes, nil, cells, th), nil
+}
+
+// measureRail measures a rail's ordered pairs on every core: each pair is
+// measured once, so the sim's random streams do not depend on the order.
+func measureRail(ctx context.Context, cfg Config, fab *sim.Fabric, spec sim.PresetSpec, names []string, rail int) []matrix.Cell {
+	n := len(names)
+	cells := make([]matrix.Cell, n*(n-1))
+	workers := runtime.GOMAXPROCS(0)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < n; i += workers {
+				k := i * (n - 1)
+				for j, d := range names {
+					if j != i {
+						cells[k] = judge.MeasureCell(ctx, fab, cfg.Params, spec, names[i], d, rail, 1)
+						k++
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return cells
 }
 
 // pick chooses the kind's random victims.
