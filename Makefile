@@ -9,7 +9,7 @@ HAVE_VERBS := $(shell test -f /usr/include/infiniband/verbs.h && echo yes)
 TAGS      ?= $(if $(HAVE_VERBS),verbs,)
 DEMO_ARGS ?= --nodes 16
 
-.PHONY: all build build-noverbs test testrace lint vet fmt-check tidy-check demo demo-once demo-scale clean fuzz docs bench gobench bench-judge
+.PHONY: all build build-noverbs test testrace lint vet fmt-check tidy-check demo demo-once demo-scale clean fuzz docs bench gobench bench-judge bench-links
 
 all: lint test build
 
@@ -89,6 +89,17 @@ bench:
 # (rigs/judge). JUDGE_ARGS="-runs 50" for a quicker table.
 bench-judge:
 	$(GO) run ./rigs/judge/cmd $(JUDGE_ARGS)
+
+# Link localization: random cable, link and switch faults (down, lossy,
+# slow, one way, two at once) and healthy runs on simulated rail-optimized
+# fat trees, 2-tier and 3-tier; recall and precision of the link suspects
+# per fault type (rigs/links). LINKS_RUNS per fault type (default 20).
+LINKS_RUNS ?= 20
+bench-links:
+	$(GO) run ./rigs/links/cmd -runs $(LINKS_RUNS) -tree nodes=512,rails=8,leaf=32,spines=16 -preset roce-8x400
+	$(GO) run ./rigs/links/cmd -runs $(LINKS_RUNS) -tree nodes=256,rails=8,leaf=16,spines=8,pods=4,cores=16 -preset roce-8x400
+	$(GO) run ./rigs/links/cmd -runs $(LINKS_RUNS) -tree nodes=256,rails=8,leaf=16,spines=8,pods=4,cores=16,ll=ib -preset ib-8x400
+	BENCH_NODES=4096 $(GO) test -run '^$$' -bench LinksHuge -benchtime 1x ./matrix/
 
 # Go micro-benchmarks of the scale-critical paths, with allocation counts.
 gobench:

@@ -18,6 +18,7 @@ import (
 	"github.com/rdmamesh/rdmamesh/coordinator"
 	"github.com/rdmamesh/rdmamesh/internal/fabric"
 	"github.com/rdmamesh/rdmamesh/internal/fabric/sim"
+	"github.com/rdmamesh/rdmamesh/topology"
 	"github.com/rdmamesh/rdmamesh/internal/member"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
 	"github.com/rdmamesh/rdmamesh/worker"
@@ -61,6 +62,10 @@ type Options struct {
 	// registered, while their gossip runs on: a worker behind a new
 	// firewall rule.
 	Unreachable []string
+	// Topology routes the simulated tests over its cables and switches
+	// (cable and switch faults become possible) and gives the coordinators
+	// link localization; its nodes must be the cluster's (NodeName).
+	Topology *topology.Topology
 }
 
 // Cluster is a running in-process deployment.
@@ -112,14 +117,32 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	fab, err := sim.New(sim.Config{Preset: o.Preset, Seed: o.Seed, Faults: faults, TimeScale: o.TimeScale})
+	names := make([]string, o.Nodes)
+	for i := range names {
+		names[i] = NodeName(i, o.Nodes)
+	}
+	cfg := sim.Config{Preset: o.Preset, Seed: o.Seed, Faults: faults, TimeScale: o.TimeScale}
+	if o.Topology != nil {
+		rails := o.Rails
+		if rails == 0 {
+			name := o.Preset
+			if name == "" {
+				name = sim.DefaultPreset
+			}
+			if spec, err := sim.Preset(name); err == nil {
+				rails = spec.HCAs
+			}
+		}
+		if err := coversNodes(o.Topology, names, rails); err != nil {
+			return nil, err
+		}
+		cfg.Topology = o.Topology // only when set: a nil pointer in the interface is not nil
+	}
+	fab, err := sim.New(cfg)
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{workers: map[string]*worker.Agent{}, log: log, fab: fab, base: faults}
-	for i := 0; i < o.Nodes; i++ {
-		c.names = append(c.names, NodeName(i, o.Nodes))
-	}
+	c := &Cluster{workers: map[string]*worker.Agent{}, log: log, fab: fab, base: faults, names: names}
 	if err := fab.Validate(c.names); err != nil {
 		return nil, err
 	}
@@ -316,4 +339,19 @@ func gossipTune(nodes int) func(*memberlist.Config) {
 		return nil
 	}
 	return member.SharedHost
+}
+
+// coversNodes checks that the topology cables every node's rails: a test
+// between HCAs it lacks could not be routed, and a sweep would quietly
+// localize nothing there.
+func coversNodes(t *topology.Topology, names []string, rails int) error {
+	for _, n := range names {
+		for r := range max(rails, 1) {
+			if _, ok := t.HCA(n, r); !ok {
+				return fmt.Errorf("topology: %s rail %d has no cable in the topology; its nodes must be the demo's (%s ... %s) with %d rails each",
+					n, r, names[0], names[len(names)-1], rails)
+			}
+		}
+	}
+	return nil
 }

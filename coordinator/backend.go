@@ -10,6 +10,7 @@ import (
 	"github.com/rdmamesh/rdmamesh/coordinator/sweep"
 	"github.com/rdmamesh/rdmamesh/internal/api"
 	"github.com/rdmamesh/rdmamesh/matrix"
+	"github.com/rdmamesh/rdmamesh/topology"
 )
 
 // The methods here are what web.Backend asks for; web declares the interface.
@@ -58,11 +59,14 @@ func (c *Coordinator) matrix(id string, live bool) (*matrix.Matrix, bool) {
 	start := time.Now()
 	// Compact: a byte a cell beside the frozen grid it reads again for the
 	// cells a reader asks for (the grid shares the store's blocks).
-	m := matrix.Analyse(sv.Nodes, grid, grid.ExtraCells(), c.thresholds(sv.Spec))
+	m := matrix.AnalyseOn(c.opts.Topology, sv.Nodes, grid, grid.ExtraCells(), c.thresholds(sv.Spec))
 	evictMatrices(c.matrices, analysedCells(m), matrixCacheCells)
 	c.matrices[id] = cachedMatrix{version: sv.Version, m: m, built: time.Now(), took: time.Since(start)}
 	return m, true
 }
+
+// Topology is the fabric's topology the analyses use; nil when none.
+func (c *Coordinator) Topology() *topology.Topology { return c.opts.Topology }
 
 // liveMatrixAge is how long a running sweep's analysis is served after a
 // build that took took: four times as long, so live readers cost the

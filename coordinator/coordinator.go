@@ -24,6 +24,7 @@ import (
 	"github.com/rdmamesh/rdmamesh/internal/member"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
 	"github.com/rdmamesh/rdmamesh/matrix"
+	"github.com/rdmamesh/rdmamesh/topology"
 )
 
 // Options configure a Coordinator.
@@ -42,6 +43,10 @@ type Options struct {
 	Params          probe.TestParams
 	Mode            string // default sweep mode: quick | full
 	Thresholds      matrix.Thresholds
+	// Topology is the fabric's switches and cables (package topology):
+	// with it every analysis also names the cables, links and switches
+	// that explain the bad cells. nil = none.
+	Topology *topology.Topology
 	SweepDefaults
 	KeepSweeps int
 	Reconcile  time.Duration // full membership reconcile period

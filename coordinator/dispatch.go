@@ -146,7 +146,7 @@ func (l liteRoom) take(rp probe.RailPair, rr *wire.RailResult) bool {
 		return false
 	}
 	*l.cells = append(*l.cells, sweep.LiteCell{Src: int32(l.src), Dst: int32(l.dst), Rail: uint16(rp.Rail), Flow: rr.Flow,
-		Samples: uint32(rr.Latency.Samples), Codes: *rr.LatencyQ})
+		BackFlow: rr.BackFlow, Samples: uint32(rr.Latency.Samples), Codes: *rr.LatencyQ})
 	return true
 }
 
@@ -205,7 +205,7 @@ func resultCells(out []matrix.Cell, lite liteRoom, figs *figKeep, src, dst strin
 			c.Class, c.Error = probe.ClassTester, tester
 			continue
 		}
-		c.Class, c.Error, c.Bandwidth, c.Flow = rr.Class, rr.Error, rr.Bandwidth, rr.Flow
+		c.Class, c.Error, c.Bandwidth, c.Flow, c.BackFlow = rr.Class, rr.Error, rr.Bandwidth, rr.Flow, rr.BackFlow
 		c.Latency, c.LatencyCodes = figs.keep(rr)
 	}
 	return out

@@ -23,9 +23,10 @@ func (s *bufSink) Cancel() error { return nil }
 func (s *bufSink) Close() error  { return nil }
 
 // Every worker-measured cell of a sweep reaches the matrix with the flow
-// its worker reported, from the answers' bytes through the dispatch, the
-// round entries (the leader's kept codes and a follower's decoding), a
-// snapshot and a restore; cells no worker measured have none.
+// and back flow its worker reported, from the answers' bytes through the
+// dispatch, the round entries (the leader's kept codes and a follower's
+// decoding), a snapshot and a restore; cells no worker measured have
+// none.
 func TestSweepCellsCarryTheWorkersFlows(t *testing.T) {
 	nodes, rounds, c := mixedSweep(t)
 	spec := sweep.Spec{PairTimeout: time.Minute, RailMode: "all"}
@@ -67,21 +68,25 @@ func TestSweepCellsCarryTheWorkersFlows(t *testing.T) {
 	for name, fsm := range map[string]*store.FSM{"leader": f, "restored": g} {
 		sv, grid, _ := fsm.Grid("s")
 		m := matrix.Analyse(sv.Nodes, grid, grid.ExtraCells(), matrix.DefaultThresholds())
-		flowed, cross := 0, 0
+		flowed, backed, cross := 0, 0, 0
 		check := func(c *matrix.Cell) {
 			dr := c.Rail
 			if c.DstRail != nil {
 				dr, cross = *c.DstRail, cross+1
 			}
-			want := uint16(0)
+			want, wantBack := uint16(0), uint16(0)
 			if c.Class == probe.ClassOK || c.Class == probe.ClassRetryExceeded { // what mixedWorker measured
-				want = mixFlow(c.Src, c.Dst, c.Rail, dr, c.Round)
+				want, wantBack = mixFlow(c.Src, c.Dst, c.Rail, dr, c.Round), mixBackFlow(c.Src, c.Dst, c.Rail, dr, c.Round)
 			}
-			if c.Flow != want {
-				t.Fatalf("%s: %s→%s rail %d→%d (%s): flow %#x, want %#x", name, c.Src, c.Dst, c.Rail, dr, c.Class, c.Flow, want)
+			if c.Flow != want || c.BackFlow != wantBack {
+				t.Fatalf("%s: %s→%s rail %d→%d (%s): flows %#x and %#x, want %#x and %#x", name, c.Src, c.Dst, c.Rail, dr, c.Class,
+					c.Flow, c.BackFlow, want, wantBack)
 			}
 			if want != 0 {
 				flowed++
+			}
+			if wantBack != 0 {
+				backed++
 			}
 		}
 		if err := m.EachCell(func(_ int, r *matrix.Result) error {
@@ -93,8 +98,8 @@ func TestSweepCellsCarryTheWorkersFlows(t *testing.T) {
 		for i := range m.Cross {
 			check(&m.Cross[i].Cell)
 		}
-		if flowed == 0 || cross == 0 {
-			t.Fatalf("%s: %d cells with flows, %d cross-rail: the sweep lost its cases", name, flowed, cross)
+		if flowed == 0 || backed == 0 || cross == 0 {
+			t.Fatalf("%s: %d cells with flows, %d with back flows, %d cross-rail: the sweep lost its cases", name, flowed, backed, cross)
 		}
 	}
 }

@@ -37,7 +37,7 @@ func mixedRails(src, dst string, round int, rails []probe.RailPair) []wire.RailR
 		k := mixHash(src, dst, rp.Rail, rp.Dst.Rail, round)
 		rr := wire.RailResult{Rail: rp.Rail, Class: probe.ClassOK, Latency: &probe.Latency{Samples: int(k % 5000), MinNs: float64(900 + k%50),
 			P50Ns: float64(1000 + k%97), P90Ns: float64(1100 + k%13), P99Ns: float64(1300 + k%7), P999Ns: 1500, MaxNs: float64(2000 + k%1000)},
-			Flow: mixFlow(src, dst, rp.Rail, rp.Dst.Rail, round)}
+			Flow: mixFlow(src, dst, rp.Rail, rp.Dst.Rail, round), BackFlow: mixBackFlow(src, dst, rp.Rail, rp.Dst.Rail, round)}
 		switch k % 10 {
 		case 6:
 			rr.Error = &probe.Error{Class: probe.ClassOK, Cause: "note from " + src}
@@ -58,6 +58,17 @@ func mixedRails(src, dst string, round int, rails []probe.RailPair) []wire.RailR
 func mixFlow(src, dst string, rail, dstRail, round int) uint16 {
 	k := mixHash("flow", src, dst, rail, dstRail, round)
 	if k%8 == 0 {
+		return 0
+	}
+	return 0xc000 | uint16(k>>8)&0x3fff
+}
+
+// mixBackFlow is the back flow mixedWorker gives a rail, drawn apart from
+// its flow: none on about one rail in six, not always where the flow has
+// none.
+func mixBackFlow(src, dst string, rail, dstRail, round int) uint16 {
+	k := mixHash("back flow", src, dst, rail, dstRail, round)
+	if k%6 == 0 {
 		return 0
 	}
 	return 0xc000 | uint16(k>>8)&0x3fff
@@ -124,7 +135,7 @@ func entryCells(t *testing.T, nodes []matrix.Node, b []byte) []string {
 			bw = new(g.BW.Bandwidth())
 		}
 		out = append(out, cellText(s.Name, d.Name, int(g.Rail), nil, s.Ports[g.Rail].Device, d.Ports[g.Rail].Device, int(g.Round),
-			rr.Classes[g.Meta&wire.ClassMask], e, lat, bw, g.Flow))
+			rr.Classes[g.Meta&wire.ClassMask], e, lat, bw, g.Flow, g.BackFlow))
 	}
 	for _, c := range rr.Whole {
 		var lat *probe.Latency
@@ -135,19 +146,20 @@ func entryCells(t *testing.T, nodes []matrix.Node, b []byte) []string {
 		if c.Bandwidth != nil {
 			bw = new(wire.BWCodes(c.Bandwidth).Bandwidth())
 		}
-		out = append(out, cellText(c.Src, c.Dst, c.Rail, c.DstRail, c.SrcDevice, c.DstDevice, c.Round, c.Class, c.Error, lat, bw, c.Flow))
+		out = append(out, cellText(c.Src, c.Dst, c.Rail, c.DstRail, c.SrcDevice, c.DstDevice, c.Round, c.Class, c.Error, lat, bw, c.Flow,
+			c.BackFlow))
 	}
 	slices.Sort(out)
 	return out
 }
 
 func cellText(src, dst string, rail int, dstRail *int, srcDev, dstDev string, round int, class probe.Class, e *probe.Error,
-	lat *probe.Latency, bw *probe.Bandwidth, flow uint16) string {
+	lat *probe.Latency, bw *probe.Bandwidth, flow, back uint16) string {
 	dr := rail
 	if dstRail != nil {
 		dr = *dstRail
 	}
-	s := fmt.Sprintf("%s>%s %d>%d %s>%s r%d %s flow %#x", src, dst, rail, dr, srcDev, dstDev, round, class, flow)
+	s := fmt.Sprintf("%s>%s %d>%d %s>%s r%d %s flow %#x back %#x", src, dst, rail, dr, srcDev, dstDev, round, class, flow, back)
 	if e != nil {
 		s += fmt.Sprintf(" %+v", *e)
 	}

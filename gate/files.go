@@ -41,6 +41,7 @@ func (o Options) outputsFor(m *matrix.Matrix, d *matrix.DiffReport) []output {
 			return m.WriteHostfile(w, matrix.HostfileOptions{Exclude: o.Exclude, Slots: o.HostSlots})
 		}},
 		{"--nccl-env", o.NCCLEnvFile, func(w io.Writer) error { return m.WriteNCCLEnv(w, nccl) }},
+		{"--cables", o.CablesFile, func(w io.Writer) error { return m.WriteCables(w) }},
 		{"--save-baseline", o.BaselineFile, func(w io.Writer) error {
 			return matrix.BaselineFrom(m, filepath.Base(o.BaselineFile)).WriteJSON(w)
 		}},

@@ -71,6 +71,9 @@ type Options struct {
 	HostFile    string // usable nodes, one per line
 	HostSlots   int    // > 0: "node slots=N" lines in HostFile
 	NCCLEnvFile string // KEY=value lines for the usable nodes
+	// CablesFile is the cable, link and switch suspects as CSV for a
+	// technician (matrix.WriteCables); header only without a topology.
+	CablesFile string
 	// BaselineFile receives the sweep's ok cells as a baseline that later
 	// sweeps can be compared with (coordinator.baseline_file).
 	BaselineFile string

@@ -51,6 +51,9 @@ type linkCell struct {
 	from, to   int32 // its links in paths
 	failed     bool
 	done       bool // explained by a chosen component
+	// first is the verdict of the first measurement of a cell its
+	// retests cleared ("" for a cell bad on the whole).
+	first Verdict
 }
 
 // Link significance: a component must gather linkMinBad bad cells, lie
@@ -74,6 +77,7 @@ func (l *localizer) links(t *topology.Topology) {
 	}
 	ls.markHard()
 	ls.collect()
+	ls.collectRetested()
 	if len(ls.bad) == 0 {
 		return
 	}

@@ -145,7 +145,7 @@ func (ls *linkScan) verdictOf(s *Suspect, cells []int) {
 	classes := map[probe.Class]int{}
 	for _, i := range cells {
 		x := &ls.bad[i]
-		switch ls.l.a.verdict(x.k) {
+		switch ls.verdictOf1(x) {
 		case VerdictFailed:
 			failed++
 			classes[ls.l.a.class(x.k)]++
@@ -174,7 +174,7 @@ func (ls *linkScan) verdictOf(s *Suspect, cells []int) {
 func (ls *linkScan) tally(cells []int) string {
 	n := map[Verdict]int{}
 	for _, i := range cells {
-		n[ls.l.a.verdict(ls.bad[i].k)]++
+		n[ls.verdictOf1(&ls.bad[i])]++
 	}
 	vs := make([]string, 0, len(n))
 	for v := range n {
@@ -254,4 +254,13 @@ func (ls *linkScan) dropEchoes() {
 		}
 	}
 	l.out = kept
+}
+
+// verdictOf1 is the verdict a bad cell counts with: its first
+// measurement's when retests cleared it.
+func (ls *linkScan) verdictOf1(x *linkCell) Verdict {
+	if x.first != "" {
+		return x.first
+	}
+	return ls.l.a.verdict(x.k)
 }

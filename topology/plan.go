@@ -75,11 +75,10 @@ func LoadPlan(path string) (*Topology, error) {
 // both forms. An HCA end takes no port: the model has one port per
 // device, which is how ConnectX-4 and later present a multi-port card.
 //
-// Switches are created as cables name them, with their tier and a leaf's
-// plane derived by New; switches: only overrides. plane is the rail a
-// switch serves (-1: several) and is worth giving for spines and cores,
-// whose plane New does not derive. A switch listed there but in no cable
-// is refused, as it is a typo far more often than an unused switch.
+// Switches are created as cables name them, with their tier and plane
+// derived by New; switches: only overrides. plane is the rail a switch
+// serves (-1: several). A switch listed there but in no cable is refused,
+// as it is a typo far more often than an unused switch.
 //
 // The CSV form has a header row naming the columns a, b and optionally
 // speed, in any order; lines starting with # are comments. It has no

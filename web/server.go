@@ -171,6 +171,7 @@ func (s *Server) routes() *gin.Engine {
 	v1.GET("/diff", s.getDiff)
 	v1.GET("/live", s.getLive)
 	v1.GET("/live/events", s.liveEvents)
+	v1.GET("/topology", s.getTopology)
 
 	if s.opts.Metrics != nil {
 		r.GET("/metrics", s.auth, gin.WrapH(s.opts.Metrics))

@@ -75,3 +75,28 @@ func TestTaskResultsCarryTheInitiatorsFlow(t *testing.T) {
 		}
 	}
 }
+
+// Each rail's result carries the responder's flow as its session open
+// answered it, read there once the responder connected (the same late
+// ports), in both directions of a pair task and through the answer's
+// encoding.
+func TestTaskResultsCarryTheRespondersFlow(t *testing.T) {
+	const token = "s3cret"
+	a, b := flowAgents(t, Options{Token: token})
+	for _, rr := range a.RunTask(context.Background(), pairTask(a, b, 4, token)).Rails {
+		if want := 0xb000 | uint16(rr.Rail); rr.Class != probe.ClassOK || rr.BackFlow != want {
+			t.Errorf("a→b rail %d: %s (%v), back flow %#x, want ok and %#x", rr.Rail, rr.Class, rr.Error, rr.BackFlow, want)
+		}
+	}
+	res := postTask(t, a, token, pairTask(a, b, 4, token))
+	for back, rails := range map[uint16][]wire.RailResult{0xb000: res.Rails, 0xa000: res.Reverse.Rails} {
+		if len(rails) != 4 {
+			t.Fatalf("%d rails answered by %#x's side, want 4", len(rails), back)
+		}
+		for _, rr := range rails {
+			if rr.BackFlow != back|uint16(rr.Rail) {
+				t.Errorf("rail %d: back flow %#x, want %#x (the responder's, read after it connected)", rr.Rail, rr.BackFlow, back|uint16(rr.Rail))
+			}
+		}
+	}
+}

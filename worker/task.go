@@ -134,11 +134,15 @@ func (r *railRun) open(ctx context.Context, a *Agent, t wire.Task) {
 // noteFlow records the path the rail's test took, when its session
 // opened: read after the test, as a provider may only know its QP's
 // source port once connected (mlx5 hashes both QP numbers into it). A
-// failed rail keeps it too: it says which links the failure crossed.
+// failed rail keeps it too: it says which links the failure crossed. The
+// back flow, the path of the responder's pongs and acknowledgements, is
+// the responder's port as its open answered it (0 when it did not open),
+// the one this side connected to.
 func (r *railRun) noteFlow() {
 	if r.sess != nil {
 		r.rr.Flow = r.sess.Info().UDPSport
 	}
+	r.rr.BackFlow = r.peer.UDPSport
 }
 
 // openRemote opens the peer's halves of the rails still going, in one

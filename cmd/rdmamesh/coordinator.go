@@ -42,6 +42,7 @@ func newCoordinatorCmd() *cobra.Command {
 	f.String("data-dir", "", "raft log and snapshots directory (empty: in memory, history lost on restart)")
 	f.Duration("pair-timeout", d["coordinator.pair_timeout"].(time.Duration), "deadline for one directional pair test")
 	f.String("mode", d["sweep.mode"].(string), "default sweep mode: quick or full")
+	f.String("topology", "", "the fabric's cabling plan (YAML/CSV) or ibnetdiscover output, for link localization")
 	f.String("raft-bind", "", "raft transport host:port (empty: single coordinator, no raft network)")
 	f.String("raft-advertise", "", "raft address peers dial (host:port)")
 	f.StringSlice("peer", nil, "static bootstrap voter name=host:port, repeatable (list every coordinator, this one too)")
@@ -55,7 +56,7 @@ func newCoordinatorCmd() *cobra.Command {
 		c, err := loadConfig(cmd, withTLS(map[string]string{"name": "coordinator.name", "insecure": "auth.insecure", "gossip-bind": "gossip.bind",
 			"gossip-advertise": "gossip.advertise", "join": "gossip.join", "api-listen": "coordinator.api_listen", "api-advertise": "coordinator.api_advertise",
 			"data-dir": "coordinator.data_dir", "pair-timeout": "coordinator.pair_timeout", "mode": "sweep.mode",
-			"raft-bind": "coordinator.raft_bind", "raft-advertise": "coordinator.raft_advertise", "peer": "coordinator.peers",
+			"topology": "coordinator.topology", "raft-bind": "coordinator.raft_bind", "raft-advertise": "coordinator.raft_advertise", "peer": "coordinator.peers",
 			"bootstrap-expect": "coordinator.bootstrap_expect", "token-file": "auth.token_file",
 			"gossip-key-file": "gossip.key_file", "memory-limit": "coordinator.memory_limit"}))
 		if err != nil {
@@ -128,6 +129,10 @@ func runCoordinator(ctx context.Context, c *config.Config, log *slog.Logger) err
 	if err != nil {
 		return err
 	}
+	topo, err := loadTopology(c.Coordinator.Topology)
+	if err != nil {
+		return err
+	}
 	var peers []coordinator.Peer
 	for _, p := range c.Coordinator.Peers {
 		id, addr, _ := strings.Cut(p, "=")
@@ -145,7 +150,7 @@ func runCoordinator(ctx context.Context, c *config.Config, log *slog.Logger) err
 		KeepSweeps: c.Coordinator.KeepSweeps, RaftBind: c.Coordinator.RaftBind, RaftAdvertise: c.Coordinator.RaftAdvertise,
 		RaftTimeout: c.Coordinator.RaftTimeout,
 		Peers:       peers, BootstrapExpect: c.Coordinator.BootstrapExpect, Token: token, GossipKey: key, SweepDefaults: defaults,
-		TLS: srvTLS, ClientTLS: cliTLS, Live: liveOptions(c)})
+		TLS: srvTLS, ClientTLS: cliTLS, Live: liveOptions(c), Topology: topo})
 	if err != nil {
 		ln.Close()
 		return err

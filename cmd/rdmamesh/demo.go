@@ -13,19 +13,21 @@ import (
 	"github.com/rdmamesh/rdmamesh/gate"
 	"github.com/rdmamesh/rdmamesh/internal/api"
 	"github.com/rdmamesh/rdmamesh/internal/config"
+	"github.com/rdmamesh/rdmamesh/topology"
 )
 
 func newDemoCmd() *cobra.Command {
 	d := config.Defaults()
 	var once bool
-	var jsonFile, junitFile, preset string
+	var jsonFile, junitFile, preset, tree string
 	var inject []string
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Coordinator + simulated workers in one process, with the web UI: no RDMA hardware needed",
 		Example: "  rdmamesh demo --nodes 16\n" +
 			"  rdmamesh demo --nodes 16 --once --fault node-03/mlx5_1:down --json out.json\n" +
-			"  rdmamesh demo --nodes 32 --inject 30s=node-05/mlx5_0:loss=5% --inject 3m=heal",
+			"  rdmamesh demo --nodes 32 --inject 30s=node-05/mlx5_0:loss=5% --inject 3m=heal\n" +
+			"  rdmamesh demo --fat-tree nodes=64,rails=2,leaf=8,spines=4 --once --fault cable=leaf-r0-01:10~spine-r0-01:3:loss=2%",
 		Args: cobra.NoArgs,
 	}
 	f := cmd.Flags()
@@ -41,11 +43,17 @@ func newDemoCmd() *cobra.Command {
 	f.BoolVar(&once, "once", false, "run one sweep, print the summary and exit with the gate's code")
 	f.StringVar(&jsonFile, "json", "", "with --once: write the matrix JSON here")
 	f.StringVar(&junitFile, "junit", "", "with --once: write JUnit XML here")
+	f.StringVar(&tree, "fat-tree", "", "run on a generated rail-optimized fat tree (rdmamesh topology generate's syntax, e.g. nodes=64,rails=2,leaf=8,spines=4): sets the nodes and rails, routes every test over it and allows cable=/switch= faults")
+	f.String("topology", "", "run on this cabling plan or ibnetdiscover output (its nodes must be node-01 ... node-N)")
 	f.StringArrayVar(&inject, "inject", nil, "break the running demo: AFTER=FAULT (same syntax as --fault) or AFTER=heal, repeatable; e.g. 30s=node-05/mlx5_0:loss=5%")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		c, err := loadConfig(cmd, map[string]string{"nodes": "demo.nodes", "rails": "demo.rails",
 			"fault": "sim.faults", "listen": "demo.listen", "seed": "sim.seed", "time-scale": "sim.time_scale",
-			"mode": "sweep.mode", "pair-timeout": "coordinator.pair_timeout"})
+			"mode": "sweep.mode", "pair-timeout": "coordinator.pair_timeout", "topology": "coordinator.topology"})
+		if err != nil {
+			return err
+		}
+		topo, err := demoTopology(cmd, c, tree, &preset)
 		if err != nil {
 			return err
 		}
@@ -72,7 +80,7 @@ func newDemoCmd() *cobra.Command {
 			log.Warn("demo.listen is reachable beyond loopback and the demo has no token: anyone who reaches it can start sweeps",
 				"listen", c.Demo.Listen)
 		}
-		return runDemo(cmd.Context(), c, preset, demoOut{once: once, json: jsonFile, junit: junitFile, inject: injections},
+		return runDemo(cmd.Context(), c, preset, demoOut{once: once, json: jsonFile, junit: junitFile, inject: injections, topo: topo},
 			cmd.OutOrStdout(), cmd.ErrOrStderr(), log)
 	}
 	return cmd
@@ -82,6 +90,7 @@ type demoOut struct {
 	once        bool
 	json, junit string
 	inject      []injection
+	topo        *topology.Topology
 }
 
 func runDemo(ctx context.Context, c *config.Config, preset string, o demoOut, stdout, stderr io.Writer, log *slog.Logger) error {
@@ -94,7 +103,7 @@ func runDemo(ctx context.Context, c *config.Config, preset string, o demoOut, st
 	cl, err := cluster.Start(startCtx, cluster.Options{Nodes: c.Demo.Nodes, Rails: c.Demo.Rails, Preset: preset,
 		Seed: c.Sim.Seed, Faults: c.Sim.Faults, TimeScale: c.Sim.TimeScale, Listen: c.Demo.Listen,
 		Mode: c.Sweep.Mode, Params: testParams(c), PairTimeout: c.Coordinator.PairTimeout, Logger: log, Sweep: defaults,
-		Version: version, Commit: commit, Live: liveOptions(c)})
+		Version: version, Commit: commit, Live: liveOptions(c), Topology: o.topo})
 	cancel()
 	if err != nil {
 		return err
@@ -126,4 +135,46 @@ func runDemo(ctx context.Context, c *config.Config, preset string, o demoOut, st
 	fmt.Fprintf(stdout, "serving %s/ — start more sweeps from the UI; Ctrl-C to stop\n", cl.URL)
 	<-ctx.Done()
 	return nil
+}
+
+// demoTopology builds the demo's fabric model from --fat-tree or
+// coordinator.topology: a fat tree sizes the demo (nodes, rails) and
+// picks a preset of its link layer when none was given.
+func demoTopology(cmd *cobra.Command, c *config.Config, tree string, preset *string) (*topology.Topology, error) {
+	if tree == "" {
+		return loadTopology(c.Coordinator.Topology)
+	}
+	if c.Coordinator.Topology != "" {
+		return nil, fmt.Errorf("--fat-tree and --topology (coordinator.topology) both given: pick one")
+	}
+	t, err := fatTree(tree)
+	if err != nil {
+		return nil, err
+	}
+	nodes, rails := len(t.HCAs), 0
+	for _, h := range t.HCAs {
+		rails = max(rails, h.Rail+1)
+	}
+	nodes /= rails
+	for _, fl := range []struct {
+		name string
+		have int
+	}{{"nodes", c.Demo.Nodes}, {"rails", c.Demo.Rails}} {
+		want := map[string]int{"nodes": nodes, "rails": rails}[fl.name]
+		if cmd.Flags().Changed(fl.name) && fl.have != want {
+			return nil, fmt.Errorf("--%s %d disagrees with --fat-tree's %d; leave --%s out", fl.name, fl.have, want, fl.name)
+		}
+	}
+	c.Demo.Nodes, c.Demo.Rails = nodes, rails
+	if *preset == "" {
+		switch {
+		case t.LinkLayer == topology.InfiniBand:
+			*preset = "ib-8x400"
+		case rails <= 2:
+			*preset = "roce-2x100"
+		default:
+			*preset = "roce-8x400"
+		}
+	}
+	return t, nil
 }

@@ -83,6 +83,7 @@ func newGateCmd() *cobra.Command {
 	f.StringVar(&o.ExcludeFile, "exclude", "", "write a Slurm hostlist of nodes to exclude (empty file when none)")
 	f.StringVar(&o.HostFile, "hostfile", "", "write the healthy nodes, one per line")
 	f.IntVar(&o.HostSlots, "host-slots", 0, "with --hostfile: write 'node slots=N' lines")
+	f.StringVar(&o.CablesFile, "cables", "", "write the cable, link and switch suspects as CSV for a technician (switch, port, peer, peer port, problem, evidence, action); needs a coordinator with a topology")
 	f.StringVar(&o.NCCLEnvFile, "nccl-env", "", "write NCCL settings (NCCL_IB_HCA, NCCL_IB_GID_INDEX, ...) for the healthy nodes")
 	f.StringVar(&o.NCCL.SocketIfname, "nccl-socket-ifname", "", "NCCL_SOCKET_IFNAME to put in the env file")
 	f.BoolVar(&o.NCCL.EnvFile, "nccl-env-file-format", false,

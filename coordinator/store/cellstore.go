@@ -29,8 +29,10 @@ type cellStore struct {
 	blocksEpoch uint64
 	blocks      []*cellBlock // nil until the first dense cell
 	// flows are the grid cells' flows, beside blocks (cellflow.go): nil
-	// until a cell has one, so a sweep without flows pays nothing.
-	flows []*wire.FlowBlock
+	// until a cell has one, so a sweep without flows pays nothing;
+	// backFlows the same for their back flows.
+	flows     []*wire.FlowBlock
+	backFlows []*wire.FlowBlock
 
 	count int // cells, dense and extra
 
@@ -116,7 +118,7 @@ func (s *cellStore) put(c wire.Cell) {
 			if b := c.Bandwidth; b != nil {
 				bw = new(wire.BWCodes(b))
 			}
-			s.putDense(slot, class, uint16(c.Round), lat, samples, bw, errc, c.Flow)
+			s.putDense(slot, class, uint16(c.Round), lat, samples, bw, errc, c.Flow, c.BackFlow)
 			s.setRetests(slot, c.Retests)
 			return
 		}
@@ -153,7 +155,7 @@ func quantBW(b *probe.Bandwidth) *probe.Bandwidth {
 }
 
 // putDense writes one grid cell; the codes are already the store's.
-func (s *cellStore) putDense(slot int32, class uint8, round uint16, lat *wire.LatQ, samples uint32, bw *wire.BWQ, errc, flow uint16) {
+func (s *cellStore) putDense(slot int32, class uint8, round uint16, lat *wire.LatQ, samples uint32, bw *wire.BWQ, errc, flow, back uint16) {
 	if k, ok := s.extraAt(slot); ok {
 		delete(s.extra, k)
 		s.count--
@@ -195,7 +197,7 @@ func (s *cellStore) putDense(slot int32, class uint8, round uint16, lat *wire.La
 		b.Err[j] = errc
 	}
 	b.Class[j], b.Round[j] = v, round
-	s.setFlow(int(slot)>>blockBits, j, flow)
+	s.setFlows(int(slot)>>blockBits, j, flow, back)
 }
 
 // extraAt finds a kept-whole cell with a grid slot's key; only hand-made
@@ -233,6 +235,7 @@ func (s *cellStore) writable(bi int) *cellBlock {
 	if s.blocksEpoch != s.epoch {
 		s.blocks = slices.Clone(s.blocks)
 		s.flows = slices.Clone(s.flows)
+		s.backFlows = slices.Clone(s.backFlows)
 		s.blocksEpoch = s.epoch
 	}
 	b := s.blocks[bi]

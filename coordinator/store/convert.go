@@ -38,13 +38,13 @@ func nodesOut(ns []wire.Node) []matrix.Node {
 func cellIn(c *matrix.Cell) wire.Cell {
 	return wire.Cell{Src: c.Src, Dst: c.Dst, Rail: c.Rail, DstRail: c.DstRail, SrcDevice: c.SrcDevice, DstDevice: c.DstDevice,
 		Round: c.Round, Class: c.Class, Error: c.Error, Latency: c.Latency, Bandwidth: c.Bandwidth, Flow: c.Flow,
-		Retests: attemptsIn(c.Retests)}
+		BackFlow: c.BackFlow, Retests: attemptsIn(c.Retests)}
 }
 
 func cellOut(c *wire.Cell) matrix.Cell {
 	return matrix.Cell{Src: c.Src, Dst: c.Dst, Rail: c.Rail, DstRail: c.DstRail, SrcDevice: c.SrcDevice, DstDevice: c.DstDevice,
 		Round: c.Round, Class: c.Class, Error: c.Error, Latency: c.Latency, Bandwidth: c.Bandwidth, Flow: c.Flow,
-		Retests: attemptsOut(c.Retests)}
+		BackFlow: c.BackFlow, Retests: attemptsOut(c.Retests)}
 }
 
 func cellsOut(cs []wire.Cell) []matrix.Cell {

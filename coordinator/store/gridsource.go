@@ -1,6 +1,8 @@
 package store
 
 import (
+	"slices"
+
 	"github.com/rdmamesh/rdmamesh/internal/probe"
 	"github.com/rdmamesh/rdmamesh/internal/wire"
 	"github.com/rdmamesh/rdmamesh/matrix"
@@ -87,3 +89,18 @@ func (g *GridSource) Fill(c *matrix.Cell, src, dst, rail int) bool {
 // ExtraCells are the cells kept whole (cross-rail ones, cells outside the
 // grid): BuildFrom takes them as a slice.
 func (g *GridSource) ExtraCells() []matrix.Cell { return cellsOut(sortedCells(g.v.extra)) }
+
+// EachRetested lists the cells with confirmation measurements
+// (matrix.RetestSource), in slot order: few, and link localization judges
+// their first measurement on its own.
+func (g *GridSource) EachRetested(fn func(src, dst, rail int)) {
+	slots := make([]int32, 0, len(g.v.retests))
+	for s := range g.v.retests {
+		slots = append(slots, s)
+	}
+	slices.Sort(slots)
+	for _, s := range slots {
+		src, dst, rail := wire.GridCoords(g.v.n, g.v.rails, s)
+		fn(src, dst, rail)
+	}
+}

@@ -38,7 +38,7 @@ func roundEncoder(x *NodeIndex, r sweep.RoundResult) *wire.RoundEncoder {
 	for i := range r.Lite {
 		l := &r.Lite[i]
 		if grid && int(l.Rail) < x.rails && enc.Grid(&wire.GridCell{Src: int(l.Src), Dst: int(l.Dst), Rail: int(l.Rail), Round: r.Round,
-			Class: probe.ClassOK, LatQ: (*wire.LatQ)(&l.Codes), Samples: l.Samples, Flow: l.Flow}) {
+			Class: probe.ClassOK, LatQ: (*wire.LatQ)(&l.Codes), Samples: l.Samples, Flow: l.Flow, BackFlow: l.BackFlow}) {
 			continue
 		}
 		c := liteCell(&r, l)
@@ -51,7 +51,8 @@ func roundEncoder(x *NodeIndex, r sweep.RoundResult) *wire.RoundEncoder {
 		if x != nil && len(mc.Retests) == 0 {
 			if si, di, ok := x.place(mc.Src, mc.Dst, mc.SrcDevice, mc.DstDevice, mc.Rail, mc.DstRail, mc.Round, mc.Latency, &memo); ok &&
 				enc.Grid(&wire.GridCell{Src: int(si), Dst: int(di), Rail: mc.Rail, Round: mc.Round, Class: mc.Class, Error: mc.Error,
-					Latency: mc.Latency, Bandwidth: mc.Bandwidth, LatQ: workersCodes(mc, figs), Flow: mc.Flow}) {
+					Latency: mc.Latency, Bandwidth: mc.Bandwidth, LatQ: workersCodes(mc, figs), Flow: mc.Flow,
+					BackFlow: mc.BackFlow}) {
 				continue
 			}
 		}
@@ -67,7 +68,7 @@ func liteCell(r *sweep.RoundResult, l *sweep.LiteCell) wire.Cell {
 	src, dst, rail := &r.Nodes[l.Src], &r.Nodes[l.Dst], int(l.Rail)
 	lat := wire.LatQ(l.Codes).Latency(l.Samples)
 	return wire.Cell{Src: src.Name, Dst: dst.Name, Rail: rail, SrcDevice: src.Ports[rail].Device, DstDevice: dst.Ports[rail].Device,
-		Round: r.Round, Class: probe.ClassOK, Latency: &lat, Flow: l.Flow}
+		Round: r.Round, Class: probe.ClassOK, Latency: &lat, Flow: l.Flow, BackFlow: l.BackFlow}
 }
 
 // workersCodes is c's latency as its worker's codes, when it has them and
@@ -150,7 +151,7 @@ func (f *FSM) applyCells(rc roundContent) error {
 			bw = &c.BW
 		}
 		slot := st.slot(src, dst, rail)
-		st.putDense(slot, classes[c.Meta&classMask], c.Round, lat, c.Samples, bw, errs[c.Err], c.Flow)
+		st.putDense(slot, classes[c.Meta&classMask], c.Round, lat, c.Samples, bw, errs[c.Err], c.Flow, c.BackFlow)
 		st.setRetests(slot, nil)
 	}
 	for _, c := range r.Whole {
@@ -166,7 +167,7 @@ func (s *NodeIndex) wholeCell(r *wire.RoundHead, c *wire.GridCodes) wire.Cell {
 	src, dst := &s.nodes[c.Src], &s.nodes[c.Dst]
 	rail := int(c.Rail)
 	out := wire.Cell{Src: src.Name, Dst: dst.Name, Rail: rail, SrcDevice: portDevice(src, rail), DstDevice: portDevice(dst, rail),
-		Round: int(c.Round), Class: r.Classes[c.Meta&classMask], Flow: c.Flow}
+		Round: int(c.Round), Class: r.Classes[c.Meta&classMask], Flow: c.Flow, BackFlow: c.BackFlow}
 	if c.Err > 0 {
 		out.Error = new(r.Errors[c.Err-1])
 	}

@@ -358,8 +358,8 @@ func splitLite(cs []matrix.Cell, pos map[string]int32) (rest []matrix.Cell, lite
 		}
 		q := wire.LatCodes(c.Latency)
 		c.Latency, c.LatencyCodes = new(q.Latency(uint32(c.Latency.Samples))), (*[7]uint16)(&q)
-		lite = append(lite, sweep.LiteCell{Src: pos[c.Src], Dst: pos[c.Dst], Rail: uint16(c.Rail), Flow: c.Flow, Samples: uint32(c.Latency.Samples),
-			Codes: q})
+		lite = append(lite, sweep.LiteCell{Src: pos[c.Src], Dst: pos[c.Dst], Rail: uint16(c.Rail), Flow: c.Flow, BackFlow: c.BackFlow,
+			Samples: uint32(c.Latency.Samples), Codes: q})
 	}
 	return rest, lite
 }

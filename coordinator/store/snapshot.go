@@ -97,7 +97,7 @@ func (fs *frozenSweep) record() wire.SnapshotSweep {
 			}
 		}
 	}
-	out.Flows = v.flows
+	out.Flows, out.BackFlows = v.flows, v.back
 	return out
 }
 
@@ -180,12 +180,8 @@ func restoreSweep(ss *wire.SnapshotSweep) *sweepRecord {
 			}
 		}
 		st.blocks[i] = b
-		if ss.Flows != nil && ss.Flows[i] != nil {
-			if st.flows == nil {
-				st.flows = make([]*wire.FlowBlock, len(ss.Blocks))
-			}
-			st.flows[i] = ss.Flows[i]
-		}
+		restoreFlows(&st.flows, ss.Flows, i)
+		restoreFlows(&st.backFlows, ss.BackFlows, i)
 	}
 	return rec
 }

@@ -17,6 +17,7 @@ type storeView struct {
 	rails   int
 	blocks  []*cellBlock
 	flows   []*wire.FlowBlock
+	back    []*wire.FlowBlock
 	count   int
 	classes []probe.Class
 	errs    []*probe.Error
@@ -26,8 +27,8 @@ type storeView struct {
 
 // view reads the live store; valid only while the caller holds the lock.
 func (s *cellStore) view() storeView {
-	return storeView{nodes: s.nodes, n: s.n, rails: s.rails, blocks: s.blocks, flows: s.flows, count: s.count, classes: s.classes,
-		errs: s.errs, retests: s.retests, extra: s.extra}
+	return storeView{nodes: s.nodes, n: s.n, rails: s.rails, blocks: s.blocks, flows: s.flows, back: s.backFlows, count: s.count,
+		classes: s.classes, errs: s.errs, retests: s.retests, extra: s.extra}
 }
 
 // freeze returns a view that later writes cannot change.
@@ -64,7 +65,8 @@ func (v *storeView) cell(slot int32, b *cellBlock, j int, lat *probe.Latency, bw
 	cls := b.Class[j]
 	c := matrix.Cell{Src: v.nodes[src].Name, Dst: v.nodes[d].Name, Rail: rail,
 		SrcDevice: portDevice(&v.nodes[src], rail), DstDevice: portDevice(&v.nodes[d], rail),
-		Round: int(b.Round[j]), Class: v.classes[cls&classMask-1], Flow: v.flowAt(slot), Retests: attemptsOut(v.retests[slot])}
+		Round: int(b.Round[j]), Class: v.classes[cls&classMask-1], Flow: v.flowAt(slot), BackFlow: v.backFlowAt(slot),
+		Retests: attemptsOut(v.retests[slot])}
 	if b.Err != nil && b.Err[j] != 0 {
 		c.Error = v.errs[b.Err[j]-1]
 	}

@@ -15,4 +15,5 @@ type LiteCell struct {
 	Flow     uint16 // matrix.Cell.Flow, in Rail's padding: still 32 bytes
 	Samples  uint32
 	Codes    [7]uint16
+	BackFlow uint16 // matrix.Cell.BackFlow, in the tail's padding: still 32 bytes
 }

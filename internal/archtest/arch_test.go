@@ -93,7 +93,7 @@ var rules = map[string][]string{
 	"worker":      {"internal/probe", "internal/wire", "internal/session", "internal/member", "internal/selffault", "internal/fabric", "internal/liveplan", "worker/live", "internal/counters"},
 	"worker/live": {"internal/fabric", "internal/liveplan", "internal/probe"},
 	"coordinator": {"internal/probe", "internal/wire", "internal/member", "internal/api", "matrix", "coordinator/scheduler", "internal/hostlist", "internal/selffault",
-		"coordinator/sweep", "coordinator/store", "coordinator/live", "internal/liveplan", "internal/fabric", "coordinator/raftlog"},
+		"coordinator/sweep", "coordinator/store", "coordinator/live", "internal/liveplan", "internal/fabric", "coordinator/raftlog", "topology"},
 	"coordinator/scheduler": nil,
 	// raft's log on disk: raft's types and the filesystem, nothing of ours.
 	"coordinator/raftlog": nil,
@@ -107,7 +107,7 @@ var rules = map[string][]string{
 	// The fabric's model: pure, read by the matrix, the coordinator and
 	// the wiring (the simulated fabric reads it through sim.Paths).
 	"topology": nil,
-	"web":      {"internal/api", "internal/probe", "matrix"},
+	"web":      {"internal/api", "internal/probe", "matrix", "topology"},
 	// Synthetic matrices for the web's benchmarks and browser tests.
 	"web/internal/synth": {"internal/probe", "matrix"},
 	"gate":               {"internal/api", "matrix", "internal/probe"},

@@ -91,6 +91,9 @@ type Coordinator struct {
 	PairTimeout  time.Duration `mapstructure:"pair_timeout"`
 	Parallelism  int           `mapstructure:"parallelism"` // concurrent pairs per round, 0 = all
 	KeepSweeps   int           `mapstructure:"keep_sweeps"`
+	// Topology is a cabling plan (YAML or CSV) or ibnetdiscover output:
+	// the fabric's switches and cables, for link localization. Empty: none.
+	Topology string `mapstructure:"topology"`
 
 	RaftBind        string        `mapstructure:"raft_bind"`      // empty: single voter, no raft network
 	RaftAdvertise   string        `mapstructure:"raft_advertise"` // what peers dial
@@ -172,6 +175,7 @@ func Defaults() map[string]any {
 		"coordinator.data_dir":         "",
 		"coordinator.pair_timeout":     10 * time.Second,
 		"coordinator.parallelism":      0,
+		"coordinator.topology":         "",
 		"sweep.mode":                   "full",
 		"sweep.latency_size":           8,
 		"sweep.latency_iters":          1000,

@@ -208,8 +208,13 @@ func (s *Server) open(ctx context.Context, local probe.Endpoint, initiator probe
 	var accept func(context.Context) error // RDMA CM: the connection completes after our reply
 	if p.Connect == probe.ConnectRDMACM {
 		info, accept, err = listenCM(ctx, sess, initiator)
-	} else {
-		err = sess.Connect(ctx, initiator)
+	} else if err = sess.Connect(ctx, initiator); err == nil {
+		// The reply is the initiator's only word on the path our answers
+		// take (its rails' BackFlow), and a provider may know our QP's
+		// source port only once connected (mlx5 hashes both QP numbers
+		// into it). Through RDMA CM the connection completes after the
+		// reply, so there the port is what Listen knew.
+		info.UDPSport = sess.Info().UDPSport
 	}
 	if err != nil {
 		_ = sess.Close()

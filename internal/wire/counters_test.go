@@ -61,7 +61,7 @@ func writeV1(t *testing.T, sweeps []SnapshotSweep, live *LivePlan) []byte {
 		for bi, blk := range old.Blocks {
 			if blk != nil {
 				out.uv(uint64(bi) + 1)
-				out.block(blk, nil)
+				out.block(blk, nil, nil)
 			}
 		}
 		out.uv(0)

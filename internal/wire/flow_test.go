@@ -50,6 +50,48 @@ func flows(res TaskResult) []uint16 {
 	return out
 }
 
+// A rail's back flow reaches the leader as its flow does, set apart from
+// it: a rail may know either without the other.
+func TestTaskResultCarriesBackFlow(t *testing.T) {
+	lat := &probe.Latency{Samples: 1000, P50Ns: 1000}
+	res := TaskResult{SweepID: "s", Round: 2, Src: "a", Dst: "b",
+		Rails: []RailResult{{Rail: 0, Class: probe.ClassOK, Latency: lat, Flow: 0xc001, BackFlow: 0xc101},
+			{Rail: 1, Class: probe.ClassTimeout, Error: &probe.Error{Class: probe.ClassTimeout}, BackFlow: 0xfffe},
+			{Rail: 2, Class: probe.ClassOK, Latency: lat, BackFlow: 0x80}},
+		Reverse: &ReverseResult{Rails: []RailResult{{Rail: 0, Class: probe.ClassOK, Latency: lat, Flow: 0xd00d},
+			{Rail: 1, Class: probe.ClassOK, Latency: lat, Flow: 0x7f, BackFlow: 0xd11d}}}}
+	want := []uint16{0xc101, 0xfffe, 0x80, 0, 0xd11d}
+	wantFlows := []uint16{0xc001, 0, 0, 0xd00d, 0x7f}
+	task := &Task{SweepID: "s", Round: 2, Src: "a", Dst: "b"}
+	for _, c := range []*Codec[TaskResult]{TaskResultMsg, TaskResultQ} {
+		b := c.Append(nil, &res)
+		dec, err := c.Decode(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lead, err := DecodeAnswer(b, AnswerRoom{Task: task})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, got := range []TaskResult{dec, lead} {
+			if f := backFlows(got); !reflect.DeepEqual(f, want) {
+				t.Fatalf("version %d: back flows %#x, want %#x", c.Version(), f, want)
+			}
+			if f := flows(got); !reflect.DeepEqual(f, wantFlows) {
+				t.Fatalf("version %d: flows %#x, want %#x", c.Version(), f, wantFlows)
+			}
+		}
+	}
+}
+
+func backFlows(res TaskResult) []uint16 {
+	var out []uint16
+	for _, rr := range append(res.Rails, res.Reverse.Rails...) {
+		out = append(out, rr.BackFlow)
+	}
+	return out
+}
+
 // A grid cell's flow sits in padding: GridCodes stays the 56 bytes a
 // leader writes and reads once a cell.
 func TestGridCodesSize(t *testing.T) {
@@ -58,8 +100,8 @@ func TestGridCodesSize(t *testing.T) {
 	}
 }
 
-// roundV1Of is round entry b as version 1 wrote it: no flow column, whole
-// cells without their flows.
+// roundV1Of is round entry b as version 1 wrote it: no flow columns,
+// whole cells without their flows.
 func roundV1Of(t *testing.T, b []byte) []byte {
 	t.Helper()
 	raw, err := io.ReadAll(flate.NewReader(bytes.NewReader(b[1:])))
@@ -114,14 +156,14 @@ func TestRoundReadsVersion1(t *testing.T) {
 	defer old.Release()
 	wantWhole := cloneCells(whole)
 	for i := range wantWhole {
-		wantWhole[i].Flow = 0
+		wantWhole[i].Flow, wantWhole[i].BackFlow = 0, 0
 	}
 	if !reflect.DeepEqual(old.Whole, wantWhole) || old.Cells != cur.Cells {
 		t.Fatalf("version 1: %d cells, whole %+v; want %d, %+v", old.Cells, old.Whole, cur.Cells, wantWhole)
 	}
 	var c, want GridCodes
-	c.Flow = 7 // a reused GridCodes must not keep a flow
-	flowed := 0
+	c.Flow, c.BackFlow = 7, 7 // a reused GridCodes must not keep a flow
+	flowed, backed := 0, 0
 	for i := range cur.Cells {
 		if err := cur.Next(&want); err != nil {
 			t.Fatal(err)
@@ -132,18 +174,21 @@ func TestRoundReadsVersion1(t *testing.T) {
 		if want.Flow != 0 {
 			flowed++
 		}
-		want.Flow = 0
+		if want.BackFlow != 0 {
+			backed++
+		}
+		want.Flow, want.BackFlow = 0, 0
 		if c != want {
 			t.Fatalf("cell %d: %+v, want %+v", i, c, want)
 		}
 	}
-	if flowed == 0 {
-		t.Fatal("the test round has no flows to leave out")
+	if flowed == 0 || backed == 0 {
+		t.Fatalf("the test round has %d flows and %d back flows to leave out", flowed, backed)
 	}
 }
 
-// withFlows is s with flows on some of its grid's cells and on its whole
-// cells.
+// withFlows is s with flows and back flows on some of its grid's cells
+// and on its whole cells.
 func withFlows(s []SnapshotSweep) []SnapshotSweep {
 	f := new(FlowBlock)
 	for j := range f {
@@ -153,6 +198,20 @@ func withFlows(s []SnapshotSweep) []SnapshotSweep {
 	}
 	s[0].Flows = []*FlowBlock{f}
 	s[0].Whole[0].Flow = 0xbeef
+	return withBackFlows(s)
+}
+
+// withBackFlows is s with back flows on some of its grid's cells, others
+// than withFlows gives flows, and on its whole cells.
+func withBackFlows(s []SnapshotSweep) []SnapshotSweep {
+	f := new(FlowBlock)
+	for j := range f {
+		if s[0].Blocks[0].Class[j] != 0 && j%3 != 1 {
+			f[j] = 0xd000 | uint16(j)
+		}
+	}
+	s[0].BackFlows = []*FlowBlock{f}
+	s[0].Whole[0].BackFlow = 0xfeed
 	return s
 }
 
@@ -170,8 +229,25 @@ func TestSnapshotCarriesFlows(t *testing.T) {
 	if err := WriteSnapshot(&b, testSnapshot()); err != nil {
 		t.Fatal(err)
 	}
-	if got := readSweeps(t, b.Bytes()); got[0].Flows != nil {
-		t.Fatalf("flows %v from a sweep that had none", got[0].Flows)
+	if got := readSweeps(t, b.Bytes()); got[0].Flows != nil || got[0].BackFlows != nil {
+		t.Fatalf("flows %v, back flows %v from a sweep that had none", got[0].Flows, got[0].BackFlows)
+	}
+}
+
+// Back flows are kept apart from flows: a sweep that has only back flows
+// writes and reads back only those.
+func TestSnapshotCarriesBackFlowsAlone(t *testing.T) {
+	want := withBackFlows(testSnapshot())
+	var b bytes.Buffer
+	if err := WriteSnapshot(&b, want); err != nil {
+		t.Fatal(err)
+	}
+	got := readSweeps(t, b.Bytes())
+	if got[0].Flows != nil {
+		t.Fatalf("flows %v from a sweep that had back flows only", got[0].Flows)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("back flows do not round-trip:\n got %+v\nwant %+v", got, want)
 	}
 }
 

@@ -114,9 +114,10 @@ type GridBlock struct {
 }
 
 // FlowBlock is the flows of a GridBlock's cells (the initiator QP's UDP
-// source port; 0 = unknown). It is kept beside its block rather than in
-// it: one pointer more takes the store's block past its 240-byte size
-// class, a cost every block would pay where only flows need the room.
+// source port, or for back flows the responder QP's; 0 = unknown). It is
+// kept beside its block rather than in it: one pointer more takes the
+// store's block past its 240-byte size class, a cost every block would
+// pay where only flows need the room.
 type FlowBlock [BlockLen]uint16
 
 // SetSamples gives slot j, a cell whose latency is being written, v

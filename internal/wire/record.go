@@ -44,6 +44,7 @@ type Cell struct {
 	Latency   *probe.Latency
 	Bandwidth *probe.Bandwidth
 	Flow      uint16 // the initiator QP's UDP source port; 0 = unknown
+	BackFlow  uint16 // the responder QP's; 0 = unknown
 	Retests   []Attempt
 }
 
@@ -158,7 +159,7 @@ func (r *reader) attempt(a *Attempt) {
 
 func (w *writer) cell(c *Cell) { w.cellOf(c, true) }
 
-// cellOf writes c; with flow false, without its flow, as the layouts
+// cellOf writes c; with flow false, without its flows, as the layouts
 // before flows did (round version 1, snapshot head version 1).
 func (w *writer) cellOf(c *Cell, flow bool) {
 	w.str(c.Src)
@@ -174,6 +175,7 @@ func (w *writer) cellOf(c *Cell, flow bool) {
 	w.bandwidth(c.Bandwidth)
 	if flow {
 		w.u64(uint64(c.Flow))
+		w.u64(uint64(c.BackFlow))
 	}
 	putList(w, c.Retests, (*writer).attempt)
 }
@@ -190,7 +192,7 @@ func (r *reader) cellOf(c *Cell, flow bool) {
 	c.SrcDevice, c.DstDevice, c.Round, c.Class = r.str(), r.str(), r.int(), probe.Class(r.str())
 	c.Error, c.Latency, c.Bandwidth = r.error(), r.latency(), r.bandwidth()
 	if flow {
-		c.Flow = r.u16()
+		c.Flow, c.BackFlow = r.u16(), r.u16()
 	}
 	c.Retests = getList(r, (*reader).attempt)
 }

@@ -9,7 +9,7 @@ import (
 
 // TaskResultQ is the task result with its figures as the quant codes the
 // coordinator's store keeps (quant.go), version 6 of the task result
-// (version 4 without the rails' flows):
+// (version 4 without the rails' flows and back flows):
 // each latency is its sample count and seven 2-byte codes, each bandwidth
 // its bytes and three codes. The worker quantises what it measured, so the
 // leader, which decodes a million answers a sweep, neither reads floats nor
@@ -131,7 +131,7 @@ func (r *reader) readLatency(codes bool) *probe.Latency {
 // plainRailQ reads, for the leader (device names skipped), a rail of a
 // TaskResultQ answer in the shape nearly every rail of a sweep has: ok,
 // no error, a latency, no bandwidth or read latency, no counters, and
-// small numbers (one-byte rail, names and GID indices; any flow). It
+// small numbers (one-byte rail, names and GID indices; any flows). It
 // reads it in one pass over local bytes, where the general path's dozen
 // calls each moved the reader: a 1,024-node sweep decodes 8 million
 // rails. A rail of any other shape is left unread (false) for the general
@@ -158,7 +158,7 @@ func (r *reader) plainRailQ(rr *RailResult, l *probe.Latency, q *LatQ) bool {
 	}
 	k += n
 	// the codes, then no bandwidth, no read latency, GID indices, no
-	// counters, the flow
+	// counters, the flow and the back flow
 	if len(b) < k+len(q)*2+5 {
 		return false
 	}
@@ -170,11 +170,15 @@ func (r *reader) plainRailQ(rr *RailResult, l *probe.Latency, q *LatQ) bool {
 	if n <= 0 || flow > math.MaxUint16 {
 		return false
 	}
+	back, m := binary.Uvarint(t[5+n:])
+	if m <= 0 || back > math.MaxUint16 {
+		return false
+	}
 	getCodes(q[:], b[k:])
 	*l = q.figures(int(samples), r.figs())
 	*rr = RailResult{Rail: unzig(b[0]), Class: probe.ClassOK, Latency: l, LatencyQ: q, SrcGID: unzig(t[2]), DstGID: unzig(t[3]),
-		Flow: uint16(flow)}
-	r.b = t[5+n:]
+		Flow: uint16(flow), BackFlow: uint16(back)}
+	r.b = t[5+n+m:]
 	return true
 }
 

@@ -185,7 +185,8 @@ func TestPlainRailsReadAsTheGeneralPath(t *testing.T) {
 		rails := make([]RailResult, 1+rng.IntN(16))
 		for k := range rails {
 			rr := RailResult{Rail: rng.IntN(70) - 2, SrcDevice: "mlx5_" + strings.Repeat("x", rng.IntN(3)), DstDevice: "mlx5_1",
-				Class: probe.ClassOK, SrcGID: rng.IntN(70) - 3, DstGID: rng.IntN(70), Flow: testFlow(rng), Latency: &probe.Latency{Samples: rng.IntN(1 << 22),
+				Class: probe.ClassOK, SrcGID: rng.IntN(70) - 3, DstGID: rng.IntN(70), Flow: testFlow(rng), BackFlow: testFlow(rng),
+				Latency: &probe.Latency{Samples: rng.IntN(1 << 22),
 					MinNs: 900 + rng.Float64()*100, P50Ns: 1000 + rng.Float64()*100, P90Ns: 1100, P99Ns: 1200, P999Ns: 1500, MaxNs: 3000, StdevNs: rng.Float64() * 40}}
 			switch rng.IntN(12) {
 			case 0:
@@ -242,6 +243,8 @@ func TestPlainRailsReadAsTheGeneralPath(t *testing.T) {
 	}{
 		{RailResult{Rail: 3, SrcDevice: "mlx5_3", Class: probe.ClassOK, Latency: &probe.Latency{Samples: 1000, P50Ns: 1000}}, true},
 		{RailResult{Rail: 3, SrcDevice: "mlx5_3", Class: probe.ClassOK, Latency: &probe.Latency{Samples: 1000, P50Ns: 1000}, Flow: 0xc123}, true},
+		{RailResult{Rail: 3, SrcDevice: "mlx5_3", Class: probe.ClassOK, Latency: &probe.Latency{Samples: 1000, P50Ns: 1000}, Flow: 0xc123,
+			BackFlow: 0xc321}, true},
 		{RailResult{Rail: 3, SrcDevice: "mlx5_3", Class: probe.ClassTimeout, Latency: &probe.Latency{Samples: 1000}}, false},
 		// "ok" and an error whose bytes, read as a plain rail's flags,
 		// sample count, codes and tail, would all pass: only the error

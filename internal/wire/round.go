@@ -16,15 +16,16 @@ import (
 // flate stream of: sweep ID, round, grid cell count, the entry's class and
 // error tables, one column per field of the grid cells (source,
 // destination, rail, class and flags, round, error, samples, each latency
-// and bandwidth figure, flow), each column length-prefixed, and last the
-// cells kept whole. Grid cells name nodes by their index in the sweep's
-// start record; figures are quant codes, delta-coded against their
+// and bandwidth figure, flow, back flow), each column length-prefixed, and
+// last the cells kept whole. Grid cells name nodes by their index in the
+// sweep's start record; figures are quant codes, delta-coded against their
 // neighbour so that flate finds repeats. A 1,024-node round (8,184 cells)
 // takes about 75 KB where JSON took 3.4 MB.
 //
-// Version 2 added the flow column and each whole cell's flow. A reader
-// reads version 1 too (flows 0): a coordinator upgraded in place replays
-// the entries its older self logged after its last snapshot.
+// Version 2 added the flow and back flow columns and each whole cell's
+// flows. A reader reads version 1 too (flows 0): a coordinator upgraded
+// in place replays the entries its older self logged after its last
+// snapshot.
 const RoundVersion = 2
 
 // roundV1 is the layout before flows.
@@ -38,11 +39,12 @@ const (
 	colRound
 	colErr
 	colSamples
-	colLat0  // seven latency codes: colLat0 + LatQ index
-	colBytes = colLat0 + len(LatQ{})
-	colBW0   = colBytes + 1 // three bandwidth codes
-	colFlow  = colBW0 + 3   // last: version 1 ends before it
-	nCols    = colFlow + 1
+	colLat0     // seven latency codes: colLat0 + LatQ index
+	colBytes    = colLat0 + len(LatQ{})
+	colBW0      = colBytes + 1 // three bandwidth codes
+	colFlow     = colBW0 + 3   // version 1 ends before it
+	colBackFlow = colFlow + 1
+	nCols       = colBackFlow + 1
 )
 
 // GridCell is a cell the encoder writes in grid form: node indices into
@@ -58,9 +60,10 @@ type GridCell struct {
 	// answer's): written as they are. Set without Latency, it is the
 	// cell's latency on its own, of Samples samples: a cell that never had
 	// its figures decoded.
-	LatQ    *LatQ
-	Samples uint32
-	Flow    uint16 // the initiator QP's UDP source port; 0 = unknown
+	LatQ     *LatQ
+	Samples  uint32
+	Flow     uint16 // the initiator QP's UDP source port; 0 = unknown
+	BackFlow uint16 // the responder QP's; 0 = unknown
 }
 
 // RoundEncoder builds one round entry; its scratch space is reused across
@@ -142,10 +145,11 @@ func (e *RoundEncoder) Grid(c *GridCell) bool {
 	}
 	cols[colErr] = appendUv(cols[colErr], uint64(errc))
 	cols[colFlow] = appendUv(cols[colFlow], uint64(c.Flow))
+	cols[colBackFlow] = appendUv(cols[colBackFlow], uint64(c.BackFlow))
 	// The kept codes are built here and appended whole: filled in place
 	// after the append, they were written to memory twice.
 	g := GridCodes{Src: uint32(c.Src), Dst: uint32(c.Dst), Rail: uint16(c.Rail), Meta: meta, Round: uint16(c.Round), Err: uint32(errc),
-		Flow: c.Flow}
+		Flow: c.Flow, BackFlow: c.BackFlow}
 	if hasLat {
 		g.Samples = c.Samples
 		if c.Latency != nil {

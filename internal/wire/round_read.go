@@ -20,7 +20,7 @@ type RoundReader struct {
 	RoundHead
 
 	cols    [nCols]reader // one per column; a short or bad read sets its err
-	flows   bool          // the entry has the flow column (version 2)
+	flows   bool          // the entry has the flow columns (version 2)
 	prevP50 int64
 	prevStd int64
 	prevB   int64
@@ -38,7 +38,8 @@ type GridCodes struct {
 	Round    uint16
 	Meta     uint8 // index into Classes | FlagLat | FlagBW
 	Lat      LatQ
-	Flow     uint16 // in Lat's padding before BW: still 56 bytes
+	Flow     uint16 // the flows sit in Lat's padding before BW: still 56 bytes
+	BackFlow uint16
 	BW       BWQ
 }
 
@@ -132,9 +133,9 @@ func (rr *RoundReader) Next(c *GridCodes) error {
 		return ErrCorruptRound
 	}
 	c.Src, c.Dst, c.Rail, c.Round, c.Err = uint32(src), uint32(dst), uint16(rail), uint16(round), uint32(errc)
-	c.Flow = 0
+	c.Flow, c.BackFlow = 0, 0
 	if rr.flows {
-		c.Flow = cols[colFlow].u16()
+		c.Flow, c.BackFlow = cols[colFlow].u16(), cols[colBackFlow].u16()
 	}
 	if c.Meta&FlagLat != 0 {
 		samples := cols[colSamples].u64()

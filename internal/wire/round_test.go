@@ -25,7 +25,8 @@ func testRound(rng *rand.Rand, n int) ([]GridCell, []Cell) {
 				if s == d {
 					continue
 				}
-				c := GridCell{Src: s, Dst: d, Rail: rail, Round: 4 + rng.IntN(2), Class: probe.ClassOK, Flow: testFlow(rng)}
+				c := GridCell{Src: s, Dst: d, Rail: rail, Round: 4 + rng.IntN(2), Class: probe.ClassOK, Flow: testFlow(rng),
+					BackFlow: testFlow(rng)}
 				if rng.IntN(9) == 0 {
 					c.Class, c.Error = down.Class, down
 				} else {
@@ -41,7 +42,8 @@ func testRound(rng *rand.Rand, n int) ([]GridCell, []Cell) {
 		}
 	}
 	one := 1
-	whole := []Cell{{Src: "a", Dst: "b", Rail: 0, DstRail: &one, Class: probe.ClassOK, Latency: &probe.Latency{P50Ns: 1.5}, Flow: 0xc0de},
+	whole := []Cell{{Src: "a", Dst: "b", Rail: 0, DstRail: &one, Class: probe.ClassOK, Latency: &probe.Latency{P50Ns: 1.5}, Flow: 0xc0de,
+		BackFlow: 0xbac0},
 		{Src: "x", Dst: "y", Rail: 3, Class: probe.ClassTimeout, Error: &probe.Error{Class: probe.ClassTimeout, Cause: "slow"},
 			Retests: []Attempt{{Round: 9, Class: probe.ClassOK}}}}
 	return grid, whole
@@ -88,7 +90,7 @@ func TestRoundRoundTrip(t *testing.T) {
 			t.Fatalf("cell %d: %v", i, err)
 		}
 		got := GridCell{Src: int(c.Src), Dst: int(c.Dst), Rail: int(c.Rail), Round: int(c.Round), Class: rr.Classes[c.Meta&ClassMask],
-			Flow: c.Flow}
+			Flow: c.Flow, BackFlow: c.BackFlow}
 		if c.Err > 0 {
 			got.Error = &rr.Errors[c.Err-1]
 		}

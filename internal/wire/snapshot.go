@@ -25,11 +25,12 @@ import (
 // always writes the plan's length (0: none) and then the sweeps' counter
 // sums (a count, then each length-prefixed). Version 3 is version 2 with
 // today's grid slots (GridSlot); versions 1 and 2 laid the grid out rail
-// by rail. Version 4 added flows: a block's cells' flows after its
-// figures (blkFlow), and each whole cell's in the sweep's head (head
-// version 2). A reader reads every older version too, moving an old
-// grid's cells to today's slots (snapshot_v2.go): a coordinator upgraded
-// in place restores from the snapshot its older self wrote.
+// by rail. Version 4 added flows: a block's cells' flows and back flows
+// after its figures (blkFlow, blkBackFlow), and each whole cell's in the
+// sweep's head (head version 2). A reader reads every older version too,
+// moving an old grid's cells to today's slots (snapshot_v2.go): a
+// coordinator upgraded in place restores from the snapshot its older self
+// wrote.
 const SnapshotVersion = 4
 
 // snapshotV1 is the layout before the counters trailer; snapshotV2 the
@@ -67,6 +68,9 @@ type SnapshotSweep struct {
 	// Flows are the grid cells' flows: nil while no cell has one, else as
 	// long as Blocks, a nil entry for a block whose cells have none.
 	Flows []*FlowBlock
+	// BackFlows are their back flows, as Flows: each is allocated on its
+	// own, so flows known in one direction only cost nothing in the other.
+	BackFlows []*FlowBlock
 
 	nBlocks uint64 // as read, before it is checked against the nodes
 }
@@ -160,11 +164,11 @@ func writeSnapshot(w io.Writer, sweeps []SnapshotSweep, t SnapshotTrailer, versi
 		for bi, b := range s.Blocks {
 			if b != nil {
 				out.uv(uint64(bi) + 1)
-				var f *FlowBlock
-				if version > snapshotV3 && s.Flows != nil {
-					f = s.Flows[bi]
+				var f, back *FlowBlock
+				if version > snapshotV3 {
+					f, back = flowAt(s.Flows, bi), flowAt(s.BackFlows, bi)
 				}
-				out.block(b, f)
+				out.block(b, f, back)
 			}
 		}
 		out.uv(0)
@@ -195,8 +199,17 @@ const (
 	blkLat
 	blkBW
 	blkErr
-	blkFlow // version 4
+	blkFlow     // version 4
+	blkBackFlow // version 4
 )
+
+// flowAt is block bi's flows in fs, nil when it has none.
+func flowAt(fs []*FlowBlock, bi int) *FlowBlock {
+	if fs == nil {
+		return nil
+	}
+	return fs[bi]
+}
 
 // streamWriter writes to a stream, keeping the first error.
 type streamWriter struct {
@@ -217,8 +230,9 @@ func (w *streamWriter) uv(v uint64) {
 	w.buf = w.buf[:0]
 }
 
-// block writes b and, when not nil, its cells' flows f.
-func (w *streamWriter) block(b *GridBlock, f *FlowBlock) {
+// block writes b and, when not nil, its cells' flows f and back flows
+// back.
+func (w *streamWriter) block(b *GridBlock, f, back *FlowBlock) {
 	var flags byte
 	if b.SamplesX != nil {
 		flags |= blkSamplesX
@@ -234,6 +248,9 @@ func (w *streamWriter) block(b *GridBlock, f *FlowBlock) {
 	}
 	if f != nil {
 		flags |= blkFlow
+	}
+	if back != nil {
+		flags |= blkBackFlow
 	}
 	buf := append(w.buf[:0], flags)
 	buf = append(buf, b.Class[:]...)
@@ -267,9 +284,11 @@ func (w *streamWriter) block(b *GridBlock, f *FlowBlock) {
 			buf = binary.LittleEndian.AppendUint16(buf, e)
 		}
 	}
-	if f != nil {
-		for _, v := range f {
-			buf = binary.LittleEndian.AppendUint16(buf, v)
+	for _, fb := range [...]*FlowBlock{f, back} {
+		if fb != nil {
+			for _, v := range fb {
+				buf = binary.LittleEndian.AppendUint16(buf, v)
+			}
 		}
 	}
 	w.write(buf)
@@ -410,21 +429,29 @@ func (in *streamReader) sweep() *SnapshotSweep {
 			in.fail("grid block out of range")
 			break
 		}
-		b, f := in.block(len(s.Classes), len(s.Errors))
+		b, f, back := in.block(len(s.Classes), len(s.Errors))
 		if b != nil && !g.holds(b, int(bi-1)) {
 			// Such a cell has no (src, dst, rail): reading it panicked.
 			in.fail("grid block holds a cell past the sweep's grid")
 		}
 		s.Blocks[bi-1] = b
-		if f != nil {
-			if s.Flows == nil {
-				s.Flows = make([]*FlowBlock, len(s.Blocks))
-			}
-			s.Flows[bi-1] = f
-		}
+		putFlow(&s.Flows, len(s.Blocks), int(bi-1), f)
+		putFlow(&s.BackFlows, len(s.Blocks), int(bi-1), back)
 	}
 	if in.railMajor && in.err == nil {
 		relayout(&s, n, rails)
 	}
 	return &s
+}
+
+// putFlow sets entry i of *fs, n long once allocated, to f; it allocates
+// nothing for a nil f, so a sweep without flows reads back without.
+func putFlow(fs *[]*FlowBlock, n, i int, f *FlowBlock) {
+	if *fs == nil {
+		if f == nil {
+			return
+		}
+		*fs = make([]*FlowBlock, n)
+	}
+	(*fs)[i] = f
 }

@@ -63,18 +63,19 @@ func (r *streamReader) read(n int) []byte {
 // readChunk is the largest field read into a buffer of its stated size.
 const readChunk = 1 << 20
 
-// block reads a grid block and its cells' flows, nil when it has none.
-func (r *streamReader) block(classes, errs int) (*GridBlock, *FlowBlock) {
+// block reads a grid block and its cells' flows and back flows, each nil
+// when it has none.
+func (r *streamReader) block(classes, errs int) (b *GridBlock, f, back *FlowBlock) {
 	flags := r.read(1)
 	if r.err != nil {
-		return nil, nil
+		return nil, nil, nil
 	}
-	b := &GridBlock{}
+	b = &GridBlock{}
 	copy(b.Class[:], r.read(BlockLen))
 	rounds := r.read(2 * BlockLen)
 	b.Samples = uint32(min(r.uv(), 1<<32-1))
 	if r.err != nil {
-		return nil, nil
+		return nil, nil, nil
 	}
 	for j := range b.Round {
 		b.Round[j] = binary.LittleEndian.Uint16(rounds[2*j:])
@@ -133,21 +134,28 @@ func (r *streamReader) block(classes, errs int) (*GridBlock, *FlowBlock) {
 			}
 		}
 	}
-	var f *FlowBlock
-	if flags[0]&blkFlow != 0 {
-		if r.version <= snapshotV3 {
-			r.fail("flows in a snapshot of a version before flows")
-		}
-		raw := r.read(2 * BlockLen)
-		if r.err == nil {
-			f = new(FlowBlock)
-			for j := range f {
-				f[j] = binary.LittleEndian.Uint16(raw[2*j:])
-			}
-		}
-	}
+	f, back = r.flows(flags[0], blkFlow), r.flows(flags[0], blkBackFlow)
 	if b.Lat == nil && hasLat || b.BW == nil && hasBW {
 		r.fail("grid block has figure flags but no figures")
 	}
-	return b, f
+	return b, f, back
+}
+
+// flows reads a block's flows of the kind flag says, when flags has it.
+func (r *streamReader) flows(flags, flag byte) *FlowBlock {
+	if flags&flag == 0 {
+		return nil
+	}
+	if r.version <= snapshotV3 {
+		r.fail("flows in a snapshot of a version before flows")
+	}
+	raw := r.read(2 * BlockLen)
+	if r.err != nil {
+		return nil
+	}
+	f := new(FlowBlock)
+	for j := range f {
+		f[j] = binary.LittleEndian.Uint16(raw[2*j:])
+	}
+	return f
 }

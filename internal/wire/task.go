@@ -75,6 +75,10 @@ type RailResult struct {
 	// Flow is the initiator QP's RoCE v2 UDP source port (QPInfo.UDPSport,
 	// 0 = unknown): among equal-cost paths, the one this test took.
 	Flow uint16
+	// BackFlow is the responder QP's, as its session open answered it: the
+	// path the pongs and acknowledgements took back, which ECMP hashes on
+	// its own and so may cross other links than Flow's.
+	BackFlow uint16
 }
 
 // TaskResult answers a Task.
@@ -444,9 +448,9 @@ func split[E any](h halfCounts, all []E) (fwd, back []E) {
 // million of them a sweep: strings are interned, and both halves' rails,
 // and their latency figures, share one allocation each (version 2, which
 // added the reverse half, puts the rail counts before the rails for it;
-// version 3 added each rail's counter counts, version 5 its flow after
-// them). TaskResultQ, version 6 (4 before flows), carries the figures as
-// codes instead.
+// version 3 added each rail's counter counts, version 5 its flow and back
+// flow after them). TaskResultQ, version 6 (4 before flows), carries the
+// figures as codes instead.
 var TaskResultMsg = &Codec[TaskResult]{name: "task result", version: 5, shared: true,
 	put: func(w *writer, res *TaskResult) { putTaskResult(w, res, (*writer).railResult) },
 	get: func(r *reader, res *TaskResult) { getTaskResult(r, res, resultRoom{}) }}
@@ -584,6 +588,7 @@ func (w *writer) rail(rr *RailResult, codes bool) {
 	w.int(rr.DstGID)
 	w.counts(rr.Counts)
 	w.u64(uint64(rr.Flow))
+	w.u64(uint64(rr.BackFlow))
 }
 
 // getRailResults reads n rail results (into scratch when it has room),
@@ -641,7 +646,7 @@ func getRailResults(r *reader, n int, in resultRoom) []RailResult {
 		rr.ReadLatency = r.readLatency(in.codes)
 		rr.SrcGID, rr.DstGID = r.int(), r.int()
 		rr.Counts = r.counts() // nil unless present: scratch rails are reused
-		rr.Flow = r.u16()
+		rr.Flow, rr.BackFlow = r.u16(), r.u16()
 	}
 	return rails
 }

@@ -51,6 +51,7 @@ var Flags = map[string][]Flag{
 	"auth.insecure":                {{"worker", "insecure"}, {"coordinator", "insecure"}},
 	"coordinator.data_dir":         {{"coordinator", "data-dir"}},
 	"coordinator.pair_timeout":     {{"coordinator", "pair-timeout"}, {"demo", "pair-timeout"}},
+	"coordinator.topology":         {{"coordinator", "topology"}, {"demo", "topology"}},
 	"coordinator.memory_limit":     {{"coordinator", "memory-limit"}},
 	"sweep.mode":                   {{"coordinator", "mode"}, {"demo", "mode"}},
 	"demo.nodes":                   {{"demo", "nodes"}},
@@ -68,7 +69,7 @@ var NotKeys = map[string][]string{
 	"":            {"help", "config"},
 	"worker":      {"help"},
 	"coordinator": {"help"},
-	"demo":        {"help", "once", "json", "junit", "preset", "inject"},
+	"demo":        {"help", "once", "json", "junit", "preset", "inject", "fat-tree"},
 }
 
 // ConfigCommands are the commands that load the configuration; a
