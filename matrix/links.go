@@ -3,6 +3,7 @@ package matrix
 import (
 	"math"
 	"slices"
+	"sort"
 
 	"github.com/rdmamesh/rdmamesh/topology"
 )
@@ -129,7 +130,8 @@ func (ls *linkScan) markHard() {
 				failed++
 			}
 		}
-		if len(f.cells) > 0 && 2*failed >= len(f.cells) && mostly(f.rowBad+f.colBad, f.rowTested+f.colTested) {
+		if len(f.cells) > 0 && 2*failed >= len(f.cells) && mostly(f.rowBad+f.colBad, f.rowTested+f.colTested) &&
+			!ls.fineBelowLeaf(f) {
 			ls.hard[f.node*R+f.rail] = true
 		}
 	}
@@ -144,6 +146,45 @@ func (ls *linkScan) markHard() {
 			}
 		}
 	}
+}
+
+// fineBelowLeaf reports whether an HCA that fails with its peers on other
+// leaves talks fine with those on its own leaf: then the fault is above
+// the leaf. InfiniBand routes by destination, so one dead uplink or spine
+// fails every test towards the HCAs routed over it, which looks like a
+// dead port until the same-leaf cells say otherwise.
+func (ls *linkScan) fineBelowLeaf(f *finding) bool {
+	l, t := ls.l, ls.t
+	R := l.m.Rails
+	h := ls.hca[f.node*R+f.rail]
+	if h < 0 {
+		return false
+	}
+	leaf := t.LeafOf(int(h))
+	sp := ls.span(f.rail)
+	if sp == nil {
+		return false
+	}
+	i := sort.SearchInts(sp.members, f.node)
+	if i >= len(sp.members) || sp.members[i] != f.node {
+		return false
+	}
+	tested, bad := 0, 0
+	for j, n := range sp.members {
+		hn := ls.hca[n*R+f.rail]
+		if j == i || hn < 0 || t.LeafOf(int(hn)) != leaf {
+			continue
+		}
+		for _, k := range []int{sp.at(i, j), sp.at(j, i)} {
+			if l.testedAt(k) {
+				tested++
+				if l.badAt(k) {
+					bad++
+				}
+			}
+		}
+	}
+	return tested >= 2 && fine(bad, tested)
 }
 
 // collect routes every bad cell that no hard endpoint explains.

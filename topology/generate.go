@@ -174,7 +174,10 @@ func (ft FatTree) Generate() (*Topology, error) {
 	hcas := make([]HCA, 0, ft.Nodes*ft.Rails)
 	for i, n := range names {
 		for r := range ft.Rails {
-			hcas = append(hcas, HCA{Node: n, Device: dev + strconv.Itoa(r), Rail: r, LID: uint16(1 + i*ft.Rails + r)})
+			// Each rail plane is its own subnet, its LIDs handed out in node
+			// order as a subnet manager sweeping the plane would: d-mod-k then
+			// spreads destinations over every up port.
+			hcas = append(hcas, HCA{Node: n, Device: dev + strconv.Itoa(r), Rail: r, LID: uint16(1 + i%0xBFFF)})
 		}
 	}
 	for r := range ft.Rails {
