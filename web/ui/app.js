@@ -15,6 +15,7 @@ import { renderPanels } from "./js/panels.js";
 import { $ } from "./js/util.js";
 import { overviewPlan, suspectPlan, nodePlan, whyText, ZOOM_SPAN, HINTS } from "./js/views.js";
 import { LIVE_ID, fetchLive, liveController } from "./js/live.js";
+import { fabricView } from "./js/fabric.js";
 
 const LIST_POLL_MS = 5000;
 const RELOAD_MIN_MS = 700; // at most this often while results stream in
@@ -55,6 +56,8 @@ const live = liveController(state, {
   onWindow: () => loadMatrix(), // the grid and the current layer (and the rails view's layers)
   onError: (msg) => setConn(msg),
 });
+
+const fabric = fabricView();
 
 const { onHover, openDrill } = pointer(state, () => heatmap);
 const heatmap = new Heatmap($("heatmap"), $("heatmap-wrap"), {
@@ -262,6 +265,9 @@ async function refreshList() {
   const wantNodes = state.firstPaintMs || !$("view-nodes").hidden || (state.listed && !state.sweepID);
   const nodes = wantNodes ? getJSON("api/v1/nodes") : Promise.resolve(null);
   const liveInfo = fetchLive().catch(() => null); // a coordinator without the live mesh is no connection problem
+  // The topology (megabytes on a large fabric) decides only whether the
+  // Fabric tab shows: it waits like the node list.
+  if (wantNodes || !$("view-fabric").hidden) fabric.load();
   try {
     state.sweeps = (await getJSON("api/v1/sweeps")) || [];
     live.set(await liveInfo);
@@ -342,10 +348,16 @@ function renderMatrixInfo() {
     onRail: setRail,
     onSuspect: showSuspect,
   });
+  fabric.setGrid(state.grid);
 }
 
-// showSuspect zooms the heatmap to what a suspect blames and highlights it.
+// showSuspect zooms the heatmap to what a suspect blames and highlights it;
+// a link or switch, which no node's row shows, opens on the Fabric view.
 function showSuspect(s) {
+  if ((s.kind === "link" || s.kind === "switch") && fabric.focus(s)) {
+    location.hash = "#fabric";
+    return;
+  }
   state.auto = false;
   show(suspectPlan(state.grid, s));
 }
@@ -354,7 +366,7 @@ function showSuspect(s) {
 
 function showTab() {
   const tab = (location.hash || "#heatmap").slice(1);
-  const views = ["heatmap", "nodes", "sweeps"];
+  const views = ["heatmap", "fabric", "nodes", "sweeps"];
   const cur = views.includes(tab) ? tab : "heatmap";
   for (const v of views) {
     $(`view-${v}`).hidden = v !== cur;
@@ -363,6 +375,7 @@ function showTab() {
   hideTooltip();
   if (cur === "heatmap") heatmap.draw();
   if (cur === "nodes") renderNodes(state.nodes);
+  if (cur === "fabric") fabric.show();
 }
 
 $("sweep").addEventListener("change", (ev) => {
@@ -442,7 +455,7 @@ bindSweeps({
 
 // For scripts and the browser tests: where things are, and when the first
 // complete heatmap reached the screen (ms since navigation started).
-window.rdmamesh = scriptingAPI(state);
+window.rdmamesh = scriptingAPI(state, fabric);
 
 state.metric = $("metric").value;
 state.mode = $("mode").value;

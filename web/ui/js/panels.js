@@ -43,17 +43,24 @@ function renderSuspects(g, ctx) {
     return;
   }
   ol.replaceChildren(...g.suspects.map((s) => {
-    const li = el("li");
-    li.append(el("span", "what", suspectTarget(s)), " ");
-    if (s.class) li.append(el("span", "class", s.class), " ");
-    li.append(el("span", "sub", `${s.bad}/${s.total} cells bad${s.confidence ? `, confidence ${s.confidence.toFixed(2)}` : ""}`));
-    li.append(el("div", "", s.reason));
-    if (s.fix) li.append(el("div", "fix", `Fix: ${s.fix}`));
-    if (s.note) li.append(el("div", "evidence", s.note));
-    li.title = "show on the heatmap";
+    const li = suspectItem(s);
+    li.title = ["link", "switch"].includes(s.kind) ? "show on the fabric" : "show on the heatmap";
     li.addEventListener("click", () => ctx.onSuspect(s));
     return li;
   }));
+}
+
+// suspectItem is one suspect as a list item: what it blames, how many
+// cells, the reason, the fix and a note (the Fabric view shows them too).
+export function suspectItem(s) {
+  const li = el("li");
+  li.append(el("span", "what", suspectTarget(s)), " ");
+  if (s.class) li.append(el("span", "class", s.class), " ");
+  li.append(el("span", "sub", `${s.bad}/${s.total} cells bad${s.confidence ? `, confidence ${s.confidence.toFixed(2)}` : ""}`));
+  li.append(el("div", "", s.reason));
+  if (s.fix) li.append(el("div", "fix", `Fix: ${s.fix}`));
+  if (s.note) li.append(el("div", "evidence", s.note));
+  return li;
 }
 
 export function renderRails(g, ctx) {

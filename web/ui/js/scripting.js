@@ -5,7 +5,7 @@
 import { APIError } from "./api.js";
 import { $ } from "./util.js";
 
-export function scriptingAPI(state) {
+export function scriptingAPI(state, fabric) {
   const name = (i) => state.grid.nodes[i].name;
   return {
     get firstPaintMs() {
@@ -27,6 +27,11 @@ export function scriptingAPI(state) {
     },
     get liveWindows() {
       return state.liveWindows;
+    },
+    // The Fabric view: whether the topology loaded (status "ready", "none"
+    // without one), the plane shown and how many suspects it marked.
+    get fabric() {
+      return fabric.info();
     },
     // idle: no matrix load runs or waits to run.
     get idle() {

@@ -57,7 +57,8 @@ export function railName(r) {
   return r === "all" || r < 0 ? "all rails" : `rail ${r}`;
 }
 
-// suspectTarget names what a suspect blames, e.g. "node-03/mlx5_1 (rail 1)".
+// suspectTarget names what a suspect blames, e.g. "node-03/mlx5_1 (rail 1)"
+// or "link leaf-r0-01:6 ⇄ spine-r0-00:4".
 export function suspectTarget(s) {
   switch (s.kind) {
     case "hca":
@@ -68,6 +69,12 @@ export function suspectTarget(s) {
       return `rail ${s.rail}`;
     case "pair":
       return `${s.node} ⇄ ${s.peer} (rail ${s.rail})`;
+    case "link":
+      return `link ${(s.ends || []).join(s.direction === "one-way" ? " → " : " ⇄ ")}`;
+    case "cable":
+      return `cable ${(s.ends && s.ends.length ? s.ends : [`${s.node}/${s.device || "?"}`]).join(" ⇄ ")}`;
+    case "switch":
+      return `switch ${s.switch}`;
     case "switch-group":
       return `switch group ${s.group}${s.rail >= 0 ? ` (rail ${s.rail})` : ""}`;
     default:
