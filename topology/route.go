@@ -23,11 +23,12 @@ func (t *Topology) Route(buf []Link, src, dst int, flow uint32) ([]Link, bool) {
 	}
 	nl := len(t.leaves)
 	key := t.flowKey(src, dst, flow)
+	div := uint64(1) // d-mod-k: the up ports chosen below divide the LID
 	for hops := 0; t.dist[s*nl+target] != 0; hops++ {
 		if hops > 2*int(t.maxTier)+2 {
 			return buf, false
 		}
-		l, ok := t.nextHop(s, target, key)
+		l, ok := t.nextHop(s, target, key, &div)
 		if !ok {
 			return buf, false
 		}
@@ -57,7 +58,7 @@ func (t *Topology) flowKey(src, dst int, flow uint32) uint64 {
 	return mix(mix(uint64(src)<<32|uint64(dst)) ^ uint64(flow)<<16 ^ 4791)
 }
 
-func (t *Topology) nextHop(s, target int, key uint64) (Link, bool) {
+func (t *Topology) nextHop(s, target int, key uint64, div *uint64) (Link, bool) {
 	nl := len(t.leaves)
 	var cand [64]Link
 	c := cand[:0]
@@ -77,16 +78,16 @@ func (t *Topology) nextHop(s, target int, key uint64) (Link, bool) {
 			c = append(c, t.up[s]...)
 		}
 		if t.LinkLayer == InfiniBand {
-			// d-mod-k: the destination picks the up port, tier by tier.
+			// d-mod-k: the destination picks the up port, tier by tier,
+			// each tier by the LID divided by the up ports of the tiers
+			// below, so every up port of every tier carries destinations.
 			n := uint64(len(c))
 			if n == 0 {
 				return 0, false
 			}
-			div := uint64(1)
-			for k := Tier(1); k < t.Switches[s].Tier; k++ {
-				div *= n
-			}
-			return c[(key/div)%n], true
+			l := c[(key / *div)%n]
+			*div *= n
+			return l, true
 		}
 	}
 	switch len(c) {

@@ -104,3 +104,29 @@ func TestECMPSpread(t *testing.T) {
 		}
 	}
 }
+
+// TestDModKUsesEveryUplink: on a 3-tier InfiniBand tree every up link of
+// every tier carries some destination, as OpenSM's ftree spreads them; a
+// tier that divided the LID by its own arity alone left half the core
+// links without traffic.
+func TestDModKUsesEveryUplink(t *testing.T) {
+	topo := mustTree(t, "nodes=128,rails=1,leaf=8,spines=4,pods=4,cores=8,ll=ib")
+	used := map[Link]bool{}
+	for src := range topo.HCAs {
+		for dst := range topo.HCAs {
+			if src != dst {
+				p, _ := topo.Route(nil, src, dst, 0)
+				for _, l := range p {
+					used[l] = true
+				}
+			}
+		}
+	}
+	for s := range topo.Switches {
+		for _, l := range topo.Uplinks(s) {
+			if !used[l] {
+				t.Errorf("up link %s carries no destination", topo.LinkName(l))
+			}
+		}
+	}
+}
