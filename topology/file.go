@@ -45,15 +45,15 @@ func (t *Topology) WritePlan(w io.Writer) error {
 		if s.Pod != 0 {
 			fmt.Fprintf(bw, ", pod: %d", s.Pod)
 		}
-		bw.WriteString("}\n")
+		fmt.Fprint(bw, "}\n")
 	}
-	bw.WriteString("cables:\n")
+	fmt.Fprint(bw, "cables:\n")
 	for _, c := range t.Cables {
 		fmt.Fprintf(bw, "  - {a: %s, b: %s", t.planEnd(c.A), t.planEnd(c.B))
 		if c.Speed != "" {
 			fmt.Fprintf(bw, ", speed: %s", c.Speed)
 		}
-		bw.WriteString("}\n")
+		fmt.Fprint(bw, "}\n")
 	}
 	return bw.Flush()
 }
