@@ -57,12 +57,14 @@ type linkCell struct {
 	first Verdict
 }
 
-// Link significance: a component must gather linkMinBad bad cells, lie
-// linkZ standard deviations above what the background rate predicts, and
+// Link significance: a component must gather linkMinBad bad cells and
+// linkMinShare of its tests, lie linkZ standard deviations above what the
+// background rate predicts, and
 // be linkConcentrate times worse than the switch around it to be named
 // instead of that switch.
 const (
 	linkMinBad      = 3
+	linkMinShare    = 0.02 // of the tests through it: a few tail outliers that cluster by chance are not a link
 	linkZ           = 4.0
 	linkConcentrate = 2.0
 	linkMaxSuspects = 16
@@ -439,7 +441,7 @@ func (ls *linkScan) routeFromLeaf(buf []topology.Link, li, h int) []topology.Lin
 
 // significant: b bad among about t tests, against the background rate.
 func (ls *linkScan) significant(b int, t, bg float64) bool {
-	if b < linkMinBad || t <= 0 {
+	if b < linkMinBad || t <= 0 || float64(b) < linkMinShare*t {
 		return false
 	}
 	e := t * bg
