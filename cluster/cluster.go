@@ -18,9 +18,9 @@ import (
 	"github.com/rdmamesh/rdmamesh/coordinator"
 	"github.com/rdmamesh/rdmamesh/internal/fabric"
 	"github.com/rdmamesh/rdmamesh/internal/fabric/sim"
-	"github.com/rdmamesh/rdmamesh/topology"
 	"github.com/rdmamesh/rdmamesh/internal/member"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
+	"github.com/rdmamesh/rdmamesh/topology"
 	"github.com/rdmamesh/rdmamesh/worker"
 )
 

@@ -367,7 +367,7 @@ func (ls *linkScan) expect() {
 			ls.tS[to.Switch] += share
 		}
 	}
-	leafSwitch := func(li int) int { return ls.leafSwitch(li) }
+	leafSwitch := ls.leafSwitch
 	for li, n := range leafT {
 		ls.tS[leafSwitch(li)] += n
 	}

@@ -58,48 +58,51 @@ func (t *Topology) flowKey(src, dst int, flow uint32) uint64 {
 	return mix(mix(uint64(src)<<32|uint64(dst)) ^ uint64(flow)<<16 ^ 4791)
 }
 
-func (t *Topology) nextHop(s, target int, key uint64, div *uint64) (Link, bool) {
+// candidates appends the equal next links from switch s towards leaf
+// index target: down links one hop nearer when s reaches it going down,
+// else the up links whose switch reaches it (any up link when none does
+// yet: a leaf of another pod). up says which.
+func (t *Topology) candidates(buf []Link, s, target int) (c []Link, up bool) {
 	nl := len(t.leaves)
-	var cand [64]Link
-	c := cand[:0]
 	if d := t.dist[s*nl+target]; d > 0 {
 		for _, l := range t.down[s] {
 			if t.dist[t.linkTo(l)*nl+target] == d-1 {
-				c = append(c, l)
+				buf = append(buf, l)
 			}
 		}
-	} else {
-		for _, l := range t.up[s] {
-			if t.dist[t.linkTo(l)*nl+target] >= 0 {
-				c = append(c, l)
-			}
-		}
-		if len(c) == 0 {
-			c = append(c, t.up[s]...)
-		}
-		if t.LinkLayer == InfiniBand {
-			// d-mod-k: the destination picks the up port, tier by tier,
-			// each tier by the LID divided by the up ports of the tiers
-			// below, so every up port of every tier carries destinations.
-			n := uint64(len(c))
-			if n == 0 {
-				return 0, false
-			}
-			l := c[(key / *div)%n]
-			*div *= n
-			return l, true
+		return buf, false
+	}
+	for _, l := range t.up[s] {
+		if t.dist[t.linkTo(l)*nl+target] >= 0 {
+			buf = append(buf, l)
 		}
 	}
-	switch len(c) {
-	case 0:
+	if len(buf) == 0 {
+		buf = append(buf, t.up[s]...)
+	}
+	return buf, true
+}
+
+func (t *Topology) nextHop(s, target int, key uint64, div *uint64) (Link, bool) {
+	var cand [64]Link
+	c, up := t.candidates(cand[:0], s, target)
+	n := uint64(len(c))
+	switch {
+	case n == 0:
 		return 0, false
-	case 1:
+	case t.LinkLayer == InfiniBand && up:
+		// d-mod-k: the destination picks the up port, tier by tier,
+		// each tier by the LID divided by the up ports of the tiers
+		// below, so every up port of every tier carries destinations.
+		l := c[(key / *div)%n]
+		*div *= n
+		return l, true
+	case n == 1:
 		return c[0], true
+	case t.LinkLayer == InfiniBand:
+		return c[key%n], true
 	}
-	if t.LinkLayer == InfiniBand {
-		return c[key%uint64(len(c))], true
-	}
-	return c[mix(key^uint64(s)*0x9e3779b97f4a7c15)%uint64(len(c))], true
+	return c[mix(key^uint64(s)*0x9e3779b97f4a7c15)%n], true
 }
 
 // mix is splitmix64's finalizer: cheap, and every input bit moves every
@@ -138,28 +141,11 @@ func (t *Topology) Spread(srcLeaf, dstLeaf int, share float64, add func(l Link, 
 }
 
 func (t *Topology) spread(s, target int, share float64, add func(Link, float64), depth int) {
-	nl := len(t.leaves)
-	if t.dist[s*nl+target] == 0 || depth > 2*int(t.maxTier)+2 {
+	if t.dist[s*len(t.leaves)+target] == 0 || depth > 2*int(t.maxTier)+2 {
 		return
 	}
 	var cand [64]Link
-	c := cand[:0]
-	if d := t.dist[s*nl+target]; d > 0 {
-		for _, l := range t.down[s] {
-			if t.dist[t.linkTo(l)*nl+target] == d-1 {
-				c = append(c, l)
-			}
-		}
-	} else {
-		for _, l := range t.up[s] {
-			if t.dist[t.linkTo(l)*nl+target] >= 0 {
-				c = append(c, l)
-			}
-		}
-		if len(c) == 0 {
-			c = append(c, t.up[s]...)
-		}
-	}
+	c, _ := t.candidates(cand[:0], s, target)
 	if len(c) == 0 {
 		return
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -47,26 +46,21 @@ func newTopologyGenerateCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			w := cmd.OutOrStdout()
-			if out != "" && out != "-" {
-				f, err := os.Create(out)
-				if err != nil {
-					return err
-				}
-				defer f.Close()
-				w = f
+			if out == "" || out == "-" {
+				return t.WritePlan(cmd.OutOrStdout())
 			}
-			if err := t.WritePlan(w); err != nil {
+			f, err := os.Create(out)
+			if err != nil {
 				return err
 			}
-			if out != "" && out != "-" {
-				if c, ok := w.(io.Closer); ok {
-					if err := c.Close(); err != nil {
-						return err
-					}
-				}
-				fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s: %d switches, %d HCAs, %d cables\n", out, len(t.Switches), len(t.HCAs), len(t.Cables))
+			if err := t.WritePlan(f); err != nil {
+				f.Close()
+				return err
 			}
+			if err := f.Close(); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s: %d switches, %d HCAs, %d cables\n", out, len(t.Switches), len(t.HCAs), len(t.Cables))
 			return nil
 		},
 	}

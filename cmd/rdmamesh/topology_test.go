@@ -89,7 +89,7 @@ func TestTopologyBadInput(t *testing.T) {
 func TestTopologyGenerate(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "plan.yaml")
 	code, _, errOut := runArgs(t, "topology", "generate", "--fat-tree", "nodes=16,rails=2,leaf=4,spines=2", "-o", out)
-	if code != 0 || !strings.Contains(errOut, "8 switches... ") && !strings.Contains(errOut, "12 switches, 32 HCAs") {
+	if code != 0 || !strings.Contains(errOut, "12 switches, 32 HCAs, 64 cables") {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	code, stdout, errOut := runArgs(t, "demo", "--topology", out, "--nodes", "16", "--once", "--listen", "127.0.0.1:0", "--time-scale", "0")

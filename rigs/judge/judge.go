@@ -138,17 +138,9 @@ func sweepOnce(ctx context.Context, cfg Config, spec sim.PresetSpec, names []str
 	if err != nil {
 		return nil, err
 	}
-	nodes := make([]matrix.Node, len(names))
-	for i, n := range names {
-		ports, err := fab.Node(n).Ports(ctx)
-		if err != nil {
-			return nil, err
-		}
-		state := "alive"
-		if fab.Dead(n) {
-			state = "dead"
-		}
-		nodes[i] = matrix.Node{Name: n, State: state, Ports: ports}
+	nodes, err := Nodes(ctx, fab, names)
+	if err != nil {
+		return nil, err
 	}
 	var cells []matrix.Cell
 	index := map[[3]any]int{}
@@ -157,7 +149,7 @@ func sweepOnce(ctx context.Context, cfg Config, spec sim.PresetSpec, names []str
 			for _, d := range names {
 				if s != d {
 					index[[3]any{s, d, rail}] = len(cells)
-					cells = append(cells, measure(ctx, fab, cfg.Params, spec, s, d, rail, 1))
+					cells = append(cells, MeasureCell(ctx, fab, cfg.Params, spec, s, d, rail, 1))
 				}
 			}
 		}
@@ -176,7 +168,7 @@ func sweepOnce(ctx context.Context, cfg Config, spec sim.PresetSpec, names []str
 					if !ok {
 						continue
 					}
-					a := measure(ctx, fab, cfg.Params, spec, sd[0], sd[1], rail, 1+pass)
+					a := MeasureCell(ctx, fab, cfg.Params, spec, sd[0], sd[1], rail, 1+pass)
 					cells[k].Retests = append(cells[k].Retests, matrix.Attempt{Round: a.Round, Class: a.Class, Error: a.Error,
 						Latency: a.Latency, Bandwidth: a.Bandwidth})
 				}
@@ -185,10 +177,6 @@ func sweepOnce(ctx context.Context, cfg Config, spec sim.PresetSpec, names []str
 		m = matrix.Build(nodes, cells, th)
 	}
 	return m, nil
-}
-
-func measure(ctx context.Context, fab *sim.Fabric, p probe.TestParams, spec sim.PresetSpec, src, dst string, rail, round int) matrix.Cell {
-	return MeasureCell(ctx, fab, p, spec, src, dst, rail, round)
 }
 
 // MeasureCell runs one cell as a worker does: both ends open and connect,
@@ -242,4 +230,22 @@ func MeasureCell(ctx context.Context, fab *sim.Fabric, p probe.TestParams, spec 
 	}
 	c.Class, c.Latency, c.Bandwidth = probe.ClassOK, &lat, &bw
 	return c
+}
+
+// Nodes is the inventory the matrix reads for the simulated nodes, each
+// alive unless a fault killed its worker.
+func Nodes(ctx context.Context, fab *sim.Fabric, names []string) ([]matrix.Node, error) {
+	nodes := make([]matrix.Node, len(names))
+	for i, n := range names {
+		ports, err := fab.Node(n).Ports(ctx)
+		if err != nil {
+			return nil, err
+		}
+		state := "alive"
+		if fab.Dead(n) {
+			state = "dead"
+		}
+		nodes[i] = matrix.Node{Name: n, State: state, Ports: ports}
+	}
+	return nodes, nil
 }

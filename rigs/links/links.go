@@ -200,13 +200,9 @@ func sweep(ctx context.Context, cfg Config, topo *topology.Topology, spec sim.Pr
 	if err != nil {
 		return nil, err
 	}
-	nodes := make([]matrix.Node, len(names))
-	for i, n := range names {
-		ports, err := fab.Node(n).Ports(ctx)
-		if err != nil {
-			return nil, err
-		}
-		nodes[i] = matrix.Node{Name: n, State: "alive", Ports: ports}
+	nodes, err := judge.Nodes(ctx, fab, names)
+	if err != nil {
+		return nil, err
 	}
 	var cells []matrix.Cell
 	for rail := range spec.HCAs {
