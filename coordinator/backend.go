@@ -10,7 +10,6 @@ import (
 	"github.com/rdmamesh/rdmamesh/coordinator/sweep"
 	"github.com/rdmamesh/rdmamesh/internal/api"
 	"github.com/rdmamesh/rdmamesh/matrix"
-	"github.com/rdmamesh/rdmamesh/topology"
 )
 
 // The methods here are what web.Backend asks for; web declares the interface.
@@ -59,14 +58,11 @@ func (c *Coordinator) matrix(id string, live bool) (*matrix.Matrix, bool) {
 	start := time.Now()
 	// Compact: a byte a cell beside the frozen grid it reads again for the
 	// cells a reader asks for (the grid shares the store's blocks).
-	m := matrix.AnalyseOn(c.opts.Topology, sv.Nodes, grid, grid.ExtraCells(), c.thresholds(sv.Spec))
+	m := matrix.AnalyseOn(c.sweepTopology(sv.Info.Topology), sv.Nodes, grid, grid.ExtraCells(), c.thresholds(sv.Spec))
 	evictMatrices(c.matrices, analysedCells(m), matrixCacheCells)
 	c.matrices[id] = cachedMatrix{version: sv.Version, m: m, built: time.Now(), took: time.Since(start)}
 	return m, true
 }
-
-// Topology is the fabric's topology the analyses use; nil when none.
-func (c *Coordinator) Topology() *topology.Topology { return c.opts.Topology }
 
 // liveMatrixAge is how long a running sweep's analysis is served after a
 // build that took took: four times as long, so live readers cost the
@@ -154,6 +150,9 @@ func (c *Coordinator) startSweep(req api.SweepRequest) (api.SweepInfo, error) {
 	rounds, err := sweep.PlanRounds(spec, names)
 	if err != nil {
 		return api.SweepInfo{}, sweep.BadRequest("nodes", err.Error())
+	}
+	if err := c.commitTopology(); err != nil {
+		return api.SweepInfo{}, sweep.Unavailable("cannot commit the fabric topology: " + err.Error())
 	}
 	now := time.Now().UTC()
 	info := api.SweepInfo{ID: sweep.NewID(now), State: api.SweepRunning, Mode: mode, Nodes: names, Rails: rails,

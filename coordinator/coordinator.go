@@ -128,7 +128,8 @@ type Coordinator struct {
 	// streaming: tasks go over task streams (stream.go) where the
 	// transport is a network's; an in-process one has nothing to save.
 	streaming bool
-	mesh      mesh // the live mesh; filled on the leader (livemesh.go)
+	mesh      mesh               // the live mesh; filled on the leader (livemesh.go)
+	topo      configuredTopology // topology.go
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -181,7 +182,7 @@ func Start(o Options) (*Coordinator, error) {
 	c := &Coordinator{opts: o, log: o.Logger.With("coordinator", o.Name), fsm: store.New(o.KeepSweeps, o.Logger),
 		events: &events{ch: make(chan gossipEvent, 1024)}, reg: newRegistry(), inflight: newInflight(), matrices: map[string]cachedMatrix{}, work: make(chan string, 1),
 		client:   &http.Client{Transport: workerTransport(o.HTTPTransport, o.ClientTLS)},
-		notifyCh: make(chan bool, 8)}
+		notifyCh: make(chan bool, 8), topo: newConfiguredTopology(o.Topology)}
 	c.streaming = streams(c.client.Transport)
 	r, trans, st, err := newRaft(o.Name, o.DataDir, c.fsm, c.notifyCh,
 		raftNet{Bind: o.RaftBind, Advertise: o.RaftAdvertise, Transport: o.RaftTransport, Fast: o.FastRaft, Timeout: o.RaftTimeout,
@@ -345,6 +346,9 @@ func (c *Coordinator) lead(ctx context.Context) {
 	if c.opts.Live.Enabled {
 		wg.Add(1)
 		go func() { defer wg.Done(); c.runLive(ctx) }()
+	}
+	if err := c.commitTopology(); err != nil {
+		c.log.Warn("cannot commit the fabric topology yet; the next sweep tries again", "err", err)
 	}
 	for _, id := range c.fsm.Running() {
 		c.runSweep(ctx, id)

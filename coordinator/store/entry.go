@@ -62,6 +62,8 @@ var handlers = map[EntryType]func(*FSM, []byte) error{
 	EntryLivePlan:   (*FSM).applyLivePlan,
 	// counters.go
 	EntryRoundCounters: (*FSM).applyRoundCounters,
+	// topology.go
+	EntryTopology: (*FSM).applyTopology,
 }
 
 // Start is a new sweep as the coordinator commits it: its header, spec and
@@ -142,6 +144,8 @@ type FSM struct {
 	livePlan *wire.LivePlan
 
 	kept keptRounds // round entries this replica encoded (kept.go)
+
+	topos topologies // topology.go
 }
 
 // New returns an empty FSM keeping the last keep sweeps; log (nil: the

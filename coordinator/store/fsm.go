@@ -52,12 +52,15 @@ func (f *FSM) applyStart(b []byte) error {
 	if _, dup := f.sweeps[s.Info.ID]; dup {
 		return nil // a leader retried the proposal
 	}
-	f.sweeps[s.Info.ID] = newRecord(s.Info, s.Spec, s.Nodes)
+	rec := newRecord(s.Info, s.Spec, s.Nodes)
+	rec.Info.Topology = f.topos.current
+	f.sweeps[s.Info.ID] = rec
 	f.order = append(f.order, s.Info.ID)
 	for len(f.order) > f.keep {
 		delete(f.sweeps, f.order[0])
 		f.order = f.order[1:]
 	}
+	f.pruneTopologies()
 	return nil
 }
 

@@ -26,6 +26,7 @@ type snapshot struct {
 	sweeps []frozenSweep
 	live   *wire.LivePlan // the newest committed live plan, if any
 	counts []wire.SweepCounters
+	topos  *wire.TopologyState
 }
 
 var _ raft.FSMSnapshot = (*snapshot)(nil)
@@ -36,7 +37,7 @@ var _ raft.FSMSnapshot = (*snapshot)(nil)
 func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
 	f.mu.Lock() // freezing bumps the stores' epochs
 	defer f.mu.Unlock()
-	snap := &snapshot{live: f.livePlan} // applyLivePlan replaces the plan, never edits it
+	snap := &snapshot{live: f.livePlan, topos: f.topologyState()} // applyLivePlan replaces the plan, never edits it
 	for _, id := range f.order {
 		rec := f.sweeps[id]
 		head := sweepRecord{Info: rec.Info, Spec: rec.Spec, Nodes: rec.Nodes, Rounds: rec.Rounds, Retests: rec.Retests}
@@ -61,7 +62,7 @@ func (s *snapshot) Persist(sink raft.SnapshotSink) error {
 	for i := range s.sweeps {
 		sweeps[i] = s.sweeps[i].record()
 	}
-	if err := wire.WriteSnapshotWith(sink, sweeps, wire.SnapshotTrailer{Live: s.live, Counters: s.counts}); err != nil {
+	if err := wire.WriteSnapshotWith(sink, sweeps, wire.SnapshotTrailer{Live: s.live, Counters: s.counts, Topologies: s.topos}); err != nil {
 		_ = sink.Cancel()
 		return err
 	}
@@ -120,8 +121,12 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 			rec.counters = restoreCounters(sc)
 		}
 	}
+	topos, err := restoreTopologies(trailer.Topologies, sweeps)
+	if err != nil {
+		return fmt.Errorf("restore snapshot: %w", err)
+	}
 	f.mu.Lock()
-	f.sweeps, f.order, f.livePlan = sweeps, order, trailer.Live
+	f.sweeps, f.order, f.livePlan, f.topos = sweeps, order, trailer.Live, topos
 	for _, rec := range sweeps {
 		f.seq++
 		rec.Version = f.seq

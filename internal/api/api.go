@@ -86,6 +86,9 @@ type SweepInfo struct {
 	// Retested counts the pairs retested so far.
 	RetestPass int `json:"retest_pass,omitempty"`
 	Retested   int `json:"retested,omitempty"`
+	// Topology is the version of the fabric topology the sweep ran on
+	// (a content digest, store.TopologyVersion); "" when it ran without one.
+	Topology string `json:"topology,omitempty"`
 }
 
 // Error is the body of every 4xx/5xx answer.

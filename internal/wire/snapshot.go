@@ -27,18 +27,21 @@ import (
 // today's grid slots (GridSlot); versions 1 and 2 laid the grid out rail
 // by rail. Version 4 added flows: a block's cells' flows and back flows
 // after its figures (blkFlow, blkBackFlow), and each whole cell's in the
-// sweep's head (head version 2). A reader reads every older version too,
+// sweep's head (head version 2). Version 5 ends the trailer with the
+// topologies (topologyStateMsg, length-prefixed, 0: none). A reader reads every older version too,
 // moving an old grid's cells to today's slots (snapshot_v2.go): a
 // coordinator upgraded in place restores from the snapshot its older self
 // wrote.
-const SnapshotVersion = 4
+const SnapshotVersion = 5
 
 // snapshotV1 is the layout before the counters trailer; snapshotV2 the
-// last with the rail-major grid; snapshotV3 the last without flows.
+// last with the rail-major grid; snapshotV3 the last without flows;
+// snapshotV4 the last without topologies.
 const (
 	snapshotV1 = 1
 	snapshotV2 = 2
 	snapshotV3 = 3
+	snapshotV4 = 4
 )
 
 // SnapshotTrailer is what a snapshot keeps after its sweeps.
@@ -49,6 +52,9 @@ type SnapshotTrailer struct {
 	// Counters are the sweeps' counter sums, for the sweeps whose ports'
 	// counters moved.
 	Counters []SweepCounters
+	// Topologies are the fabric topologies committed and the sweeps that
+	// ran on them; nil: none was ever committed.
+	Topologies *TopologyState
 }
 
 // SnapshotSweep is one sweep in a snapshot.
@@ -185,6 +191,14 @@ func writeSnapshot(w io.Writer, sweeps []SnapshotSweep, t SnapshotTrailer, versi
 		out.uv(uint64(len(body)))
 		out.write(body)
 	}
+	if version > snapshotV4 {
+		var topo []byte
+		if t.Topologies != nil {
+			topo = topologyStateMsg.Append(nil, t.Topologies)
+		}
+		out.uv(uint64(len(topo)))
+		out.write(topo)
+	}
 	if out.err != nil {
 		return out.err
 	}
@@ -312,7 +326,7 @@ func ReadSnapshotWith(r io.Reader, each func(*SnapshotSweep) error) (SnapshotTra
 		return t, fmt.Errorf("snapshot: %w", err)
 	}
 	version := head[0]
-	if version < snapshotV1 || version > snapshotV3 {
+	if version < snapshotV1 || version > snapshotV4 {
 		if err := checkVersion("snapshot", SnapshotVersion, head); err != nil {
 			return t, err
 		}
@@ -382,6 +396,18 @@ func (in *streamReader) trailer() (SnapshotTrailer, error) {
 			return t, fmt.Errorf("snapshot: %w", err)
 		}
 		t.Counters = append(t.Counters, sc)
+	}
+	if in.version > snapshotV4 && in.err == nil {
+		if n := in.uv(); in.err == nil && n > 0 {
+			body := in.read(int(min(n, 1<<30)))
+			if in.err == nil {
+				ts, err := topologyStateMsg.Decode(body)
+				if err != nil {
+					return t, fmt.Errorf("snapshot: %w", err)
+				}
+				t.Topologies = &ts
+			}
+		}
 	}
 	if in.err != nil {
 		return t, fmt.Errorf("snapshot: trailer: %w", in.err)

@@ -204,13 +204,16 @@ func FuzzSessionClose(f *testing.F)  { fuzzCodec(f, SessionCloseMsg) }
 func FuzzError(f *testing.F)         { fuzzCodec(f, ErrorMsg) }
 
 func TestRecordsRoundTrip(t *testing.T) {
-	roundTrips(t, StartRecord)
+	// The FSM, not the entry, says which topology a sweep ran on.
+	roundTripsAs(t, StartRecord, func(s *SweepStart) { s.Info.Topology = "" })
 	roundTrips(t, EndRecord)
 	roundTrips(t, RetestPlanRecord)
 	roundTrips(t, LivePlanMsg)
 	roundTrips(t, LiveSummariesMsg)
 	roundTrips(t, RoundCountersMsg)
 	roundTrips(t, sweepCountersMsg)
+	roundTrips(t, TopologyMsg)
+	roundTrips(t, topologyStateMsg)
 }
 
 func TestRecordsReject(t *testing.T) {
@@ -230,3 +233,4 @@ func FuzzRetestPlanRecord(f *testing.F) { fuzzCodec(f, RetestPlanRecord) }
 func FuzzLivePlan(f *testing.F)         { fuzzCodec(f, LivePlanMsg) }
 func FuzzLiveSummaries(f *testing.F)    { fuzzCodec(f, LiveSummariesMsg) }
 func FuzzRoundCounters(f *testing.F)    { fuzzCodec(f, RoundCountersMsg) }
+func FuzzTopology(f *testing.F)         { fuzzCodec(f, TopologyMsg) }

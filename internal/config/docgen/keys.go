@@ -53,7 +53,7 @@ var descriptions = map[string]string{
 	"coordinator.pair_timeout":     "Deadline for one directional pair test; a pair still running then becomes a `timeout` cell.",
 	"coordinator.parallelism":      "Pairs tested at once per round. 0: the whole round (every disjoint pair).",
 	"coordinator.keep_sweeps":      "Sweeps kept in the raft state; older ones are dropped.",
-	"coordinator.topology":         "The fabric's topology: a cabling plan (YAML or CSV, see configs/topology/cabling.example.yaml and `rdmamesh topology generate`) or `ibnetdiscover` output. With it every analysis routes the bad cells over the cables and names the cables, links and switches that explain them, and `/api/v1/topology` serves it. Empty: suspects name nodes and HCAs only. Every coordinator replica must be given the same file.",
+	"coordinator.topology":         "The fabric's topology: a cabling plan (YAML or CSV, see configs/topology/cabling.example.yaml and `rdmamesh topology generate`) or `ibnetdiscover` output. With it every analysis routes the bad cells over the cables and names the cables, links and switches that explain them, and `/api/v1/topology` serves it. The leader commits it to raft and each sweep records the version it ran on; a replica given none uses the replicated one. Empty on every replica: suspects name nodes and HCAs only.",
 	"coordinator.profiles_file":    "YAML file of named threshold profiles (see configs/profiles.yaml); a sweep picks one by name.",
 	"coordinator.profile":          "Profile used when a sweep names none; empty = the built-in ClusterKit rules.",
 	"coordinator.baseline_file":    "A baseline (a good sweep saved with `rdmamesh gate --save-baseline`) every sweep is compared with.",

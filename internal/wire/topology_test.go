@@ -1,0 +1,46 @@
+package wire
+
+import (
+	"bytes"
+	"reflect"
+	"testing"
+)
+
+func testTopologies() *TopologyState {
+	topo := Topology{Version: "v1", LinkLayer: "ib",
+		Switches: []TopoSwitch{{Name: "leaf-1", Tier: 1, Plane: -1, GUID: "0x1", LID: 7}},
+		HCAs:     []TopoHCA{{Node: "a", Device: "mlx5_0", GUID: "0x2", LID: 9}},
+		Cables:   []TopoCable{{A: TopoEnd{Switch: -1, HCA: 0, Port: 1}, B: TopoEnd{Switch: 0, HCA: -1, Port: 3}, Speed: "4x NDR"}}}
+	return &TopologyState{Current: "v1", Topologies: []Topology{topo}, Sweeps: []SweepTopology{{SweepID: "s1", Version: "v1"}}}
+}
+
+func TestTopologyRecordsReject(t *testing.T) {
+	rejects(t, TopologyMsg, testTopologies().Topologies[0])
+}
+
+// A snapshot keeps its topologies; one without any reads back without.
+func TestSnapshotTopologies(t *testing.T) {
+	for _, topo := range []*TopologyState{nil, testTopologies()} {
+		want := testTrailer()
+		want.Topologies = topo
+		var b bytes.Buffer
+		if err := WriteSnapshotWith(&b, testSnapshot(), want); err != nil {
+			t.Fatal(err)
+		}
+		if _, got := readAll(t, b.Bytes()); !reflect.DeepEqual(got, want) {
+			t.Fatalf("trailer does not round-trip:\n got %+v\nwant %+v", got, want)
+		}
+	}
+}
+
+// Version 4, the last without topologies, reads as it was.
+func TestSnapshotReadsVersion4(t *testing.T) {
+	var b bytes.Buffer
+	if err := writeSnapshot(&b, testSnapshot(), testTrailer(), snapshotV4); err != nil {
+		t.Fatal(err)
+	}
+	ids, tr := readAll(t, b.Bytes())
+	if !reflect.DeepEqual(ids, []string{"s1", "s2"}) || !reflect.DeepEqual(tr, testTrailer()) {
+		t.Fatalf("version 4: sweeps %v, trailer %+v", ids, tr)
+	}
+}
