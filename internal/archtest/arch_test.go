@@ -74,11 +74,14 @@ var rules = map[string][]string{
 	"internal/fabric":       {"internal/probe", "internal/counters"},
 	"internal/fabric/sim":   {"internal/probe", "internal/fabric", "internal/counters"},
 	"internal/fabric/verbs": {"internal/probe", "internal/fabric", "internal/member"},
-	"internal/inventory":    {"internal/probe", "internal/counters"},
-	"internal/liveplan":     {"internal/fabric", "internal/probe", "internal/wire"},
-	"internal/member":       nil,
-	"internal/selffault":    nil,
-	"internal/config":       nil,
+	"internal/inventory":    {"internal/probe", "internal/counters", "internal/lldp"},
+	// A flow's hops, traced with its own 5-tuple; LLDP neighbours.
+	"internal/pathtrace": nil,
+	"internal/lldp":      nil,
+	"internal/liveplan":  {"internal/fabric", "internal/probe", "internal/wire"},
+	"internal/member":    nil,
+	"internal/selffault": nil,
+	"internal/config":    nil,
 	// The configuration reference's generator and the flag map it shares
 	// with rigs/deploytest.
 	"internal/config/docgen":          {"internal/config", "internal/config/docgen/keyflags"},
@@ -101,7 +104,7 @@ var rules = map[string][]string{
 	// the coordinator adapts raft, the store and HTTP to them.
 	"coordinator/sweep": {"coordinator/scheduler", "internal/probe", "internal/api", "internal/hostlist", "matrix"},
 	// The store records the sweep's own types, so it sits above sweep.
-	"coordinator/store": {"coordinator/sweep", "coordinator/scheduler", "internal/probe", "internal/wire", "internal/api", "matrix", "internal/counters"},
+	"coordinator/store": {"coordinator/sweep", "coordinator/scheduler", "internal/probe", "internal/wire", "internal/api", "matrix", "internal/counters", "topology"},
 	"coordinator/live":  {"internal/api", "internal/liveplan", "internal/probe", "matrix"},
 	"matrix":            {"internal/probe", "internal/hostlist", "internal/counters", "topology"},
 	// The fabric's model: pure, read by the matrix, the coordinator and
