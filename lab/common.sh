@@ -38,4 +38,10 @@ die_infra() {
 }
 
 vm_ip() { echo "$LAB_NET.$((10 + $1))"; }
-vm_dip() { echo "$LAB_DNET.$((10 + $1))"; }
+vm_dip() {
+	if [ -n "${LAB_CLOS:-}" ]; then
+		clos_vm_dip "$1"
+	else
+		echo "$LAB_DNET.$((10 + $1))"
+	fi
+}

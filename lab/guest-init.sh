@@ -15,6 +15,7 @@ arg() { sed -n "s/.*lab\.$1=\([^ ]*\).*/\1/p" /proc/cmdline; }
 NAME=$(arg name)
 IP=$(arg ip)
 DIP=$(arg dip)
+DGW=$(arg dgw)
 MTU=$(arg mtu)
 hostname "$NAME"
 
@@ -37,6 +38,11 @@ ip link set eth0 up || fail "eth0 up"
 ip link set eth1 mtu "$MTU" || fail "eth1 mtu"
 ip addr add "$DIP" dev eth1 || fail "eth1 address"
 ip link set eth1 up || fail "eth1 up"
+# On the routed Clos (lab/clos.sh) the other leaves' subnets are behind this
+# VM's leaf; rxe sends RoCE v2 through the routing table like any UDP.
+if [ -n "$DGW" ]; then
+	ip route add "${DIP%.*.*/*}.0.0/16" via "$DGW" dev eth1 || fail "eth1 route via $DGW"
+fi
 rdma link add rxe0 type rxe netdev eth1 || fail "rdma link add"
 
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144,cache=none lab /lab || fail "9p mount"

@@ -31,6 +31,7 @@
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 . "$LAB_DIR/vm.sh"
+. "$LAB_DIR/clos.sh"
 . "$LAB_DIR/compare.sh"
 . "$LAB_DIR/sweep.sh"
 . "$LAB_DIR/faults.sh"
@@ -69,9 +70,15 @@ cleanup() {
 boot() {
 	local n=$1
 	vms_down
+	clos_check
 	net_up "$n"
 	vms_up "$n"
-	mark "booted $n VMs"
+	if clos_on; then
+		clos_up "$n"
+		mark "booted $n VMs on a $LAB_CLOS Clos"
+	else
+		mark "booted $n VMs"
+	fi
 }
 
 # boot_or_reuse N: reuse vm1..vmN when they already run (lab.sh up N, or

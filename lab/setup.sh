@@ -10,9 +10,11 @@ set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
 # nftables: scenario host steps filter the switch (the bridges) with nft's
-# bridge family; the host kernel may have no netem or gact for tc.
+# bridge family; the host kernel may have no netem or gact for tc. lldpd
+# runs in the routed Clos's leaves (clos.sh), tcpdump checks which UDP
+# source port a QP's packets carry.
 PKGS=(qemu-system-x86 busybox-static kmod iproute2 rdma-core ibverbs-providers ibverbs-utils
-	libibverbs-dev perftest rdmacm-utils cpio gzip util-linux nftables)
+	libibverbs-dev perftest rdmacm-utils cpio gzip util-linux nftables lldpd tcpdump)
 
 install_packages() {
 	local missing=()
@@ -23,7 +25,17 @@ install_packages() {
 	log "installing ${missing[*]}"
 	[ "$(id -u)" -eq 0 ] || die "need root to apt-get install ${missing[*]}"
 	apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+	# No package may start its service on the host: lldpd would advertise on
+	# the host's own interfaces, and the lab sends nothing outside its
+	# namespaces (policy-rc.d 101: invoke-rc.d starts nothing).
+	local policy=/usr/sbin/policy-rc.d placed=
+	if [ ! -e $policy ]; then
+		printf '#!/bin/sh\nexit 101\n' > $policy && chmod +x $policy && placed=1
+	fi
+	local rc=0
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null || rc=$?
+	[ -z "$placed" ] || rm -f $policy
+	[ $rc -eq 0 ] || die "apt-get install ${missing[*]} failed (exit $rc)"
 }
 
 fetch_kernel() {

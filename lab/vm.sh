@@ -31,11 +31,18 @@ net_up() {
 		nsx ip tuntap add "tap$i" mode tap
 		nsx ip link set "tap$i" master br0 up
 		nsx ip tuntap add "dtap$i" mode tap
-		nsx ip link set "dtap$i" mtu "$LAB_SWITCH_MTU" master br1 up
+		if clos_on; then
+			nsx ip link set "dtap$i" mtu "$LAB_SWITCH_MTU" up # clos_up moves it onto its leaf
+		else
+			nsx ip link set "dtap$i" mtu "$LAB_SWITCH_MTU" master br1 up
+		fi
 	done
 }
 
-net_down() { ip netns del "$LAB_NS" 2>/dev/null || true; }
+net_down() {
+	clos_down
+	ip netns del "$LAB_NS" 2>/dev/null || true
+}
 
 nsx() { ip netns exec "$LAB_NS" "$@"; }
 
@@ -60,7 +67,7 @@ vms_up() {
 		nsx qemu-system-x86_64 -accel tcg -cpu max -smp 1 -m "$LAB_MEM" -nodefaults -no-user-config \
 			-display none -no-reboot -daemonize -pidfile "$LAB_RUN/vm$i.pid" \
 			-kernel "$LAB_CACHE/kernel/root/boot/vmlinuz-$kver" -initrd "$LAB_RUN/initrd" \
-			-append "console=ttyS0 quiet panic=-1 lab.name=vm$i lab.ip=$(vm_ip "$i")/24 lab.dip=$(vm_dip "$i")/24 lab.mtu=$LAB_MTU" \
+			-append "console=ttyS0 quiet panic=-1 lab.name=vm$i lab.ip=$(vm_ip "$i")/24 lab.dip=$(vm_dip "$i")/24 lab.mtu=$LAB_MTU$(clos_on && echo " lab.dgw=$(clos_vm_gw "$i")")" \
 			-serial "file:$LAB_RUN/logs/vm$i.console" \
 			-netdev "tap,id=n0,ifname=tap$i,script=no,downscript=no" \
 			-device "virtio-net-pci,netdev=n0,mac=52:54:00:77:00:$(printf %02x $((10 + i))),romfile=,addr=0x4" \

@@ -67,9 +67,10 @@ func load() error {
 type Fabric struct {
 	opts Options
 	gid  gidPolicy
-	sys  sysfs // /sys/class/infiniband
-	net  sysfs // /sys/class/net
-	node string
+	sys    sysfs // /sys/class/infiniband
+	net    sysfs // /sys/class/net
+	node   string
+	kernel string // release, for the drivers' source port rules (sport.go)
 
 	health  *healthBook
 	changes chan struct{} // coalesced "health changed" signal (Changes)
@@ -101,7 +102,8 @@ func New(opts Options) (*Fabric, error) {
 		return nil, err
 	}
 	node, _ := os.Hostname()
-	return &Fabric{opts: opts, gid: pol, node: node,
+	kernel, _ := os.ReadFile("/proc/sys/kernel/osrelease")
+	return &Fabric{opts: opts, gid: pol, node: node, kernel: strings.TrimSpace(string(kernel)),
 		sys:    sysfs{root: os.DirFS("/sys/class/infiniband")},
 		net:    sysfs{root: os.DirFS("/sys/class/net")},
 		health: newHealthBook(time.Now), changes: make(chan struct{}, 1),
@@ -421,6 +423,9 @@ func (f *Fabric) open(d *device, port int, ep probe.Endpoint, p probe.TestParams
 	if ll == "Ethernet" {
 		nd := f.net.roceNetdev(f.sys, d.name, port)
 		s.info.Netdev, s.info.NetdevMTU = nd.name, nd.mtu
+		if g.Type == "RoCE v2" {
+			s.sport = f.sys.sportRuleOf(d.name, f.kernel)
+		}
 	}
 	f.mu.Lock()
 	f.sessions[s] = struct{}{}

@@ -41,6 +41,7 @@ type Session struct {
 	connected bool
 	mtu       int // path MTU in bytes
 	latencyOK bool
+	sport     sportRule // how the driver picks the QP's UDP source port
 }
 
 var (
@@ -137,6 +138,9 @@ func (s *Session) Connect(ctx context.Context, remote probe.QPInfo) error {
 		return s.fail(statusFailure(&st), s.where("connect", 0))
 	}
 	s.connected = true
+	if s.sport == sportFlowLabel && c.global != 0 {
+		s.info.UDPSport = udpSport(0, s.info.QPN, remote.QPN) // the GRH carries no flow label
+	}
 	return nil
 }
 

@@ -1,0 +1,158 @@
+# A routed Clos for the lab's RDMA data network (sourced by lab.sh), on
+# when LAB_CLOS=LxS (leaves x spines, e.g. 2x2).
+#
+# Each leaf and spine is a network namespace of its own ($LAB_NS-l1,
+# $LAB_NS-s1, ...) with forwarding on. vmI's data tap moves into leaf
+# ((I-1) mod L)+1 once qemu holds it, as a port of that leaf's bridge,
+# which routes the leaf's subnet ($LAB_CNET.L.0/24, gateway .1; vmI is
+# .(10+I)). Every leaf has one veth to every spine (lLsS in the leaf,
+# sSlL in the spine, 10.79.L.(4S+1) and .(4S+2)/30); a leaf reaches the
+# other leaves' subnets over all its spines with one multipath route, and
+# hashes the L4 ports (fib_multipath_hash_policy=1), so RoCE v2 flows from
+# different UDP source ports take different spines, as ECMP does on a
+# real fabric. ICMP is not rate-limited in the routers, so traceroutes get
+# every answer. lldpd in each leaf advertises its VM ports.
+#
+# Switch ports as the cabling plan names them (clos_plan): vmI's tap is
+# port I of its leaf; the leaf's link to spine S is its port 100+S; the
+# spine's link to leaf L is its port L.
+
+LAB_CLOS=${LAB_CLOS:-}
+LAB_CNET=${LAB_CNET:-10.78}
+
+clos_on() { [ -n "$LAB_CLOS" ]; }
+clos_leaves() { echo "${LAB_CLOS%x*}"; }
+clos_spines() { echo "${LAB_CLOS#*x}"; }
+
+clos_check() {
+	clos_on || return 0
+	[[ $LAB_CLOS =~ ^[1-9]x[1-9]$ ]] || die "LAB_CLOS=$LAB_CLOS: want LEAVESxSPINES with 1..9 of each, like 2x2"
+}
+
+# clos_leaf I: the leaf of vmI.
+clos_leaf() { echo $((($1 - 1) % $(clos_leaves) + 1)); }
+clos_leaf_ns() { echo "$LAB_NS-l$1"; }
+clos_spine_ns() { echo "$LAB_NS-s$1"; }
+clos_vm_dip() { echo "$LAB_CNET.$(clos_leaf "$1").$((10 + $1))"; }
+clos_vm_gw() { echo "$LAB_CNET.$(clos_leaf "$1").1"; }
+
+# clos_link NAME: "NS DEV PEER_NS PEER_DEV" of a leaf-spine link named
+# leafL-spineS (the direction leaf to spine leaves through DEV) or
+# spineS-leafL (through the spine's DEV); non-zero for anything else.
+clos_link() {
+	local l s
+	if [[ $1 =~ ^leaf([1-9])-spine([1-9])$ ]]; then
+		l=${BASH_REMATCH[1]} s=${BASH_REMATCH[2]}
+		[ "$l" -le "$(clos_leaves)" ] && [ "$s" -le "$(clos_spines)" ] || return 1
+		echo "$(clos_leaf_ns "$l") l${l}s$s $(clos_spine_ns "$s") s${s}l$l"
+	elif [[ $1 =~ ^spine([1-9])-leaf([1-9])$ ]]; then
+		s=${BASH_REMATCH[1]} l=${BASH_REMATCH[2]}
+		[ "$l" -le "$(clos_leaves)" ] && [ "$s" -le "$(clos_spines)" ] || return 1
+		echo "$(clos_spine_ns "$s") s${s}l$l $(clos_leaf_ns "$l") l${l}s$s"
+	else
+		return 1
+	fi
+}
+
+clos_router() {
+	local ns=$1
+	ip netns add "$ns"
+	ip netns exec "$ns" ip link set lo up
+	ip netns exec "$ns" sysctl -qw net.ipv4.ip_forward=1 net.ipv4.fib_multipath_hash_policy=1 \
+		net.ipv4.icmp_ratelimit=0 net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0
+}
+
+# clos_up N: the routers, links and routes, and vm1..vmN's data taps moved
+# onto their leaves (after vms_up: qemu opens a tap by name in $LAB_NS).
+clos_up() {
+	local n=$1 L S l s i ns dev peer via
+	L=$(clos_leaves) S=$(clos_spines)
+	clos_down
+	for l in $(seq 1 "$L"); do
+		ns=$(clos_leaf_ns "$l")
+		clos_router "$ns"
+		ip netns exec "$ns" ip link add name vms type bridge
+		ip netns exec "$ns" ip link set vms mtu "$LAB_SWITCH_MTU" up
+		ip netns exec "$ns" ip addr add "$LAB_CNET.$l.1/24" dev vms
+	done
+	for s in $(seq 1 "$S"); do
+		clos_router "$(clos_spine_ns "$s")"
+	done
+	for l in $(seq 1 "$L"); do
+		for s in $(seq 1 "$S"); do
+			read -r ns dev peer _ <<<"$(clos_link "leaf$l-spine$s")"
+			ip link add "$dev" netns "$ns" mtu "$LAB_SWITCH_MTU" type veth peer name "s${s}l$l" netns "$peer" mtu "$LAB_SWITCH_MTU"
+			ip netns exec "$ns" ip addr add "10.79.$l.$((4 * s + 1))/30" dev "$dev"
+			ip netns exec "$ns" ip link set "$dev" up
+			ip netns exec "$peer" ip addr add "10.79.$l.$((4 * s + 2))/30" dev "s${s}l$l"
+			ip netns exec "$peer" ip link set "s${s}l$l" up
+			ip netns exec "$peer" ip route add "$LAB_CNET.$l.0/24" via "10.79.$l.$((4 * s + 1))"
+		done
+	done
+	for l in $(seq 1 "$L"); do
+		for other in $(seq 1 "$L"); do
+			[ "$other" = "$l" ] && continue
+			via=()
+			for s in $(seq 1 "$S"); do
+				via+=(nexthop via "10.79.$l.$((4 * s + 2))" dev "l${l}s$s")
+			done
+			ip netns exec "$(clos_leaf_ns "$l")" ip route add "$LAB_CNET.$other.0/24" "${via[@]}"
+		done
+	done
+	for i in $(seq 1 "$n"); do
+		ns=$(clos_leaf_ns "$(clos_leaf "$i")")
+		nsx ip link set "dtap$i" netns "$ns"
+		ip netns exec "$ns" ip link set "dtap$i" mtu "$LAB_SWITCH_MTU" master vms up
+	done
+	for l in $(seq 1 "$L"); do
+		clos_lldpd "$l"
+	done
+}
+
+# clos_lldpd L: lldpd in leaf L advertising its VM ports: system name
+# leafL, port ID the tap's name, description "port I". Its own control
+# socket, so several run side by side and lldpcli -u reaches each.
+clos_lldpd() {
+	local l=$1 ns sock
+	ns=$(clos_leaf_ns "$l") sock="$LAB_RUN/lldpd-l$l.socket"
+	command -v lldpd >/dev/null || return 0
+	ip netns exec "$ns" lldpd -u "$sock" -I 'dtap*' -k -S "rdmamesh lab leaf $l" 2>>"$LAB_RUN/logs/lldpd-l$l.log" ||
+		die_infra "lldpd did not start in $ns (log: $LAB_RUN/logs/lldpd-l$l.log)"
+	local t
+	for t in $(seq 1 50); do
+		[ -S "$sock" ] && break
+		sleep 0.1
+	done
+	ip netns exec "$ns" lldpcli -u "$sock" configure system hostname "leaf$l" >/dev/null
+	ip netns exec "$ns" lldpcli -u "$sock" configure lldp tx-interval 5 >/dev/null
+	ip netns exec "$ns" lldpcli -u "$sock" configure lldp portidsubtype ifname >/dev/null
+	for i in $(ip netns exec "$ns" ls /sys/class/net | grep '^dtap'); do
+		ip netns exec "$ns" lldpcli -u "$sock" configure ports "$i" lldp portdescription "port ${i#dtap}" >/dev/null
+	done
+}
+
+clos_down() {
+	local ns pid
+	for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep -E "^$LAB_NS-[ls][0-9]+$"); do
+		for pid in $(ip netns pids "$ns" 2>/dev/null); do
+			kill "$pid" 2>/dev/null || true
+		done
+		ip netns del "$ns" 2>/dev/null || true
+	done
+}
+
+# clos_plan N: the cabling plan of the Clos with vm1..vmN, as the
+# coordinator's topology (topology.ParsePlan's YAML).
+clos_plan() {
+	local n=$1 L S l s i
+	L=$(clos_leaves) S=$(clos_spines)
+	echo "link_layer: roce"
+	echo "switches:"
+	for l in $(seq 1 "$L"); do echo "  - {name: leaf$l, tier: leaf, plane: 0}"; done
+	for s in $(seq 1 "$S"); do echo "  - {name: spine$s, tier: spine, plane: 0}"; done
+	echo "cables:"
+	for i in $(seq 1 "$n"); do echo "  - {a: vm$i/rxe0 rail 0, b: leaf$(clos_leaf "$i"):$i}"; done
+	for l in $(seq 1 "$L"); do
+		for s in $(seq 1 "$S"); do echo "  - {a: leaf$l:$((100 + s)), b: spine$s:$l}"; done
+	done
+}
