@@ -65,8 +65,8 @@ func load() error {
 // domains are opened once and shared by all sessions on the device, so a
 // sweep round pays only for the QP and buffer of each test.
 type Fabric struct {
-	opts Options
-	gid  gidPolicy
+	opts   Options
+	gid    gidPolicy
 	sys    sysfs // /sys/class/infiniband
 	net    sysfs // /sys/class/net
 	node   string
