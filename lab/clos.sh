@@ -19,6 +19,7 @@
 
 LAB_CLOS=${LAB_CLOS:-}
 LAB_CNET=${LAB_CNET:-10.78}
+CLOS_CAPTURES=()
 
 clos_on() { [ -n "$LAB_CLOS" ]; }
 clos_leaves() { echo "${LAB_CLOS%x*}"; }
@@ -155,4 +156,50 @@ clos_plan() {
 	for l in $(seq 1 "$L"); do
 		for s in $(seq 1 "$S"); do echo "  - {a: leaf$l:$((100 + s)), b: spine$s:$l}"; done
 	done
+}
+
+# clos_capture_start: tcpdump on every spine, one SPINE.txt each under
+# $LAB_RUN/capture: the RoCE v2 packets each spine forwarded.
+clos_capture_start() {
+	local s dir="$LAB_RUN/capture"
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	CLOS_CAPTURES=()
+	for s in $(seq 1 "$(clos_spines)"); do
+		ip netns exec "$(clos_spine_ns "$s")" tcpdump -i any -Q in -n -l udp dst port 4791 >"$dir/spine$s.txt" 2>"$dir/spine$s.err" &
+		CLOS_CAPTURES+=($!)
+	done
+	for s in $(seq 1 "$(clos_spines)"); do
+		for _ in $(seq 1 50); do
+			grep -q listening "$dir/spine$s.err" 2>/dev/null && break
+			sleep 0.1
+		done
+	done
+}
+
+clos_capture_stop() {
+	local p
+	for p in "${CLOS_CAPTURES[@]}"; do
+		kill -INT "$p" 2>/dev/null || true
+		wait "$p" 2>/dev/null || true
+	done
+	CLOS_CAPTURES=()
+}
+
+# clos_run N: a sweep over the Clos through the gate, the spines capturing;
+# every flow the workers reported must be the port on the wire and cross
+# exactly one spine between leaves (labcheck flows).
+clos_run() {
+	local n=$1
+	(cd "$REPO_DIR" && go build -o "$LAB_RUN/labcheck" ./lab/labcheck) || die "building labcheck"
+	clos_plan "$n" >"$LAB_RUN/clos-plan.yaml"
+	LAB_TOPOLOGY="$LAB_RUN/clos-plan.yaml"
+	cluster_up "$n" "${LAB_TEST_TIMEOUT:-90s}" "${LAB_PAIR_TIMEOUT:-240s}" "${LAB_SWEEP_PARALLELISM:-1}"
+	clos_capture_start
+	gate_sweep "$n"
+	clos_capture_stop
+	"$LAB_RUN/labcheck" flows "$LAB_RUN/sweep.json" "$LAB_RUN/capture" | tee "$LAB_RUN/clos-flows.txt" ||
+		die "the flows the workers reported are not the ones on the wire (captures: $LAB_RUN/capture)"
+	mark "clos flows"
+	sweep_stop
 }

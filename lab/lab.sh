@@ -23,7 +23,11 @@
 #                       infrastructure failure (exit 75 of smoke-once)
 #   lab.sh p7 [R]       4 VMs: rdmamesh sweep vs per-pair perftest wall time,
 #                       R interleaved repetitions (p7.sh; LAB_P7_MODE=quick)
-#   lab.sh up [N]       boot N VMs (default 2) and leave them running (debugging)
+#   lab.sh clos [N]     N VMs (default 4) on a routed Clos (LAB_CLOS, default 2x2;
+#                       clos.sh): a sweep whose reported flows must match the
+#                       UDP source ports the spines forwarded
+#   lab.sh up [N]       boot N VMs (default 2) and leave them running (debugging;
+#                       LAB_CLOS=2x2 puts them on a routed Clos)
 #   lab.sh shell VM CMD run one command in a running lab VM (debugging)
 #   lab.sh down         stop VMs and delete the namespace
 #
@@ -59,6 +63,7 @@ build_bin() {
 
 cleanup() {
 	local rc=$?
+	clos_capture_stop
 	sweep_stop
 	if [ -z "${LAB_KEEP:-}" ]; then
 		vms_down
@@ -229,6 +234,17 @@ main() {
 		boot "$n"
 		sweep_run "$n"
 		mark "sweep"
+		;;
+	clos)
+		# The routed Clos (default 2x2): a sweep whose reported flows are
+		# checked against what the spines forwarded. Reuses VMs that run on
+		# a Clos (LAB_CLOS=2x2 lab.sh up 4).
+		local n=${1:-4}
+		LAB_CLOS=${LAB_CLOS:-2x2}
+		clos_check
+		trap cleanup EXIT
+		boot_or_reuse "$n"
+		clos_run "$n"
 		;;
 	up)
 		bash "$LAB_DIR/setup.sh"

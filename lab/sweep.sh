@@ -29,6 +29,9 @@ coord_start() {
 	# counts packets, so probes crossing a faulted link shorten the bursts
 	# a sweep's RC retries meet, and the fault cases would test a
 	# different fault from run to run.
+	# LAB_TOPOLOGY: the cabling plan the coordinator routes cells over (the
+	# routed Clos's, clos_plan); empty: none.
+	RDMAMESH_COORDINATOR_TOPOLOGY=${LAB_TOPOLOGY:-} \
 	RDMAMESH_LIVE_ENABLED=${RDMAMESH_LIVE_ENABLED:-false} RDMAMESH_SWEEP_TEST_TIMEOUT=$1 RDMAMESH_COORDINATOR_PARALLELISM=${3:-0} RDMAMESH_GOSSIP_PROFILE=${LAB_GOSSIP:-wan} \
 		ip netns exec "$LAB_NS" "$LAB_RUN/rdmamesh" coordinator --name coord --gossip-bind "$c:7946" --insecure \
 		--api-listen "$c:8080" --data-dir "$LAB_RUN/coord/data" --pair-timeout "$2" \
@@ -126,7 +129,7 @@ gate_sweep() {
 	nsx "$LAB_RUN/rdmamesh" gate --coordinator "http://$c:8080" --json "$LAB_RUN/sweep.json" "${spec[@]}" \
 		--junit "$LAB_RUN/sweep.junit.xml" --exclude "$ex" --timeout "${LAB_SWEEP_TIMEOUT:-30m}" || rc=$?
 	mark "sweep (gate exit $rc)"
-	if ! "$check" sweep "$LAB_RUN/sweep.json" "$n" "$LAB_DNET"; then
+	if ! "$check" sweep "$LAB_RUN/sweep.json" "$n" "$(if clos_on; then echo "$LAB_CNET"; else echo "$LAB_DNET"; fi)"; then
 		rc=$((rc ? rc : 1))
 	elif [ -s "$ex" ]; then
 		log "the clean sweep excluded $(cat "$ex")"

@@ -156,6 +156,11 @@ func main() {
 			fail("usage: labcheck cellstats FILE")
 		}
 		err = cellStats(a[0])
+	case "flows":
+		if len(a) != 2 {
+			fail("usage: labcheck flows SWEEP.json CAPTURE_DIR")
+		}
+		err = checkFlows(a[0], a[1])
 	case "table":
 		if len(a) != 1 {
 			fail("usage: labcheck table FILE")
