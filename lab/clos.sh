@@ -143,14 +143,24 @@ clos_down() {
 }
 
 # clos_plan N: the cabling plan of the Clos with vm1..vmN, as the
-# coordinator's topology (topology.ParsePlan's YAML).
+# coordinator's topology (topology.ParsePlan's YAML), with every router
+# address so traced hops map onto the switches.
 clos_plan() {
 	local n=$1 L S l s i
 	L=$(clos_leaves) S=$(clos_spines)
 	echo "link_layer: roce"
 	echo "switches:"
-	for l in $(seq 1 "$L"); do echo "  - {name: leaf$l, tier: leaf, plane: 0}"; done
-	for s in $(seq 1 "$S"); do echo "  - {name: spine$s, tier: spine, plane: 0}"; done
+	local a
+	for l in $(seq 1 "$L"); do
+		a="$LAB_CNET.$l.1"
+		for s in $(seq 1 "$S"); do a+=", 10.79.$l.$((4 * s + 1))"; done
+		echo "  - {name: leaf$l, tier: leaf, plane: 0, addrs: [$a]}"
+	done
+	for s in $(seq 1 "$S"); do
+		a=
+		for l in $(seq 1 "$L"); do a+="${a:+, }10.79.$l.$((4 * s + 2))"; done
+		echo "  - {name: spine$s, tier: spine, plane: 0, addrs: [$a]}"
+	done
 	echo "cables:"
 	for i in $(seq 1 "$n"); do echo "  - {a: vm$i/rxe0 rail 0, b: leaf$(clos_leaf "$i"):$i}"; done
 	for l in $(seq 1 "$L"); do

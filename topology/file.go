@@ -45,6 +45,9 @@ func (t *Topology) WritePlan(w io.Writer) error {
 		if s.Pod != 0 {
 			fmt.Fprintf(bw, ", pod: %d", s.Pod)
 		}
+		if len(s.Addrs) > 0 {
+			fmt.Fprintf(bw, ", addrs: [%s]", strings.Join(s.Addrs, ", "))
+		}
 		fmt.Fprint(bw, "}\n")
 	}
 	fmt.Fprint(bw, "cables:\n")

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -28,7 +29,7 @@ func TestIBNetFabric(t *testing.T) {
 			topo.LinkLayer, len(topo.Switches), len(topo.HCAs), len(topo.Cables), topo.Leaves(), topo.MaxTier())
 	}
 	s, ok := topo.Switch("spine-r1-00")
-	if want := (Switch{Name: "spine-r1-00", Tier: Spine, Plane: 1, GUID: "0x0c42a10300cc0100", LID: 7}); !ok || topo.Switches[s] != want {
+	if want := (Switch{Name: "spine-r1-00", Tier: Spine, Plane: 1, GUID: "0x0c42a10300cc0100", LID: 7}); !ok || !reflect.DeepEqual(topo.Switches[s], want) {
 		t.Errorf("spine-r1-00: %+v, want %+v", topo.Switches[s], want)
 	}
 	h, ok := topo.HCA("node-03", 1)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"regexp"
 	"strconv"
@@ -54,8 +55,8 @@ func LoadPlan(path string) (*Topology, error) {
 // in YAML or CSV:
 //
 //	link_layer: roce        # or ib; roce when left out
-//	switches:               # optional: only to set tier, plane or pod
-//	  - {name: spine-r1-00, tier: spine, plane: 1}
+//	switches:               # optional: to set tier, plane, pod or addrs
+//	  - {name: spine-r1-00, tier: spine, plane: 1, addrs: [10.0.1.2, 10.0.2.2]}
 //	cables:
 //	  - {a: node-01/mlx5_0, b: leaf-r0-00:1, speed: 400G}
 //	  - {a: node-02 rail 0, b: leaf-r0-00:2}
@@ -77,7 +78,9 @@ func LoadPlan(path string) (*Topology, error) {
 //
 // Switches are created as cables name them, with their tier and plane
 // derived by New; switches: only overrides. plane is the rail a switch
-// serves (-1: several). A switch listed there but in no cable is refused,
+// serves (-1: several). addrs are the switch's IP addresses, any that may
+// answer a traceroute (hops.go); without them a traced hop there stays
+// unknown. A switch listed there but in no cable is refused,
 // as it is a typo far more often than an unused switch.
 //
 // The CSV form has a header row naming the columns a, b and optionally
@@ -127,7 +130,7 @@ type planCable struct {
 const (
 	planEndForms   = "SWITCH:PORT, NODE/DEVICE, NODE/DEVICE rail N or NODE rail N"
 	planTopKeys    = "link_layer, switches, cables"
-	planSwitchKeys = "name, tier, plane, pod"
+	planSwitchKeys = "name, tier, plane, pod, addrs"
 	planCableKeys  = "a, b, speed"
 	planCSVColumns = "a, b and optionally speed"
 )
@@ -209,7 +212,7 @@ func eachKey(p *plan, m *yaml.Node, where, allowed string, f func(k, v *yaml.Nod
 		if !strings.Contains(", "+allowed+", ", ", "+k.Value+", ") {
 			return unknownKey(p, k, where, allowed)
 		}
-		if v.Kind != yaml.ScalarNode && k.Value != "switches" && k.Value != "cables" {
+		if v.Kind != yaml.ScalarNode && k.Value != "switches" && k.Value != "cables" && k.Value != "addrs" {
 			return p.errf(v.Line, fieldName(where, k.Value), "want a single value, not a list or mapping")
 		}
 		if err := f(k, v); err != nil {
@@ -254,6 +257,8 @@ func (p *plan) readSwitches(list *yaml.Node) error {
 				ps.sw.Plane, err = planeOrPod(v.Value, -1, "a rail number, or -1 for a switch serving several rails")
 			case "pod":
 				ps.sw.Pod, err = planeOrPod(v.Value, 0, "a pod number from 0")
+			case "addrs":
+				ps.sw.Addrs, err = planAddrs(v)
 			}
 			if err != nil {
 				return p.errf(v.Line, fieldName(where, k.Value), "%v", err)
@@ -269,6 +274,23 @@ func (p *plan) readSwitches(list *yaml.Node) error {
 		p.overrides = append(p.overrides, ps)
 	}
 	return nil
+}
+
+// planAddrs reads a list of IP addresses, or one address alone.
+func planAddrs(v *yaml.Node) ([]string, error) {
+	items := []*yaml.Node{v}
+	if v.Kind == yaml.SequenceNode {
+		items = v.Content
+	}
+	var out []string
+	for _, it := range items {
+		a, err := netip.ParseAddr(strings.TrimSpace(it.Value))
+		if it.Kind != yaml.ScalarNode || err != nil {
+			return nil, fmt.Errorf("%q: want IP addresses, like [10.0.1.2, 10.0.2.2]", it.Value)
+		}
+		out = append(out, a.String())
+	}
+	return out, nil
 }
 
 func parseTier(s string) (Tier, error) {

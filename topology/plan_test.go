@@ -2,6 +2,7 @@ package topology
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -25,7 +26,7 @@ func TestExamplePlan(t *testing.T) {
 		if !ok {
 			t.Fatalf("no switch %s", want.Name)
 		}
-		if got := topo.Switches[i]; got != want {
+		if got := topo.Switches[i]; !reflect.DeepEqual(got, want) {
 			t.Errorf("got %+v, want %+v", got, want)
 		}
 	}

@@ -2,7 +2,9 @@
 // and switch ports joined by cables, and the path a test's packets take
 // across them. Its core is pure (no I/O): loaders turn a cabling plan,
 // a generated fat tree or ibnetdiscover output into a Topology, and
-// Route maps a test's ends and flow to directed links.
+// Route maps a test's ends and flow to directed links. On InfiniBand,
+// ParseIBTracert and ParseLFTs read the paths the fabric's own forwarding
+// tables give, from ibtracert output and LFT dumps, as IBPaths.
 //
 // A Topology is built once with New (or a loader) and then only read, so
 // it is safe for concurrent use.
@@ -11,6 +13,7 @@ package topology
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"sort"
 	"strconv"
 )
@@ -58,6 +61,9 @@ type Switch struct {
 	Pod   int    `json:"pod"`
 	GUID  string `json:"guid,omitempty"`
 	LID   uint16 `json:"lid,omitempty"`
+	// Addrs are the switch's IP addresses, any of which may answer a
+	// traceroute's probe: how a traced hop is matched to the switch.
+	Addrs []string `json:"addrs,omitempty"`
 }
 
 // HCA is one host port: Node's HCA on Rail. Device is its RDMA device
@@ -121,6 +127,7 @@ type Topology struct {
 	leafIndex    []int32  // per switch: position in leaves, -1 if not a leaf
 	dist         []int8   // switches x leaves: hops from a switch down to a leaf, -1 = no way
 	maxTier      Tier
+	byAddr       map[netip.Addr]int // switch addresses (hops.go)
 }
 
 type hcaKey struct {
@@ -164,6 +171,9 @@ func New(ll LinkLayer, switches []Switch, hcas []HCA, cables []Cable) (*Topology
 			return nil, fmt.Errorf("switch %q is listed twice", s.Name)
 		}
 		t.switchByName[s.Name] = i
+	}
+	if err := t.indexAddrs(); err != nil {
+		return nil, err
 	}
 	for i, h := range hcas {
 		k := hcaKey{h.Node, h.Rail}

@@ -149,7 +149,7 @@ func topologyIn(t *topology.Topology) wire.Topology {
 	rec := wire.Topology{LinkLayer: string(t.LinkLayer),
 		Switches: make([]wire.TopoSwitch, len(t.Switches)), HCAs: make([]wire.TopoHCA, len(t.HCAs)), Cables: make([]wire.TopoCable, len(t.Cables))}
 	for i, s := range t.Switches {
-		rec.Switches[i] = wire.TopoSwitch{Name: s.Name, Tier: int(s.Tier), Plane: s.Plane, Pod: s.Pod, GUID: s.GUID, LID: s.LID}
+		rec.Switches[i] = wire.TopoSwitch{Name: s.Name, Tier: int(s.Tier), Plane: s.Plane, Pod: s.Pod, GUID: s.GUID, LID: s.LID, Addrs: s.Addrs}
 	}
 	for i, h := range t.HCAs {
 		rec.HCAs[i] = wire.TopoHCA{Node: h.Node, Device: h.Device, Rail: h.Rail, GUID: h.GUID, LID: h.LID}
@@ -168,7 +168,7 @@ func topologyOut(rec *wire.Topology) (*topology.Topology, error) {
 		if s.Tier < 0 || s.Tier > 255 {
 			return nil, fmt.Errorf("switch %s: tier %d", s.Name, s.Tier)
 		}
-		switches[i] = topology.Switch{Name: s.Name, Tier: topology.Tier(s.Tier), Plane: s.Plane, Pod: s.Pod, GUID: s.GUID, LID: s.LID}
+		switches[i] = topology.Switch{Name: s.Name, Tier: topology.Tier(s.Tier), Plane: s.Plane, Pod: s.Pod, GUID: s.GUID, LID: s.LID, Addrs: s.Addrs}
 	}
 	hcas := make([]topology.HCA, len(rec.HCAs))
 	for i, h := range rec.HCAs {

@@ -20,6 +20,7 @@ type TopoSwitch struct {
 	Plane, Pod int
 	GUID       string
 	LID        uint16
+	Addrs      []string
 }
 
 // TopoHCA is one host port (topology.HCA).
@@ -82,6 +83,7 @@ func (w *writer) topology(t *Topology) {
 		w.int(s.Pod)
 		w.str(s.GUID)
 		w.u64(uint64(s.LID))
+		w.strs(s.Addrs)
 	})
 	putList(w, t.HCAs, func(w *writer, h *TopoHCA) {
 		w.str(h.Node)
@@ -103,7 +105,7 @@ func (w *writer) topology(t *Topology) {
 func (r *reader) topology(t *Topology) {
 	*t = Topology{Version: r.str(), LinkLayer: r.str()}
 	t.Switches = getList(r, func(r *reader, s *TopoSwitch) {
-		*s = TopoSwitch{Name: r.str(), Tier: r.int(), Plane: r.int(), Pod: r.int(), GUID: r.str(), LID: r.u16()}
+		*s = TopoSwitch{Name: r.str(), Tier: r.int(), Plane: r.int(), Pod: r.int(), GUID: r.str(), LID: r.u16(), Addrs: r.strs()}
 	})
 	t.HCAs = getList(r, func(r *reader, h *TopoHCA) {
 		*h = TopoHCA{Node: r.str(), Device: r.str(), Rail: r.int(), GUID: r.str(), LID: r.u16()}
