@@ -29,6 +29,7 @@ func (a *Agent) routes() http.Handler {
 	mux.HandleFunc("POST "+wire.StreamPath, a.handleTaskStream)
 	mux.HandleFunc("POST /v1/live/plan", a.handleLivePlan)
 	mux.HandleFunc("GET /v1/live/summaries", a.handleLiveSummaries)
+	mux.Handle("POST /v1/trace", a.traceHandler())
 	a.sessions.Register(mux)
 	if a.opts.Metrics != nil {
 		mux.Handle("GET /metrics", a.opts.Metrics)

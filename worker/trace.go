@@ -1,0 +1,166 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/rdmamesh/rdmamesh/internal/pathtrace"
+	"github.com/rdmamesh/rdmamesh/internal/probe"
+	"github.com/rdmamesh/rdmamesh/internal/wire"
+)
+
+// flowTracer traces a flow's path from this node: a pathtrace.Tracer, or
+// the tests' fake.
+type flowTracer interface {
+	Trace(ctx context.Context, f pathtrace.Flow) (pathtrace.Path, error)
+}
+
+// TraceRequest is POST /v1/trace's body: flows to trace from this worker,
+// as the coordinator picks them (a suspect cell's, a link sweep's).
+type TraceRequest struct {
+	Flows []TraceFlow `json:"flows"`
+}
+
+// TraceFlow is a RoCE v2 flow's 5-tuple: its GIDs' IPs and its source port.
+type TraceFlow struct {
+	SrcIP   string `json:"src_ip"`
+	DstIP   string `json:"dst_ip"`
+	SrcPort int    `json:"src_port"`
+	DstPort int    `json:"dst_port,omitempty"` // 0: 4791
+}
+
+// TraceReply answers it: a path per flow, in the request's order.
+type TraceReply struct {
+	Paths []TracedPath `json:"paths"`
+}
+
+// TracedPath is a flow's path, or (Error) why it could not be traced here.
+type TracedPath struct {
+	pathtrace.Path
+	Error string `json:"error,omitempty"`
+}
+
+// A request's bounds: every probe waits its turn on the process's pacer,
+// so flows beyond these would only queue.
+const (
+	maxTraceFlows = 64
+	traceBound    = time.Minute // the whole request's
+	traceParallel = 4           // traces in flight: a silent hop costs a timeout, not pacing
+	maxTraceBody  = 64 << 10
+)
+
+const traceFix = `send {"flows": [{"src_ip": "10.0.1.2", "dst_ip": "10.0.2.2", "src_port": 49152}]}, at most 64 flows`
+
+type traceHandler struct {
+	tracer flowTracer
+	bound  time.Duration
+	log    *slog.Logger
+}
+
+// traceHandler serves POST /v1/trace with a Tracer of its own, so each
+// Agent (whose routes are built once, at Start) keeps its own cache. The
+// Tracer runs no goroutine between requests: stopping the Agent's server
+// ends every trace through its request's context, and nothing else is
+// left to stop.
+func (a *Agent) traceHandler() http.Handler {
+	return &traceHandler{tracer: pathtrace.NewTracer(pathtrace.Config{}), bound: traceBound, log: a.log}
+}
+
+func (h *traceHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	flows, err := readTraceRequest(w, r)
+	if err != nil {
+		wire.Refuse(w, r, http.StatusBadRequest, &probe.Error{Class: probe.ClassInternal, Cause: err.Error(), Fix: traceFix})
+		return
+	}
+	start := time.Now()
+	ctx, cancel := context.WithTimeoutCause(r.Context(), h.bound, fmt.Errorf("the trace request's %v bound ran out", h.bound))
+	defer cancel()
+	paths := h.traceAll(ctx, flows)
+	h.log.Debug("traced flows", "flows", len(flows), "took", time.Since(start))
+	writeJSON(w, http.StatusOK, TraceReply{Paths: paths})
+}
+
+// traceAll traces the flows, traceParallel at a time; every trace has
+// ended when it returns.
+func (h *traceHandler) traceAll(ctx context.Context, flows []pathtrace.Flow) []TracedPath {
+	out := make([]TracedPath, len(flows))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(traceParallel, len(flows)) {
+		wg.Go(func() {
+			for i := range next {
+				out[i] = h.traceOne(ctx, flows[i])
+			}
+		})
+	}
+	for i := range flows {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return out
+}
+
+func (h *traceHandler) traceOne(ctx context.Context, f pathtrace.Flow) TracedPath {
+	if ctx.Err() != nil {
+		return TracedPath{Path: pathtrace.Path{Flow: f}, Error: fmt.Sprintf("not traced: %v; ask for fewer flows at a time", context.Cause(ctx))}
+	}
+	p, err := h.tracer.Trace(ctx, f)
+	if err != nil {
+		return TracedPath{Path: pathtrace.Path{Flow: f}, Error: err.Error()}
+	}
+	return TracedPath{Path: p}
+}
+
+func readTraceRequest(w http.ResponseWriter, r *http.Request) ([]pathtrace.Flow, error) {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxTraceBody))
+	dec.DisallowUnknownFields()
+	var req TraceRequest
+	if err := dec.Decode(&req); err != nil {
+		return nil, fmt.Errorf("trace request: read the JSON body: %w", err)
+	}
+	switch n := len(req.Flows); {
+	case n == 0:
+		return nil, errors.New("trace request: flows is empty")
+	case n > maxTraceFlows:
+		return nil, fmt.Errorf("trace request: %d flows, at most %d a request", n, maxTraceFlows)
+	}
+	flows := make([]pathtrace.Flow, len(req.Flows))
+	for i, tf := range req.Flows {
+		f, err := tf.flow()
+		if err != nil {
+			return nil, fmt.Errorf("trace request: flows[%d]: %w", i, err)
+		}
+		flows[i] = f
+	}
+	return flows, nil
+}
+
+func (tf TraceFlow) flow() (pathtrace.Flow, error) {
+	src, err := netip.ParseAddr(tf.SrcIP)
+	if err != nil {
+		return pathtrace.Flow{}, fmt.Errorf("src_ip %q is not an IP address: give the IP of the flow's source GID", tf.SrcIP)
+	}
+	dst, err := netip.ParseAddr(tf.DstIP)
+	if err != nil {
+		return pathtrace.Flow{}, fmt.Errorf("dst_ip %q is not an IP address: give the IP of the flow's destination GID", tf.DstIP)
+	}
+	if tf.SrcPort < 1 || tf.SrcPort > 65535 {
+		return pathtrace.Flow{}, fmt.Errorf("src_port %d: want the flow's UDP source port, 1..65535", tf.SrcPort)
+	}
+	if tf.DstPort < 0 || tf.DstPort > 65535 {
+		return pathtrace.Flow{}, fmt.Errorf("dst_port %d: want 1..65535, or 0 for RoCE v2's 4791", tf.DstPort)
+	}
+	f := pathtrace.Flow{Src: src, Dst: dst, SrcPort: uint16(tf.SrcPort), DstPort: uint16(tf.DstPort)}
+	if f.DstPort == 0 {
+		f.DstPort = pathtrace.RoCEPort
+	}
+	return f, f.Validate()
+}
