@@ -84,7 +84,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.PersistentFlags().String("log-level", "info", "log level: debug, info, warn, error")
 	root.PersistentFlags().String("log-format", "text", "log format: text or json")
 	root.AddCommand(newWorkerCmd(), newCoordinatorCmd(), newDemoCmd(), newGateCmd(), newDoctorCmd(),
-		newProbeCmd(), newVersionCmd(), newConfigCmd(), newKeygenCmd(), newTopologyCmd())
+		newProbeCmd(), newVersionCmd(), newConfigCmd(), newKeygenCmd(), newTopologyCmd(), newTraceCmd())
 	return root
 }
 

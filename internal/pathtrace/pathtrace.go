@@ -65,6 +65,7 @@ func (f Flow) Validate() error {
 }
 
 func (f Flow) String() string {
+	f = f.normal()
 	return fmt.Sprintf("%s → %s udp", netip.AddrPortFrom(f.Src, f.SrcPort), netip.AddrPortFrom(f.Dst, f.DstPort))
 }
 
