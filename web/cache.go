@@ -15,6 +15,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/rdmamesh/rdmamesh/matrix"
+	"github.com/rdmamesh/rdmamesh/topology"
 )
 
 // The compact API's answers are derived from a matrix the backend never
@@ -28,13 +29,16 @@ const (
 )
 
 type viewCache struct {
-	limit   int // entries kept; 0 means maxViews
+	limit int // entries kept; 0 means maxViews
+	// topo is the topology a sweep's node order comes from (nil: none).
+	topo    func(id string) *topology.Topology
 	mu      sync.Mutex
 	entries []*viewEntry // least recently used first
 }
 
 type viewEntry struct {
-	m *matrix.Matrix
+	m    *matrix.Matrix
+	topo *topology.Topology
 	// build serialises building the view; v is set once a build has
 	// completed, so one given up midway is not kept (see view).
 	build sync.Mutex
@@ -59,7 +63,8 @@ type blob struct {
 	etag    string
 }
 
-func (vc *viewCache) entry(m *matrix.Matrix) *viewEntry {
+// entry is the entry of m, sweep id's matrix, made when absent.
+func (vc *viewCache) entry(id string, m *matrix.Matrix) *viewEntry {
 	vc.mu.Lock()
 	defer vc.mu.Unlock()
 	for i, e := range vc.entries {
@@ -69,6 +74,9 @@ func (vc *viewCache) entry(m *matrix.Matrix) *viewEntry {
 		}
 	}
 	e := &viewEntry{m: m, blobs: map[string]*blob{}, building: map[string]*building{}}
+	if vc.topo != nil {
+		e.topo = vc.topo(id)
+	}
 	if len(vc.entries) >= cmp.Or(vc.limit, maxViews) {
 		vc.entries = vc.entries[1:]
 	}
@@ -101,7 +109,7 @@ func (e *viewEntry) view(ctx context.Context) (*view, error) {
 	if v := e.v.Load(); v != nil {
 		return v, nil
 	}
-	v, err := newView(ctx, e.m)
+	v, err := newView(ctx, e.m, e.topo)
 	if err != nil {
 		return nil, err
 	}

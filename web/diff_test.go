@@ -69,12 +69,12 @@ func TestViewCacheFollowsTheMatrix(t *testing.T) {
 	ms := make([]*matrix.Matrix, maxViews+2)
 	for i := range ms {
 		ms[i] = &matrix.Matrix{}
-		vc.entry(ms[i])
+		vc.entry("s", ms[i])
 	}
 	if len(vc.entries) != maxViews || vc.entries[0].m != ms[2] {
 		t.Fatalf("cache holds %d entries", len(vc.entries))
 	}
-	vc.entry(ms[2]) // touched: now the most recent
+	vc.entry("s", ms[2]) // touched: now the most recent
 	if vc.entries[len(vc.entries)-1].m != ms[2] {
 		t.Fatal("a hit did not move the entry to the back")
 	}

@@ -56,7 +56,7 @@ type metricInfo struct {
 
 func (v *view) grid(sweep string) gridInfo {
 	rails := max(v.m.Rails, 0)
-	g := gridInfo{Sweep: sweep, Order: v.orderKey, Rails: rails, GroupLabel: v.m.GroupLabel, Groups: v.groups,
+	g := gridInfo{Sweep: sweep, Order: v.orderKey, Rails: rails, GroupLabel: v.groupLabel, Groups: v.groups,
 		Cells: v.m.NumCells(), Cross: len(v.m.Cross), Counts: map[string]int{}, Healthy: v.m.Healthy,
 		Suspects: v.m.Suspects, RailRollups: v.m.RailRollups, Thresholds: v.m.Thresholds,
 		Metrics: []metricInfo{{Name: "status", Label: "status"}}, Overview: v.overview()}
@@ -78,11 +78,8 @@ func (v *view) grid(sweep string) gridInfo {
 	g.Nodes = make([]gridNode, v.n)
 	for p, i := range v.order {
 		nd := &v.m.Nodes[i]
-		gn := gridNode{Name: nd.Name, State: nd.State, Bad: make([]int32, rails),
+		gn := gridNode{Name: nd.Name, Group: v.group[i], State: nd.State, Bad: make([]int32, rails),
 			Tested: make([]int32, rails), Total: make([]int32, rails)}
-		if v.m.GroupLabel != "" {
-			gn.Group = nd.Labels[v.m.GroupLabel]
-		}
 		for r := range rails {
 			t := v.hca[int(i)*rails+r]
 			gn.Bad[r], gn.Tested[r], gn.Total[r] = t.bad, t.tested, t.total
@@ -209,7 +206,7 @@ func (s *Server) getPair(c *gin.Context) {
 	if !ok {
 		return
 	}
-	v, err := s.cache(info.ID).entry(m).view(c.Request.Context())
+	v, err := s.cache(info.ID).entry(info.ID, m).view(c.Request.Context())
 	if err != nil {
 		s.buildFailed(c, "view building", err, "sweep", info.ID)
 		return

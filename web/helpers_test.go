@@ -10,7 +10,7 @@ import (
 // mustView is m's view, built with nothing to stop it.
 func mustView(tb testing.TB, m *matrix.Matrix) *view {
 	tb.Helper()
-	v, err := newView(context.Background(), m)
+	v, err := newView(context.Background(), m, nil)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -96,7 +96,7 @@ func (s *Server) prepareNewest(ctx context.Context, last string, every time.Dura
 		s.stepFailed(ctx, "the grid", info.ID, err)
 		return key // the request path would fail the same way; do not spin
 	}
-	e := s.views.entry(m)
+	e := s.views.entry(info.ID, m)
 	for _, rail := range firstPaintRails(e.v.Load()) { // built: the grid needed it
 		if _, err := s.layerBlob(ctx, info.ID, m, "status", rail); err != nil {
 			s.stepFailed(ctx, "the status layer", info.ID, err, "rail", rail)
@@ -167,7 +167,7 @@ const secondLayer = "p50"
 // handlers and Prepare share them, and with them the cache keys.
 // A walk they start stops when ctx ends, failing with its error.
 func (s *Server) gridBlob(ctx context.Context, id string, m *matrix.Matrix) (*blob, error) {
-	e := s.cache(id).entry(m)
+	e := s.cache(id).entry(id, m)
 	return e.blob("grid:"+id, func() ([]byte, error) {
 		v, err := e.view(ctx)
 		if err != nil {
@@ -178,7 +178,7 @@ func (s *Server) gridBlob(ctx context.Context, id string, m *matrix.Matrix) (*bl
 }
 
 func (s *Server) layerBlob(ctx context.Context, id string, m *matrix.Matrix, metric string, rail int) (*blob, error) {
-	e := s.cache(id).entry(m)
+	e := s.cache(id).entry(id, m)
 	return e.blob(layerKey(metric, rail), func() ([]byte, error) {
 		v, err := e.view(ctx)
 		if err != nil {

@@ -13,14 +13,16 @@
 //	GET  /api/v1/sweeps/{id}/grid      the heatmap's node order, groups, HCA tallies, suspects, scales
 //	GET  /api/v1/sweeps/{id}/layer     one heatmap layer, a byte per pair (?metric=&rail=; layer.go)
 //	GET  /api/v1/sweeps/{id}/pair      every cell between ?src= and ?dst=, both directions
+//	GET  /api/v1/sweeps/{id}/links/{link}/cells  the tests through cable {link}, worst first (&limit=; linkcells.go)
 //	GET  /api/v1/sweeps/{id}/events    progress as Server-Sent Events (events.go)
 //	GET  /api/v1/diff                  matrix.Diff of ?old= and ?new= sweeps (&limit=)
 //	GET  /api/v1/live                  api.LiveInfo of the always-on mesh (404 when it is off; live.go)
 //	GET  /api/v1/live/events           a "window" Server-Sent Event on every new live window
+//	GET  /api/v1/topology              the fabric's switches, HCAs and cables (404 without; topology.go)
 //	GET  /                             the UI (index.html, app.js, style.css)
 //
 // The id "latest" names the newest sweep, and api.LiveID ("live") the
-// always-on mesh's rolling matrix: /api/v1/sweeps/live/{matrix,grid,layer,pair}
+// always-on mesh's rolling matrix: /api/v1/sweeps/live/{matrix,grid,layer,pair,links}
 // serve it like a sweep's when the Backend is also a LiveBackend.
 // Every error answer is an api.Error.
 //
@@ -140,6 +142,7 @@ func New(b Backend, opts Options) *Server {
 
 	s := &Server{b: b, opts: opts, log: log, ui: newUI(title), eventPoll: defaultEventPoll,
 		shutdown: map[*http.Server]chan struct{}{}, liveViews: viewCache{limit: maxLiveViews}}
+	s.views.topo, s.liveViews.topo = s.sweepTopology, s.sweepTopology
 	s.engine = s.routes()
 	return s
 }
@@ -167,6 +170,7 @@ func (s *Server) routes() *gin.Engine {
 	v1.GET("/sweeps/:id/grid", s.getGrid)
 	v1.GET("/sweeps/:id/layer", s.getLayer)
 	v1.GET("/sweeps/:id/pair", s.getPair)
+	v1.GET("/sweeps/:id/links/:link/cells", s.getLinkCells)
 	v1.GET("/sweeps/:id/events", s.sweepEvents)
 	v1.GET("/diff", s.getDiff)
 	v1.GET("/live", s.getLive)

@@ -11,11 +11,12 @@ import (
 	"sync"
 
 	"github.com/rdmamesh/rdmamesh/matrix"
+	"github.com/rdmamesh/rdmamesh/topology"
 )
 
 // view is what the UI's compact API derives from one analysed matrix:
 // the display order (by switch group, then name, so a group fault is a
-// block), per-HCA tallies and one colour scale per metric. It is built once
+// block; the groups are leaves when the backend has a topology), per-HCA tallies and one colour scale per metric. It is built once
 // per *matrix.Matrix: the backend hands out an immutable matrix per sweep
 // version, so the pointer is the version.
 type view struct {
@@ -25,6 +26,10 @@ type view struct {
 	pos    []int32          // index in m.Nodes → display position
 	byName map[string]int32 // node name → index in m.Nodes
 	groups []gridGroup
+	// groupLabel says what the groups are (a label key, or the leaves of
+	// a rail), group each node's (index in m.Nodes; "" for none).
+	groupLabel string
+	group      []string
 	// orderKey names the display order (a hash of the names in it). The
 	// grid and every layer carry it, so the UI can tell a layer of another
 	// order from the grid it holds: the live matrix's nodes change with
@@ -61,22 +66,19 @@ type gridGroup struct {
 	Count int    `json:"count"`
 }
 
-// newView builds m's view; it fails only when ctx ends during its walk.
-func newView(ctx context.Context, m *matrix.Matrix) (*view, error) {
+// newView builds m's view, its node order from topo when that has the
+// sweep's nodes (nil: from the labels); it fails only when ctx ends
+// during its walk.
+func newView(ctx context.Context, m *matrix.Matrix, topo *topology.Topology) (*view, error) {
 	n := len(m.Nodes)
 	v := &view{m: m, n: n, order: make([]int32, n), pos: make([]int32, n), byName: make(map[string]int32, n)}
 	for i, nd := range m.Nodes {
 		v.byName[nd.Name] = int32(i)
 		v.order[i] = int32(i)
 	}
-	label := m.GroupLabel
-	groupOf := func(i int32) string {
-		if label == "" {
-			return ""
-		}
-		return m.Nodes[i].Labels[label]
-	}
-	// Unlabelled nodes go last, as one "(no group)" block.
+	v.groupLabel, v.group = nodeGroups(m, topo)
+	groupOf := func(i int32) string { return v.group[i] }
+	// Ungrouped nodes go last, as one "(no group)" block.
 	slices.SortStableFunc(v.order, func(a, b int32) int {
 		ga, gb := groupOf(a), groupOf(b)
 		if (ga == "") != (gb == "") {

@@ -4,8 +4,10 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -41,7 +43,8 @@ type fabricSuspect struct {
 // TestUIFabric: a dead cable between a leaf and a spine of rail 0. After a
 // sweep, the Fabric tab draws rail 0 with that cable's path marked as a
 // failed suspect (and no other cable but the API's link suspects of rail 0),
-// hovering it names it with the reason, clicking it shows the fix.
+// hovering it names it with the reason, clicking it shows the fix and the
+// tests that crossed it: the failed ones first, each opening its pair.
 func TestUIFabric(t *testing.T) {
 	ft, err := topology.ParseFatTree(fabricTree)
 	if err != nil {
@@ -51,11 +54,13 @@ func TestUIFabric(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	found := false
+	deadCable := -1
 	for c := range topo.Cables {
-		found = found || topo.CableName(c) == fabricLeaf+" <-> "+fabricSpine
+		if topo.CableName(c) == fabricLeaf+" <-> "+fabricSpine {
+			deadCable = c
+		}
 	}
-	if !found {
+	if deadCable < 0 {
 		t.Fatalf("the fat tree %s has no cable %s <-> %s", fabricTree, fabricLeaf, fabricSpine)
 	}
 	start, cancel := context.WithTimeout(context.Background(), 90*time.Second)
@@ -148,6 +153,153 @@ func TestUIFabric(t *testing.T) {
 		return !e.hidden && e.textContent.includes("not a suspect") && document.querySelector("#fabric-svg path.cable.hover") && e.textContent; })()`)
 	if !strings.Contains(tip, "⇄") || !strings.Contains(tip, "cable between leaf leaf-r0-") {
 		t.Errorf("healthy cable's tooltip %q does not name the cable", tip)
+	}
+
+	// The dead cable is still selected: the tests that crossed it, all
+	// failed (it drops both ways). Its sibling to the same spine carries
+	// healthy tests and the failed ones whose return path took the dead
+	// cable: bad first, then good.
+	cells := getJSON[matrixCells](t, cl.URL+"/api/v1/sweeps/"+sw.ID+"/matrix")
+	checkLinkCells(t, ctx, topo, deadCable, cells, false)
+	do(t, ctx, "move the pointer off the drawing", chromedp.MouseEvent(chromedp.MouseMoved, 2, 2))
+	screenshot(t, ctx, "33-fabric-link-cells")
+	sibling, at := -1, 0 // the sibling and its place among the drawn cables of rail 0
+	for c, cb := range topo.Cables {
+		if cb.A.IsHCA() || cb.B.IsHCA() || topo.Switches[cb.A.Switch].Plane != 0 {
+			continue
+		}
+		if topo.CableName(c) == fabricLeaf[:len(fabricLeaf)-1]+"5 <-> "+fabricSpine[:len(fabricSpine)-1]+"3" {
+			sibling = c
+			break
+		}
+		at++
+	}
+	if sibling < 0 {
+		t.Fatalf("the fat tree %s has no cable %s5 to %s3", fabricTree, fabricLeaf[:len(fabricLeaf)-1], fabricSpine[:len(fabricSpine)-1])
+	}
+	xy = within(t, ctx, 5*time.Second, "the sibling cable's middle", chromedp.Evaluate[struct{ X, Y float64 }](fmt.Sprintf(`(() => {
+		const d = document.querySelector("#fabric-svg path.cables").getAttribute("d").split("M")[%d].split("L")[1].split(" ").map(Number);
+		const m = document.getElementById("fabric-svg").getScreenCTM();
+		return {X: d[0] * m.a + d[1] * m.c + m.e, Y: d[0] * m.b + d[1] * m.d + m.f}; })()`, at+1)))
+	do(t, ctx, "click the sibling cable", chromedp.MouseClickXY(xy.X, xy.Y))
+	checkLinkCells(t, ctx, topo, sibling, cells, true)
+	do(t, ctx, "move the pointer off the drawing", chromedp.MouseEvent(chromedp.MouseMoved, 2, 2))
+	screenshot(t, ctx, "34-fabric-link-cells-mixed")
+	first := within(t, ctx, 5*time.Second, "the first test listed", chromedp.Evaluate[string](
+		`(() => { const li = document.querySelector("#fabric-cells li.link-cell"); return li.dataset.src + " ⇄ " + li.dataset.dst; })()`))
+	// A listed test opens its pair, as a click on the heatmap does.
+	do(t, ctx, "click the first test through the cable", chromedp.Click(chromedp.CSS("#fabric-cells li.link-cell")))
+	title := poll[string](t, ctx, "the pair's drill-down", `(() => { const d = document.getElementById("drill");
+		return d.open && !document.getElementById("drill-body").textContent.includes("loading") && document.getElementById("drill-title").textContent; })()`)
+	if title != first {
+		t.Errorf("the drill-down shows %q; want the pair %s", title, first)
+	}
+	do(t, ctx, "close the drill-down", chromedp.Click(chromedp.ID("drill-close")))
+
+	// The heatmap's bands are the leaves of rail 0, as cabled: the demo's
+	// nodes carry no labels.
+	do(t, ctx, "open the Heatmap tab", chromedp.Click(chromedp.ID("tab-heatmap")))
+	bands := poll[string](t, ctx, "the heatmap's leaf bands", `(() => { const g = window.rdmamesh.grid;
+		return g && document.getElementById("heatmap").dataset.painted && g.group_label + ": " + g.groups.map((x) => x.name + " " + x.count).join(", "); })()`)
+	if want := "leaf of rail 0: leaf-r0-00 4, leaf-r0-01 4, leaf-r0-02 4, leaf-r0-03 4"; bands != want {
+		t.Errorf("heatmap bands %q; want %q", bands, want)
+	}
+	screenshot(t, ctx, "35-heatmap-leaf-bands")
+}
+
+// matrixCells is the matrix JSON's cells, with the flows their paths
+// were picked by.
+type matrixCells struct {
+	Cells []struct {
+		Src      string            `json:"src"`
+		Dst      string            `json:"dst"`
+		Rail     int               `json:"rail"`
+		Verdict  string            `json:"verdict"`
+		Flow     uint16            `json:"flow"`
+		BackFlow uint16            `json:"back_flow"`
+		Retests  []json.RawMessage `json:"retests"`
+	} `json:"cells"`
+}
+
+// linkCellShown is one test of the Fabric view's list for the selected cable.
+type linkCellShown struct {
+	Src  string `json:"src"`
+	Dst  string `json:"dst"`
+	Rail string `json:"rail"`
+	Path string `json:"path"` // the verdict of its path over the cable
+}
+
+// checkLinkCells: with cable selected, the side panel lists the tests that
+// crossed it. Which those are is worked out here from the matrix's cells
+// and their flows, routed over the topology: every failed one must be
+// listed as failed, before every ok one (wantOK: there are some), and
+// every listed one must have crossed the cable.
+func checkLinkCells(t *testing.T, ctx context.Context, topo *topology.Topology, cable int, m matrixCells, wantOK bool) {
+	t.Helper()
+	crosses := func(src, dst string, rail int, flow, back uint16) bool {
+		hs, ok1 := topo.HCA(src, rail)
+		hd, ok2 := topo.HCA(dst, rail)
+		if !ok1 || !ok2 {
+			return false
+		}
+		there, _ := topo.Route(nil, hs, hd, uint32(flow))
+		again, _ := topo.Route(nil, hd, hs, uint32(back))
+		return slices.ContainsFunc(append(there, again...), func(l topology.Link) bool { return l.Cable() == cable })
+	}
+	key := func(src, dst string, rail int) string { return fmt.Sprintf("%s>%s/%d", src, dst, rail) }
+	through := map[string]bool{}  // crossed the cable
+	failed := map[string]bool{}   // crossed it and failed
+	retested := map[string]bool{} // crossed it, ok after retests: its first attempt may have failed there
+	for _, c := range m.Cells {
+		if c.Verdict == "untested" || !crosses(c.Src, c.Dst, c.Rail, c.Flow, c.BackFlow) {
+			continue
+		}
+		k := key(c.Src, c.Dst, c.Rail)
+		through[k] = true
+		failed[k] = c.Verdict != "ok"
+		retested[k] = c.Verdict == "ok" && len(c.Retests) > 0
+	}
+	nFailed := 0
+	for _, f := range failed {
+		if f {
+			nFailed++
+		}
+	}
+	if nFailed == 0 {
+		t.Fatalf("no failed test crossed %s: nothing for the list to put first", topo.CableName(cable))
+	}
+
+	shown := poll[[]linkCellShown](t, ctx, "the tests through "+topo.CableName(cable), fmt.Sprintf(`(() => {
+		const c = window.rdmamesh.fabric.cells, items = [...document.querySelectorAll("#fabric-cells li.link-cell")];
+		return !document.getElementById("fabric-cells-panel").hidden && c && c.key.split("|")[1] === "%d" && c.listed === items.length && items.length &&
+			items.map((li) => ({src: li.dataset.src, dst: li.dataset.dst, rail: li.dataset.rail, path: li.dataset.path})); })()`, cable))
+	summary := within(t, ctx, 5*time.Second, "the list's summary", chromedp.Evaluate[string](`document.getElementById("fabric-cells").querySelector("p").textContent`))
+	t.Logf("tests through %s: %s (%d listed)", topo.CableName(cable), summary, len(shown))
+	if !strings.Contains(summary, fmt.Sprintf("%d tests crossed it", len(through))) {
+		t.Errorf("summary %q; want %d tests crossed it", summary, len(through))
+	}
+	listedFailed, ok := 0, 0
+	for i, c := range shown {
+		k := fmt.Sprintf("%s>%s/%s", c.Src, c.Dst, c.Rail)
+		switch {
+		case !through[k]:
+			t.Errorf("item %d, %s (%s), did not cross the cable by its flows", i, k, c.Path)
+		case c.Path == "ok":
+			ok++
+			if failed[k] {
+				t.Errorf("item %d, %s, failed but is listed ok", i, k)
+			}
+		case c.Path == "failed" && ok > 0:
+			t.Errorf("item %d, %s, failed, is listed after %d ok tests", i, k, ok)
+		case c.Path == "failed":
+			listedFailed++
+			if !failed[k] && !retested[k] {
+				t.Errorf("item %d, %s, is listed failed but measured ok and was not retested", i, k)
+			}
+		}
+	}
+	if listedFailed < nFailed || (ok > 0) != wantOK || len(shown) != len(through) {
+		t.Errorf("listed %d failed and %d ok tests of %d; want all %d failed, then %d ok", listedFailed, ok, len(shown), nFailed, len(through)-nFailed)
 	}
 }
 

@@ -57,9 +57,8 @@ const live = liveController(state, {
   onError: (msg) => setConn(msg),
 });
 
-const fabric = fabricView();
-
 const { onHover, openDrill } = pointer(state, () => heatmap);
+const fabric = fabricView(openDrill);
 const heatmap = new Heatmap($("heatmap"), $("heatmap-wrap"), {
   onHover,
   onClick,

@@ -1,21 +1,24 @@
 // The Fabric view: the topology's switches and cables one rail plane at a
 // time (js/fabricdraw.js draws them), coloured by the selected sweep's
 // link, cable and switch suspects; hover for a name, click for a suspect's
-// reason and fix beside the drawing (js/fabricside.js). The tab shows only
-// when the coordinator has a topology: GET /api/v1/topology is 404 without.
+// reason and fix beside the drawing (js/fabricside.js), and for a cable the
+// tests that crossed it (js/fabriccells.js). The tab shows only when the
+// coordinator has a topology: GET /api/v1/topology is 404 without.
 
 import { request, readJSON } from "./api.js";
 import { showText, hideTooltip, place } from "./tooltip.js";
 import { $, el } from "./util.js";
 import { indexTopology, findEnd, endName, layout, drawPlane, pathD, cablePath, hitCable } from "./fabricdraw.js";
 import { describe, renderDetail, renderFabricSuspects, planeName } from "./fabricside.js";
+import { linkCells } from "./fabriccells.js";
 
 const KINDS = new Set(["link", "cable", "switch"]);
 
 // fabricView keeps the view's state; the page calls load() (after its first
 // paint, or at once when the view shows), show() when the tab opens and
-// setGrid() whenever the selected sweep's grid changes.
-export function fabricView() {
+// setGrid() whenever the selected sweep's grid changes. onCell(src, dst)
+// opens a pair's drill-down, as a click on the heatmap does.
+export function fabricView(onCell) {
   const st = {
     status: "unknown", // unknown | loading | none (404) | ready | error
     why: "",
@@ -33,6 +36,7 @@ export function fabricView() {
     selected: null, // {kind: cable | switch | hosts, i}
   };
   let loading = null;
+  const cells = linkCells(onCell);
 
   function load() {
     if (loading || st.status === "ready" || st.status === "none") return loading;
@@ -192,6 +196,7 @@ export function fabricView() {
     sum.textContent = summary(found.length);
     renderFabricSuspects(st.grid, st.found, (f) => focusFound(f));
     renderDetail(st.ix, st.selected, st.selected ? at(st.selected) : []);
+    cells.show(st.grid, st.selected && st.selected.kind === "cable" ? st.selected.i : null);
   }
 
   function summary(here) {
@@ -294,6 +299,8 @@ export function fabricView() {
     },
     // For the browser tests (window.rdmamesh.fabric).
     // drawMs: how long the last layout and SVG build took.
-    info: () => ({ status: st.status, plane: st.plane, suspects: st.found.length, marked: svg.querySelectorAll(".suspect").length, drawn: !!st.drawn, drawMs: st.drawMs || 0 }),
+    // cells: the selected cable's tests shown ({key, crossed, listed}), null before any.
+    info: () => ({ status: st.status, plane: st.plane, suspects: st.found.length, marked: svg.querySelectorAll(".suspect").length, drawn: !!st.drawn,
+      drawMs: st.drawMs || 0, cells: cells.info() }),
   };
 }
