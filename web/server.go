@@ -165,6 +165,7 @@ func (s *Server) routes() *gin.Engine {
 	v1.GET("/status", func(c *gin.Context) { c.JSON(http.StatusOK, s.b.Status()) })
 	v1.GET("/sweeps", s.listSweeps)
 	v1.POST("/sweeps", s.startSweep)
+	v1.POST("/sweeps/:id/trace", s.postTrace)
 	v1.GET("/sweeps/:id", s.getSweep)
 	v1.GET("/sweeps/:id/matrix", s.getMatrix)
 	v1.GET("/sweeps/:id/grid", s.getGrid)

@@ -108,3 +108,37 @@ type Status struct {
 	LeaderChanges uint64   `json:"leader_changes"`
 	Workers       int      `json:"workers"` // alive workers in gossip
 }
+
+// CellTrace is POST /api/v1/sweeps/:id/trace's answer: the hops a cell's
+// flow takes now, traced from its initiator with the test's 5-tuple, and
+// the links they are on the sweep's topology.
+type CellTrace struct {
+	Src   string     `json:"src"`
+	Dst   string     `json:"dst"`
+	Rail  int        `json:"rail"`
+	SrcIP string     `json:"src_ip"`
+	DstIP string     `json:"dst_ip"`
+	Flow  uint16     `json:"flow"` // the UDP source port traced
+	Hops  []TraceHop `json:"hops"`
+	// Why is how the trace ended, in words.
+	Why string `json:"why"`
+	// Links are the links the hops are on the topology (topology.LinkName
+	// each); empty with LinksUnknown saying why when they cannot be told.
+	Links        []string `json:"links,omitempty"`
+	LinksUnknown string   `json:"links_unknown,omitempty"`
+}
+
+// TraceHop is one TTL of a trace.
+type TraceHop struct {
+	TTL    int    `json:"ttl"`
+	Addr   string `json:"addr,omitempty"`   // empty: nobody answered
+	Switch string `json:"switch,omitempty"` // the topology's switch with that address
+	Reason string `json:"reason,omitempty"` // why the hop is unknown
+}
+
+// TraceRequest is POST /api/v1/sweeps/:id/trace's body: the cell to trace.
+type TraceRequest struct {
+	Src  string `json:"src"`
+	Dst  string `json:"dst"`
+	Rail int    `json:"rail"`
+}

@@ -96,7 +96,7 @@ var rules = map[string][]string{
 	"worker":      {"internal/probe", "internal/wire", "internal/session", "internal/member", "internal/selffault", "internal/fabric", "internal/liveplan", "worker/live", "internal/counters", "internal/pathtrace"},
 	"worker/live": {"internal/fabric", "internal/liveplan", "internal/probe"},
 	"coordinator": {"internal/probe", "internal/wire", "internal/member", "internal/api", "matrix", "coordinator/scheduler", "internal/hostlist", "internal/selffault",
-		"coordinator/sweep", "coordinator/store", "coordinator/live", "internal/liveplan", "internal/fabric", "coordinator/raftlog", "topology"},
+		"coordinator/sweep", "coordinator/store", "coordinator/live", "internal/liveplan", "internal/fabric", "coordinator/raftlog", "topology", "internal/pathtrace"},
 	"coordinator/scheduler": nil,
 	// raft's log on disk: raft's types and the filesystem, nothing of ours.
 	"coordinator/raftlog": nil,

@@ -1,0 +1,69 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/rdmamesh/rdmamesh/internal/api"
+)
+
+type traceBackend struct {
+	*fakeBackend
+	got []api.TraceRequest
+	err error
+}
+
+func (b *traceBackend) TraceCell(_ context.Context, id string, req api.TraceRequest) (api.CellTrace, error) {
+	b.got = append(b.got, req)
+	if b.err != nil {
+		return api.CellTrace{}, b.err
+	}
+	return api.CellTrace{Src: req.Src, Dst: req.Dst, Rail: req.Rail, Flow: 49441, Why: "traced " + id,
+		Hops: []api.TraceHop{{TTL: 1, Addr: "10.78.1.1", Switch: "leaf1"}, {TTL: 2, Reason: "no ICMP answer"}}}, nil
+}
+
+type badTrace struct{}
+
+func (badTrace) Error() string { return "cell vm1 -> vm9 is not in the sweep" }
+func (badTrace) Field() string { return "dst" }
+
+func TestTraceEndpoint(t *testing.T) {
+	f := newFake()
+	id := f.Sweeps()[0].ID
+	for _, tc := range []struct {
+		name, body string
+		backend    http.Handler
+		status     int
+		want       string
+	}{
+		{"traced", `{"src":"a","dst":"b","rail":1}`, nil, http.StatusOK, `"why":"traced ` + id + `"`},
+		{"not json", `{"src":`, nil, http.StatusBadRequest, "the body is not"},
+		{"unknown field", `{"src":"a","dst":"b","lane":1}`, nil, http.StatusBadRequest, "lane"},
+		{"no cell", `{"rail":1}`, nil, http.StatusBadRequest, `"field":"src"`},
+		{"the backend refuses", `{"src":"vm1","dst":"vm9"}`, New(&traceBackend{fakeBackend: f, err: badTrace{}}, Options{}).Handler(),
+			http.StatusBadRequest, `"field":"dst"`},
+		{"no tracer", `{"src":"a","dst":"b"}`, New(f, Options{}).Handler(), http.StatusNotFound, "cannot trace"},
+	} {
+		tb := &traceBackend{fakeBackend: f}
+		h := tc.backend
+		if h == nil {
+			h = New(tb, Options{}).Handler()
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("POST", "/api/v1/sweeps/"+id+"/trace", strings.NewReader(tc.body)))
+		if rec.Code != tc.status || !strings.Contains(rec.Body.String(), tc.want) {
+			t.Errorf("%s: %d %s; want %d with %q", tc.name, rec.Code, rec.Body, tc.status, tc.want)
+		}
+		if tc.name == "traced" {
+			var got api.CellTrace
+			if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || len(tb.got) != 1 || tb.got[0] != (api.TraceRequest{Src: "a", Dst: "b", Rail: 1}) ||
+				len(got.Hops) != 2 || got.Hops[1].Reason == "" {
+				t.Errorf("traced: %v %+v, backend asked %+v", err, got, tb.got)
+			}
+		}
+	}
+}
