@@ -202,6 +202,7 @@ clos_capture_stop() {
 clos_run() {
 	local n=$1
 	(cd "$REPO_DIR" && go build -o "$LAB_RUN/labcheck" ./lab/labcheck) || die "building labcheck"
+	phase_doctor
 	clos_plan "$n" >"$LAB_RUN/clos-plan.yaml"
 	LAB_TOPOLOGY="$LAB_RUN/clos-plan.yaml"
 	cluster_up "$n" "${LAB_TEST_TIMEOUT:-90s}" "${LAB_PAIR_TIMEOUT:-240s}" "${LAB_SWEEP_PARALLELISM:-1}"

@@ -120,16 +120,26 @@ phase_probe() {
 }
 
 # phase_doctor checks discovery on a real rxe device: the auto policy must
-# pick the IPv4-mapped RoCE v2 entry (index 1 on rxe), port ACTIVE, MTU 1024.
+# pick the IPv4-mapped RoCE v2 entry (index 1 on rxe), port ACTIVE, MTU 1024,
+# and the port's LLDP neighbour: on the routed Clos, vm1's leaf and port as
+# its lldpd announces them; on the flat bridge, which sends no LLDP,
+# "unknown" with the reason.
 phase_doctor() {
 	log "rdmamesh doctor in vm1"
-	local out
-	out=$(vm_run vm1 "rdmamesh doctor") || die "rdmamesh doctor failed in vm1"
+	local out ip want wait=3s
+	ip=$(vm_dip 1)
+	want='rxe0/1 \(eth1\) neighbour: unknown: .*LLDP'
+	if clos_on; then
+		wait=30s want='rxe0/1 \(eth1\) neighbour: leaf1 port dtap1 "port 1"'
+	fi
+	out=$(VM_TIMEOUT=120 vm_run vm1 "rdmamesh doctor --lldp-wait $wait") || die "rdmamesh doctor failed in vm1"
 	printf '%s\n' "$out" > "$LAB_RUN/doctor.out"
-	printf '%s\n' "$out" | grep -Eq "^0 +rxe0/1 +1 +::ffff:${LAB_DNET//./\\.}\\.11 +RoCE v2 +eth1 .* 1024 +yes" \
+	printf '%s\n' "$out" | grep -Eq "^0 +rxe0/1 +1 +::ffff:${ip//./\\.} +RoCE v2 +eth1 .* 1024 +yes" \
 		|| die "doctor did not pick rxe0's IPv4 RoCE v2 GID (index 1) with MTU 1024: see $LAB_RUN/doctor.out"
 	printf '%s\n' "$out" | grep -Eq '^ok +port_state:rxe0/1 +state 4: ACTIVE' \
 		|| die "doctor does not report rxe0 port 1 ACTIVE: see $LAB_RUN/doctor.out"
+	printf '%s\n' "$out" | grep -Eq "$want" \
+		|| die "doctor does not show rxe0's LLDP neighbour as /$want/: see $LAB_RUN/doctor.out"
 	mark "doctor"
 }
 

@@ -1,12 +1,15 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -30,6 +33,8 @@ func usageError(err error) error { return &doctorExit{code: 2, err: err} }
 type doctorOpts struct {
 	root, device, gid string
 	json, gidsOnly    bool
+	lldpWait          time.Duration
+	lldpSource        string
 }
 
 func newDoctorCmd() *cobra.Command {
@@ -40,19 +45,26 @@ func newDoctorCmd() *cobra.Command {
 		Long: "doctor reads sysfs like ibstat and show_gids, chooses the GID each port would test with and\n" +
 			"says why, and checks what makes RDMA tests fail before they start: port state, link layer,\n" +
 			"subnet manager, MTU, GID netdevs in this namespace, memlock, device nodes, kernel modules.\n\n" +
+			"Each Ethernet port's switch neighbour comes from LLDP: lldpd's table when lldpd runs, else the\n" +
+			"LLDP frames arriving on the port's netdev (root or CAP_NET_RAW), waited for up to --lldp-wait,\n" +
+			"as switches announce about every 30 s. A port that heard nothing says so and why.\n\n" +
 			"--sysfs-root other than / reads a captured tree (such as internal/inventory/testdata/*):\n" +
-			"addresses then come from its 'addrs' file, limits and capabilities from its proc/self.\n\n" +
+			"addresses then come from its 'addrs' file, limits and capabilities from its proc/self,\n" +
+			"neighbours from its lldpcli.json (lldpcli -f json0 show neighbors).\n\n" +
 			"Exit codes: 0 no failing check, 1 a failing check or no RDMA device, 2 usage error.",
 		Example: "  rdmamesh doctor\n" +
 			"  rdmamesh doctor --device mlx5_0 --gid subnet=10.0.0.0/8\n" +
-			"  rdmamesh doctor --gids --json",
+			"  rdmamesh doctor --gids --json\n" +
+			"  rdmamesh doctor --lldp-source frames --lldp-wait 65s",
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return usageError(fmt.Errorf("doctor takes no arguments, got %q", args[0]))
 			}
 			return nil
 		},
-		RunE: func(cmd *cobra.Command, _ []string) error { return runDoctor(cmd.OutOrStdout(), o) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runDoctor(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), o)
+		},
 	}
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
 	f := cmd.Flags()
@@ -61,13 +73,18 @@ func newDoctorCmd() *cobra.Command {
 	f.StringVar(&o.device, "device", "", "show only this RDMA device (host-wide checks stay)")
 	f.StringVar(&o.gid, "gid", "auto", "GID policy: auto, index=N, netdev=NAME, subnet=CIDR or version=v1|v2")
 	f.BoolVar(&o.gidsOnly, "gids", false, "print only the GID table, like show_gids")
+	f.DurationVar(&o.lldpWait, "lldp-wait", inventory.DoctorLLDPWait, "how long to wait for LLDP frames on ports that heard none; 0 looks up no neighbours")
+	f.StringVar(&o.lldpSource, "lldp-source", inventory.NeighborsAuto, "where switch neighbours come from: auto (lldpd if it runs, else frames), lldpd or frames")
 	return cmd
 }
 
-func runDoctor(out io.Writer, o doctorOpts) error {
+func runDoctor(ctx context.Context, out, errOut io.Writer, o doctorOpts) error {
 	pol, err := inventory.ParseGIDPolicy(o.gid)
 	if err != nil {
 		return usageError(err)
+	}
+	if ctx == nil { // cobra's Execute, unlike ExecuteContext, leaves it nil
+		ctx = context.Background()
 	}
 	fsys, opts, err := doctorRoot(o.root)
 	if err != nil {
@@ -77,6 +94,15 @@ func runDoctor(out io.Writer, o doctorOpts) error {
 	h, err := inventory.Scan(fsys, opts)
 	if err != nil {
 		return usageError(fmt.Errorf("scan %s: %w", o.root, err))
+	}
+	lookup, stop, err := doctorNeighbors(ctx, errOut, fsys, o)
+	if err != nil {
+		return usageError(err)
+	}
+	defer stop()
+	// An unknown --device is Diagnose's usage error: not worth an LLDP wait first.
+	if _, known := h.Device(o.device); lookup != nil && (o.device == "" || known) {
+		h.LookupNeighbors(o.device, lookup)
 	}
 	rep, err := inventory.Diagnose(h, pol, o.device)
 	var unknown *inventory.UnknownDeviceError
@@ -103,6 +129,39 @@ func runDoctor(out io.Writer, o doctorOpts) error {
 		return &doctorExit{code: rep.ExitCode, err: fmt.Errorf("doctor: %d failing checks", rep.Summary.Fail)}
 	}
 	return nil
+}
+
+// doctorNeighbors is where the ports' neighbours come from: a captured
+// tree's lldpcli.json, or this host's lldpd or LLDP frames; nil when they
+// are not wanted (--lldp-wait 0, or --gids, which prints no ports). stop
+// ends the frame listeners.
+func doctorNeighbors(ctx context.Context, errOut io.Writer, fsys fs.FS, o doctorOpts) (inventory.NeighborLookup, func(), error) {
+	none := func() {}
+	if err := inventory.CheckNeighborSource(o.lldpSource); err != nil {
+		return nil, none, fmt.Errorf("--lldp-source: %w", err)
+	}
+	if o.lldpWait < 0 {
+		return nil, none, fmt.Errorf("--lldp-wait %s: want 0 (no neighbours) or a wait such as 35s", o.lldpWait)
+	}
+	if o.lldpWait == 0 || o.gidsOnly {
+		return nil, none, nil
+	}
+	if filepath.Clean(o.root) != string(filepath.Separator) {
+		lookup, err := inventory.FixtureNeighbors(fsys)
+		if err != nil {
+			return nil, none, fmt.Errorf("--sysfs-root %s: %w", o.root, err)
+		}
+		return lookup, none, nil
+	}
+	nc, err := inventory.NewNeighborCollector(ctx, inventory.NeighborOptions{Source: o.lldpSource, Wait: o.lldpWait,
+		OnWait: func(netdevs []string, wait time.Duration) {
+			fmt.Fprintf(errOut, "doctor: listening for LLDP on %s for up to %s (switches announce about every 30 s; --lldp-wait 0 skips)\n",
+				strings.Join(netdevs, ", "), wait)
+		}})
+	if err != nil {
+		return nil, none, fmt.Errorf("--lldp-source: %w", err)
+	}
+	return nc.Lookup, nc.Close, nil
 }
 
 func writeGIDs(out io.Writer, h *inventory.Host, rep *inventory.Report, o doctorOpts) error {

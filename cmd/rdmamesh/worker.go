@@ -89,11 +89,20 @@ func runWorker(ctx context.Context, c *config.Config, log *slog.Logger) error {
 	cr := fabric.CountersOf(fab)
 	if c.Worker.Fabric == "verbs" {
 		cr = counters.FS{Root: os.DirFS("/")}
+		// Each port's LLDP neighbour: lldpd where it runs, else the frames on
+		// the netdev, heard in the background (no wait: the inventory says
+		// "listening since ..." until a switch announces itself).
+		nc, err := inventory.NewNeighborCollector(ctx, inventory.NeighborOptions{Source: inventory.NeighborsAuto})
+		if err != nil {
+			return err
+		}
+		defer nc.Close() // after a.Stop, deferred below: no rescan still asks it
 		discover = func(context.Context) ([]probe.Port, []probe.Check, error) {
 			h, err := inventory.Scan(os.DirFS("/"), inventory.SystemOptions("/"))
 			if err != nil {
 				return nil, nil, err
 			}
+			h.LookupNeighbors("", nc.Lookup)
 			return h.Ports(pol), h.Checks(), nil
 		}
 	}

@@ -1,8 +1,11 @@
 package store
 
 import (
+	"slices"
+
 	"github.com/rdmamesh/rdmamesh/coordinator/scheduler"
 	"github.com/rdmamesh/rdmamesh/coordinator/sweep"
+	"github.com/rdmamesh/rdmamesh/internal/probe"
 	"github.com/rdmamesh/rdmamesh/internal/wire"
 	"github.com/rdmamesh/rdmamesh/matrix"
 )
@@ -19,7 +22,22 @@ func nodesIn(ns []matrix.Node) []wire.Node {
 	}
 	out := make([]wire.Node, len(ns))
 	for i, n := range ns {
-		out[i] = wire.Node{Name: n.Name, State: n.State, Labels: n.Labels, Ports: n.Ports}
+		out[i] = wire.Node{Name: n.Name, State: n.State, Labels: n.Labels, Ports: withoutNeighbors(n.Ports)}
+	}
+	return out
+}
+
+// withoutNeighbors is ports without their LLDP neighbours: a sweep's
+// record is in every start entry and snapshot, and a neighbour (with its
+// reasons when unknown, ~350 bytes) is the live inventory's to report
+// (GET /api/v1/nodes), not a measurement of the sweep.
+func withoutNeighbors(ports []probe.Port) []probe.Port {
+	if !slices.ContainsFunc(ports, func(p probe.Port) bool { return p.Neighbor != nil }) {
+		return ports
+	}
+	out := slices.Clone(ports)
+	for i := range out {
+		out[i].Neighbor = nil
 	}
 	return out
 }

@@ -53,6 +53,9 @@ func (h *Host) hostFindings() []finding {
 	}
 	add(h.memlockFinding())
 	add(h.capFinding())
+	if f, ok := h.lldpFramesFinding(); ok {
+		add(f)
+	}
 	add(h.netnsFinding())
 	if len(h.Warnings) > 0 {
 		add(finding{Check: probe.Check{Name: "sysfs", Status: StatusWarn,

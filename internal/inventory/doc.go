@@ -3,8 +3,10 @@
 // `rdmamesh doctor` and the inventory a worker publishes.
 //
 // Pipeline: Scan reads an fs.FS whose root stands for "/" into a Host;
-// Host.Select applies a GIDPolicy to one port; Host.Ports and Host.Checks
-// give the published probe shapes; Diagnose builds doctor's Report.
+// Host.LookupNeighbors optionally adds each Ethernet port's switch
+// neighbour (LLDP, package lldp); Host.Select applies a GIDPolicy to one
+// port; Host.Ports and Host.Checks give the published probe shapes;
+// Diagnose builds doctor's Report.
 //
 // Everything is read through the fs.FS so a captured tree gives the same
 // answer on any machine. What sysfs does not hold comes from Options:
@@ -24,6 +26,14 @@
 //     sys/module/ib_core/parameters/netns_mode.
 //
 //   - device-node access: Options.Access, else existence only.
+//
+// Neighbours are not in sysfs either, and are not part of Scan: a
+// NeighborLookup answers for the ports' netdevs. NeighborCollector asks a
+// running lldpd or reads LLDP frames (bounded by NeighborOptions.Wait for
+// doctor; without a wait for a worker, whose listeners keep running in the
+// background until the collector is closed); FixtureNeighbors answers from
+// a captured tree's LLDPFile ("lldpcli.json", lldpcli's json0 output).
+// InfiniBand ports answer IBNeighbor: their peers are the subnet manager's.
 //
 // Vocabulary: a rail is a port's position in natural device order, then
 // port number (mlx5_2 before mlx5_10); rail i of one node tests rail i of

@@ -15,6 +15,11 @@ var update = flag.Bool("update", false, "rewrite the doctor golden files")
 func doctorFixture(t *testing.T, name string, pol GIDPolicy) *Report {
 	t.Helper()
 	h := scanFixture(t, name)
+	lookup, err := FixtureNeighbors(os.DirFS(filepath.Join("testdata", name)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.LookupNeighbors("", lookup)
 	r, err := Diagnose(h, pol, "")
 	if err != nil {
 		t.Fatal(err)

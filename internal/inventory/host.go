@@ -20,6 +20,8 @@ type Host struct {
 	AddrsKnown bool `json:"-"`
 
 	env env
+	// neighbors is LookupNeighbors' answer; nil: nobody looked.
+	neighbors *NeighborTable
 }
 
 // env holds facts only the checks read; it stays out of the JSON because the

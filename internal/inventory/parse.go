@@ -318,8 +318,11 @@ func ParseCapEff(text string) (uint64, error) {
 	return 0, errors.New("status: no CapEff line")
 }
 
-// capIPCLock is CAP_IPC_LOCK's bit number (linux/capability.h).
-const capIPCLock = 14
+// Capability bit numbers (linux/capability.h).
+const (
+	capNetRaw  = 13 // AF_PACKET sockets: reading LLDP frames
+	capIPCLock = 14
+)
 
 // ParseNetnsMode reads ib_core's netns_mode module parameter ("Y" shared,
 // "N" exclusive), the file fallback for netlink's `rdma system` query.

@@ -15,14 +15,15 @@ type portEval struct {
 	sel      Selection
 	selErr   error
 	findings []finding
-	mtu      int // RoCE active MTU derived from the netdev; 0 for IB or unknown
+	mtu      int             // RoCE active MTU derived from the netdev; 0 for IB or unknown
+	neighbor *probe.Neighbor // nil unless LookupNeighbors ran
 }
 
 func (h *Host) evaluate(pol GIDPolicy) evaluation {
 	ev := evaluation{host: h.hostFindings()}
 	for _, r := range h.rails() {
 		sel, err := h.selectPort(r, pol)
-		pe := portEval{ref: r, sel: sel, selErr: err, findings: h.portFindings(r, sel, err)}
+		pe := portEval{ref: r, sel: sel, selErr: err, findings: h.portFindings(r, sel, err), neighbor: h.portNeighbor(r)}
 		// Active MTU is not in sysfs; for RoCE the kernel derives it from
 		// the netdev MTU. InfiniBand's stays 0 until verbs queries it.
 		if r.port.LinkLayer == LayerEth {
@@ -89,6 +90,10 @@ func (pe portEval) probePort(host []finding) probe.Port {
 		pp.GIDReason = pe.selErr.Error()
 	}
 	pp.MTU = pe.mtu
+	if pe.neighbor != nil {
+		n := *pe.neighbor // each published port owns its copy
+		pp.Neighbor = &n
+	}
 	var blocking []finding
 	for _, f := range pe.findings {
 		if f.Status != StatusOK {

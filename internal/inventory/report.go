@@ -28,6 +28,10 @@ type Report struct {
 	Summary   Summary       `json:"summary"`
 	ExitCode  int           `json:"exit_code"`
 
+	// NeighborSource says where the ports' neighbours came from; empty
+	// when they were not looked up.
+	NeighborSource string `json:"neighbor_source,omitempty"`
+
 	gids []GIDRow
 }
 
@@ -76,6 +80,9 @@ func Diagnose(h *Host, pol GIDPolicy, device string) (*Report, error) {
 		}
 	}
 	keep := func(dev string) bool { return device == "" || dev == "" || dev == device }
+	if h.neighbors != nil {
+		r.NeighborSource = h.neighbors.About
+	}
 	ev := h.evaluate(pol)
 	for _, f := range ev.host {
 		if keep(f.dev) {
@@ -180,6 +187,7 @@ func (r *Report) WriteText(w io.Writer, color bool) error {
 	fmt.Fprintln(ew, "\nGID TABLE")
 	writeGIDRows(ew, r.gids)
 	r.writeSelection(ew)
+	r.writeNeighbors(ew)
 	r.writeCounters(ew)
 	r.writeChecks(ew, color)
 	return ew.err

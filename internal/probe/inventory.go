@@ -20,6 +20,28 @@ type Port struct {
 	Usable       bool    `json:"usable"`
 	UnusableWhy  string  `json:"unusable_why,omitempty"`
 	FailedChecks []Check `json:"failed_checks,omitempty"`
+	// Neighbor is the switch port this port is cabled to, or why that is
+	// not known; nil when nobody looked (the simulated fabric, a worker
+	// without a neighbour source).
+	Neighbor *Neighbor `json:"neighbor,omitempty"`
+}
+
+// Neighbor is the switch port at the other end of a port's cable, as the
+// switch announces it over LLDP. Either the identity fields are set or
+// Unknown says why they are not: nothing is guessed. It holds only what
+// stays the same between announcements, so a neighbour that keeps
+// announcing does not make a new inventory generation.
+type Neighbor struct {
+	Interface       string `json:"interface,omitempty"` // the local netdev it was heard on (or listened on)
+	SystemName      string `json:"system_name,omitempty"`
+	PortID          string `json:"port_id,omitempty"`
+	PortIDType      string `json:"port_id_type,omitempty"` // interface-name, local, mac, network-address, ...
+	PortDescription string `json:"port_description,omitempty"`
+	ChassisID       string `json:"chassis_id,omitempty"`
+	ChassisIDType   string `json:"chassis_id_type,omitempty"` // mac, network-address, local, interface-name, ...
+	TTLSeconds      int    `json:"ttl_s,omitempty"`           // how long the switch said its announcement holds
+	Source          string `json:"source,omitempty"`          // lldp-frame | lldpd: where it was read, or asked
+	Unknown         string `json:"unknown,omitempty"`         // why no neighbour is known; the identity fields are empty then
 }
 
 // Check is one host preflight finding.
