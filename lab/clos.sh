@@ -213,4 +213,39 @@ clos_run() {
 		die "the flows the workers reported are not the ones on the wire (captures: $LAB_RUN/capture)"
 	mark "clos flows"
 	sweep_stop
+	clos_truth "$n"
+}
+
+# clos_truth N: path truth. Every pair of VMs on different leaves runs
+# perftest with LAB_TRUTH_FLOWS QPs (each its own UDP source port) while
+# the spines capture; then the source VM traces each of those flows with
+# `rdmamesh trace`, and the spine each trace names must be the spine that
+# forwarded the flow's packets (labcheck pathtruth).
+clos_truth() {
+	local n=$1 q=${LAB_TRUTH_FLOWS:-20} a b srv sports files=()
+	clos_capture_start
+	for a in $(seq 1 "$n"); do
+		for b in $(seq 1 "$n"); do
+			[ "$(clos_leaf "$a")" -lt "$(clos_leaf "$b")" ] || continue
+			srv=$(vm_start "vm$b" "ib_write_bw -d rxe0 -x 1 -q $q -n 20 -s 4096")
+			# The client retries until the server listens (its queue picks
+			# the command up within a second or two).
+			VM_TIMEOUT=300 vm_run "vm$a" "for i in \$(seq 1 30); do ib_write_bw -d rxe0 -x 1 -q $q -n 20 -s 4096 $(vm_dip "$b") && exit 0; sleep 1; done; exit 1" \
+				>"$LAB_RUN/truth-bw-$a-$b.out" || die "perftest vm$a -> vm$b with $q QPs failed: $LAB_RUN/truth-bw-$a-$b.out"
+			vm_wait "$srv" 60 >/dev/null || die "perftest server in vm$b failed"
+		done
+	done
+	clos_capture_stop
+	for a in $(seq 1 "$n"); do
+		for b in $(seq 1 "$n"); do
+			[ "$(clos_leaf "$a")" -lt "$(clos_leaf "$b")" ] || continue
+			sports=$("$LAB_RUN/labcheck" sports "$LAB_RUN/capture" "$(vm_dip "$a")" "$(vm_dip "$b")") || die "no flows of vm$a -> vm$b on the wire"
+			VM_TIMEOUT=300 vm_run "vm$a" "rdmamesh trace --src $(vm_dip "$a") --dst $(vm_dip "$b") --sport $sports --json" \
+				>"$LAB_RUN/truth-trace-$a-$b.json" || die "rdmamesh trace in vm$a failed: $LAB_RUN/truth-trace-$a-$b.json"
+			files+=("$LAB_RUN/truth-trace-$a-$b.json")
+		done
+	done
+	"$LAB_RUN/labcheck" pathtruth "$LAB_RUN/capture" "$LAB_RUN/clos-plan.yaml" "$q" "${files[@]}" | tee "$LAB_RUN/clos-truth.txt" ||
+		die "the traced paths are not the paths the packets took (captures: $LAB_RUN/capture)"
+	mark "clos path truth"
 }

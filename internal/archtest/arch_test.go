@@ -121,7 +121,7 @@ var rules = map[string][]string{
 	"cmd/rdmamesh": anything,
 	"cluster":      anything,
 	// The lab's checker reads the worker's and the matrix's JSON.
-	"lab/labcheck": {"internal/probe", "internal/wire", "internal/hostlist", "matrix", "worker"},
+	"lab/labcheck": {"internal/probe", "internal/wire", "internal/hostlist", "matrix", "worker", "topology"},
 	// Test rigs and their commands; TestRigsOnlyInTests keeps them out of
 	// the product.
 	"rigs/chaos":              anything,

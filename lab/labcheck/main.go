@@ -156,6 +156,16 @@ func main() {
 			fail("usage: labcheck cellstats FILE")
 		}
 		err = cellStats(a[0])
+	case "sports":
+		if len(a) != 3 {
+			fail("usage: labcheck sports CAPTURE_DIR SRC_IP DST_IP")
+		}
+		err = printSports(a[0], a[1], a[2])
+	case "pathtruth":
+		if len(a) < 4 {
+			fail("usage: labcheck pathtruth CAPTURE_DIR PLAN MIN_FLOWS TRACE.json...")
+		}
+		err = pathTruth(a[0], a[1], atoi(a[2]), a[3:])
 	case "flows":
 		if len(a) != 2 {
 			fail("usage: labcheck flows SWEEP.json CAPTURE_DIR")
