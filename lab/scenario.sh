@@ -47,6 +47,19 @@ scn_host() {
 	[ $rc -eq 0 ] || die "scenario $SCN_NAME: $1 host command for $2 exited $rc: $3"
 }
 
+# scn_link PHASE LINK CMD [TIMEOUT]: CMD in the router a routed Clos link
+# leaves (leaf1-spine2: leaf1's veth to spine2), with LINK, DEV (that
+# veth), PEER_NS and PEER_DEV (its other end) set; the scenario needs
+# LAB_CLOS.
+scn_link() {
+	local ns dev peer pdev rc=0
+	clos_on || die "scenario $SCN_NAME: link $2 is a link of the routed Clos: run with LAB_CLOS=2x2"
+	read -r ns dev peer pdev <<<"$(clos_link "$2")"
+	[ -n "$dev" ] || die "scenario $SCN_NAME: the ${LAB_CLOS} Clos has no link $2"
+	timeout "$(dur_s "${4:-60s}")" ip netns exec "$ns" env LINK="$2" DEV="$dev" PEER_NS="$peer" PEER_DEV="$pdev" sh -c "$3" || rc=$?
+	[ $rc -eq 0 ] || die "scenario $SCN_NAME: $1 command on link $2 exited $rc: $3"
+}
+
 # scn_worker PHASE VM ACTION FLAGS PREFIX WRAP
 scn_worker() {
 	local vm=$2 flags=$4

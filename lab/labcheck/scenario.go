@@ -33,10 +33,16 @@ type Scenario struct {
 	Expect           Expect `yaml:"expect"`
 }
 
-// Step does one thing; exactly one of VM, Host, Worker and Wait is set.
+// Step does one thing; exactly one of VM, Host, Link, Worker and Wait is
+// set.
 type Step struct {
-	VM      string `yaml:"vm"`     // run Run inside this VM
-	Host    string `yaml:"host"`   // run Run on the host side of this VM's taps
+	VM   string `yaml:"vm"`   // run Run inside this VM
+	Host string `yaml:"host"` // run Run on the host side of this VM's taps
+	// Link runs Run in the router a routed Clos link leaves (lab/clos.sh):
+	// leafL-spineS is the leaf's veth towards the spine, spineS-leafL the
+	// spine's towards the leaf; DEV names it, PEER_NS and PEER_DEV its
+	// other end.
+	Link    string `yaml:"link"`
 	Worker  string `yaml:"worker"` // act on this VM's worker
 	Wait    string `yaml:"wait"`   // wait until the coordinator sees this node in State
 	Run     string `yaml:"run"`
@@ -90,6 +96,7 @@ var (
 	suspectKinds  = []string{"hca", "node", "pair", "rail", "switch-group"}
 	workerActions = []string{"restart", "stop", "kill", "start", "pause", "resume"}
 	vmName        = regexp.MustCompile(`^vm([1-9][0-9]*)$`)
+	linkName      = regexp.MustCompile(`^(leaf[1-9]-spine[1-9]|spine[1-9]-leaf[1-9])$`)
 	waitState     = regexp.MustCompile(`^(usable|unusable|dead|gid[0-9]+|mtu[0-9]+)$`)
 	scenarioName  = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
 	failedClasses = []probe.Class{probe.ClassPortDown, probe.ClassRetryExceeded, probe.ClassTimeout, probe.ClassPeerLost,
@@ -163,16 +170,20 @@ func (s *Scenario) check() error {
 func (st Step) check(vms int) error {
 	set := 0
 	target := ""
-	for _, t := range []string{st.VM, st.Host, st.Worker, st.Wait} {
+	for _, t := range []string{st.VM, st.Host, st.Link, st.Worker, st.Wait} {
 		if t != "" {
 			set++
 			target = t
 		}
 	}
 	if set != 1 {
-		return fmt.Errorf("a step has exactly one of vm, host, worker and wait (it has %d)", set)
+		return fmt.Errorf("a step has exactly one of vm, host, link, worker and wait (it has %d)", set)
 	}
-	if err := checkVM(target, vms); err != nil {
+	if st.Link != "" {
+		if !linkName.MatchString(st.Link) {
+			return fmt.Errorf("link %q: want leafL-spineS or spineS-leafL (the direction leaving that router), like leaf1-spine2", st.Link)
+		}
+	} else if err := checkVM(target, vms); err != nil {
 		return err
 	}
 	if st.Timeout != "" {
@@ -189,11 +200,11 @@ func (st Step) check(vms int) error {
 		return nil
 	}
 	switch {
-	case st.VM != "" || st.Host != "":
+	case st.VM != "" || st.Host != "" || st.Link != "":
 		if strings.TrimSpace(st.Run) == "" {
 			return fmt.Errorf("run: the command to run is missing")
 		}
-		return only("vm/host", map[string]string{"action": st.Action, "flags": st.Flags, "prefix": st.Prefix, "wrap": st.Wrap, "state": st.State})
+		return only("vm/host/link", map[string]string{"action": st.Action, "flags": st.Flags, "prefix": st.Prefix, "wrap": st.Wrap, "state": st.State})
 	case st.Worker != "":
 		if st.Action != "" && !slices.Contains(workerActions, st.Action) {
 			return fmt.Errorf("action %q: want %s", st.Action, strings.Join(workerActions, ", "))
@@ -336,6 +347,8 @@ func (s *Scenario) plan(w io.Writer) {
 				line("scn_vm", phase, st.VM, st.Run, st.Timeout)
 			case st.Host != "":
 				line("scn_host", phase, st.Host, st.Run, st.Timeout)
+			case st.Link != "":
+				line("scn_link", phase, st.Link, st.Run, st.Timeout)
 			case st.Worker != "":
 				line("scn_worker", phase, st.Worker, cmp.Or(st.Action, "restart"), st.Flags, st.Prefix, st.Wrap)
 			default:

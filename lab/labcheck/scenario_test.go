@@ -43,13 +43,15 @@ func TestScenarioErrorsNameTheField(t *testing.T) {
 		{"inject: [{vm: vm2, run: x}]\nexpect: {node: vm2, classes: [port-down], cause: down}\nbogus: 1\n", "field bogus not found"},
 		{goodExpect, "inject: no steps"},
 		{"inject: [{vm: vm2}]\n" + goodExpect, "inject[0]: run"},
-		{"inject: [{vm: vm2, host: vm2, run: x}]\n" + goodExpect, "exactly one of vm, host, worker and wait"},
+		{"inject: [{vm: vm2, host: vm2, run: x}]\n" + goodExpect, "exactly one of vm, host, link, worker and wait"},
+		{"inject: [{link: leaf1-leaf2, run: x}]\n" + goodExpect, `link "leaf1-leaf2": want leafL-spineS or spineS-leafL`},
+		{"inject: [{link: leaf1-spine2}]\n" + goodExpect, "inject[0]: run"},
 		{"inject: [{vm: vm9, run: x}]\n" + goodExpect, "vm9: the scenario has 4 VMs"},
 		{"inject: [{vm: node1, run: x}]\n" + goodExpect, `"node1" is not a lab VM`},
 		{"inject: [{wait: vm2, state: broken}]\n" + goodExpect, "inject[0]: state"},
 		{"inject: [{worker: vm2, action: kill, flags: --x}]\n" + goodExpect, "not for action kill"},
 		{"inject: [{worker: vm2, action: freeze}]\n" + goodExpect, `action "freeze"`},
-		{"inject: [{vm: vm2, run: x, state: usable}]\n" + goodExpect, "state: not a field of a vm/host step"},
+		{"inject: [{vm: vm2, run: x, state: usable}]\n" + goodExpect, "state: not a field of a vm/host/link step"},
 		{"inject: [{vm: vm2, run: x, timeout: soon}]\n" + goodExpect, `timeout "soon"`},
 		{"heal: [{host: vm7, run: x}]\ninject: [{vm: vm2, run: x}]\n" + goodExpect, "heal[0]"},
 		{"sweep: {bw_iters: -1}\ninject: [{vm: vm2, run: x}]\n" + goodExpect, "sweep.bw_iters"},
@@ -98,6 +100,8 @@ inject:
 heal:
   - host: vm2
     run: ip link set $TAP mtu 9100
+  - link: leaf1-spine2
+    run: nft delete table inet lossy
   - wait: vm3
     state: gid1
 expect: {node: vm2, classes: [timeout, retry-exceeded], cause: "lost|it's", min_bad: 3, suspect_kind: [hca, node]}
@@ -108,7 +112,7 @@ expect: {node: vm2, classes: [timeout, retry-exceeded], cause: "lost|it's", min_
 	}
 	var plan strings.Builder
 	s.plan(&plan)
-	stub := `for f in scn_begin scn_vm scn_host scn_worker scn_wait scn_sweep_start scn_sweep_cells scn_sweep_end scn_healed scn_expect; do
+	stub := `for f in scn_begin scn_vm scn_host scn_link scn_worker scn_wait scn_sweep_start scn_sweep_cells scn_sweep_end scn_healed scn_expect; do
   eval "$f() { printf '%s' $f; printf ' <%s>' \"\$@\"; echo; }"
 done
 `
@@ -124,6 +128,7 @@ done
 		`scn_worker <inject> <vm3> <restart> <--gid index=0> <ulimit -l 64;> <>`,
 		`scn_sweep_end <it-s>`,
 		`scn_host <heal> <vm2> <ip link set $TAP mtu 9100> <>`,
+		`scn_link <heal> <leaf1-spine2> <nft delete table inet lossy> <>`,
 		`scn_wait <vm3> <gid1> <120s>`,
 		`scn_healed <it-s>`,
 		`scn_expect <it-s> <-node> <vm2> <-class> <timeout,retry-exceeded> <-cause> <lost|it's> <-fix> <> <-min-bad> <3> <-suspect-kind> <hca,node>`,
