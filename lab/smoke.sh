@@ -12,6 +12,9 @@
 #   the live phase (live.sh): workers and coordinator with live.enabled,
 #   no sweep; a port down on vm2 and a netem loss on vm3 must each be the
 #   live matrix's first suspect within 60 s (LAB_SMOKE_LIVE=0 skips it)
+#   the routed Clos (clos.sh; LAB_SMOKE_CLOS=0 skips it): the VMs rebooted
+#   on a 2x2 Clos, doctor's LLDP neighbour, a sweep whose reported flows
+#   must be the ports on the wire, and path truth for 20 flows a VM pair
 # Smaller than `make lab`: fewer repetitions, fewer iterations per cell,
 # no confirmation passes in the clean sweep (their re-measurements only
 # chase the emulator's noise), three fault cases out of twelve.
@@ -59,6 +62,17 @@ smoke_once() {
 	mark "faults"
 	if [ "${LAB_SMOKE_LIVE:-1}" != 0 ]; then
 		phase_live "$n"
+	fi
+	if [ "${LAB_SMOKE_CLOS:-1}" != 0 ]; then
+		# The VMs again, their RDMA network a routed 2x2 Clos: doctor's LLDP
+		# neighbour, every reported flow on the wire, and path truth
+		# (clos.sh).
+		sweep_stop
+		vms_down
+		net_down
+		LAB_CLOS=2x2
+		boot "$n"
+		LAB_SWEEP_SPEC="$LAB_RUN/smoke-spec.yaml" clos_run "$n"
 	fi
 	log "load at end: $(cut -d' ' -f1-3 /proc/loadavg)"
 }
