@@ -85,6 +85,7 @@ func (l *localizer) links(t *topology.Topology) {
 		return
 	}
 	ls.expect()
+	l.m.LinkLoads = ls.loads()
 	chosen := ls.choose()
 	if len(chosen) == 0 {
 		return

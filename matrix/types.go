@@ -286,6 +286,10 @@ type Matrix struct {
 	// that differs from its rail's, a device on another network): they
 	// fail nothing and exclude nobody.
 	Warnings []Warning `json:"warnings,omitempty"`
+	// LinkLoads are, with a topology, the directed links that bad tests
+	// crossed and the share of the tests through each that were bad
+	// (linkload.go); empty without a topology or a bad cell to route.
+	LinkLoads []LinkLoad `json:"link_loads,omitempty"`
 
 	// a is the compact form of the same-rail cells when Cells was not
 	// materialised (Analyse); nil in a matrix from Build or from JSON.

@@ -42,9 +42,11 @@ type fabricSuspect struct {
 
 // TestUIFabric: a dead cable between a leaf and a spine of rail 0. After a
 // sweep, the Fabric tab draws rail 0 with that cable's path marked as a
-// failed suspect (and no other cable but the API's link suspects of rail 0),
-// hovering it names it with the reason, clicking it shows the fix and the
-// tests that crossed it: the failed ones first, each opening its pair.
+// failed suspect (and no other cable but the API's link suspects of rail 0)
+// over the cables coloured by their share of bad tests (checkLinkShares),
+// hovering it names it with the reason and its share, clicking it shows
+// the fix and the tests that crossed it: the failed ones first, each
+// opening its pair.
 func TestUIFabric(t *testing.T) {
 	ft, err := topology.ParseFatTree(fabricTree)
 	if err != nil {
@@ -80,7 +82,8 @@ func TestUIFabric(t *testing.T) {
 	// What the analysis blames: the cable as a link, and which other links
 	// of rail 0 (their paths must be marked too, no more).
 	m := getJSON[struct {
-		Suspects []fabricSuspect `json:"suspects"`
+		Suspects  []fabricSuspect   `json:"suspects"`
+		LinkLoads []matrix.LinkLoad `json:"link_loads"`
 	}](t, cl.URL+"/api/v1/sweeps/"+sw.ID+"/matrix?cells=summary")
 	var dead *fabricSuspect
 	rail0Links := 0
@@ -119,6 +122,7 @@ func TestUIFabric(t *testing.T) {
 			shown.Plane, shown.Summary, shown.Marked, rail0Links)
 	}
 	screenshot(t, ctx, "30-fabric-link-suspect")
+	checkLinkShares(t, ctx, topo, sw.ID, m.LinkLoads, deadCable)
 
 	// Hover the cable's middle: its name and the reason.
 	xy := within(t, ctx, 5*time.Second, "the cable's middle", chromedp.Evaluate[struct{ X, Y float64 }](`(() => {
@@ -130,6 +134,10 @@ func TestUIFabric(t *testing.T) {
 	if !strings.Contains(tip, fabricSpine) || !strings.Contains(tip, dead.Reason) {
 		t.Errorf("tooltip %q lacks the cable's ends or the reason %q", tip, dead.Reason)
 	}
+	if want := shareLine(worseLoads(m.LinkLoads)[deadCable]); !strings.Contains(tip, want) {
+		t.Errorf("tooltip %q does not say %q", tip, want)
+	}
+	screenshot(t, ctx, "36-fabric-link-shares")
 	// Click it: the side panel says the reason and the fix.
 	do(t, ctx, "click the dead cable", chromedp.MouseClickXY(xy.X, xy.Y))
 	detail := poll[string](t, ctx, "the cable's details",
@@ -153,6 +161,14 @@ func TestUIFabric(t *testing.T) {
 		return !e.hidden && e.textContent.includes("not a suspect") && document.querySelector("#fabric-svg path.cable.hover") && e.textContent; })()`)
 	if !strings.Contains(tip, "⇄") || !strings.Contains(tip, "cable between leaf leaf-r0-") {
 		t.Errorf("healthy cable's tooltip %q does not name the cable", tip)
+	}
+	firstDrawn := slices.IndexFunc(topo.Cables, func(cb topology.Cable) bool { return !cb.A.IsHCA() && !cb.B.IsHCA() })
+	want := "no routed bad test crossed it"
+	if l, ok := worseLoads(m.LinkLoads)[firstDrawn]; ok {
+		want = shareLine(l)
+	}
+	if !strings.Contains(tip, want) {
+		t.Errorf("%s's tooltip %q does not say %q", topo.CableName(firstDrawn), tip, want)
 	}
 
 	// The dead cable is still selected: the tests that crossed it, all
@@ -342,8 +358,10 @@ func (b topoStatic) Topology() *topology.Topology { return b.t }
 // BenchmarkUIFabric draws the Fabric view of large generated trees (a
 // 2-tier plane of 512 leaves x 16 spines with 2 uplinks per spine: 16,384
 // cables; a 3-tier one of 8 pods) with a link, a switch and a cable suspect
-// on each, and reports draw-ms, the page's own measure of the layout and
-// the SVG build; the screenshots show how such a plane reads.
+// on each and a share of bad tests on every cable, and reports draw-ms,
+// the page's own measure of the layout and the SVG build, and mark-ms, of
+// colouring the shares and suspects over it; the screenshots show how
+// such a plane reads.
 func BenchmarkUIFabric(b *testing.B) {
 	for _, c := range []struct {
 		name, tree string
@@ -366,6 +384,7 @@ func BenchmarkUIFabric(b *testing.B) {
 				b.Fatal(err)
 			}
 			m := synth.MatrixWith(16, 1, synth.NoFaults)
+			m.Healthy, m.LinkLoads = false, everyCableLoaded(topo)
 			m.Suspects = append(m.Suspects,
 				matrix.Suspect{Kind: "link", Ends: c.link[:], Direction: "one-way", Verdict: matrix.VerdictFailed, Reason: "a synthetic link suspect", Fix: "none", Bad: 9, Total: 10},
 				matrix.Suspect{Kind: "switch", Switch: c.sw, Verdict: matrix.VerdictSlowLatency, Reason: "a synthetic switch suspect", Bad: 5, Total: 50},
@@ -373,12 +392,15 @@ func BenchmarkUIFabric(b *testing.B) {
 			url, _, _ := serve(b, topoStatic{newStatic(m), topo}, "synthetic", "rdmamesh fabric "+c.name, false)
 			ctx := browser(b)
 			b.Cleanup(func() { leave(b, ctx) })
-			var ms float64
+			var ms struct{ Draw, Mark float64 }
 			for i := 0; i < b.N; i++ {
 				do(b, ctx, "open the UI", chromedp.Navigate(url+"/#fabric"))
-				ms = poll[float64](b, ctx, "the marked fabric", `(() => { const f = window.rdmamesh.fabric; return f.drawn && f.marked >= 3 && f.drawMs; })()`)
+				ms = poll[struct{ Draw, Mark float64 }](b, ctx, "the marked fabric", `(() => { const f = window.rdmamesh.fabric;
+					return f.drawn && f.marked >= 3 && f.loads.n && document.querySelectorAll("#fabric-svg path.loads").length === 4 &&
+						{Draw: f.drawMs, Mark: f.markMs}; })()`)
 			}
-			b.ReportMetric(ms, "draw-ms")
+			b.ReportMetric(ms.Draw, "draw-ms")
+			b.ReportMetric(ms.Mark, "mark-ms")
 			screenshot(b, ctx, "32-fabric-"+c.name)
 		})
 	}

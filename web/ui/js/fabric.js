@@ -1,16 +1,19 @@
 // The Fabric view: the topology's switches and cables one rail plane at a
-// time (js/fabricdraw.js draws them), coloured by the selected sweep's
-// link, cable and switch suspects; hover for a name, click for a suspect's
-// reason and fix beside the drawing (js/fabricside.js), and for a cable the
-// tests that crossed it (js/fabriccells.js). The tab shows only when the
-// coordinator has a topology: GET /api/v1/topology is 404 without.
+// time (js/fabricdraw.js draws them), each cable coloured by the share of
+// the selected sweep's tests through it that were bad (js/fabricload.js)
+// and its link, cable and switch suspects marked over that; hover for a
+// name and the share, click for a suspect's reason and fix beside the
+// drawing (js/fabricside.js), and for a cable the tests that crossed it
+// (js/fabriccells.js). The tab shows only when the coordinator has a
+// topology: GET /api/v1/topology is 404 without.
 
 import { request, readJSON } from "./api.js";
 import { showText, hideTooltip, place } from "./tooltip.js";
-import { $, el } from "./util.js";
+import { $, el, fmtShare } from "./util.js";
 import { indexTopology, findEnd, endName, layout, drawPlane, pathD, cablePath, hitCable } from "./fabricdraw.js";
 import { describe, renderDetail, renderFabricSuspects, planeName } from "./fabricside.js";
 import { linkCells } from "./fabriccells.js";
+import { BANDS, linkLoads, indexLoads, drawLoads, clearLoads, loadLines } from "./fabricload.js";
 
 const KINDS = new Set(["link", "cable", "switch"]);
 
@@ -34,9 +37,34 @@ export function fabricView(onCell) {
     own: new Map(), // cable -> the path it has of its own (suspect or selected)
     hover: null, // the hovered cable's path
     selected: null, // {kind: cable | switch | hosts, i}
+    loadIdx: null, // indexLoads' answer and what it was computed from
+    loadBars: [], // leaf bars classed by their host cables' share
+    loadsOn: null, // the drawing and the index the shares were last drawn from
+    loadsOf: null,
   };
   let loading = null;
   const cells = linkCells(onCell);
+  // The loads change inside the render that asks for them when there are
+  // none to fetch: render again after that one, not inside it.
+  const loads = linkLoads(() => queueMicrotask(() => st.status === "ready" && !$("view-fabric").hidden && render()));
+  renderLoadLegend();
+
+  // loadIndex places the loads held on the topology, when they are the
+  // selected sweep's: a switch of sweeps shows none until its own come.
+  // It is computed again only when what it depends on changed: a grid
+  // polled again for the same sweep leaves the drawn shares alone.
+  function loadIndex() {
+    const { sweep, list } = loads.get();
+    const mine = !!st.grid && sweep === st.grid.sweep;
+    const healthy = !!st.grid && st.grid.healthy;
+    const c = st.loadIdx;
+    if (!c || c.ix !== st.ix || c.list !== list || c.mine !== mine || c.healthy !== healthy) {
+      const idx = indexLoads(st.ix, mine ? list : []);
+      idx.known = mine && (list.length > 0 || healthy);
+      st.loadIdx = { ix: st.ix, list, mine, healthy, idx };
+    }
+    return st.loadIdx.idx;
+  }
 
   function load() {
     if (loading || st.status === "ready" || st.status === "none") return loading;
@@ -129,13 +157,23 @@ export function fabricView(onCell) {
     st.drawMs = performance.now() - t0;
   }
 
-  // mark colours the suspects' switches and leaf bars, draws the suspect
-  // and selected cables over the rest (a one-way link from its hurt end,
-  // with an arrow), and undoes the previous marks first.
+  // mark colours the cables and leaf bars bad tests crossed by their
+  // share, the suspects' switches and leaf bars, draws the suspect and
+  // selected cables over the rest (a one-way link from its hurt end, with
+  // an arrow), and undoes the previous marks first.
   function mark() {
     const d = st.drawn;
     for (const e of st.marked) e.classList.remove("suspect", "sus-failed", "sus-perf", "selected");
     st.marked = [];
+    // The shares change with the loads or the drawing only, not with a
+    // click: redrawn at 512 leaves they would cost every click 50 ms.
+    const idx = loadIndex();
+    if (st.loadsOn !== d || st.loadsOf !== idx) {
+      clearLoads(st.loadBars);
+      st.loadBars = drawLoads(d, idx);
+      st.loadsOn = d;
+      st.loadsOf = idx;
+    }
     d.marks.replaceChildren();
     st.hover = null;
     const sev = (e, f) => {
@@ -188,14 +226,17 @@ export function fabricView(onCell) {
         st.status === "error" ? `Could not load the topology: ${st.why}` : "Loading the topology…";
       return;
     }
+    loads.update(st.grid);
     pickPlane();
     renderPlanes();
     draw();
+    const t0 = performance.now();
     mark();
+    st.markMs = performance.now() - t0;
     const found = st.found.filter((f) => onPlane(f, st.plane));
     sum.textContent = summary(found.length);
     renderFabricSuspects(st.grid, st.found, (f) => focusFound(f));
-    renderDetail(st.ix, st.selected, st.selected ? at(st.selected) : []);
+    renderDetail(st.ix, st.selected, st.selected ? at(st.selected) : [], st.selected ? loadLines(st.ix, loadIndex(), st.selected, loadIndex().known) : []);
     cells.show(st.grid, st.selected && st.selected.kind === "cable" ? st.selected.i : null);
   }
 
@@ -207,7 +248,33 @@ export function fabricView(onCell) {
       `${st.drawn.geo.n} cables between switches`, `${[...st.drawn.hosts.keys()].reduce((a, i) => a + st.ix.hosts[i], 0)} HCAs`];
     const sus = !st.grid ? "no matrix for the selected sweep yet: suspects show once it has one" :
       `${here} link/cable/switch suspect${here === 1 ? "" : "s"} here, ${st.found.length} in the fabric`;
-    return `${planeName(st.plane)}: ${parts.filter(Boolean).join(", ")} · ${sus}`;
+    return `${planeName(st.plane)}: ${parts.filter(Boolean).join(", ")} · ${sus}${st.grid ? loadSummary() : ""}`;
+  }
+
+  // loadSummary says how many of the plane's cables between switches bad
+  // tests crossed and the worst share, or why the shares are missing.
+  function loadSummary() {
+    const { error } = loads.get();
+    if (error) return ` · no share of bad tests per cable: ${error}`;
+    let n = 0;
+    let worst = 0;
+    for (const [k, e] of loadIndex().cables) {
+      if (!st.drawn.index.has(k)) continue;
+      n++;
+      worst = Math.max(worst, e.share);
+    }
+    return n ? ` · bad tests crossed ${n} of them, the worst ${fmtShare(worst)} bad` : "";
+  }
+
+  // renderLoadLegend lists the share colours, from BANDS.
+  function renderLoadLegend() {
+    const swatch = (cls, text) => {
+      const s = el("span", "swatch");
+      s.append(el("i", cls), text);
+      return s;
+    };
+    $("fabric-load-legend").replaceChildren(el("span", "", "share of bad tests through a cable, its worse way:"),
+      swatch("sw-neutral", "none"), ...BANDS.map((b, i) => swatch(`load-${i + 1}`, b.label)));
   }
 
   function focusFound(f) {
@@ -250,7 +317,7 @@ export function fabricView(onCell) {
     hover(t);
     if (!t) return hideTooltip();
     const found = at(t);
-    const { title, lines } = describe(st.ix, t, found);
+    const { title, lines } = describe(st.ix, t, found, loadLines(st.ix, loadIndex(), t, loadIndex().known));
     showText(ev, title, [...lines, found.length ? "click for the fix" : "click to select"]);
   });
   svg.addEventListener("mouseleave", () => {
@@ -278,12 +345,15 @@ export function fabricView(onCell) {
     load,
     show() {
       if (st.status === "none" || st.status === "error") st.status = "unknown"; // ask again: a restarted coordinator may have one now
+      if (loads.get().error) loads.retry();
       load();
       render();
     },
     setGrid(g) {
       const key = g ? `${g.sweep}|${JSON.stringify(g.suspects.filter((s) => KINDS.has(s.kind)))}` : "";
       st.grid = g;
+      // A running sweep's loads change with its counts, its suspects less often.
+      if (st.status === "ready" && !$("view-fabric").hidden) loads.update(g);
       if (key === st.gridKey) return;
       st.gridKey = key;
       resolve();
@@ -298,9 +368,12 @@ export function fabricView(onCell) {
       return true;
     },
     // For the browser tests (window.rdmamesh.fabric).
-    // drawMs: how long the last layout and SVG build took.
+    // drawMs: how long the last layout and SVG build took; markMs: the
+    // last marking of the shares and suspects over it.
     // cells: the selected cable's tests shown ({key, crossed, listed}), null before any.
+    // loads: the sweep whose link shares are held and how many directions.
     info: () => ({ status: st.status, plane: st.plane, suspects: st.found.length, marked: svg.querySelectorAll(".suspect").length, drawn: !!st.drawn,
-      drawMs: st.drawMs || 0, cells: cells.info() }),
+      drawMs: st.drawMs || 0, markMs: st.markMs || 0, cells: cells.info(),
+      loads: { sweep: loads.get().sweep, n: loads.get().list.length, error: loads.get().error } }),
   };
 }

@@ -3,9 +3,10 @@
 // by side. The cables between switches are one <path> (a subpath each),
 // each switch a <rect>, and under each leaf a bar for its host cables with
 // their count: HCAs are too many to draw. drawPlane builds it once per
-// topology, plane and width; a suspect, the hovered and the selected cable
-// get a <path> of their own over the rest (cablePath), suspect switches a
-// class, and nothing runs per frame.
+// topology, plane and width; the cables bad tests crossed are redrawn in
+// their share's colour, a <path> per colour, a suspect, the hovered and the
+// selected cable get a <path> of their own over the rest (cablePath),
+// suspect switches a class, and nothing runs per frame.
 
 // The SVG namespace, taken from the page's <svg> by drawPlane: the UI's
 // sources name no URL at all (web/ui_test.go checks).
@@ -191,9 +192,11 @@ function label(name, w) {
 
 // drawPlane replaces svg's content with layout L and returns what the
 // view marks and hit-tests: {switches: Map switch -> rect, hosts: Map leaf
-// -> bar, geo: L.cables, index: Map cable -> its place d in geo, marks: the
-// group cablePath's paths go in}. Every cable is one subpath of a single
-// <path>: 16,384 elements would cost a second to build and style.
+// -> bar, geo: L.cables, index: Map cable -> its place d in geo, loads: the
+// group the link shares' paths go in (js/fabricload.js), over the cables,
+// marks: the group cablePath's paths go in, over those}. Every cable is one
+// subpath of a single <path>: 16,384 elements would cost a second to build
+// and style.
 export function drawPlane(svg, ix, L) {
   const { t } = ix;
   ns = svg.namespaceURI;
@@ -218,7 +221,7 @@ export function drawPlane(svg, ix, L) {
   }
   for (const r of L.rows) back.append(node("text", { class: "tier-label", x: 4, y: r.y + BOX_H / 2 + 4 }, tierName(r.tier)));
   const g = L.cables;
-  const out = { switches: new Map(), hosts: new Map(), geo: g, index: new Map(), marks: node("g", { class: "marks" }) };
+  const out = { switches: new Map(), hosts: new Map(), geo: g, index: new Map(), loads: node("g", { class: "load-bands" }), marks: node("g", { class: "marks" }) };
   const d = new Array(g.n);
   for (let i = 0; i < g.n; i++) {
     d[i] = pathD(g, i);
@@ -243,7 +246,7 @@ export function drawPlane(svg, ix, L) {
     const num = w >= 50 ? `${count} HCAs` : w >= 14 ? String(count) : "";
     if (num) boxes.append(node("text", { class: "host-count", x: r1(x + w / 2), y: L.y[i] + BOX_H + 24 }, num));
   }
-  svg.replaceChildren(defs, back, all, out.marks, boxes);
+  svg.replaceChildren(defs, back, all, out.loads, out.marks, boxes);
   return out;
 }
 

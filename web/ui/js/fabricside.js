@@ -14,9 +14,11 @@ function switchLine(t, i) {
   return `${tierName(s.tier)}, ${s.plane >= 0 ? `rail ${s.plane}` : "all rails"}${s.tier < 3 && s.pod ? `, pod ${s.pod}` : ""}`;
 }
 
-// describe says what element t ({kind: cable | switch | hosts, i}) is, and
-// why it is a suspect when found (the suspects it stands for) is not empty.
-export function describe(ix, t, found) {
+// describe says what element t ({kind: cable | switch | hosts, i}) is,
+// what went through it (loads: js/fabricload.js's lines), and why it is a
+// suspect when found (the suspects it stands for) is not empty. The first
+// head lines are about the element itself, the rest about its suspects.
+export function describe(ix, t, found, loads) {
   const { t: topo } = ix;
   let title = "";
   const lines = [];
@@ -31,24 +33,26 @@ export function describe(ix, t, found) {
     lines.push(switchLine(topo, t.i));
     if (ix.hosts[t.i]) lines.push(`${ix.hosts[t.i]} HCAs cabled to it${t.kind === "hosts" ? " (not drawn one by one)" : ""}`);
   }
+  lines.push(...loads);
+  const head = lines.length;
   for (const f of found) {
     lines.push(`${suspectTarget(f.s)}: ${f.s.verdict || "suspect"}, ${f.s.bad}/${f.s.total} tests bad`);
     if (f.s.direction === "one-way") lines.push(`only ${f.s.ends[0]} → ${f.s.ends[1]} is hurt`);
     lines.push(f.s.reason);
   }
   if (!found.length) lines.push("not a suspect of the selected sweep");
-  return { title, lines };
+  return { title, lines, head };
 }
 
 // renderDetail fills the side panel with the selected element.
-export function renderDetail(ix, sel, found) {
+export function renderDetail(ix, sel, found, loads) {
   const box = $("fabric-detail");
   if (!sel) {
     box.replaceChildren(el("p", "sub", "Click a switch, a cable or a leaf's host bar; a suspect shows its reason and fix here."));
     return;
   }
-  const { title, lines } = describe(ix, sel, found);
-  const parts = [el("div", "tt-head", title), ...lines.slice(0, sel.kind === "cable" ? 1 : ix.hosts[sel.i] ? 2 : 1).map((l) => el("div", "sub", l))];
+  const { title, lines, head } = describe(ix, sel, found, loads);
+  const parts = [el("div", "tt-head", title), ...lines.slice(0, head).map((l) => el("div", "sub", l))];
   if (found.length) {
     const ol = el("ol", "suspect-list");
     ol.append(...found.map((f) => suspectItem(f.s)));
