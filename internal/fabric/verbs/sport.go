@@ -5,6 +5,8 @@ import (
 	"path"
 	"strconv"
 	"strings"
+
+	"github.com/rdmamesh/rdmamesh/internal/probe"
 )
 
 // A RoCE v2 packet's UDP source port is the one field of its 5-tuple
@@ -78,15 +80,5 @@ func kernelAtLeast(release string, major, minor int) bool {
 	return ma > major || ma == major && mi >= minor
 }
 
-// udpSport is rdma_get_udp_sport: the port of an RC QP lqpn connected to
-// rqpn with GRH flow label fl.
-func udpSport(fl, lqpn, rqpn uint32) uint16 {
-	if fl == 0 {
-		v := uint64(lqpn) * uint64(rqpn)
-		v ^= v >> 20
-		v ^= v >> 40
-		fl = uint32(v) & 0xfffff
-	}
-	low := fl&0x3fff ^ (fl&0xfc000)>>14
-	return uint16(0xc000 | low)
-}
+// udpSport is rdma_get_udp_sport (probe.RoCEv2Sport).
+func udpSport(fl, lqpn, rqpn uint32) uint16 { return probe.RoCEv2Sport(fl, lqpn, rqpn) }
