@@ -28,6 +28,9 @@ type gridInfo struct {
 	Counts      map[string]int    `json:"counts"`
 	Healthy     bool              `json:"healthy"`
 	Suspects    []matrix.Suspect  `json:"suspects"`
+	// LinkLoads are the fabric's loaded link directions (matrix.LinkLoads):
+	// the Fabric view colours its cables from them.
+	LinkLoads   []matrix.LinkLoad `json:"link_loads,omitempty"`
 	RailRollups []matrix.Rollup   `json:"rail_rollups"`
 	Thresholds  matrix.Thresholds `json:"thresholds"`
 	Metrics     []metricInfo      `json:"metrics"`
@@ -58,7 +61,7 @@ func (v *view) grid(sweep string) gridInfo {
 	rails := max(v.m.Rails, 0)
 	g := gridInfo{Sweep: sweep, Order: v.orderKey, Rails: rails, GroupLabel: v.groupLabel, Groups: v.groups,
 		Cells: v.m.NumCells(), Cross: len(v.m.Cross), Counts: map[string]int{}, Healthy: v.m.Healthy,
-		Suspects: v.m.Suspects, RailRollups: v.m.RailRollups, Thresholds: v.m.Thresholds,
+		Suspects: v.m.Suspects, LinkLoads: v.m.LinkLoads, RailRollups: v.m.RailRollups, Thresholds: v.m.Thresholds,
 		Metrics: []metricInfo{{Name: "status", Label: "status"}}, Overview: v.overview()}
 	for k, n := range v.m.Counts {
 		g.Counts[string(k)] = n

@@ -1,11 +1,9 @@
 // The Fabric view's link shares: the matrix's link_loads (each direction
 // of a cable that bad tests crossed, with the share of the tests through
 // it that were bad) placed on the topology, a cable coloured by its worse
-// direction and a leaf's host bar by its worst host cable. The grid does
-// not carry them, so they come from the sweep's summary matrix (no cells),
-// read only while the view shows a sweep with bad cells.
+// direction and a leaf's host bar by its worst host cable. They come with
+// the grid (GET .../grid's link_loads), which the view polls anyway.
 
-import { getJSON, sweepPath } from "./api.js";
 import { fmtShare } from "./util.js";
 import { endName, findEnd, pathD } from "./fabricdraw.js";
 
@@ -26,32 +24,22 @@ export function band(share) {
   return b;
 }
 
-// linkLoads fetches and holds the loads; onChange() runs when new ones
-// (or none) replace those held.
+// linkLoads holds the loads; onChange() runs when new ones (or none)
+// replace those held.
 export function linkLoads(onChange) {
-  let want = ""; // the grid the loads are wanted for: sweep and counts
+  let want = ""; // the grid the loads were taken from: sweep and counts
   let sweep = "";
   let list = [];
   let error = "";
 
-  // update asks for grid's loads unless it has none to give (healthy, or
-  // no grid) or they were asked for already. A running sweep's counts
-  // change every round, and so may its loads; the ones held stay shown
-  // until the new ones come, unless the sweep changed.
-  async function update(grid) {
+  // update takes grid's loads when its sweep or counts changed (a running
+  // sweep's change every round, and so may its loads).
+  function update(grid) {
     const key = grid && !grid.healthy ? `${grid.sweep}|${JSON.stringify(grid.counts)}` : "";
     if (key === want) return;
     want = key;
     if (!key) return set(grid ? grid.sweep : "", [], "");
-    if (grid.sweep !== sweep) set(grid.sweep, [], "");
-    try {
-      const m = await getJSON(sweepPath(grid.sweep, "/matrix?cells=summary"));
-      if (want === key) set(grid.sweep, m.link_loads || [], "");
-    } catch (e) {
-      // Not asked again at once: the render this causes would ask again,
-      // and fail again. The next counts, sweep or opening of the view do.
-      if (want === key) set(grid.sweep, list, e.message);
-    }
+    set(grid.sweep, grid.link_loads || [], "");
   }
 
   function set(s, l, err) {
