@@ -17,17 +17,17 @@ import (
 // its layer. At 1,024 nodes it is tens of KB
 // gzipped, against hundreds of MB for the full matrix JSON.
 type gridInfo struct {
-	Sweep       string            `json:"sweep"`
-	Order       string            `json:"order"` // names the node order; each layer carries it too
-	Rails       int               `json:"rails"`
-	GroupLabel  string            `json:"group_label,omitempty"`
-	Nodes       []gridNode        `json:"nodes"` // display order: by group, then name
-	Groups      []gridGroup       `json:"groups"`
-	Cells       int               `json:"cells"`
-	Cross       int               `json:"cross"` // cross-rail cells, in the pair endpoint only
-	Counts      map[string]int    `json:"counts"`
-	Healthy     bool              `json:"healthy"`
-	Suspects    []matrix.Suspect  `json:"suspects"`
+	Sweep      string           `json:"sweep"`
+	Order      string           `json:"order"` // names the node order; each layer carries it too
+	Rails      int              `json:"rails"`
+	GroupLabel string           `json:"group_label,omitempty"`
+	Nodes      []gridNode       `json:"nodes"` // display order: by group, then name
+	Groups     []gridGroup      `json:"groups"`
+	Cells      int              `json:"cells"`
+	Cross      int              `json:"cross"` // cross-rail cells, in the pair endpoint only
+	Counts     map[string]int   `json:"counts"`
+	Healthy    bool             `json:"healthy"`
+	Suspects   []matrix.Suspect `json:"suspects"`
 	// LinkLoads are the fabric's loaded link directions (matrix.LinkLoads):
 	// the Fabric view colours its cables from them.
 	LinkLoads   []matrix.LinkLoad `json:"link_loads,omitempty"`
