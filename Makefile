@@ -91,14 +91,19 @@ bench-judge:
 	$(GO) run ./rigs/judge/cmd $(JUDGE_ARGS)
 
 # Link localization: random cable, link and switch faults (down, lossy,
-# slow, one way, two at once) and healthy runs on simulated rail-optimized
-# fat trees, 2-tier and 3-tier; recall and precision of the link suspects
-# per fault type (rigs/links). LINKS_RUNS per fault type (default 20).
+# flapping, slow, one way, two at once) and healthy runs on simulated
+# rail-optimized fat trees, 2-tier and 3-tier; recall and precision of the
+# link suspects
+# per fault type (rigs/links). LINKS_RUNS per fault type (default 20);
+# LINKS_HUGE_RUNS on the 4,096 x 8 3-tier tree (default 1), where a run
+# tests 16.8 M pairs a faulted plane (about 4.5 CPU-minutes each).
 LINKS_RUNS ?= 20
+LINKS_HUGE_RUNS ?= 1
 bench-links:
 	$(GO) run ./rigs/links/cmd -runs $(LINKS_RUNS) -tree nodes=512,rails=8,leaf=32,spines=16 -preset roce-8x400
 	$(GO) run ./rigs/links/cmd -runs $(LINKS_RUNS) -tree nodes=256,rails=8,leaf=16,spines=8,pods=4,cores=16 -preset roce-8x400
 	$(GO) run ./rigs/links/cmd -runs $(LINKS_RUNS) -tree nodes=256,rails=8,leaf=16,spines=8,pods=4,cores=16,ll=ib -preset ib-8x400
+	$(GO) run ./rigs/links/cmd -runs $(LINKS_HUGE_RUNS) -tree nodes=4096,rails=8,leaf=32,spines=16,pods=8,cores=16 -preset roce-8x400
 	BENCH_NODES=4096 $(GO) test -run '^$$' -bench LinksHuge -benchtime 1x ./matrix/
 
 # Go micro-benchmarks of the scale-critical paths, with allocation counts.

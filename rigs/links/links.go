@@ -1,11 +1,12 @@
 // Package links measures link localization: seeded sweeps of the
 // simulated fabric laid over a generated rail-optimized fat tree, with
-// random cable, link and switch faults injected (down, lossy, slow, one
-// direction, two at once) and healthy runs, each cell measured as a
-// worker measures it (its flow routes it over the tree) and judged by the
-// matrix with the topology. Per fault type it counts the runs whose first
-// suspects named the injected parts (recall) and the link suspects that
-// named healthy parts (precision). It has no production code; `make
+// random cable, link and switch faults injected (down, flapping, lossy,
+// slow, one direction, two at once) and healthy runs, each cell measured
+// as a worker measures it (its flow routes it over the tree) and judged
+// by the matrix with the topology. Per fault type it counts the runs
+// whose first suspects named the injected parts (recall) and the link
+// suspects that named healthy parts (precision). A run stops before its
+// heap passes Config.MaxHeap. It has no production code; `make
 // bench-links` prints its table.
 package links
 
@@ -13,14 +14,11 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"runtime"
 	"strings"
-	"sync"
 
 	"github.com/rdmamesh/rdmamesh/internal/fabric/sim"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
 	"github.com/rdmamesh/rdmamesh/matrix"
-	"github.com/rdmamesh/rdmamesh/rigs/judge"
 	"github.com/rdmamesh/rdmamesh/topology"
 )
 
@@ -31,6 +29,9 @@ type Config struct {
 	Runs   int    // runs per fault type
 	Seed   int64
 	Params probe.TestParams
+	// MaxHeap stops a run whose heap would pass it (bytes; 0 =
+	// DefaultMaxHeap): the machine is shared.
+	MaxHeap uint64
 }
 
 // Kind is a fault type of the table.
@@ -52,6 +53,7 @@ func Kinds() []Kind {
 		{Name: "link loss 5%", Effect: "loss=5%", Target: "link"},
 		{Name: "link 30% slow", Effect: "bw=0.7", Target: "link"},
 		{Name: "link one-way 2%", Effect: "loss=2%", Target: "oneway"},
+		{Name: "link flapping 20%", Effect: "flap=20%", Target: "link"},
 		{Name: "host cable 2%", Effect: "loss=2%", Target: "host"},
 		{Name: "switch down", Effect: "down", Target: "switch"},
 		{Name: "switch loss 2%", Effect: "loss=2%", Target: "switch"},
@@ -182,64 +184,6 @@ func (r *Row) miss(m *matrix.Matrix, faults []injected) {
 
 func isLinkKind(k string) bool {
 	return k == matrix.KindLink || k == matrix.KindCable || k == matrix.KindSwitch
-}
-
-// sweep measures every ordered pair of the faulted rail plane (planes of
-// a rail-optimized tree share no link, so the others add cells and no
-// evidence) and judges them with the topology.
-func sweep(ctx context.Context, cfg Config, topo *topology.Topology, spec sim.PresetSpec, names []string, faults []injected, rails map[int]bool, seed int64) (*matrix.Matrix, error) {
-	specs := make([]string, len(faults))
-	for i, f := range faults {
-		specs[i] = f.spec
-	}
-	fs, err := sim.ParseFaults(specs)
-	if err != nil {
-		return nil, err
-	}
-	fab, err := sim.New(sim.Config{Preset: cfg.Preset, Seed: seed, Faults: fs, Topology: topo})
-	if err != nil {
-		return nil, err
-	}
-	nodes, err := judge.Nodes(ctx, fab, names)
-	if err != nil {
-		return nil, err
-	}
-	var cells []matrix.Cell
-	for rail := range spec.HCAs {
-		if rails[rail] {
-			cells = append(cells, measureRail(ctx, cfg, fab, spec, names, rail)...)
-		}
-	}
-	// Only the faulted planes were measured: the others are not untested.
-	th := matrix.DefaultThresholds()
-	th.TestedOnly = true
-	return matrix.AnalyseOn(topo, nodes, nil, cells, th), nil
-}
-
-// measureRail measures a rail's ordered pairs on every core: each pair is
-// measured once, so the sim's random streams do not depend on the order.
-func measureRail(ctx context.Context, cfg Config, fab *sim.Fabric, spec sim.PresetSpec, names []string, rail int) []matrix.Cell {
-	n := len(names)
-	cells := make([]matrix.Cell, n*(n-1))
-	workers := runtime.GOMAXPROCS(0)
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := w; i < n; i += workers {
-				k := i * (n - 1)
-				for j, d := range names {
-					if j != i {
-						cells[k] = judge.MeasureCell(ctx, fab, cfg.Params, spec, names[i], d, rail, 1)
-						k++
-					}
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	return cells
 }
 
 // pick chooses the kind's random victims.

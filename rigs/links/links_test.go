@@ -2,10 +2,17 @@ package links
 
 import (
 	"context"
+	"math/rand/v2"
+	"reflect"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/rdmamesh/rdmamesh/internal/fabric/sim"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
+	"github.com/rdmamesh/rdmamesh/matrix"
+	"github.com/rdmamesh/rdmamesh/rigs/judge"
+	"github.com/rdmamesh/rdmamesh/topology"
 )
 
 // TestMeasure runs every fault type on a small tree: each seeded run must
@@ -19,8 +26,7 @@ func TestMeasure(t *testing.T) {
 		{"nodes=32,rails=8,leaf=8,spines=4,ll=ib", "ib-8x400"},
 	} {
 		tree := tc.tree
-		cfg := Config{Tree: tree, Preset: tc.preset, Runs: 2, Seed: 11,
-			Params: probe.TestParams{LatencySize: 8, LatencyIters: 50, Warmup: 5, BWSize: 65536, BWIters: 20, TxDepth: 16, Timeout: 5 * time.Second}}
+		cfg := Config{Tree: tree, Preset: tc.preset, Runs: 2, Seed: 11, Params: testParams()}
 		rows, err := Measure(context.Background(), cfg, Kinds())
 		if err != nil {
 			t.Fatal(err)
@@ -32,4 +38,106 @@ func TestMeasure(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestStoreJudgesAsCells: the matrix judges the compact planes exactly as
+// the same tests handed over as matrix.Cell values, and a run's results
+// do not depend on how its rows were spread over the cores.
+func TestStoreJudgesAsCells(t *testing.T) {
+	ctx := context.Background()
+	cfg := Config{Tree: "nodes=64,rails=2,leaf=8,spines=4", Preset: "roce-2x100", Seed: 3, Params: testParams()}
+	ft, err := topology.ParseFatTree(cfg.Tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	topo, err := ft.Generate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := sim.Preset(cfg.Preset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := ft.NodeNames()
+	faults := append(pick(topo, rand.New(rand.NewPCG(1, 2)), Kind{Effect: "flap=20%", Target: "link"}),
+		injected{spec: "switch=spine-r1-01:loss=5%"}, injected{spec: "cable=node-07/mlx5_1~leaf-r1-00:bw=0.5"})
+	rails := map[int]bool{0: true, 1: true}
+	got, err := sweep(ctx, cfg, topo, spec, names, faults, rails, cfg.Seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := sweep(ctx, cfg, topo, spec, names, faults, rails, cfg.Seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got.Suspects, again.Suspects) {
+		t.Errorf("one seed, two results:\n  %+v\n  %+v", got.Suspects, again.Suspects)
+	}
+
+	var specs []string
+	for _, f := range faults {
+		specs = append(specs, f.spec)
+	}
+	fs, err := sim.ParseFaults(specs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	simCfg := sim.Config{Preset: cfg.Preset, Seed: cfg.Seed, Faults: fs, Topology: topo}
+	fab, err := sim.New(simCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes, err := judge.Nodes(ctx, fab, names)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(names)
+	cells := make([]matrix.Cell, 2*n*(n-1))
+	for rail := range 2 {
+		err := measureRail(ctx, cfg, simCfg, names, rail, func(src, dst int, c *matrix.Cell) {
+			cells[(rail*n+src)*(n-1)+dst-b2i(dst > src)] = *c
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	th := matrix.DefaultThresholds()
+	th.TestedOnly = true
+	want := matrix.AnalyseOn(topo, nodes, nil, cells, th)
+
+	if len(want.Suspects) < 3 || want.Counts[matrix.VerdictFailed] == 0 {
+		t.Fatalf("the faults left too little to compare: %d suspects, counts %v", len(want.Suspects), want.Counts)
+	}
+	for what, pair := range map[string][2]any{
+		"suspects":     {got.Suspects, want.Suspects},
+		"counts":       {got.Counts, want.Counts},
+		"node rollups": {got.NodeRollups, want.NodeRollups},
+		"rail rollups": {got.RailRollups, want.RailRollups},
+		"noise":        {got.Noise, want.Noise},
+	} {
+		if !reflect.DeepEqual(pair[0], pair[1]) {
+			t.Errorf("%s differ:\n  store %+v\n  cells %+v", what, pair[0], pair[1])
+		}
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// TestHeapGuard: a run whose heap would pass the limit stops, saying so.
+func TestHeapGuard(t *testing.T) {
+	cfg := Config{Tree: "nodes=32,rails=2,leaf=8,spines=4", Preset: "roce-2x100", Runs: 1, Seed: 1, Params: testParams(), MaxHeap: 1 << 20}
+	_, err := Measure(context.Background(), cfg, Kinds()[:2])
+	if err == nil || !strings.Contains(err.Error(), "allocating rail 0's plane on "+cfg.Tree+": the heap would reach") ||
+		!strings.Contains(err.Error(), "limit (Config.MaxHeap, -max-heap-gb); run stopped") {
+		t.Fatalf("a 1 MB heap limit: %v", err)
+	}
+}
+
+func testParams() probe.TestParams {
+	return probe.TestParams{LatencySize: 8, LatencyIters: 50, Warmup: 5, BWSize: 65536, BWIters: 20, TxDepth: 16, Timeout: 5 * time.Second}
 }

@@ -36,6 +36,10 @@ type Effects struct {
 	BW   float64 `json:"bw,omitempty"`   // bandwidth factor, 0 < BW <= 1
 	Lat  float64 `json:"lat,omitempty"`  // latency multiplier, >= 1
 	Tail float64 `json:"tail,omitempty"` // p99 and above multiplier, >= 1
+	// Flap is the share of the time a cable or switch is down (flap=P%,
+	// link faults only). Each flapping fault is drawn per test (flap.go),
+	// so it is kept per fault and never merged.
+	Flap float64 `json:"flap,omitempty"`
 	// DropAbove is the largest packet payload a hop on the path carries;
 	// larger packets vanish, so big writes fail while small ones pass.
 	DropAbove int  `json:"drop_above,omitempty"`
@@ -186,16 +190,25 @@ func checkName(what, s string) error {
 	return nil
 }
 
+// effectList is what the fault's kind of target takes, for messages.
+func (f *Fault) effectList() string {
+	if f.Link != nil {
+		return linkEffectList
+	}
+	return effectList
+}
+
 func (f *Fault) parseEffects(list string) error {
+	want := f.effectList()
 	if strings.TrimSpace(list) == "" {
-		return fmt.Errorf("no effect after ':' (want %s)", effectList)
+		return fmt.Errorf("no effect after ':' (want %s)", want)
 	}
 	seen := map[string]bool{}
 	e := &f.Effects
 	for _, tok := range strings.Split(list, ",") {
 		tok = strings.TrimSpace(tok)
 		if tok == "" {
-			return fmt.Errorf("empty effect in %q (want %s)", list, effectList)
+			return fmt.Errorf("empty effect in %q (want %s)", list, want)
 		}
 		plain, dir, hasDir := strings.Cut(tok, "@")
 		name, val, hasVal := strings.Cut(plain, "=")
@@ -229,6 +242,10 @@ func (f *Fault) parseEffects(list string) error {
 				return fmt.Errorf("bad value in %q: loss wants a percentage 0 < P <= 100 with a %% sign, like loss=30%%", tok)
 			}
 			e.Loss = p / 100
+		case "flap":
+			if err := f.parseFlap(tok, val); err != nil {
+				return err
+			}
 		case "bw":
 			e.BW, err = strconv.ParseFloat(val, 64)
 			if err != nil || !(e.BW > 0 && e.BW <= 1) {
@@ -256,7 +273,7 @@ func (f *Fault) parseEffects(list string) error {
 			}
 			e.WrongGID = true
 		default:
-			return fmt.Errorf("unknown effect %q (want %s)", name, effectList)
+			return fmt.Errorf("unknown effect %q (want %s)", name, want)
 		}
 	}
 	return nil
@@ -324,6 +341,7 @@ func (e Effects) String() string {
 	num := func(x float64) string { return strconv.FormatFloat(x, 'g', 10, 64) }
 	add(e.Down, "down")
 	add(e.Dead, "dead")
+	add(e.Flap > 0, "flap="+num(e.Flap*100)+"%")
 	add(e.Loss > 0, "loss="+num(e.Loss*100)+"%")
 	add(e.BW > 0, "bw="+num(e.BW))
 	add(e.Lat > 0, "lat="+num(e.Lat)+"x")

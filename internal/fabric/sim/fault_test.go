@@ -186,6 +186,7 @@ func FuzzParseFault(f *testing.F) {
 		"node-03:down", "node-03/mlx5_1:loss=30%", "node-05~node-09:bw=0.4,lat=5x",
 		"node-03:tail=20x,mtu=1024,gid=wrong", "node-03:lsos=3", "a~b:dead", "x1~x9/y:dead",
 		"node-1~node-99999:down", "::", "~:", "n1~n2:loss=1e-300%", "n:lat=0x1p3x",
+		"cable=a:1~b:2:flap=20%", "switch=s:flap=1e-300%,loss=1%", "cable=n/d>leaf:1:down",
 	} {
 		f.Add(s)
 	}
@@ -204,6 +205,9 @@ func FuzzParseFault(f *testing.F) {
 		}
 		if back.String() != canon {
 			t.Fatalf("%q → %q → %q", s, canon, back.String())
+		}
+		if ft.Link != nil {
+			return // a cable or switch: no node part
 		}
 		nodes := ft.Nodes()
 		if len(nodes) == 0 || len(nodes) > maxRange {

@@ -10,7 +10,8 @@ type Paths interface {
 	// HCA finds node's HCA on rail.
 	HCA(node string, rail int) (int, bool)
 	// AppendRoute appends the links a test from HCA src to HCA dst with
-	// flow (a RoCE UDP source port) crosses.
+	// flow (a RoCE UDP source port) crosses, from src's own cable to
+	// dst's.
 	AppendRoute(buf []int32, src, dst int, flow uint32) []int32
 	// TargetLinks resolves a fault's target (LinkTarget's fields).
 	TargetLinks(sw, from, to string, oneWay bool) ([]int32, error)
@@ -19,6 +20,11 @@ type Paths interface {
 // linkFaults are the link and switch faults resolved to directed links.
 type linkFaults struct {
 	fx map[int32]Effects
+	// flaps are the flapping faults on each link, kept apart from fx:
+	// each is drawn once per test, however many of its links the test
+	// crosses. nflap numbers them.
+	flaps map[int32][]flapMet
+	nflap int
 }
 
 func (f *Fabric) resolveLinks(faults []Fault) (*linkFaults, error) {
@@ -35,6 +41,9 @@ func (f *Fabric) resolveLinks(faults []Fault) (*linkFaults, error) {
 		}
 		for _, l := range links {
 			lf.fx[l] = merge(lf.fx[l], ft.Effects)
+		}
+		if ft.Effects.Flap > 0 {
+			lf.addFlap(ft.Effects.Flap, links)
 		}
 	}
 	if len(errs) > 0 {
@@ -58,7 +67,8 @@ func rxeSport(qpn uint32) uint16 {
 // do to the test: the writes meet the data path's faults in full, the
 // acknowledgements (the responder QP's own flow, so possibly another
 // path) the reverse path's down links and ackShare of its loss. It also
-// records how lossy the two directions are, for the ports' counters.
+// records how lossy the two directions are, for the ports' counters, and
+// the flapping faults on either path, for begin to draw.
 func (s *Session) routeEffects(remoteRail int) Effects {
 	fab := s.node.fab
 	lf, t := fab.links.Load(), fab.topo
@@ -72,12 +82,20 @@ func (s *Session) routeEffects(remoteRail int) Effects {
 	}
 	var buf [16]int32
 	var data, ack Effects
-	for _, l := range t.AppendRoute(buf[:0], src, dst, uint32(s.info.UDPSport)) {
+	route := t.AppendRoute(buf[:0], src, dst, uint32(s.info.UDPSport))
+	for i, l := range route {
 		data = merge(data, lf.fx[l])
+		if lf.flaps != nil {
+			s.meetFlaps(lf, l, i, len(route), endSrc, endDst)
+		}
 	}
-	for _, l := range t.AppendRoute(buf[:0], dst, src, uint32(s.remote.UDPSport)) {
+	route = t.AppendRoute(buf[:0], dst, src, uint32(s.remote.UDPSport))
+	for i, l := range route {
 		if e, ok := lf.fx[l]; ok {
 			ack = merge(ack, Effects{Down: e.Down, Loss: e.Loss})
+		}
+		if lf.flaps != nil {
+			s.meetFlaps(lf, l, i, len(route), endDst, endSrc)
 		}
 	}
 	s.linkLoss = [2]float64{data.Loss, ack.Loss}

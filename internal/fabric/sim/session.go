@@ -41,6 +41,8 @@ type Session struct {
 	// linkLoss is the loss of the cables and switches on the writes' path
 	// and on the acknowledgements' (routeEffects), for the counters.
 	linkLoss [2]float64
+	// flaps are the flapping faults on either path (routeEffects).
+	flaps []flapMet
 }
 
 // Info is the local QP info to hand to the peer.
@@ -74,10 +76,6 @@ func (s *Session) Connect(ctx context.Context, remote probe.QPInfo) error {
 	}
 	s.remote = remote
 	s.path = merge(merge(near, far), directed(near, far))
-	route := s.routeEffects(spec.deviceIndex(remote.Device))
-	routeDown := route.Down
-	route.Down = false
-	s.path = merge(s.path, route)
 	s.pathMTU = min(s.info.MTU, remote.MTU)
 	s.connected = true
 
@@ -99,18 +97,38 @@ func (s *Session) Connect(ctx context.Context, remote probe.QPInfo) error {
 			fmt.Sprintf("RDMA WRITEs %s were never acknowledged: the ends use different RoCE versions (%s vs %s)",
 				s.where(), s.info.GIDType, remote.GIDType),
 			fmt.Sprintf("use a RoCE v2 GID on both ends (index %d here, or -1 to let the workers choose)", spec.GIDIndex))
+	}
+	return nil
+}
+
+// route adds what the cables and switches between the ends do, and the
+// failures they and a missing subnet manager cause, after Connect's own.
+// It runs at the first transfer: only initiators transfer, so responders
+// never route, which halves a large sweep's routing.
+func (s *Session) route() {
+	spec := s.node.fab.spec
+	route := s.routeEffects(spec.deviceIndex(s.remote.Device))
+	routeDown := route.Down
+	route.Down = false
+	s.path = merge(s.path, route)
+	switch {
+	case s.doom != nil:
 	case routeDown:
-		// The engine cannot see the fabric: a dead link on the path looks
-		// like a peer that never answers.
-		s.doom = retryExceeded(
-			fmt.Sprintf("RDMA WRITEs %s were never acknowledged (transport retry counter exceeded): no packet got through", s.where()),
-			linkFix(spec))
-	case !spec.roce() && remote.LID == 0:
+		s.doom = s.linkDown()
+	case !spec.roce() && s.remote.LID == 0:
 		s.doom = retryExceeded(
 			fmt.Sprintf("RDMA WRITEs %s were never acknowledged: the peer has LID 0, so no subnet manager routes to it", s.where()),
 			"run a subnet manager (opensm, or the switch's); `sminfo` and `ibstat` (SM lid) show whether one is active")
 	}
-	return nil
+}
+
+// linkDown is how a test over a down cable or switch fails. The engine
+// cannot see the fabric: a dead link on the path looks like a peer that
+// never answers.
+func (s *Session) linkDown() *probe.Error {
+	return retryExceeded(
+		fmt.Sprintf("RDMA WRITEs %s were never acknowledged (transport retry counter exceeded): no packet got through", s.where()),
+		linkFix(s.node.fab.spec))
 }
 
 func (s *Session) where() string {
@@ -195,9 +213,10 @@ func (s *Session) Close() error {
 	return nil
 }
 
-// begin is the common prologue of a transfer. The first transfer seeds the
-// session's random stream and decides whether a lossy path kills this test;
-// only initiators transfer, so responders never move the attempt counters.
+// begin is the common prologue of a transfer. The first transfer routes the
+// test, seeds the session's random stream and decides whether a flapping
+// link or a lossy path kills it; only initiators transfer, so responders
+// never move the attempt counters.
 func (s *Session) begin(ctx context.Context, p probe.TestParams) error {
 	const verb = "ibv_post_send"
 	switch {
@@ -217,6 +236,7 @@ func (s *Session) begin(ctx context.Context, p probe.TestParams) error {
 			Fix:   "fix the sweep parameters; the coordinator should have rejected them"}
 	}
 	if s.rng == nil {
+		s.route()
 		n := s.node
 		attempt := n.nextAttempt(s.remote.Node, s.ep.Rail)
 		h := hash64(n.fab.seed, "test", n.name, s.remote.Node, s.ep.Device, s.remote.Device, s.ep.Rail, attempt)
@@ -224,6 +244,9 @@ func (s *Session) begin(ctx context.Context, p probe.TestParams) error {
 		s.latNoise, s.bwNoise = 1, 1
 		if sp := n.fab.spec.TestSpread; sp > 0 {
 			s.latNoise, s.bwNoise = testNoise(s.rng, sp), testNoise(s.rng, sp)
+		}
+		if len(s.flaps) > 0 {
+			s.drawFlaps()
 		}
 		if s.rng.Float64() < s.path.Loss && s.doom == nil {
 			s.doom = retryExceeded(
@@ -240,8 +263,8 @@ func (s *Session) begin(ctx context.Context, p probe.TestParams) error {
 	return nil
 }
 
-// lossy names the faulted ends, which a real engine would only learn from
-// the counters linkFix points at.
+// lossy names the faulted ends and links, which a real engine would only
+// learn from the counters linkFix points at.
 func (s *Session) lossy() string {
 	var ends []string
 	fab := s.node.fab
@@ -255,6 +278,9 @@ func (s *Session) lossy() string {
 				ends = append(ends, fmt.Sprintf("%.3g%% %sloss at %s %s", l.p*100, l.what, end[0], end[1]))
 			}
 		}
+	}
+	if l := s.linkLoss; l[0] > 0 || l[1] > 0 {
+		ends = append(ends, fmt.Sprintf("%.3g%% loss on the links the writes cross, %.3g%% on the acknowledgements'", l[0]*100, l[1]*100))
 	}
 	return strings.Join(ends, ", ")
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rdmamesh/rdmamesh/internal/probe"
+	"github.com/rdmamesh/rdmamesh/internal/testkit/procstat"
 	"github.com/rdmamesh/rdmamesh/rigs/links"
 )
 
@@ -19,11 +20,17 @@ func main() {
 	runs := flag.Int("runs", 20, "runs per fault type")
 	seed := flag.Int64("seed", 1, "first seed")
 	verbose := flag.Bool("v", false, "print the faults and first suspects of every run that missed")
+	maxHeap := flag.Float64("max-heap-gb", links.DefaultMaxHeap/1e9, "stop a run before the heap passes this many GB (at most the default: the machine is shared)")
 	flag.Parse()
+	if !(*maxHeap > 0 && *maxHeap <= links.DefaultMaxHeap/1e9) {
+		fmt.Fprintf(os.Stderr, "links: -max-heap-gb %g: want more than 0 and at most %g\n", *maxHeap, links.DefaultMaxHeap/1e9)
+		os.Exit(2)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	cfg := links.Config{Tree: *tree, Preset: *preset, Runs: *runs, Seed: *seed, Params: Params()}
+	cfg := links.Config{Tree: *tree, Preset: *preset, Runs: *runs, Seed: *seed, Params: Params(), MaxHeap: uint64(*maxHeap * 1e9)}
 	start := time.Now()
+	heap := procstat.StartHeapSampler(100 * time.Millisecond)
 	rows, err := links.Measure(ctx, cfg, links.Kinds())
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "links:", err)
@@ -37,7 +44,7 @@ func main() {
 			}
 		}
 	}
-	fmt.Printf("wall %.1f s\n", time.Since(start).Seconds())
+	fmt.Printf("wall %.1f s, peak heap %.2f GB\n", time.Since(start).Seconds(), float64(heap.Stop())/1e9)
 }
 
 // Params are a short test: enough iterations for a p50 and a bandwidth,

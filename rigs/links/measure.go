@@ -1,0 +1,143 @@
+package links
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/rdmamesh/rdmamesh/internal/fabric/sim"
+	"github.com/rdmamesh/rdmamesh/internal/testkit/procstat"
+	"github.com/rdmamesh/rdmamesh/matrix"
+	"github.com/rdmamesh/rdmamesh/rigs/judge"
+	"github.com/rdmamesh/rdmamesh/topology"
+)
+
+// DefaultMaxHeap is the heap a run may reach: under the shared machine's
+// 16 GB for benchmarks, with room for the rest of the process.
+const DefaultMaxHeap = 16_000_000_000
+
+// checkHeap fails once the heap, plus what the next step allocates,
+// would pass the limit. The planes are allocated whole and the analysis
+// adds about a byte a cell, so checking before each plane, after every
+// source's row and after the analysis keeps a run below it.
+func checkHeap(cfg Config, plus uint64, doing string) error {
+	limit := cfg.MaxHeap
+	if limit == 0 {
+		limit = DefaultMaxHeap
+	}
+	h := procstat.HeapObjects()
+	if h+plus <= limit {
+		return nil
+	}
+	return fmt.Errorf("%s on %s: the heap would reach %.2f GB, past the %.2f GB limit (Config.MaxHeap, -max-heap-gb); "+
+		"run stopped: measure a smaller tree, or lower the limit of the other runs sharing the machine",
+		doing, cfg.Tree, float64(h+plus)/1e9, float64(limit)/1e9)
+}
+
+// sweep measures every ordered pair of the faulted rail planes (planes of
+// a rail-optimized tree share no link, so the others add cells and no
+// evidence) and judges them with the topology.
+func sweep(ctx context.Context, cfg Config, topo *topology.Topology, spec sim.PresetSpec, names []string, faults []injected, rails map[int]bool, seed int64) (*matrix.Matrix, error) {
+	specs := make([]string, len(faults))
+	for i, f := range faults {
+		specs[i] = f.spec
+	}
+	fs, err := sim.ParseFaults(specs)
+	if err != nil {
+		return nil, err
+	}
+	simCfg := sim.Config{Preset: cfg.Preset, Seed: seed, Faults: fs, Topology: topo}
+	fab, err := sim.New(simCfg)
+	if err != nil {
+		return nil, err
+	}
+	nodes, err := judge.Nodes(ctx, fab, names)
+	if err != nil {
+		return nil, err
+	}
+	st := newStore(names, spec.HCAs, spec.Device)
+	for rail := range spec.HCAs {
+		if !rails[rail] {
+			continue
+		}
+		if err := checkHeap(cfg, planeBytes(len(names)), fmt.Sprintf("allocating rail %d's plane", rail)); err != nil {
+			return nil, err
+		}
+		if err := measureRail(ctx, cfg, simCfg, names, rail, st.addPlane(rail).put); err != nil {
+			return nil, err
+		}
+	}
+	// Only the faulted planes were measured: the others are not untested.
+	th := matrix.DefaultThresholds()
+	th.TestedOnly = true
+	m := matrix.AnalyseOn(topo, nodes, st, nil, th)
+	if err := checkHeap(cfg, 0, "analysing"); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// rowsPerFabric: each run of this many sources is measured in order on a
+// fabric of its own. A node numbers its QPs, and so its flows' paths, in
+// the order it opens them; rows sharing one fabric on several cores would
+// leave that order, and the run's results, to the scheduler.
+const rowsPerFabric = 32
+
+// measureRail measures a rail's ordered pairs on every core and hands
+// each cell to put, from one goroutine per source at a time. It stops
+// after a source whose row leaves the heap past the limit, or when ctx
+// ends.
+func measureRail(ctx context.Context, cfg Config, simCfg sim.Config, names []string, rail int, put func(src, dst int, c *matrix.Cell)) error {
+	n := len(names)
+	spec, err := sim.Preset(simCfg.Preset)
+	if err != nil {
+		return err
+	}
+	var (
+		wg    sync.WaitGroup
+		next  atomic.Int64
+		mu    sync.Mutex
+		first error
+	)
+	stop := func(err error) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		if first == nil {
+			first = err
+		}
+		return first != nil
+	}
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for {
+				lo := int(next.Add(1)-1) * rowsPerFabric
+				if lo >= n || stop(nil) {
+					return
+				}
+				fab, err := sim.New(simCfg)
+				if stop(err) {
+					return
+				}
+				for i := lo; i < min(lo+rowsPerFabric, n); i++ {
+					for j, d := range names {
+						if j != i {
+							c := judge.MeasureCell(ctx, fab, cfg.Params, spec, names[i], d, rail, 1)
+							put(i, j, &c)
+						}
+					}
+					err := ctx.Err()
+					if err == nil {
+						err = checkHeap(cfg, 0, fmt.Sprintf("measuring rail %d", rail))
+					}
+					if stop(err) {
+						return
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return first
+}
