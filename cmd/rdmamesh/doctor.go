@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rdmamesh/rdmamesh/internal/inventory"
+	"github.com/rdmamesh/rdmamesh/internal/pathtrace"
+	"github.com/rdmamesh/rdmamesh/internal/probe"
 )
 
 // doctorExit carries doctor's exit code to main (which honours any error
@@ -111,6 +114,9 @@ func runDoctor(ctx context.Context, out, errOut io.Writer, o doctorOpts) error {
 	}
 	if err != nil {
 		return err
+	}
+	if filepath.Clean(o.root) == string(filepath.Separator) && !o.gidsOnly {
+		traceChecks(ctx, rep)
 	}
 	if o.gidsOnly {
 		err = writeGIDs(out, h, rep, o)
@@ -213,4 +219,30 @@ func colorOK(w io.Writer) bool {
 	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// traceChecks asks, for each RoCE v2 port with an IP GID, whether this
+// namespace can trace that GID's flows (pathtrace.Check: a probe to one of
+// its own closed ports must get its ICMP answer back through the UDP
+// socket's error queue, as every hop's does). A warning, not a failure:
+// tests run without traces; the path a suspect cell took stays unknown.
+func traceChecks(ctx context.Context, rep *inventory.Report) {
+	for _, p := range rep.Ports {
+		ip, err := netip.ParseAddr(p.IP)
+		if p.GIDType != "RoCE v2" || err != nil {
+			continue
+		}
+		name := fmt.Sprintf("trace:%s/%d", p.Device, p.Port)
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err = pathtrace.Check(cctx, ip)
+		cancel()
+		if err != nil {
+			rep.AddCheck(probe.Check{Name: name, Status: inventory.StatusWarn, Evidence: err.Error(),
+				Cause: "flows from this GID cannot be traced: a suspect cell's path (rdmamesh trace, POST /api/v1/sweeps/ID/trace) stays unknown",
+				Fix:   "allow ICMP time-exceeded and port-unreachable back to this host (nft/iptables INPUT); no capability is needed"})
+			continue
+		}
+		rep.AddCheck(probe.Check{Name: name, Status: inventory.StatusOK,
+			Evidence: fmt.Sprintf("a probe from %s got its ICMP answer back through the socket's error queue: flows can be traced, unprivileged", ip)})
+	}
 }

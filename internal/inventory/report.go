@@ -122,6 +122,21 @@ func Diagnose(h *Host, pol GIDPolicy, device string) (*Report, error) {
 	return r, nil
 }
 
+// AddCheck adds a finding made outside the inventory (doctor's trace
+// check) to the report's checks, summary and exit code.
+func (r *Report) AddCheck(c probe.Check) {
+	r.Checks = append(r.Checks, c)
+	switch c.Status {
+	case StatusOK:
+		r.Summary.OK++
+	case StatusWarn:
+		r.Summary.Warn++
+	default:
+		r.Summary.Fail++
+		r.ExitCode = 1
+	}
+}
+
 // driverPairs maps NIC drivers to the RDMA drivers that sit on them: a
 // loaded NIC driver without its RDMA half is the commonest "no devices".
 var driverPairs = []struct{ nic, rdma, hw string }{
