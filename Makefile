@@ -93,10 +93,10 @@ bench-judge:
 # Link localization: random cable, link and switch faults (down, lossy,
 # flapping, slow, one way, two at once) and healthy runs on simulated
 # rail-optimized fat trees, 2-tier and 3-tier; recall and precision of the
-# link suspects
-# per fault type (rigs/links). LINKS_RUNS per fault type (default 20);
-# LINKS_HUGE_RUNS on the 4,096 x 8 3-tier tree (default 1), where a run
-# tests 16.8 M pairs a faulted plane (about 4.5 CPU-minutes each).
+# link suspects per fault type (rigs/links). LINKS_RUNS per fault type
+# (default 20); LINKS_HUGE_RUNS on the 4,096 x 8 3-tier tree (default 1),
+# where a run tests the 16.8 M pairs of each faulted plane: about 5
+# CPU-minutes a plane, an hour of CPU for one run of every fault type.
 LINKS_RUNS ?= 20
 LINKS_HUGE_RUNS ?= 1
 bench-links:
