@@ -139,7 +139,7 @@ func (s *Session) Connect(ctx context.Context, remote probe.QPInfo) error {
 	}
 	s.connected = true
 	if s.sport == sportFlowLabel && c.global != 0 {
-		s.info.UDPSport = udpSport(0, s.info.QPN, remote.QPN) // the GRH carries no flow label
+		s.info.UDPSport = probe.RoCEv2Sport(0, s.info.QPN, remote.QPN) // the GRH carries no flow label
 	}
 	return nil
 }

@@ -5,8 +5,6 @@ import (
 	"path"
 	"strconv"
 	"strings"
-
-	"github.com/rdmamesh/rdmamesh/internal/probe"
 )
 
 // A RoCE v2 packet's UDP source port is the one field of its 5-tuple
@@ -79,6 +77,3 @@ func kernelAtLeast(release string, major, minor int) bool {
 	}
 	return ma > major || ma == major && mi >= minor
 }
-
-// udpSport is rdma_get_udp_sport (probe.RoCEv2Sport).
-func udpSport(fl, lqpn, rqpn uint32) uint16 { return probe.RoCEv2Sport(fl, lqpn, rqpn) }
