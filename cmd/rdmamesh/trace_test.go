@@ -1,13 +1,28 @@
 package main
 
 import (
+	"net"
+	"strconv"
 	"strings"
 	"testing"
 )
 
+// freeUDPPort is a UDP port of 127.0.0.1 nothing holds: the kernel's
+// choice, released for the trace to bind.
+func freeUDPPort(t *testing.T) string {
+	t.Helper()
+	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	return strconv.Itoa(c.LocalAddr().(*net.UDPAddr).Port)
+}
+
 func TestTraceLoopback(t *testing.T) {
-	code, out, errOut := runArgs(t, "trace", "--src", "127.0.0.1", "--dst", "127.0.0.1", "--sport", "49999", "--timeout", "2s")
-	if code != 0 || !strings.Contains(out, "127.0.0.1:49999 → 127.0.0.1:4791 udp: 1 127.0.0.1") || !strings.Contains(out, "port unreachable") {
+	port := freeUDPPort(t)
+	code, out, errOut := runArgs(t, "trace", "--src", "127.0.0.1", "--dst", "127.0.0.1", "--sport", port, "--timeout", "2s")
+	if code != 0 || !strings.Contains(out, "127.0.0.1:"+port+" → 127.0.0.1:4791 udp: 1 127.0.0.1") || !strings.Contains(out, "port unreachable") {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
 }
