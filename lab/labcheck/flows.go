@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -61,30 +60,12 @@ func readCaptures(dir string) (map[wireFlow]map[string]int, error) {
 	return seen, nil
 }
 
-type flowMatrix struct {
-	Nodes []struct {
-		Name  string `json:"name"`
-		Ports []port `json:"ports"`
-	} `json:"nodes"`
-	Cells []struct {
-		Src      string `json:"src"`
-		Dst      string `json:"dst"`
-		Rail     int    `json:"rail"`
-		Flow     int    `json:"flow"`
-		BackFlow int    `json:"back_flow"`
-	} `json:"cells"`
-}
-
 // checkFlows compares the sweep's reported flows with the captures. The
 // leaf of a node is the third octet of its data address (lab/clos.sh).
 func checkFlows(sweepFile, capDir string) error {
-	b, err := os.ReadFile(sweepFile)
+	m, err := readSweep(sweepFile)
 	if err != nil {
 		return err
-	}
-	var m flowMatrix
-	if err := json.Unmarshal(b, &m); err != nil {
-		return fmt.Errorf("%s: %w", sweepFile, err)
 	}
 	seen, err := readCaptures(capDir)
 	if err != nil {

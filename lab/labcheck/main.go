@@ -89,8 +89,23 @@ type sweepMatrix struct {
 		Bandwidth *struct {
 			Gbps float64 `json:"gbps"`
 		} `json:"bandwidth"`
+		Flow     int `json:"flow"`
+		BackFlow int `json:"back_flow"`
 	} `json:"cells"`
 	Healthy bool `json:"healthy"`
+}
+
+// readSweep reads a sweep's matrix JSON (gate --json).
+func readSweep(file string) (sweepMatrix, error) {
+	var m sweepMatrix
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return m, err
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return m, fmt.Errorf("%s: %w", file, err)
+	}
+	return m, nil
 }
 
 func main() {
@@ -260,13 +275,9 @@ func readyWorkers(url string) (int, string, error) {
 }
 
 func checkSweep(file string, nodes int, net string) error {
-	b, err := os.ReadFile(file)
+	m, err := readSweep(file)
 	if err != nil {
 		return err
-	}
-	var m sweepMatrix
-	if err := json.Unmarshal(b, &m); err != nil {
-		return fmt.Errorf("%s: %w", file, err)
 	}
 	var problems []string
 	if len(m.Nodes) != nodes {
