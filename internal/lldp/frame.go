@@ -1,6 +1,7 @@
 package lldp
 
 import (
+	"slices"
 	"encoding/binary"
 	"fmt"
 	"net"
@@ -25,7 +26,9 @@ func ParseFrame(f []byte) (*LLDPDU, net.HardwareAddr, error) {
 	if len(f) < 14 {
 		return nil, nil, fmt.Errorf("frame of %d bytes, shorter than an Ethernet header (14)", len(f))
 	}
-	src := net.HardwareAddr(f[6:12])
+	// A copy: a reader hands us its buffer, and the next frame overwrites it
+	// while a Neighbor still names this sender.
+	src := net.HardwareAddr(slices.Clone(f[6:12]))
 	off := 12
 	for {
 		et := binary.BigEndian.Uint16(f[off:])

@@ -193,3 +193,20 @@ func TestLabel(t *testing.T) {
 		}
 	}
 }
+
+// The sender's MAC is the frame's own copy: a reader reuses its buffer for
+// the next frame while a Neighbor still names this sender.
+func TestParseFrameKeepsTheSender(t *testing.T) {
+	f := capturedFrame(t)
+	_, src, err := ParseFrame(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := src.String()
+	for i := range f {
+		f[i] = 0xff
+	}
+	if src.String() != want {
+		t.Fatalf("the sender %s became %s when the buffer was reused", want, src)
+	}
+}

@@ -1,7 +1,6 @@
 package lldp
 
 import (
-	"encoding/hex"
 	"fmt"
 	"net"
 	"net/netip"
@@ -23,53 +22,31 @@ const (
 	TypeLocal            = "local"
 )
 
-// chassisID renders a chassis ID (802.1AB table 8-2).
-func chassisID(sub uint8, v []byte) ID {
-	switch sub {
-	case 1:
-		return ID{sub, TypeChassisComponent, idText(v)}
-	case 2:
-		return ID{sub, TypeInterfaceAlias, idText(v)}
-	case 3:
-		return ID{sub, TypePortComponent, idText(v)}
-	case 4:
-		return ID{sub, TypeMAC, mac(v)}
-	case 5:
-		return ID{sub, TypeNetworkAddress, networkAddress(v)}
-	case 6:
-		return ID{sub, TypeInterfaceName, idText(v)}
-	case 7:
-		return ID{sub, TypeLocal, idText(v)}
-	}
-	return ID{sub, fmt.Sprintf("reserved-%d", sub), hexColons(v)}
-}
+// The subtypes' names: chassis IDs (802.1AB table 8-2) and port IDs
+// (table 8-3) share their forms but not their numbers.
+var (
+	chassisTypes = [...]string{1: TypeChassisComponent, 2: TypeInterfaceAlias, 3: TypePortComponent, 4: TypeMAC,
+		5: TypeNetworkAddress, 6: TypeInterfaceName, 7: TypeLocal}
+	portTypes = [...]string{1: TypeInterfaceAlias, 2: TypePortComponent, 3: TypeMAC, 4: TypeNetworkAddress,
+		5: TypeInterfaceName, 6: TypeAgentCircuitID, 7: TypeLocal}
+)
 
-// portID renders a port ID (802.1AB table 8-3).
-func portID(sub uint8, v []byte) ID {
-	switch sub {
-	case 1:
-		return ID{sub, TypeInterfaceAlias, idText(v)}
-	case 2:
-		return ID{sub, TypePortComponent, idText(v)}
-	case 3:
-		return ID{sub, TypeMAC, mac(v)}
-	case 4:
-		return ID{sub, TypeNetworkAddress, networkAddress(v)}
-	case 5:
-		return ID{sub, TypeInterfaceName, idText(v)}
-	case 6:
-		return ID{sub, TypeAgentCircuitID, idText(v)}
-	case 7:
-		return ID{sub, TypeLocal, idText(v)}
-	}
-	return ID{sub, fmt.Sprintf("reserved-%d", sub), hexColons(v)}
-}
+func chassisID(sub uint8, v []byte) ID { return typedID(sub, chassisTypes[:], v) }
+func portID(sub uint8, v []byte) ID    { return typedID(sub, portTypes[:], v) }
 
-func mac(v []byte) string {
-	if len(v) == 6 {
-		return net.HardwareAddr(v).String()
+// typedID renders an ID by its subtype's form: a MAC or a network address
+// decoded, a reserved subtype as hex, the rest as text.
+func typedID(sub uint8, names []string, v []byte) ID {
+	if int(sub) >= len(names) || names[sub] == "" {
+		return ID{sub, fmt.Sprintf("reserved-%d", sub), net.HardwareAddr(v).String()}
 	}
-	return hexColons(v)
+	switch names[sub] {
+	case TypeMAC:
+		return ID{sub, TypeMAC, net.HardwareAddr(v).String()}
+	case TypeNetworkAddress:
+		return ID{sub, TypeNetworkAddress, networkAddress(v)}
+	}
+	return ID{sub, names[sub], idText(v)}
 }
 
 // networkAddress is an IANA address family number and the address.
@@ -88,7 +65,7 @@ func address(family uint8, a []byte) string {
 	case family == 6 && len(a) == 6:
 		return net.HardwareAddr(a).String()
 	}
-	return fmt.Sprintf("family %d %s", family, hexColons(a))
+	return fmt.Sprintf("family %d %s", family, net.HardwareAddr(a).String())
 }
 
 // idText is a name-like ID as text when it is printable, else hex: local
@@ -99,7 +76,7 @@ func idText(v []byte) string {
 	if s != "" && utf8.ValidString(s) && strings.IndexFunc(s, func(r rune) bool { return !unicode.IsPrint(r) }) < 0 {
 		return s
 	}
-	return hexColons(v)
+	return net.HardwareAddr(v).String()
 }
 
 // text is a description or a name made safe to print: a switch's strings
@@ -124,16 +101,4 @@ func text(v []byte) string {
 		i += n
 	}
 	return strings.TrimSpace(b.String())
-}
-
-func hexColons(v []byte) string {
-	h := hex.EncodeToString(v)
-	var b strings.Builder
-	for i := 0; i < len(h); i += 2 {
-		if i > 0 {
-			b.WriteByte(':')
-		}
-		b.WriteString(h[i : i+2])
-	}
-	return b.String()
 }
