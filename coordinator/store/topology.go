@@ -37,14 +37,19 @@ type topoVersion struct {
 // its content, so a leader re-elected with the same file commits nothing.
 func EncodeTopology(t *topology.Topology) ([]byte, string) {
 	rec := topologyIn(t)
-	rec.Version = TopologyVersion(t)
+	rec.Version = versionOf(&rec)
 	return wire.TopologyMsg.Append([]byte{byte(EntryTopology)}, &rec), rec.Version
 }
 
 // TopologyVersion is t's content digest, 16 hex digits.
 func TopologyVersion(t *topology.Topology) string {
 	rec := topologyIn(t)
-	sum := sha256.Sum256(wire.TopologyMsg.Append(nil, &rec))
+	return versionOf(&rec)
+}
+
+// versionOf digests rec's encoding without its version.
+func versionOf(rec *wire.Topology) string {
+	sum := sha256.Sum256(wire.TopologyMsg.Append(nil, rec))
 	return hex.EncodeToString(sum[:8])
 }
 
@@ -80,7 +85,10 @@ func (f *FSM) pruneTopologies() {
 		}
 		used := false
 		for _, rec := range f.sweeps {
-			used = used || rec.Info.Topology == v
+			if rec.Info.Topology == v {
+				used = true
+				break
+			}
 		}
 		if !used {
 			delete(f.topos.byVersion, v)
