@@ -35,9 +35,7 @@ func (m *Matrix) VerdictAt(k int) Verdict {
 // CellAt is cell k (0 ≤ k < NumCells), in Cells order.
 func (m *Matrix) CellAt(k int) Result {
 	if m.a != nil {
-		var r Result
-		m.a.fill(&r, m.under(k))
-		return r
+		return m.resultAt(m.under(k))
 	}
 	return m.Cells[k]
 }
