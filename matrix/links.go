@@ -40,8 +40,7 @@ type linkScan struct {
 	// path (pongs, acknowledgements) counts as crossed too.
 	back bool
 
-	leafSw []int // leaf index → switch
-	below  []int // leaf index → an HCA below it
+	below []int // leaf index → an HCA below it
 }
 
 // linkCell is one bad cell the links may explain.
@@ -368,7 +367,7 @@ func (ls *linkScan) expect() {
 			ls.tS[to.Switch] += share
 		}
 	}
-	leafSwitch := ls.leafSwitch
+	leafSwitch := ls.t.LeafSwitch
 	for li, n := range leafT {
 		ls.tS[leafSwitch(li)] += n
 	}
@@ -409,18 +408,6 @@ func (ls *linkScan) expect() {
 			}
 		}
 	}
-}
-
-func (ls *linkScan) leafSwitch(li int) int {
-	if ls.leafSw == nil {
-		ls.leafSw = make([]int, ls.t.Leaves())
-		for s := range ls.t.Switches {
-			if i := ls.t.LeafIndex(s); i >= 0 {
-				ls.leafSw[i] = s
-			}
-		}
-	}
-	return ls.leafSw[li]
 }
 
 // routeFromLeaf routes from the first HCA below leaf li to HCA h.

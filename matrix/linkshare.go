@@ -29,23 +29,16 @@ func leafPairShares(t *topology.Topology, c int) map[[2]int32]linkShare {
 	if t.Switches[b].Tier < t.Switches[a].Tier {
 		lower = b
 	}
-	leafSw := make([]int, t.Leaves())
-	for s := range t.Switches {
-		if i := t.LeafIndex(s); i >= 0 {
-			leafSw[i] = s
-		}
-	}
-	below := leavesBelow(t, lower)
 	plane := t.Switches[lower].Plane
 	onPlane := func(li int) bool {
-		p := t.Switches[leafSw[li]].Plane
+		p := t.Switches[t.LeafSwitch(li)].Plane
 		return plane < 0 || p < 0 || p == plane
 	}
 	fwd := topology.Link(2 * c)
 	out := map[[2]int32]linkShare{}
 	spread := func(x, y int) {
 		var sh linkShare
-		t.Spread(leafSw[x], leafSw[y], 1, func(l topology.Link, share float64) {
+		t.Spread(t.LeafSwitch(x), t.LeafSwitch(y), 1, func(l topology.Link, share float64) {
 			switch l {
 			case fwd:
 				sh.ab += share
@@ -57,49 +50,13 @@ func leafPairShares(t *topology.Topology, c int) map[[2]int32]linkShare {
 			out[[2]int32{int32(x), int32(y)}] = sh
 		}
 	}
-	for x := range leafSw {
+	for x := range t.Leaves() {
 		if !onPlane(x) {
 			continue
 		}
-		for y := range leafSw {
-			if x != y && onPlane(y) && (below[x] || below[y]) {
+		for y := range t.Leaves() {
+			if x != y && onPlane(y) && (t.Reaches(lower, x) || t.Reaches(lower, y)) {
 				spread(x, y)
-			}
-		}
-	}
-	return out
-}
-
-// leavesBelow marks the leaves (by leaf index) that switch s reaches going
-// down: s itself when it is a leaf.
-func leavesBelow(t *topology.Topology, s int) []bool {
-	down := make([][]int, len(t.Switches))
-	for _, cb := range t.Cables {
-		if cb.A.IsHCA() || cb.B.IsHCA() {
-			continue
-		}
-		x, y := cb.A.Switch, cb.B.Switch
-		switch tx, ty := t.Switches[x].Tier, t.Switches[y].Tier; {
-		case tx > ty:
-			down[x] = append(down[x], y)
-		case ty > tx:
-			down[y] = append(down[y], x)
-		}
-	}
-	out := make([]bool, t.Leaves())
-	seen := make([]bool, len(t.Switches))
-	queue := []int{s}
-	seen[s] = true
-	for len(queue) > 0 {
-		x := queue[0]
-		queue = queue[1:]
-		if i := t.LeafIndex(x); i >= 0 {
-			out[i] = true
-		}
-		for _, y := range down[x] {
-			if !seen[y] {
-				seen[y] = true
-				queue = append(queue, y)
 			}
 		}
 	}

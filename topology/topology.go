@@ -461,11 +461,16 @@ func (t *Topology) HCACable(h int) int { return int(t.hcaCable[h]) }
 func (t *Topology) LeafOf(h int) int   { return int(t.leafOf[h]) }
 
 // Leaves is the number of leaf switches; LeafIndex a switch's position
-// among them (-1 when it is no leaf).
+// among them (-1 when it is no leaf), LeafSwitch the switch at a position.
 func (t *Topology) Leaves() int          { return len(t.leaves) }
 func (t *Topology) LeafIndex(s int) int  { return int(t.leafIndex[s]) }
-func (t *Topology) MaxTier() Tier        { return t.maxTier }
-func (t *Topology) Uplinks(s int) []Link { return t.up[s] }
+func (t *Topology) LeafSwitch(i int) int { return int(t.leaves[i]) }
+
+// Reaches reports whether switch s reaches the leaf at position leaf
+// going down (a leaf reaches itself).
+func (t *Topology) Reaches(s, leaf int) bool { return t.dist[s*len(t.leaves)+leaf] >= 0 }
+func (t *Topology) MaxTier() Tier            { return t.maxTier }
+func (t *Topology) Uplinks(s int) []Link     { return t.up[s] }
 
 // HCAName is "node/device" or "node rail N" when the device is unknown.
 func (t *Topology) HCAName(h int) string {
