@@ -2,24 +2,28 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
 
-const truthPlan = `switches:
-  - {name: leaf1, tier: leaf, plane: 0, addrs: [10.78.1.1, 10.79.1.5, 10.79.1.9]}
-  - {name: leaf2, tier: leaf, plane: 0, addrs: [10.78.2.1, 10.79.2.5, 10.79.2.9]}
-  - {name: spine1, tier: spine, plane: 0, addrs: [10.79.1.6, 10.79.2.6]}
-  - {name: spine2, tier: spine, plane: 0, addrs: [10.79.1.10, 10.79.2.10]}
-cables:
-  - {a: vm1/rxe0 rail 0, b: leaf1:1}
-  - {a: vm2/rxe0 rail 0, b: leaf2:2}
-  - {a: leaf1:101, b: spine1:1}
-  - {a: leaf1:102, b: spine2:1}
-  - {a: leaf2:101, b: spine1:2}
-  - {a: leaf2:102, b: spine2:2}
-`
+// closPlan is the cabling plan lab/clos.sh writes for a 2x2 Clos with n
+// VMs: the test reads the lab's own plan, so it also proves the plan
+// parses.
+func closPlan(t *testing.T, n int) string {
+	t.Helper()
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash to run lab/clos.sh")
+	}
+	out, err := exec.Command(bash, "-c", ". ../common.sh && . ../clos.sh && LAB_CLOS=2x2 && clos_plan "+strconv.Itoa(n)).Output()
+	if err != nil {
+		t.Fatalf("clos_plan: %v", err)
+	}
+	return string(out)
+}
 
 func TestPathTruth(t *testing.T) {
 	dir := t.TempDir()
@@ -41,7 +45,7 @@ func TestPathTruth(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(caps, "spine2.txt"), []byte(strings.ReplaceAll(line, "%s", "49476")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	plan := write("plan.yaml", truthPlan)
+	plan := write("plan.yaml", closPlan(t, 2))
 	trace := func(sport, spine string) string {
 		return `{"flow": {"src_ip": "10.78.1.11", "dst_ip": "10.78.2.12", "src_port": ` + sport + `},
 			"hops": [{"ttl": 1, "addr": "10.78.1.1"}, {"ttl": 2, "addr": "` + spine + `"}, {"ttl": 3, "addr": "10.79.2.5"}]}`
