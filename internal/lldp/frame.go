@@ -1,10 +1,10 @@
 package lldp
 
 import (
-	"slices"
 	"encoding/binary"
 	"fmt"
 	"net"
+	"slices"
 )
 
 // EtherType is LLDP's Ethernet type.
