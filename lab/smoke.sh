@@ -16,8 +16,8 @@
 #   on a 2x2 Clos, doctor's LLDP neighbour, a sweep whose reported flows
 #   must be the ports on the wire, and path truth for 20 flows a VM pair
 # Smaller than `make lab`: fewer repetitions, fewer iterations per cell,
-# no confirmation passes in the clean sweep (their re-measurements only
-# chase the emulator's noise), three fault cases out of twelve.
+# one confirmation pass per sweep where the gate's default has two
+# (LAB_SMOKE_RETESTS, LAB_FAULT_RETESTS), three fault cases out of twelve.
 #
 # Flake discipline: a run that fails because the lab itself failed (a VM
 # that does not boot, a command queue that stops answering; exit 75, see
@@ -52,7 +52,7 @@ smoke_once() {
 	faults_prepare
 	RDMAMESH_SWEEP_WARMUP=${LAB_SMOKE_WARMUP:-20} LAB_FAULT_TEST_TIMEOUT=${LAB_FAULT_TEST_TIMEOUT:-45s} \
 		LAB_FAULT_PAIR_TIMEOUT=${LAB_FAULT_PAIR_TIMEOUT:-120s} faults_cluster "$n"
-	printf 'latency_iters: %s\nbw_iters: %s\nretests: 0\n' "${LAB_SMOKE_ITERS:-200}" "${LAB_SMOKE_BW_ITERS:-50}" > "$LAB_RUN/smoke-spec.yaml"
+	printf 'latency_iters: %s\nbw_iters: %s\nretests: %s\n' "${LAB_SMOKE_ITERS:-200}" "${LAB_SMOKE_BW_ITERS:-50}" "${LAB_SMOKE_RETESTS:-1}" > "$LAB_RUN/smoke-spec.yaml"
 	LAB_SWEEP_SPEC="$LAB_RUN/smoke-spec.yaml" gate_sweep "$n"
 	mark "sweep"
 	scenario_files ${LAB_FAULTS:-port-down-before mtu-mix loss-both}

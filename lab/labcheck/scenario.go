@@ -140,12 +140,16 @@ func (s *Scenario) check() error {
 			if n, ok := v.(int); !ok || n < 1 {
 				return fmt.Errorf("sweep.%s %v: want a positive whole number", k, v)
 			}
+		case k == "retests":
+			if n, ok := v.(int); !ok || n < 0 || n > 5 {
+				return fmt.Errorf("sweep.retests %v: want 0 (no confirmation pass) to 5", v)
+			}
 		case sweepStrings[k] != nil:
 			if str, ok := v.(string); !ok || !slices.Contains(sweepStrings[k], str) {
 				return fmt.Errorf("sweep.%s %v: want one of %s", k, v, strings.Join(sweepStrings[k], ", "))
 			}
 		default:
-			return fmt.Errorf("sweep.%s: unknown field; use %s, connect or mode", k, strings.Join(sweepInts, ", "))
+			return fmt.Errorf("sweep.%s: unknown field; use %s, retests, connect or mode", k, strings.Join(sweepInts, ", "))
 		}
 	}
 	if s.InjectAfterCells < 0 {

@@ -41,7 +41,8 @@ func getJSON(url string, v any) error {
 
 // startSweep posts a sweep with the lab's small fault-case parameters and
 // prints its id. args are key=value pairs of the sweep request (connect,
-// latency_iters, bw_iters, bw_size, pair_timeout, nodes=a,b).
+// latency_iters, bw_iters, bw_size, retests, pair_timeout, nodes=a,b).
+// Without retests=N the sweep has no confirmation pass, as ib_write_lat.
 func startSweep(url string, args []string) error {
 	req := map[string]any{"mode": "full", "retests": 0}
 	for _, a := range args {
@@ -50,7 +51,7 @@ func startSweep(url string, args []string) error {
 			return fmt.Errorf("sweep argument %q: want key=value", a)
 		}
 		switch k {
-		case "latency_iters", "latency_size", "bw_iters", "bw_size":
+		case "latency_iters", "latency_size", "bw_iters", "bw_size", "retests":
 			n, err := strconv.Atoi(v)
 			if err != nil {
 				return fmt.Errorf("%s=%q: want a number", k, v)
