@@ -26,6 +26,7 @@ type analysis struct {
 	// (parallel.go); 0 = the defaults. Tests set them.
 	par, stretch int
 	topo         *topology.Topology // nil: no link localization
+	traced       *Traced            // measured paths on topo; nil: none
 	rowsOnce     sync.Once
 	rows         [][]int32 // memberRows
 }

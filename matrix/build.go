@@ -59,6 +59,13 @@ func AnalyseOn(topo *topology.Topology, nodes []Node, src Source, cells []Cell, 
 	return analyse(nodes, src, cells, th, split{topo: topo})
 }
 
+// AnalyseTraced is AnalyseOn with the sweep's traced paths (nil: none):
+// on RoCE the cells between leaves are routed over what was traced, and
+// links that no traced flow crossed are reported (traced.go).
+func AnalyseTraced(topo *topology.Topology, tr *Traced, nodes []Node, src Source, cells []Cell, th Thresholds) *Matrix {
+	return analyse(nodes, src, cells, th, split{topo: topo, traced: tr})
+}
+
 // BuildFrom is Build over the cells of src (nil: none) and cells together;
 // src's indices are positions in nodes. A cell in cells wins over src's for
 // the same (src, dst, rail). The result is what Build gives for src's cells
@@ -82,6 +89,7 @@ func Analyse(nodes []Node, src Source, cells []Cell, th Thresholds) *Matrix {
 type split struct {
 	par, stretch int
 	topo         *topology.Topology
+	traced       *Traced
 }
 
 func analyse(nodes []Node, src Source, cells []Cell, th Thresholds, cut split) *Matrix {
@@ -104,7 +112,7 @@ func analyse(nodes []Node, src Source, cells []Cell, th Thresholds, cut split) *
 	}
 	a := &analysis{ns: ns, spans: spans, g: g, j: newJudge(ns, th, spans, total),
 		st: make([]railStats, len(spans)), cells: make([]uint8, total), cv: make([]railSpread, len(spans)),
-		par: cut.par, stretch: cut.stretch, topo: cut.topo}
+		par: cut.par, stretch: cut.stretch, topo: cut.topo, traced: cut.traced}
 	railRollups, nodeRollups := a.judgeRails()
 	a.j.release()
 
@@ -139,7 +147,7 @@ func analyse(nodes []Node, src Source, cells []Cell, th Thresholds, cut split) *
 	m.NodeRollups = nodeRollups
 	m.RailRollups = railRollups
 	m.Noise = a.noise(&th)
-	m.Warnings = warnings(ns)
+	m.Warnings = append(warnings(ns), unusedLinks(cut.topo, cut.traced)...)
 	groups := findGroups(ns, th.GroupLabel)
 	m.GroupLabel = groups.label
 	m.Suspects = localize(m, a, groups)

@@ -90,9 +90,14 @@ func (ls *linkScan) collectRetested() {
 			ls.back = r.BackFlow != 0
 		}
 		from := int32(len(ls.paths))
-		ls.paths, _ = ls.t.Route(ls.paths, int(hs), int(hd), uint32(r.Flow))
+		var ok bool
+		if ls.paths, ok = ls.route(ls.paths, s, d, rail, hs, hd, false, r.Flow); !ok {
+			ls.paths = ls.paths[:from]
+			ls.noFlow++
+			continue
+		}
 		if ls.back {
-			ls.paths, _ = ls.t.Route(ls.paths, int(hd), int(hs), uint32(r.BackFlow))
+			ls.paths, _ = ls.route(ls.paths, s, d, rail, hs, hd, true, r.BackFlow)
 		}
 		lc := linkCell{k: k, node: s, peer: d, rail: rail, from: from, to: int32(len(ls.paths)),
 			failed: r.Verdict == VerdictFailed, first: r.Verdict}

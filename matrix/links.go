@@ -23,6 +23,7 @@ import (
 type linkScan struct {
 	l   *localizer
 	t   *topology.Topology
+	tr  *Traced // measured paths (traced.go); nil: the model's
 	hca []int32 // node*Rails+rail → topology HCA, -1
 	// hard marks an endpoint whose failures explain its cells.
 	hard []bool
@@ -35,7 +36,7 @@ type linkScan struct {
 	tS, tC, tL []float64
 	tested     float64
 	badTotal   int
-	noFlow     int // bad cells whose flow was unknown where paths differ
+	noFlow     int // bad cells whose flow or traced path was unknown where paths differ
 	// back: the cells carry their responders' flows, so a test's return
 	// path (pongs, acknowledgements) counts as crossed too.
 	back bool
@@ -72,8 +73,8 @@ const (
 	linkEcho = 0.6
 )
 
-func (l *localizer) links(t *topology.Topology) {
-	ls := &linkScan{l: l, t: t}
+func (l *localizer) links(t *topology.Topology, tr *Traced) {
+	ls := &linkScan{l: l, t: t, tr: tr}
 	if !ls.mapHCAs() {
 		return
 	}
@@ -228,9 +229,14 @@ func (ls *linkScan) collect() {
 					ls.back = c.BackFlow != 0 || t.LinkLayer == topology.InfiniBand
 				}
 				from := int32(len(ls.paths))
-				ls.paths, _ = t.Route(ls.paths, int(ha), int(hb), uint32(c.Flow))
+				var ok bool
+				if ls.paths, ok = ls.route(ls.paths, a, b, sp.rail, ha, hb, false, c.Flow); !ok {
+					ls.paths = ls.paths[:from]
+					ls.noFlow++
+					continue
+				}
 				if ls.back {
-					ls.paths, _ = t.Route(ls.paths, int(hb), int(ha), uint32(c.BackFlow))
+					ls.paths, _ = ls.route(ls.paths, a, b, sp.rail, ha, hb, true, c.BackFlow)
 				}
 				lc := linkCell{k: k, node: a, peer: b, rail: sp.rail, from: from, to: int32(len(ls.paths)),
 					failed: l.state[k]&stFailed != 0}
@@ -390,6 +396,10 @@ func (ls *linkScan) expect() {
 				}
 			}
 		}
+		return
+	}
+	if ls.measured() {
+		ls.expectTraced(addLink)
 		return
 	}
 	for a := range nL {

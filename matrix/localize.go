@@ -134,7 +134,7 @@ func localize(m *Matrix, a *analysis, groups groupSet) []Suspect {
 	}
 	l.noteWideRails()
 	if a.topo != nil {
-		l.links(a.topo)
+		l.links(a.topo, a.traced)
 	}
 	for i := range l.out {
 		l.noisy(&l.out[i])

@@ -12,8 +12,9 @@ import (
 // later sweep will meet it. Each names the odd one out against what most
 // nodes of its rail have, and the change that makes it match.
 type Warning struct {
-	Kind   string `json:"kind"` // mtu-mix | wrong-network
-	Node   string `json:"node"`
+	Kind   string `json:"kind"` // mtu-mix | wrong-network | link-unused
+	Node   string `json:"node,omitempty"`
+	Link   string `json:"link,omitempty"` // link-unused: the link or cable, by its ends' ports
 	Device string `json:"device,omitempty"`
 	Rail   int    `json:"rail"`
 	Reason string `json:"reason"`
@@ -223,6 +224,10 @@ func (m *Matrix) warningLines() []string {
 	})
 	out := make([]string, len(ws))
 	for i, w := range ws {
+		if w.Link != "" {
+			out[i] = fmt.Sprintf("warning: %s %s: %s; fix: %s", w.Kind, w.Link, w.Reason, w.Fix)
+			continue
+		}
 		out[i] = fmt.Sprintf("warning: %s %s/%s (rail %d): %s; fix: %s", w.Kind, w.Node, w.Device, w.Rail, w.Reason, w.Fix)
 	}
 	return out

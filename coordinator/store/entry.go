@@ -64,6 +64,8 @@ var handlers = map[EntryType]func(*FSM, []byte) error{
 	EntryRoundCounters: (*FSM).applyRoundCounters,
 	// topology.go
 	EntryTopology: (*FSM).applyTopology,
+	// paths.go
+	EntryPaths: (*FSM).applyPaths,
 }
 
 // Start is a new sweep as the coordinator commits it: its header, spec and

@@ -40,6 +40,8 @@ type sweepRecord struct {
 	Retests map[int]wire.RetestPlan
 	// counters are the ports' counter sums (counters.go); nil: none moved.
 	counters *sweepCounters
+	// paths are its traced flows (paths.go); nil: none traced.
+	paths []wire.FlowPath
 }
 
 func (f *FSM) applyStart(b []byte) error {

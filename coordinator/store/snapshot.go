@@ -27,6 +27,7 @@ type snapshot struct {
 	live   *wire.LivePlan // the newest committed live plan, if any
 	counts []wire.SweepCounters
 	topos  *wire.TopologyState
+	paths  []wire.SweepPaths
 }
 
 var _ raft.FSMSnapshot = (*snapshot)(nil)
@@ -37,7 +38,7 @@ var _ raft.FSMSnapshot = (*snapshot)(nil)
 func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
 	f.mu.Lock() // freezing bumps the stores' epochs
 	defer f.mu.Unlock()
-	snap := &snapshot{live: f.livePlan, topos: f.topologyState()} // applyLivePlan replaces the plan, never edits it
+	snap := &snapshot{live: f.livePlan, topos: f.topologyState(), paths: f.pathsState()} // applyLivePlan replaces the plan, never edits it
 	for _, id := range f.order {
 		rec := f.sweeps[id]
 		head := sweepRecord{Info: rec.Info, Spec: rec.Spec, Nodes: rec.Nodes, Rounds: rec.Rounds, Retests: rec.Retests}
@@ -62,7 +63,7 @@ func (s *snapshot) Persist(sink raft.SnapshotSink) error {
 	for i := range s.sweeps {
 		sweeps[i] = s.sweeps[i].record()
 	}
-	if err := wire.WriteSnapshotWith(sink, sweeps, wire.SnapshotTrailer{Live: s.live, Counters: s.counts, Topologies: s.topos}); err != nil {
+	if err := wire.WriteSnapshotWith(sink, sweeps, wire.SnapshotTrailer{Live: s.live, Counters: s.counts, Topologies: s.topos, Paths: s.paths}); err != nil {
 		_ = sink.Cancel()
 		return err
 	}
@@ -121,6 +122,7 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 			rec.counters = restoreCounters(sc)
 		}
 	}
+	restorePaths(trailer.Paths, sweeps)
 	topos, err := restoreTopologies(trailer.Topologies, sweeps)
 	if err != nil {
 		return fmt.Errorf("restore snapshot: %w", err)

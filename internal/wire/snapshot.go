@@ -28,20 +28,24 @@ import (
 // by rail. Version 4 added flows: a block's cells' flows and back flows
 // after its figures (blkFlow, blkBackFlow), and each whole cell's in the
 // sweep's head (head version 2). Version 5 ends the trailer with the
-// topologies (topologyStateMsg, length-prefixed, 0: none). A reader reads every older version too,
+// topologies (topologyStateMsg, length-prefixed, 0: none), version 6
+// with the sweeps' traced paths (pathsStateMsg, the same way). A reader
+// reads every older version too,
 // moving an old grid's cells to today's slots (snapshot_v2.go): a
 // coordinator upgraded in place restores from the snapshot its older self
 // wrote.
-const SnapshotVersion = 5
+const SnapshotVersion = 6
 
 // snapshotV1 is the layout before the counters trailer; snapshotV2 the
 // last with the rail-major grid; snapshotV3 the last without flows;
-// snapshotV4 the last without topologies.
+// snapshotV4 the last without topologies; snapshotV5 the last without
+// traced paths.
 const (
 	snapshotV1 = 1
 	snapshotV2 = 2
 	snapshotV3 = 3
 	snapshotV4 = 4
+	snapshotV5 = 5
 )
 
 // SnapshotTrailer is what a snapshot keeps after its sweeps.
@@ -55,6 +59,8 @@ type SnapshotTrailer struct {
 	// Topologies are the fabric topologies committed and the sweeps that
 	// ran on them; nil: none was ever committed.
 	Topologies *TopologyState
+	// Paths are the kept sweeps' traced paths.
+	Paths []SweepPaths
 }
 
 // SnapshotSweep is one sweep in a snapshot.
@@ -199,6 +205,14 @@ func writeSnapshot(w io.Writer, sweeps []SnapshotSweep, t SnapshotTrailer, versi
 		out.uv(uint64(len(topo)))
 		out.write(topo)
 	}
+	if version > snapshotV5 {
+		var paths []byte
+		if len(t.Paths) > 0 {
+			paths = pathsStateMsg.Append(nil, &t.Paths)
+		}
+		out.uv(uint64(len(paths)))
+		out.write(paths)
+	}
 	if out.err != nil {
 		return out.err
 	}
@@ -326,7 +340,7 @@ func ReadSnapshotWith(r io.Reader, each func(*SnapshotSweep) error) (SnapshotTra
 		return t, fmt.Errorf("snapshot: %w", err)
 	}
 	version := head[0]
-	if version < snapshotV1 || version > snapshotV4 {
+	if version < snapshotV1 || version > snapshotV5 {
 		if err := checkVersion("snapshot", SnapshotVersion, head); err != nil {
 			return t, err
 		}
@@ -377,6 +391,23 @@ func (in *streamReader) livePlan(n uint64) (*LivePlan, error) {
 	return &p, nil
 }
 
+// section reads one length-prefixed trailer section (0: absent, ok
+// false); a short stream is left in in.err.
+func section[T any](in *streamReader, c *Codec[T]) (v T, ok bool, err error) {
+	n := in.uv()
+	if in.err != nil || n == 0 {
+		return v, false, nil
+	}
+	body := in.read(int(min(n, 1<<30)))
+	if in.err != nil {
+		return v, false, nil
+	}
+	if v, err = c.Decode(body); err != nil {
+		return v, false, fmt.Errorf("snapshot: %w", err)
+	}
+	return v, true, nil
+}
+
 // trailer reads version 2's trailer.
 func (in *streamReader) trailer() (SnapshotTrailer, error) {
 	var t SnapshotTrailer
@@ -397,17 +428,21 @@ func (in *streamReader) trailer() (SnapshotTrailer, error) {
 		}
 		t.Counters = append(t.Counters, sc)
 	}
-	if in.version > snapshotV4 && in.err == nil {
-		if n := in.uv(); in.err == nil && n > 0 {
-			body := in.read(int(min(n, 1<<30)))
-			if in.err == nil {
-				ts, err := topologyStateMsg.Decode(body)
-				if err != nil {
-					return t, fmt.Errorf("snapshot: %w", err)
-				}
-				t.Topologies = &ts
-			}
+	if in.version > snapshotV4 {
+		ts, ok, err := section(in, topologyStateMsg)
+		if err != nil {
+			return t, err
 		}
+		if ok {
+			t.Topologies = &ts
+		}
+	}
+	if in.version > snapshotV5 {
+		ps, _, err := section(in, pathsStateMsg)
+		if err != nil {
+			return t, err
+		}
+		t.Paths = ps
 	}
 	if in.err != nil {
 		return t, fmt.Errorf("snapshot: trailer: %w", in.err)

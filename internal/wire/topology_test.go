@@ -33,6 +33,38 @@ func TestSnapshotTopologies(t *testing.T) {
 	}
 }
 
+func testPaths() []SweepPaths {
+	return []SweepPaths{{SweepID: "s1", Flows: []FlowPath{
+		{Src: "a", Dst: "b", Rail: 1, Flow: 49441, Hops: []string{"10.0.0.1", "", "10.0.1.2"}, Reached: true, Why: "hop 2 did not answer"},
+		{Src: "a", Dst: "b", Rail: 1, Back: true, Flow: 49441, Why: "no route"}}}}
+}
+
+func TestPathsRecordsReject(t *testing.T) {
+	rejects(t, PathsMsg, testPaths()[0])
+}
+
+// A snapshot keeps the traced paths; version 5, the last without them,
+// reads as it was.
+func TestSnapshotPaths(t *testing.T) {
+	want := testTrailer()
+	want.Topologies, want.Paths = testTopologies(), testPaths()
+	var b bytes.Buffer
+	if err := WriteSnapshotWith(&b, testSnapshot(), want); err != nil {
+		t.Fatal(err)
+	}
+	if _, got := readAll(t, b.Bytes()); !reflect.DeepEqual(got, want) {
+		t.Fatalf("trailer does not round-trip:\n got %+v\nwant %+v", got, want)
+	}
+	b.Reset()
+	if err := writeSnapshot(&b, testSnapshot(), want, snapshotV5); err != nil {
+		t.Fatal(err)
+	}
+	want.Paths = nil
+	if _, got := readAll(t, b.Bytes()); !reflect.DeepEqual(got, want) {
+		t.Fatalf("version 5: trailer %+v, want %+v", got, want)
+	}
+}
+
 // Version 4, the last without topologies, reads as it was.
 func TestSnapshotReadsVersion4(t *testing.T) {
 	var b bytes.Buffer

@@ -222,6 +222,8 @@ func TestRecordsRoundTrip(t *testing.T) {
 	roundTrips(t, sweepCountersMsg)
 	roundTrips(t, TopologyMsg)
 	roundTrips(t, topologyStateMsg)
+	roundTrips(t, PathsMsg)
+	roundTrips(t, pathsStateMsg)
 }
 
 func TestRecordsReject(t *testing.T) {
@@ -242,3 +244,4 @@ func FuzzLivePlan(f *testing.F)         { fuzzCodec(f, LivePlanMsg) }
 func FuzzLiveSummaries(f *testing.F)    { fuzzCodec(f, LiveSummariesMsg) }
 func FuzzRoundCounters(f *testing.F)    { fuzzCodec(f, RoundCountersMsg) }
 func FuzzTopology(f *testing.F)         { fuzzCodec(f, TopologyMsg) }
+func FuzzPaths(f *testing.F)            { fuzzCodec(f, PathsMsg) }
