@@ -173,6 +173,7 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 		a, err := worker.Start(ctx, worker.Options{Name: name, Fabric: node, GossipBind: "127.0.0.1:0",
 			Join: seeds, APIListen: "127.0.0.1:0", Devices: devices, Logger: log, Token: o.Token, GossipKey: o.GossipKey,
 			TLS: o.TLS, ClientTLS: o.ClientTLS, GossipTune: gossipTune(o.Nodes), Prober: liveProber(o, fab.Node(name)), Counters: fab.Node(name),
+			Tracer: fab.Node(name),
 			Labels: map[string]string{"group": fmt.Sprintf("leaf-%02d", len(c.workers)/8+1)}})
 		if err != nil {
 			c.Stop()

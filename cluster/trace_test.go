@@ -3,18 +3,22 @@ package cluster
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rdmamesh/rdmamesh/coordinator"
 	"github.com/rdmamesh/rdmamesh/internal/api"
+	"github.com/rdmamesh/rdmamesh/internal/probe"
+	"github.com/rdmamesh/rdmamesh/matrix"
+	"github.com/rdmamesh/rdmamesh/topology"
 )
 
-// TraceCell asks the cell's initiator to trace the test's flow. The
-// simulated workers' GIDs are no addresses of this host, so the real
-// tracer in the worker refuses to send from them, and the coordinator
-// passes the reason on instead of inventing a path; a cell the sweep
-// lacks is refused before any worker is asked.
+// TraceCell asks the cell's initiator to trace the test's flow. Without a
+// topology the simulated fabric has no hops to answer with, and the
+// coordinator passes the reason on instead of inventing a path; a cell
+// the sweep lacks is refused before any worker is asked.
 func TestTraceCellAsksTheInitiator(t *testing.T) {
 	cl := startSweepDefaults(t, 4, coordinator.SweepDefaults{})
 	info, m := sweepWith(t, cl, api.SweepRequest{Mode: "quick"})
@@ -32,5 +36,46 @@ func TestTraceCellAsksTheInitiator(t *testing.T) {
 	var fe interface{ Field() string }
 	if !errors.As(err, &fe) || fe.Field() != "src" || !strings.Contains(err.Error(), "has no cell") {
 		t.Fatalf("a cell the sweep lacks: %v", err)
+	}
+}
+
+// A sweep on a RoCE topology whose switches have addresses ends with its
+// flows traced: every cell between leaves has its data flow traced by its
+// initiator and its responder's by its target, the hops map onto the
+// tree, and the lossy link one way is named from the traced paths.
+func TestSweepTracesItsPaths(t *testing.T) {
+	ft, err := topology.ParseFatTree("nodes=12,rails=1,leaf=4,spines=2,oversub=2,addrs=10.255.0.0/24")
+	if err != nil {
+		t.Fatal(err)
+	}
+	topo, err := ft.Generate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	p := probe.DefaultTestParams()
+	p.LatencyIters = 200
+	cl, err := Start(ctx, Options{Nodes: 12, Rails: 1, Preset: "roce-2x100", Seed: 3, Faults: []string{"cable=leaf-r0-00>spine-r0-01:down"},
+		Listen: "127.0.0.1:0", Mode: "full", Params: p, PairTimeout: 5 * time.Second, Topology: topo,
+		Logger: slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Stop)
+	info, m := sweepWith(t, cl, api.SweepRequest{Retests: new(int)})
+	paths := cl.Coord.Paths(info.ID)
+	const cross = 12 * 8 // ordered pairs on different leaves
+	if len(paths) != 2*cross {
+		t.Fatalf("%d traced flows, want %d (both flows of the %d cells between leaves)", len(paths), 2*cross, cross)
+	}
+	for _, f := range paths {
+		if len(f.Hops) != 3 || f.Hops[0] == "" || f.Hops[1] == "" || f.Hops[2] == "" {
+			t.Fatalf("flow %s -> %s (back %v) traced %q: %s; want leaf, spine, leaf", f.Src, f.Dst, f.Back, f.Hops, f.Why)
+		}
+	}
+	if len(m.Suspects) == 0 || m.Suspects[0].Kind != matrix.KindLink || m.Suspects[0].Direction != "one-way" ||
+		!strings.HasPrefix(m.Suspects[0].Ends[0], "leaf-r0-00:") || !strings.HasPrefix(m.Suspects[0].Ends[1], "spine-r0-01:") {
+		t.Fatalf("want the link leaf-r0-00 -> spine-r0-01 named one way:\n%s", m.Summary())
 	}
 }

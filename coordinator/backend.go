@@ -58,7 +58,12 @@ func (c *Coordinator) matrix(id string, live bool) (*matrix.Matrix, bool) {
 	start := time.Now()
 	// Compact: a byte a cell beside the frozen grid it reads again for the
 	// cells a reader asks for (the grid shares the store's blocks).
-	m := matrix.AnalyseOn(c.sweepTopology(sv.Info.Topology), sv.Nodes, grid, grid.ExtraCells(), c.thresholds(sv.Spec))
+	topo := c.sweepTopology(sv.Info.Topology)
+	var tr *matrix.Traced
+	if paths := c.fsm.Paths(id); topo != nil && len(paths) > 0 {
+		tr = c.tracedOf(topo, paths)
+	}
+	m := matrix.AnalyseTraced(topo, tr, sv.Nodes, grid, grid.ExtraCells(), c.thresholds(sv.Spec))
 	evictMatrices(c.matrices, analysedCells(m), matrixCacheCells)
 	c.matrices[id] = cachedMatrix{version: sv.Version, m: m, built: time.Now(), took: time.Since(start)}
 	return m, true

@@ -92,38 +92,52 @@ func portIP(m *matrix.Matrix, node string, rail int) (string, error) {
 func (c *Coordinator) traceOn(ctx context.Context, apiAddr string, t api.CellTrace) (pathtrace.Path, error) {
 	ctx, cancel := context.WithTimeout(ctx, traceBound)
 	defer cancel()
-	body, _ := json.Marshal(map[string]any{"flows": []map[string]any{{"src_ip": t.SrcIP, "dst_ip": t.DstIP, "src_port": t.Flow}}})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url(apiAddr, "/v1/trace"), bytes.NewReader(body))
+	paths, err := c.traceFlows(ctx, apiAddr, []map[string]any{{"src_ip": t.SrcIP, "dst_ip": t.DstIP, "src_port": t.Flow}})
 	if err != nil {
 		return pathtrace.Path{}, err
+	}
+	if e := paths[0].Error; e != "" {
+		return pathtrace.Path{}, fmt.Errorf("%s", e)
+	}
+	return paths[0].Path, nil
+}
+
+// tracedReply is the worker's answer for one flow: its path, or why not.
+type tracedReply struct {
+	pathtrace.Path
+	Error string `json:"error"`
+}
+
+// traceFlows asks the worker at apiAddr to trace flows (worker
+// TraceFlow's fields, at most its 64) and returns a reply per flow, in
+// order.
+func (c *Coordinator) traceFlows(ctx context.Context, apiAddr string, flows []map[string]any) ([]tracedReply, error) {
+	body, _ := json.Marshal(map[string]any{"flows": flows})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url(apiAddr, "/v1/trace"), bytes.NewReader(body))
+	if err != nil {
+		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	c.authorize(req)
 	resp, err := c.client.Do(req)
 	if err != nil {
-		return pathtrace.Path{}, err
+		return nil, err
 	}
 	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
 	if err != nil {
-		return pathtrace.Path{}, err
+		return nil, err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return pathtrace.Path{}, fmt.Errorf("%s: %s", resp.Status, bytes.TrimSpace(raw))
+		return nil, fmt.Errorf("%s: %s", resp.Status, bytes.TrimSpace(raw))
 	}
 	var reply struct {
-		Paths []struct {
-			pathtrace.Path
-			Error string `json:"error"`
-		} `json:"paths"`
+		Paths []tracedReply `json:"paths"`
 	}
-	if err := json.Unmarshal(raw, &reply); err != nil || len(reply.Paths) != 1 {
-		return pathtrace.Path{}, fmt.Errorf("the worker's answer is not one path: %.200s", raw)
+	if err := json.Unmarshal(raw, &reply); err != nil || len(reply.Paths) != len(flows) {
+		return nil, fmt.Errorf("the worker's answer is not %d path(s): %.200s", len(flows), raw)
 	}
-	if e := reply.Paths[0].Error; e != "" {
-		return pathtrace.Path{}, fmt.Errorf("%s", e)
-	}
-	return reply.Paths[0].Path, nil
+	return reply.Paths, nil
 }
 
 // traceLinks maps a trace's hop addresses onto the topology's links, or

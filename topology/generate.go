@@ -2,6 +2,7 @@ package topology
 
 import (
 	"fmt"
+	"net/netip"
 	"strconv"
 	"strings"
 )
@@ -27,15 +28,19 @@ type FatTree struct {
 	NodePrefix   string    `json:"node_prefix,omitempty"`
 	DevicePrefix string    `json:"device_prefix,omitempty"` // HCA r is DevicePrefix+r; "" = mlx5_
 	LinkLayer    LinkLayer `json:"link_layer,omitempty"`    // "" = roce
+	// Addrs, when valid, gives switch i the address i+1 of the prefix:
+	// the address its traceroute answers come from, so traced hops map
+	// onto the tree (the simulated fabric answers from them).
+	Addrs netip.Prefix `json:"addrs,omitzero"`
 	// NodeName overrides NodePrefix: the name of node i (0-based), so a
 	// tree can be laid over a simulated preset's own node names.
 	NodeName func(i int) string `json:"-"`
 }
 
-const fatTreeKeys = "nodes, rails, leaf (nodes per leaf), spines, pods, cores, oversub, prefix, devices, ll"
+const fatTreeKeys = "nodes, rails, leaf (nodes per leaf), spines, pods, cores, oversub, prefix, devices, ll, addrs"
 
 // ParseFatTree reads "nodes=512,rails=8,leaf=32,spines=16[,pods=8,cores=16]
-// [,oversub=1][,prefix=node-][,devices=mlx5_][,ll=roce]".
+// [,oversub=1][,prefix=node-][,devices=mlx5_][,ll=roce][,addrs=10.255.0.0/16]".
 func ParseFatTree(spec string) (FatTree, error) {
 	ft := FatTree{}
 	seen := map[string]bool{}
@@ -82,6 +87,12 @@ func ParseFatTree(spec string) (FatTree, error) {
 			ft.DevicePrefix = v
 		case "ll":
 			ft.LinkLayer = LinkLayer(v)
+		case "addrs":
+			p, perr := netip.ParsePrefix(v)
+			if perr != nil {
+				err = fmt.Errorf("fat tree %q: addrs=%s: want a prefix such as 10.255.0.0/16 (switch i answers from its address i+1)", spec, v)
+			}
+			ft.Addrs = p.Masked()
 		default:
 			err = fmt.Errorf("fat tree %q: unknown key %q (keys: %s)", spec, k, fatTreeKeys)
 		}
@@ -218,7 +229,26 @@ func (ft FatTree) Generate() (*Topology, error) {
 			}
 		}
 	}
+	if err := ft.giveAddrs(g.switches); err != nil {
+		return nil, err
+	}
 	return New(ll, g.switches, hcas, g.cables)
+}
+
+// giveAddrs gives switch i the address i+1 of ft.Addrs.
+func (ft FatTree) giveAddrs(sw []Switch) error {
+	if !ft.Addrs.IsValid() {
+		return nil
+	}
+	a := ft.Addrs.Addr()
+	for i := range sw {
+		a = a.Next()
+		if !ft.Addrs.Contains(a) {
+			return fmt.Errorf("fat tree: addrs: %s holds fewer than the tree's %d switches; give a larger prefix", ft.Addrs, len(sw))
+		}
+		sw[i].Addrs = []string{a.String()}
+	}
+	return nil
 }
 
 type builder struct {

@@ -1,6 +1,7 @@
 package topology
 
 import (
+	"net/netip"
 	"strings"
 	"testing"
 )
@@ -61,10 +62,37 @@ func TestParseFatTreeErrors(t *testing.T) {
 		"nodes=512,rails=x":                                   "rails=x is not a whole number",
 		"nodes=512,nodes=4":                                   "nodes given twice",
 		"nodes=512,rails=8,leaf=32,spines=16,ll=eth":          `ll: "eth"`,
+		"nodes=512,rails=8,leaf=32,spines=16,addrs=10.1.2.3":  "addrs=10.1.2.3: want a prefix",
 	} {
 		_, err := ParseFatTree(spec)
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: error %v, want it to say %q", spec, err, want)
 		}
+	}
+}
+
+// addrs gives every switch its own address inside the prefix, which maps
+// a traced hop back to it; a prefix too small for the tree is refused.
+func TestGenerateAddrs(t *testing.T) {
+	ft, err := ParseFatTree("nodes=8,rails=2,leaf=4,spines=2,addrs=10.255.0.0/24")
+	if err != nil {
+		t.Fatal(err)
+	}
+	topo, err := ft.Generate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !topo.HasAddrs() {
+		t.Fatal("no switch has an address")
+	}
+	for i, s := range topo.Switches {
+		a := netip.MustParseAddr(s.Addrs[0])
+		if got, ok := topo.SwitchAt(a); !ok || got != i {
+			t.Fatalf("%s answers from %s, which maps to switch %d", s.Name, a, got)
+		}
+	}
+	ft.Addrs = netip.MustParsePrefix("10.255.0.0/30")
+	if _, err := ft.Generate(); err == nil || !strings.Contains(err.Error(), "give a larger prefix") {
+		t.Fatalf("8 switches in a /30: %v", err)
 	}
 }

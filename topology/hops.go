@@ -29,6 +29,28 @@ func (t *Topology) indexAddrs() error {
 	return nil
 }
 
+// HasAddrs reports whether any switch has an address: without one no
+// traced hop can be mapped.
+func (t *Topology) HasAddrs() bool { return len(t.byAddr) > 0 }
+
+// HopAddrs appends, for each switch route (AppendRoute's links) arrives
+// at, its first address, or the zero Addr when it has none: what a trace
+// of the route's flow would hear from each hop.
+func (t *Topology) HopAddrs(buf []netip.Addr, route []int32) []netip.Addr {
+	for _, l := range route {
+		e := t.LinkTo(Link(l))
+		if e.IsHCA() {
+			break
+		}
+		var a netip.Addr
+		if s := t.Switches[e.Switch]; len(s.Addrs) > 0 {
+			a, _ = netip.ParseAddr(s.Addrs[0]) // checked when the topology was built
+		}
+		buf = append(buf, a.Unmap())
+	}
+	return buf
+}
+
 // SwitchAt is the switch with address a.
 func (t *Topology) SwitchAt(a netip.Addr) (int, bool) {
 	s, ok := t.byAddr[a.Unmap()]

@@ -77,6 +77,9 @@ type Options struct {
 	// deltas become each test's evidence; nil = none (fabric.CountersOf
 	// for the simulated fabric, counters.FS over sysfs for verbs).
 	Counters fabric.CounterReader
+	// Tracer traces flows for POST /v1/trace; nil = probes from this host
+	// (pathtrace). The simulated fabric traces over its own topology.
+	Tracer FlowTracer
 }
 
 // Agent is a running worker.

@@ -16,9 +16,9 @@ import (
 	"github.com/rdmamesh/rdmamesh/internal/wire"
 )
 
-// flowTracer traces a flow's path from this node: a pathtrace.Tracer, or
-// the tests' fake.
-type flowTracer interface {
+// FlowTracer traces a flow's path from this node: a pathtrace.Tracer, the
+// simulated fabric, or the tests' fake.
+type FlowTracer interface {
 	Trace(ctx context.Context, f pathtrace.Flow) (pathtrace.Path, error)
 }
 
@@ -59,7 +59,7 @@ const (
 const traceFix = `send {"flows": [{"src_ip": "10.0.1.2", "dst_ip": "10.0.2.2", "src_port": 49152}]}, at most 64 flows`
 
 type traceHandler struct {
-	tracer flowTracer
+	tracer FlowTracer
 	bound  time.Duration
 	log    *slog.Logger
 }
@@ -69,8 +69,13 @@ type traceHandler struct {
 // Tracer runs no goroutine between requests: stopping the Agent's server
 // ends every trace through its request's context, and nothing else is
 // left to stop.
+// Options.Tracer, when set, answers instead of the host.
 func (a *Agent) traceHandler() http.Handler {
-	return &traceHandler{tracer: pathtrace.NewTracer(pathtrace.Config{}), bound: traceBound, log: a.log}
+	var tr FlowTracer = pathtrace.NewTracer(pathtrace.Config{})
+	if a.opts.Tracer != nil {
+		tr = a.opts.Tracer
+	}
+	return &traceHandler{tracer: tr, bound: traceBound, log: a.log}
 }
 
 func (h *traceHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {

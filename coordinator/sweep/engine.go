@@ -86,12 +86,21 @@ type View interface {
 	Matrix(id string) (*matrix.Matrix, bool)
 }
 
+// PathTracer traces the flows of a sweep's measured cells and commits
+// their paths, between its last round and its verdict (the coordinator's:
+// the workers' POST /v1/trace and a raft entry). It must return by ctx's
+// end and never fails the sweep.
+type PathTracer interface {
+	TracePaths(ctx context.Context, id string)
+}
+
 // Engine runs sweeps on a leader. One Run at a time.
 type Engine struct {
 	View        View
 	Commit      Committer
 	Dispatch    Dispatcher
-	Parallelism int // pairs of a round at once; 0 = all
+	Paths       PathTracer // nil: no paths are traced
+	Parallelism int        // pairs of a round at once; 0 = all
 	Log         *slog.Logger
 	// OnRound, when set, sees each committed round's timing. It runs on the
 	// commit goroutine: it must not block.
@@ -153,6 +162,12 @@ func (e *Engine) Run(ctx context.Context, id string) {
 	}
 	if !r.confirm() {
 		return
+	}
+	if e.Paths != nil {
+		e.Paths.TracePaths(ctx, id)
+		if ctx.Err() != nil {
+			return // the next leader traces and ends it
+		}
 	}
 	analysed := time.Now()
 	m, _ := e.View.Matrix(id)

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math"
+	"net/netip"
 	"reflect"
 	"slices"
 	"strings"
@@ -97,6 +98,21 @@ func (twoLeaves) AppendRoute(buf []int32, src, dst int, _ uint32) []int32 {
 		buf = append(buf, int32(8+src/2))
 	}
 	return append(buf, int32(2*dst+1))
+}
+
+// HopAddrs: leaf-a answers from 10.255.0.1, leaf-b from 10.255.0.2.
+func (twoLeaves) HopAddrs(buf []netip.Addr, route []int32) []netip.Addr {
+	for _, l := range route[:len(route)-1] {
+		leaf := byte(l/4 + 1) // an HCA's cable up to its leaf
+		switch l {
+		case 8:
+			leaf = 2
+		case 9:
+			leaf = 1
+		}
+		buf = append(buf, netip.AddrFrom4([4]byte{10, 255, 0, leaf}))
+	}
+	return buf
 }
 
 func (twoLeaves) TargetLinks(sw, from, to string, oneWay bool) ([]int32, error) {

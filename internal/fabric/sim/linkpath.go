@@ -2,6 +2,7 @@ package sim
 
 import (
 	"errors"
+	"net/netip"
 )
 
 // Paths is the fabric's topology as the simulator reads it; package
@@ -15,6 +16,9 @@ type Paths interface {
 	AppendRoute(buf []int32, src, dst int, flow uint32) []int32
 	// TargetLinks resolves a fault's target (LinkTarget's fields).
 	TargetLinks(sw, from, to string, oneWay bool) ([]int32, error)
+	// HopAddrs appends, for each switch a route arrives at, the address
+	// it answers traces from (the zero Addr for none).
+	HopAddrs(buf []netip.Addr, route []int32) []netip.Addr
 }
 
 // linkFaults are the link and switch faults resolved to directed links.

@@ -1,0 +1,223 @@
+package coordinator
+
+import (
+	"context"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/rdmamesh/rdmamesh/coordinator/store"
+	"github.com/rdmamesh/rdmamesh/internal/wire"
+	"github.com/rdmamesh/rdmamesh/matrix"
+	"github.com/rdmamesh/rdmamesh/topology"
+)
+
+// After a sweep's rounds the leader has its cells' flows traced: the
+// initiator's worker traces the data flow, the target's the responder's,
+// each with the test's 5-tuple. The hops are committed (store.EntryPaths)
+// and the analysis routes those cells over them. Only a RoCE topology
+// whose switches have addresses can map a hop to a switch; elsewhere
+// nothing is traced.
+
+// Bounds of the trace phase: the cells traced (every cell between leaves
+// up to it; beyond, the bad ones first and an even sample of the rest),
+// the flows of one request (the worker's limit), the workers asked at once
+// and the whole phase's time.
+const (
+	maxTracedCells  = 1024
+	traceBatch      = 64
+	traceWorkers    = 8
+	tracePhaseBound = 3 * time.Minute
+)
+
+// traceCell is one cell whose flows are traced.
+type traceCell struct {
+	src, dst string
+	rail     int
+	flow     uint16
+	back     uint16
+}
+
+// TracePaths traces sweep id's flows and commits their paths. Errors are
+// logged, never the sweep's: a path not traced is a cell left to the
+// model, or out of the link scan.
+func (c *Coordinator) TracePaths(ctx context.Context, id string) {
+	topo := c.SweepTopology(id)
+	if topo == nil || topo.LinkLayer != topology.RoCE || !topo.HasAddrs() {
+		return
+	}
+	m, ok := c.freshMatrix(id)
+	if !ok {
+		return
+	}
+	cells := pickTraceCells(m, topo)
+	if len(cells) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, tracePhaseBound)
+	defer cancel()
+	start := time.Now()
+	flows := c.traceCells(ctx, m, cells)
+	if len(flows) == 0 {
+		return
+	}
+	if err := c.apply(store.EncodePaths(&wire.SweepPaths{SweepID: id, Flows: flows})); err != nil {
+		c.log.Warn("cannot commit the traced paths", "sweep", id, "err", err)
+		return
+	}
+	mapped := c.tracedOf(topo, flows).Len()
+	c.log.Info("traced the sweep's flows", "sweep", id, "cells", len(cells), "flows", len(flows), "mapped", mapped,
+		"took", time.Since(start).Round(time.Millisecond))
+}
+
+// pickTraceCells chooses the measured cells between leaves that carry
+// their flow.
+func pickTraceCells(m *matrix.Matrix, topo *topology.Topology) []traceCell {
+	var bad, good []traceCell
+	_ = m.EachCell(func(_ int, r *matrix.Result) error {
+		if r.Verdict == matrix.VerdictUntested || r.Flow == 0 {
+			return nil
+		}
+		hs, ok1 := topo.HCA(r.Src, r.Rail)
+		hd, ok2 := topo.HCA(r.Dst, r.Rail)
+		if !ok1 || !ok2 || topo.LeafOf(hs) == topo.LeafOf(hd) {
+			return nil
+		}
+		tc := traceCell{src: r.Src, dst: r.Dst, rail: r.Rail, flow: r.Flow, back: r.BackFlow}
+		if r.Verdict == matrix.VerdictOK {
+			good = append(good, tc)
+		} else {
+			bad = append(bad, tc)
+		}
+		return nil
+	})
+	if len(bad)+len(good) <= maxTracedCells {
+		return append(bad, good...)
+	}
+	bad = bad[:min(len(bad), maxTracedCells/2)]
+	room := maxTracedCells - len(bad)
+	for i := range room {
+		bad = append(bad, good[i*len(good)/room])
+	}
+	return bad
+}
+
+// traceJob is the flows one worker traces, with where each answer goes.
+type traceJob struct {
+	api   string
+	flows []wire.FlowPath
+	req   []map[string]any
+}
+
+// traceCells asks each initiator to trace its data flows and each target
+// its responders' flows, traceWorkers workers at a time.
+func (c *Coordinator) traceCells(ctx context.Context, m *matrix.Matrix, cells []traceCell) []wire.FlowPath {
+	jobs := map[string]*traceJob{}
+	add := func(from, to string, tc traceCell, back bool, flow uint16) {
+		if flow == 0 {
+			return
+		}
+		n, ok := c.reg.get(from)
+		if !ok || n.APIAddr == "" {
+			return
+		}
+		srcIP, err1 := portIP(m, from, tc.rail)
+		dstIP, err2 := portIP(m, to, tc.rail)
+		if err1 != nil || err2 != nil {
+			return
+		}
+		j := jobs[from]
+		if j == nil {
+			j = &traceJob{api: n.APIAddr}
+			jobs[from] = j
+		}
+		j.flows = append(j.flows, wire.FlowPath{Src: tc.src, Dst: tc.dst, Rail: tc.rail, Back: back, Flow: int(flow)})
+		j.req = append(j.req, map[string]any{"src_ip": srcIP, "dst_ip": dstIP, "src_port": flow})
+	}
+	for _, tc := range cells {
+		add(tc.src, tc.dst, tc, false, tc.flow)
+		add(tc.dst, tc.src, tc, true, tc.back)
+	}
+	var (
+		mu  sync.Mutex
+		out []wire.FlowPath
+		wg  sync.WaitGroup
+	)
+	sem := make(chan struct{}, traceWorkers)
+	for name, j := range jobs {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			for at := 0; at < len(j.req); at += traceBatch {
+				end := min(at+traceBatch, len(j.req))
+				paths, err := c.traceFlows(ctx, j.api, j.req[at:end])
+				if err != nil {
+					c.log.Debug("tracing flows", "worker", name, "err", err)
+					for i := at; i < end; i++ {
+						j.flows[i].Why = "not traced: " + err.Error()
+					}
+				}
+				for i, p := range paths {
+					fillFlowPath(&j.flows[at+i], p)
+				}
+				if ctx.Err() != nil {
+					break
+				}
+			}
+			mu.Lock()
+			out = append(out, j.flows...)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// fillFlowPath keeps a worker's answer for one flow.
+func fillFlowPath(f *wire.FlowPath, p tracedReply) {
+	if p.Error != "" {
+		f.Why = p.Error
+		return
+	}
+	f.Hops = make([]string, len(p.Hops))
+	for i, h := range p.Hops {
+		if h.Known() {
+			f.Hops[i] = h.Addr.String()
+		}
+	}
+	f.Reached, f.Why = p.Reached, p.Why
+}
+
+// tracedOf maps committed flows onto the topology: a flow whose hops do
+// not make a path of it (a silent hop, an address no switch has) is left
+// out, never guessed.
+func (c *Coordinator) tracedOf(topo *topology.Topology, flows []wire.FlowPath) *matrix.Traced {
+	tr := &matrix.Traced{}
+	var buf []topology.Link
+	var addrs []netip.Addr
+	for _, f := range flows {
+		src, dst := f.Src, f.Dst
+		if f.Back {
+			src, dst = dst, src
+		}
+		hs, ok1 := topo.HCA(src, f.Rail)
+		hd, ok2 := topo.HCA(dst, f.Rail)
+		if !ok1 || !ok2 || len(f.Hops) == 0 {
+			continue
+		}
+		addrs = addrs[:0]
+		for _, h := range f.Hops {
+			a, _ := netip.ParseAddr(h) // "": the invalid Addr, a silent hop
+			addrs = append(addrs, a)
+		}
+		p, err := topo.PathFromHops(buf[:0], hs, hd, addrs)
+		if err != nil {
+			continue
+		}
+		tr.Add(f.Src, f.Dst, f.Rail, f.Back, append([]topology.Link(nil), p...))
+	}
+	return tr
+}
+
+// Paths is sweep id's traced flows as committed (nil: none).
+func (c *Coordinator) Paths(id string) []wire.FlowPath { return c.fsm.Paths(id) }

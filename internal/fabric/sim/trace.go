@@ -1,0 +1,75 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"time"
+
+	"github.com/rdmamesh/rdmamesh/internal/pathtrace"
+)
+
+// Trace answers a worker's trace of a flow from this node as the
+// simulated fabric routes it: each switch on the flow's route answers
+// from its first address (a switch without one stays silent, as one that
+// filters ICMP does) and the destination's RoCE port drops the probe, so
+// the trace ends in silence after the last switch, as it does on rxe.
+func (n *Node) Trace(ctx context.Context, f pathtrace.Flow) (pathtrace.Path, error) {
+	if err := ctx.Err(); err != nil {
+		return pathtrace.Path{}, err
+	}
+	if err := f.Validate(); err != nil {
+		return pathtrace.Path{}, err
+	}
+	t := n.fab.topo
+	if t == nil {
+		return pathtrace.Path{}, fmt.Errorf("pathtrace: the simulated fabric has no topology, so there are no hops to trace")
+	}
+	src, ok := n.hcaAt(f.Src.Unmap())
+	if !ok {
+		return pathtrace.Path{}, fmt.Errorf("pathtrace: %s is not an address of this network namespace: check the address the RoCE GID carries", f.Src)
+	}
+	dst, ok := n.fab.hcaAt(f.Dst.Unmap())
+	if !ok {
+		return pathtrace.Path{}, fmt.Errorf("pathtrace: no route to %s", f.Dst)
+	}
+	var buf [16]int32
+	route := t.AppendRoute(buf[:0], src, dst, uint32(f.SrcPort))
+	p := pathtrace.Path{Flow: f, At: time.Now()}
+	last := 0
+	for i, a := range t.HopAddrs(nil, route) {
+		h := pathtrace.Hop{TTL: i + 1, Probes: 1}
+		if a.IsValid() {
+			h.Addr, h.Answer, last = a, "time exceeded", i+1
+		} else {
+			h.Reason = "no answer"
+		}
+		p.Hops = append(p.Hops, h)
+	}
+	p.Hops = p.Hops[:last]
+	p.Complete = last == len(route)-1
+	p.Why = fmt.Sprintf("the hops after TTL %d were silent (a RoCE endpoint drops the probes)", last)
+	return p, nil
+}
+
+// hcaAt is this node's HCA (a topology index) whose port has address a.
+func (n *Node) hcaAt(a netip.Addr) (int, bool) {
+	for rail := range n.fab.spec.HCAs {
+		if ipv4(n.name, rail) == a {
+			return n.fab.topo.HCA(n.name, rail)
+		}
+	}
+	return 0, false
+}
+
+// hcaAt is the HCA of any node of the fabric with address a.
+func (f *Fabric) hcaAt(a netip.Addr) (int, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, n := range f.nodes {
+		if h, ok := n.hcaAt(a); ok {
+			return h, true
+		}
+	}
+	return 0, false
+}
