@@ -164,6 +164,12 @@ scenario_run() {
 	n=$("$LAB_RUN/labcheck" scenario -vms "${SCN_FILES[@]}") || die "a scenario file is not valid"
 	boot_or_reuse "$n"
 	faults_prepare
+	if clos_on; then
+		# The coordinator routes the cells over the Clos's plan, and its
+		# switch addresses map the traced hops.
+		clos_plan "$n" >"$LAB_RUN/clos-plan.yaml"
+		LAB_TOPOLOGY="$LAB_RUN/clos-plan.yaml"
+	fi
 	faults_cluster "$n"
 	scenario_cases "${SCN_FILES[@]}"
 	sweep_stop

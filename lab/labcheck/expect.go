@@ -270,15 +270,16 @@ func (c *caseCheck) excludes(want, file string) {
 }
 
 // warning judges that the matrix gives a configuration warning of a kind
-// on a node, with a fix that names what to do.
+// on a node (or a link), with a fix that names what to do.
 func (c *caseCheck) warning(want string, fre *regexp.Regexp, fixRE string) {
 	kind, node, _ := strings.Cut(want, ":")
 	c.expected = append(c.expected, fmt.Sprintf("warning %s on %s, fix ~ /%s/", kind, node, fixRE))
 	var seen []string
 	found := false
 	for _, w := range c.m.Warnings {
-		seen = append(seen, fmt.Sprintf("%s %s: %s (fix: %s)", w.Kind, w.Node, w.Reason, w.Fix))
-		found = found || (w.Kind == kind && w.Node == node && fre.MatchString(w.Fix))
+		subject := cmp.Or(w.Node, w.Link)
+		seen = append(seen, fmt.Sprintf("%s %s: %s (fix: %s)", w.Kind, subject, w.Reason, w.Fix))
+		found = found || (w.Kind == kind && subject == node && fre.MatchString(w.Fix))
 	}
 	c.observed = append(c.observed, "warnings: "+cmp.Or(strings.Join(seen, "; "), "none"))
 	if !found {

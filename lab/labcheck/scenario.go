@@ -83,10 +83,12 @@ type Expect struct {
 	MinSweepSeconds int `yaml:"min_sweep_seconds"`
 }
 
-// ExpectWarning is a configuration warning on a node, with a fix.
+// ExpectWarning is a configuration warning on a node, or on a link of the
+// routed Clos, with a fix.
 type ExpectWarning struct {
-	Kind string `yaml:"kind"` // mtu-mix | wrong-network
+	Kind string `yaml:"kind"` // mtu-mix | wrong-network | link-unused
 	Node string `yaml:"node"`
+	Link string `yaml:"link"` // link-unused: the cable or link as the matrix names it
 	Fix  string `yaml:"fix"`
 }
 
@@ -277,11 +279,17 @@ func (e Expect) check(vms int) error {
 	}
 	fix := ""
 	if w := e.Warning; w != nil {
-		if w.Kind != "mtu-mix" && w.Kind != "wrong-network" {
-			return fmt.Errorf("expect.warning.kind %q: want mtu-mix or wrong-network", w.Kind)
-		}
-		if err := checkVM(w.Node, vms); err != nil {
-			return fmt.Errorf("expect.warning.node: %w", err)
+		switch w.Kind {
+		case "mtu-mix", "wrong-network":
+			if err := checkVM(w.Node, vms); err != nil {
+				return fmt.Errorf("expect.warning.node: %w", err)
+			}
+		case "link-unused":
+			if w.Node != "" || w.Link == "" {
+				return fmt.Errorf("expect.warning: a link-unused warning names a link (link: \"leaf1:101 <-> spine1:1\"), no node")
+			}
+		default:
+			return fmt.Errorf("expect.warning.kind %q: want mtu-mix, wrong-network or link-unused", w.Kind)
 		}
 		fix = w.Fix
 	}
@@ -322,7 +330,7 @@ func (e Expect) args() []string {
 		add("-exclude", cmp.Or(strings.Join(*e.Exclude, ","), "-"))
 	}
 	if w := e.Warning; w != nil {
-		add("-warning", w.Kind+":"+w.Node)
+		add("-warning", w.Kind+":"+cmp.Or(w.Node, w.Link))
 		add("-warning-fix", w.Fix)
 	}
 	if e.MinSweepSeconds > 0 {
