@@ -74,6 +74,10 @@ func TestSweepTracesItsPaths(t *testing.T) {
 			t.Fatalf("flow %s -> %s (back %v) traced %q: %s; want leaf, spine, leaf", f.Src, f.Dst, f.Back, f.Hops, f.Why)
 		}
 	}
+	sp, ok := cl.Coord.SweepPaths(info.ID)
+	if !ok || len(sp) != len(paths) || len(sp[0].Links) != 4 || sp[0].LinksUnknown != "" {
+		t.Fatalf("the paths served: %+v", sp[:min(len(sp), 1)])
+	}
 	if len(m.Suspects) == 0 || m.Suspects[0].Kind != matrix.KindLink || m.Suspects[0].Direction != "one-way" ||
 		!strings.HasPrefix(m.Suspects[0].Ends[0], "leaf-r0-00:") || !strings.HasPrefix(m.Suspects[0].Ends[1], "spine-r0-01:") {
 		t.Fatalf("want the link leaf-r0-00 -> spine-r0-01 named one way:\n%s", m.Summary())

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rdmamesh/rdmamesh/coordinator/store"
+	"github.com/rdmamesh/rdmamesh/internal/api"
 	"github.com/rdmamesh/rdmamesh/internal/wire"
 	"github.com/rdmamesh/rdmamesh/matrix"
 	"github.com/rdmamesh/rdmamesh/topology"
@@ -221,3 +222,31 @@ func (c *Coordinator) tracedOf(topo *topology.Topology, flows []wire.FlowPath) *
 
 // Paths is sweep id's traced flows as committed (nil: none).
 func (c *Coordinator) Paths(id string) []wire.FlowPath { return c.fsm.Paths(id) }
+
+// SweepPaths is sweep id's traced flows with the links each maps to on
+// the sweep's topology, or why it maps to none.
+func (c *Coordinator) SweepPaths(id string) ([]api.SweepPath, bool) {
+	if _, ok := c.fsm.Info(id); !ok {
+		return nil, false
+	}
+	topo := c.SweepTopology(id)
+	out := []api.SweepPath{}
+	for _, f := range c.fsm.Paths(id) {
+		p := api.SweepPath{Src: f.Src, Dst: f.Dst, Rail: f.Rail, Back: f.Back, Flow: f.Flow, Hops: f.Hops, Why: f.Why}
+		req := api.TraceRequest{Src: f.Src, Dst: f.Dst, Rail: f.Rail}
+		if f.Back {
+			req.Src, req.Dst = f.Dst, f.Src
+		}
+		addrs := make([]netip.Addr, len(f.Hops))
+		for i, h := range f.Hops {
+			addrs[i], _ = netip.ParseAddr(h)
+		}
+		if len(f.Hops) > 0 {
+			p.Links, p.LinksUnknown = traceLinks(topo, req, addrs)
+		} else {
+			p.LinksUnknown = "not traced"
+		}
+		out = append(out, p)
+	}
+	return out, true
+}

@@ -14,7 +14,9 @@
 #   live matrix's first suspect within 60 s (LAB_SMOKE_LIVE=0 skips it)
 #   the routed Clos (clos.sh; LAB_SMOKE_CLOS=0 skips it): the VMs rebooted
 #   on a 2x2 Clos, doctor's LLDP neighbour, a sweep whose reported flows
-#   must be the ports on the wire, and path truth for 20 flows a VM pair
+#   must be the ports on the wire, path truth for 20 flows a VM pair, and
+#   scenario link-down (a cable down: cells pass, the traced paths report
+#   it unused)
 # Smaller than `make lab`: fewer repetitions, fewer iterations per cell,
 # one confirmation pass per sweep where the gate's default has two
 # (LAB_SMOKE_RETESTS, LAB_FAULT_RETESTS), three fault cases out of twelve.
@@ -73,6 +75,17 @@ smoke_once() {
 		LAB_CLOS=2x2
 		boot "$n"
 		LAB_SWEEP_SPEC="$LAB_RUN/smoke-spec.yaml" clos_run "$n"
+		# The cable leaf1 <-> spine1 down (scenario link-down): every cell
+		# passes over spine2, and the sweep's traced paths report the
+		# cable unused. clos_run left LAB_TOPOLOGY at the Clos's plan.
+		faults_prepare
+		RDMAMESH_SWEEP_WARMUP=${LAB_SMOKE_WARMUP:-20} LAB_FAULT_TEST_TIMEOUT=${LAB_FAULT_TEST_TIMEOUT:-45s} \
+			LAB_FAULT_PAIR_TIMEOUT=${LAB_FAULT_PAIR_TIMEOUT:-120s} faults_cluster "$n"
+		scenario_files link-down
+		scenario_cases "${SCN_FILES[@]}"
+		sweep_stop
+		faults_table
+		mark "clos link-down"
 	fi
 	log "load at end: $(cut -d' ' -f1-3 /proc/loadavg)"
 }

@@ -166,6 +166,7 @@ func (s *Server) routes() *gin.Engine {
 	v1.GET("/sweeps", s.listSweeps)
 	v1.POST("/sweeps", s.startSweep)
 	v1.POST("/sweeps/:id/trace", s.postTrace)
+	v1.GET("/sweeps/:id/paths", s.getPaths)
 	v1.GET("/sweeps/:id", s.getSweep)
 	v1.GET("/sweeps/:id/matrix", s.getMatrix)
 	v1.GET("/sweeps/:id/grid", s.getGrid)

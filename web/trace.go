@@ -47,3 +47,29 @@ func (s *Server) postTrace(c *gin.Context) {
 	}
 	c.JSON(http.StatusOK, out)
 }
+
+// PathsBackend serves a sweep's traced paths; optional, as TraceBackend.
+type PathsBackend interface {
+	SweepPaths(id string) ([]api.SweepPath, bool)
+}
+
+// getPaths is GET /api/v1/sweeps/{id}/paths: the flows the sweep traced
+// after its rounds, their hops and the links the analysis routed them
+// over ({"paths": []} when none were traced).
+func (s *Server) getPaths(c *gin.Context) {
+	pb, ok := s.b.(PathsBackend)
+	if !ok {
+		abortError(c, http.StatusNotFound, "this coordinator keeps no traced paths", "")
+		return
+	}
+	info, ok := s.resolveSweep(c)
+	if !ok {
+		return
+	}
+	paths, ok := pb.SweepPaths(info.ID)
+	if !ok {
+		abortError(c, http.StatusNotFound, "no sweep "+info.ID, "GET /api/v1/sweeps lists them")
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"paths": paths})
+}

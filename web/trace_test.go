@@ -67,3 +67,32 @@ func TestTraceEndpoint(t *testing.T) {
 		}
 	}
 }
+
+type pathsBackend struct{ *fakeBackend }
+
+func (b pathsBackend) SweepPaths(id string) ([]api.SweepPath, bool) {
+	return []api.SweepPath{{Src: "vm1", Dst: "vm2", Flow: 49441, Hops: []string{"10.78.1.1", "10.79.1.10", "10.79.2.9"},
+		Links: []string{"vm1/rxe0 -> leaf1:1", "leaf1:102 -> spine2:1", "spine2:2 -> leaf2:102", "leaf2:2 -> vm2/rxe0"}}}, true
+}
+
+// GET /api/v1/sweeps/{id}/paths lists the sweep's traced flows with their
+// links; a coordinator that keeps none answers 404.
+func TestPathsEndpoint(t *testing.T) {
+	f := newFake()
+	id := f.Sweeps()[0].ID
+	for _, tc := range []struct {
+		name    string
+		backend Backend
+		status  int
+		want    string
+	}{
+		{"traced", pathsBackend{f}, http.StatusOK, `"links":["vm1/rxe0 -\u003e leaf1:1"`},
+		{"no paths kept", f, http.StatusNotFound, "keeps no traced paths"},
+	} {
+		rec := httptest.NewRecorder()
+		New(tc.backend, Options{}).Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/api/v1/sweeps/"+id+"/paths", nil))
+		if rec.Code != tc.status || !strings.Contains(rec.Body.String(), tc.want) {
+			t.Errorf("%s: %d %s; want %d with %q", tc.name, rec.Code, rec.Body, tc.status, tc.want)
+		}
+	}
+}

@@ -128,6 +128,24 @@ type CellTrace struct {
 	LinksUnknown string   `json:"links_unknown,omitempty"`
 }
 
+// SweepPath is one flow a sweep traced after its rounds (GET
+// /api/v1/sweeps/{id}/paths): the data flow of cell Src → Dst on Rail, or
+// with Back its responder's (Dst → Src).
+type SweepPath struct {
+	Src  string `json:"src"`
+	Dst  string `json:"dst"`
+	Rail int    `json:"rail"`
+	Back bool   `json:"back,omitempty"`
+	Flow int    `json:"flow"` // the UDP source port traced
+	// Hops are the answering addresses by TTL from 1, "" where none came.
+	Hops []string `json:"hops"`
+	Why  string   `json:"why,omitempty"`
+	// Links and LinksUnknown as in CellTrace: the links the analysis
+	// routes the cell over, or why the hops do not make a path.
+	Links        []string `json:"links,omitempty"`
+	LinksUnknown string   `json:"links_unknown,omitempty"`
+}
+
 // TraceHop is one TTL of a trace.
 type TraceHop struct {
 	TTL    int    `json:"ttl"`
