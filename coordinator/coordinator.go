@@ -47,6 +47,9 @@ type Options struct {
 	// with it every analysis also names the cables, links and switches
 	// that explain the bad cells. nil = none.
 	Topology *topology.Topology
+	// SkipTrace: sweeps do not trace their flows (coordinator.trace_paths
+	// false); their cells are routed by the model.
+	SkipTrace bool
 	SweepDefaults
 	KeepSweeps int
 	Reconcile  time.Duration // full membership reconcile period

@@ -44,7 +44,7 @@ type traceCell struct {
 // model, or out of the link scan.
 func (c *Coordinator) TracePaths(ctx context.Context, id string) {
 	topo := c.SweepTopology(id)
-	if topo == nil || topo.LinkLayer != topology.RoCE || !topo.HasAddrs() {
+	if c.opts.SkipTrace || topo == nil || topo.LinkLayer != topology.RoCE || !topo.HasAddrs() {
 		return
 	}
 	m, ok := c.freshMatrix(id)

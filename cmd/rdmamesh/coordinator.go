@@ -150,7 +150,8 @@ func runCoordinator(ctx context.Context, c *config.Config, log *slog.Logger) err
 		KeepSweeps: c.Coordinator.KeepSweeps, RaftBind: c.Coordinator.RaftBind, RaftAdvertise: c.Coordinator.RaftAdvertise,
 		RaftTimeout: c.Coordinator.RaftTimeout,
 		Peers:       peers, BootstrapExpect: c.Coordinator.BootstrapExpect, Token: token, GossipKey: key, SweepDefaults: defaults,
-		TLS: srvTLS, ClientTLS: cliTLS, Live: liveOptions(c), Topology: topo})
+		TLS: srvTLS, ClientTLS: cliTLS, Live: liveOptions(c), Topology: topo,
+		SkipTrace: !c.Coordinator.TracePaths})
 	if err != nil {
 		ln.Close()
 		return err

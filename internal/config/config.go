@@ -94,6 +94,10 @@ type Coordinator struct {
 	// Topology is a cabling plan (YAML or CSV) or ibnetdiscover output:
 	// the fabric's switches and cables, for link localization. Empty: none.
 	Topology string `mapstructure:"topology"`
+	// TracePaths: after its rounds a sweep has its cells' flows traced
+	// and routes them over the measured paths (a RoCE topology whose
+	// switches have addrs); false leaves them to the model of ECMP.
+	TracePaths bool `mapstructure:"trace_paths"`
 
 	RaftBind        string        `mapstructure:"raft_bind"`      // empty: single voter, no raft network
 	RaftAdvertise   string        `mapstructure:"raft_advertise"` // what peers dial
@@ -176,6 +180,7 @@ func Defaults() map[string]any {
 		"coordinator.pair_timeout":     10 * time.Second,
 		"coordinator.parallelism":      0,
 		"coordinator.topology":         "",
+		"coordinator.trace_paths":      true,
 		"sweep.mode":                   "full",
 		"sweep.latency_size":           8,
 		"sweep.latency_iters":          1000,
