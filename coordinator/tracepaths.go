@@ -72,35 +72,68 @@ func (c *Coordinator) TracePaths(ctx context.Context, id string) {
 }
 
 // pickTraceCells chooses the measured cells between leaves that carry
-// their flow.
+// their flow: every one up to maxTracedCells, beyond it the bad ones
+// first and an even sample of the rest. It reads each cell's verdict (a
+// byte of the compact analysis) and builds only the candidates, so a
+// sweep of a hundred million cells costs a pass over bytes.
 func pickTraceCells(m *matrix.Matrix, topo *topology.Topology) []traceCell {
-	var bad, good []traceCell
-	_ = m.EachCell(func(_ int, r *matrix.Result) error {
-		if r.Verdict == matrix.VerdictUntested || r.Flow == 0 {
-			return nil
+	n := m.NumCells()
+	var bad, good []int
+	step, seen := 1, 0 // good keeps every step-th good cell: evenly apart however many
+	for k := range n {
+		switch m.VerdictAt(k) {
+		case matrix.VerdictUntested:
+		case matrix.VerdictOK:
+			if seen%step == 0 {
+				good = append(good, k)
+			}
+			seen++
+		default:
+			bad = append(bad, k)
 		}
-		hs, ok1 := topo.HCA(r.Src, r.Rail)
-		hd, ok2 := topo.HCA(r.Dst, r.Rail)
-		if !ok1 || !ok2 || topo.LeafOf(hs) == topo.LeafOf(hd) {
-			return nil
+		if len(good) > 8*maxTracedCells {
+			good, step = halve(good), 2*step
 		}
-		tc := traceCell{src: r.Src, dst: r.Dst, rail: r.Rail, flow: r.Flow, back: r.BackFlow}
-		if r.Verdict == matrix.VerdictOK {
-			good = append(good, tc)
-		} else {
-			bad = append(bad, tc)
-		}
-		return nil
-	})
-	if len(bad)+len(good) <= maxTracedCells {
-		return append(bad, good...)
 	}
-	bad = bad[:min(len(bad), maxTracedCells/2)]
-	room := maxTracedCells - len(bad)
-	for i := range room {
-		bad = append(bad, good[i*len(good)/room])
+	var out []traceCell
+	take := func(ks []int, room int) {
+		for _, k := range ks {
+			if len(out) >= room {
+				return
+			}
+			r := m.CellAt(k)
+			hs, ok1 := topo.HCA(r.Src, r.Rail)
+			hd, ok2 := topo.HCA(r.Dst, r.Rail)
+			if r.Flow == 0 || !ok1 || !ok2 || topo.LeafOf(hs) == topo.LeafOf(hd) {
+				continue
+			}
+			out = append(out, traceCell{src: r.Src, dst: r.Dst, rail: r.Rail, flow: r.Flow, back: r.BackFlow})
+		}
 	}
-	return bad
+	take(bad, max(maxTracedCells/2, maxTracedCells-seen))
+	take(spread(good, 4*(maxTracedCells-len(out))), maxTracedCells)
+	return out
+}
+
+// halve keeps every other element.
+func halve(ks []int) []int {
+	out := ks[:0]
+	for i := 0; i < len(ks); i += 2 {
+		out = append(out, ks[i])
+	}
+	return out
+}
+
+// spread is up to n elements of ks, evenly apart, in order.
+func spread(ks []int, n int) []int {
+	if len(ks) <= n || n <= 0 {
+		return ks
+	}
+	out := make([]int, n)
+	for i := range out {
+		out[i] = ks[i*len(ks)/n]
+	}
+	return out
 }
 
 // traceJob is the flows one worker traces, with where each answer goes.
