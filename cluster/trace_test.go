@@ -39,11 +39,10 @@ func TestTraceCellAsksTheInitiator(t *testing.T) {
 	}
 }
 
-// A sweep on a RoCE topology whose switches have addresses ends with its
-// flows traced: every cell between leaves has its data flow traced by its
-// initiator and its responder's by its target, the hops map onto the
-// tree, and the lossy link one way is named from the traced paths.
-func TestSweepTracesItsPaths(t *testing.T) {
+// startTraced is a 12-node cluster on 3 leaves of 4 and 2 spines, one
+// rail, whose switches have addresses: its sweeps trace their flows.
+func startTraced(t *testing.T, faults ...string) *Cluster {
+	t.Helper()
 	ft, err := topology.ParseFatTree("nodes=12,rails=1,leaf=4,spines=2,oversub=2,addrs=10.255.0.0/24")
 	if err != nil {
 		t.Fatal(err)
@@ -56,13 +55,39 @@ func TestSweepTracesItsPaths(t *testing.T) {
 	defer cancel()
 	p := probe.DefaultTestParams()
 	p.LatencyIters = 200
-	cl, err := Start(ctx, Options{Nodes: 12, Rails: 1, Preset: "roce-2x100", Seed: 3, Faults: []string{"cable=leaf-r0-00>spine-r0-01:down"},
+	cl, err := Start(ctx, Options{Nodes: 12, Rails: 1, Preset: "roce-2x100", Seed: 3, Faults: faults,
 		Listen: "127.0.0.1:0", Mode: "full", Params: p, PairTimeout: 5 * time.Second, Topology: topo,
 		Logger: slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(cl.Stop)
+	return cl
+}
+
+// A cable whose routes were withdrawn fails nothing, as ECMP carries its
+// flows over its siblings; the traced paths show it unused, a warning.
+func TestSweepReportsWithdrawnCable(t *testing.T) {
+	cl := startTraced(t, "cable=leaf-r0-00~spine-r0-01:withdrawn")
+	_, m := sweepWith(t, cl, api.SweepRequest{})
+	if m.Outcome() != matrix.OutcomePass {
+		t.Fatalf("outcome %s, want pass:\n%s", m.Outcome(), m.Summary())
+	}
+	found := false
+	for _, w := range m.Warnings {
+		found = found || w.Kind == matrix.WarnLinkUnused && strings.HasPrefix(w.Link, "leaf-r0-00:") && strings.Contains(w.Link, " <-> spine-r0-01:")
+	}
+	if !found {
+		t.Fatalf("no link-unused warning for leaf-r0-00 <-> spine-r0-01:\n%s", m.Summary())
+	}
+}
+
+// A sweep on a RoCE topology whose switches have addresses ends with its
+// flows traced: every cell between leaves has its data flow traced by its
+// initiator and its responder's by its target, the hops map onto the
+// tree, and the lossy link one way is named from the traced paths.
+func TestSweepTracesItsPaths(t *testing.T) {
+	cl := startTraced(t, "cable=leaf-r0-00>spine-r0-01:down")
 	info, m := sweepWith(t, cl, api.SweepRequest{Retests: new(int)})
 	paths := cl.Coord.Paths(info.ID)
 	const cross = 12 * 8 // ordered pairs on different leaves

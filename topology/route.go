@@ -16,6 +16,18 @@ package topology
 // on RoCE this is a model that the simulated fabric obeys and that traced
 // paths replace on a real one.
 func (t *Topology) Route(buf []Link, src, dst int, flow uint32) ([]Link, bool) {
+	return t.route(buf, src, dst, flow, nil)
+}
+
+// RouteAround is Route on a fabric whose routing protocol has withdrawn
+// the links avoid reports: each switch chooses only among the equal next
+// hops that still reach dst's leaf without them, as BGP converges around
+// a dead link, so the flows it carried move to its siblings.
+func (t *Topology) RouteAround(buf []Link, src, dst int, flow uint32, avoid func(Link) bool) ([]Link, bool) {
+	return t.route(buf, src, dst, flow, avoid)
+}
+
+func (t *Topology) route(buf []Link, src, dst int, flow uint32, avoid func(Link) bool) ([]Link, bool) {
 	buf = append(buf, t.hcaLink(src, true))
 	s, target := int(t.leafOf[src]), int(t.leafIndex[t.leafOf[dst]])
 	if target < 0 || t.leafIndex[s] < 0 {
@@ -28,7 +40,7 @@ func (t *Topology) Route(buf []Link, src, dst int, flow uint32) ([]Link, bool) {
 		if hops > 2*int(t.maxTier)+2 {
 			return buf, false
 		}
-		l, ok := t.nextHop(s, target, key, &div)
+		l, ok := t.nextHop(s, target, key, &div, avoid)
 		if !ok {
 			return buf, false
 		}
@@ -83,9 +95,12 @@ func (t *Topology) candidates(buf []Link, s, target int) (c []Link, up bool) {
 	return buf, true
 }
 
-func (t *Topology) nextHop(s, target int, key uint64, div *uint64) (Link, bool) {
+func (t *Topology) nextHop(s, target int, key uint64, div *uint64, avoid func(Link) bool) (Link, bool) {
 	var cand [64]Link
 	c, up := t.candidates(cand[:0], s, target)
+	if avoid != nil {
+		c = t.viable(c, target, avoid, 0)
+	}
 	n := uint64(len(c))
 	switch {
 	case n == 0:
@@ -103,6 +118,35 @@ func (t *Topology) nextHop(s, target int, key uint64, div *uint64) (Link, bool) 
 		return c[key%n], true
 	}
 	return c[mix(key^uint64(s)*0x9e3779b97f4a7c15)%n], true
+}
+
+// viable keeps the links of c that are not withdrawn and lead on to
+// target's leaf without a withdrawn link.
+func (t *Topology) viable(c []Link, target int, avoid func(Link) bool, depth int) []Link {
+	out := c[:0]
+	for _, l := range c {
+		if !avoid(l) && t.reachesAround(t.linkTo(l), target, avoid, depth+1) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+func (t *Topology) reachesAround(s, target int, avoid func(Link) bool, depth int) bool {
+	if t.dist[s*len(t.leaves)+target] == 0 {
+		return true
+	}
+	if depth > 2*int(t.maxTier)+2 {
+		return false
+	}
+	var cand [64]Link
+	c, _ := t.candidates(cand[:0], s, target)
+	for _, l := range c {
+		if !avoid(l) && t.reachesAround(t.linkTo(l), target, avoid, depth+1) {
+			return true
+		}
+	}
+	return false
 }
 
 // mix is splitmix64's finalizer: cheap, and every input bit moves every

@@ -1,6 +1,7 @@
 package topology
 
 import (
+	"slices"
 	"testing"
 )
 
@@ -128,5 +129,64 @@ func TestDModKUsesEveryUplink(t *testing.T) {
 				t.Errorf("up link %s carries no destination", topo.LinkName(l))
 			}
 		}
+	}
+}
+
+// Routed around a withdrawn cable, every flow still reaches its
+// destination and none crosses the cable either way; flows that never met
+// it keep their paths. In 3 tiers a withdrawn spine-core cable moves the
+// flows between pods; a leaf whose every uplink is withdrawn reaches no
+// other leaf.
+func TestRouteAround(t *testing.T) {
+	for _, tc := range []struct{ spec, from, to string }{
+		{"nodes=12,rails=1,leaf=4,spines=2,oversub=2", "leaf-r0-00", "spine-r0-01"},
+		{"nodes=16,rails=1,leaf=4,spines=2,oversub=2,pods=2,cores=4", "spine-r0-p0-01", "core-r0-01"},
+	} {
+		topo := mustTree(t, tc.spec)
+		l, err := topo.TargetLinks("", tc.from, tc.to, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gone := map[Link]bool{Link(l[0]): true, Link(l[1]): true}
+		avoid := func(l Link) bool { return gone[l] }
+		moved := 0
+		for src := range topo.HCAs {
+			for dst := range topo.HCAs {
+				if src == dst {
+					continue
+				}
+				for flow := uint32(0xC000); flow < 0xC010; flow++ {
+					p, ok := topo.RouteAround(nil, src, dst, flow, avoid)
+					if !ok {
+						t.Fatalf("%s: no route %s -> %s around %s~%s", tc.spec, topo.HCAName(src), topo.HCAName(dst), tc.from, tc.to)
+					}
+					checkPath(t, topo, src, dst, p)
+					model, _ := topo.Route(nil, src, dst, flow)
+					crossed := false
+					for _, x := range model {
+						crossed = crossed || gone[x]
+					}
+					for _, x := range p {
+						if gone[x] {
+							t.Fatalf("%s: %s -> %s flow %#x crosses the withdrawn cable", tc.spec, topo.HCAName(src), topo.HCAName(dst), flow)
+						}
+					}
+					if crossed {
+						moved++
+					} else if !slices.Equal(p, model) {
+						t.Fatalf("%s: a flow that never met the cable changed its path", tc.spec)
+					}
+				}
+			}
+		}
+		if moved == 0 {
+			t.Fatalf("%s: no flow crossed %s~%s before: the test proves nothing", tc.spec, tc.from, tc.to)
+		}
+	}
+	topo := mustTree(t, "nodes=12,rails=1,leaf=4,spines=2,oversub=2")
+	up := topo.Uplinks(topo.LeafSwitch(0))
+	cut := func(l Link) bool { return l == up[0] || l == up[1] }
+	if _, ok := topo.RouteAround(nil, 0, 11, 0xC000, cut); ok {
+		t.Fatal("a leaf with every uplink withdrawn still reaches another leaf")
 	}
 }

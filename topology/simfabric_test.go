@@ -84,7 +84,7 @@ func TestLinkFaultsHitTheirFlows(t *testing.T) {
 				s, _ := topo.HCA(src, 0)
 				d, _ := topo.HCA(dst, 0)
 				crosses := false
-				for _, l := range append(topo.AppendRoute(nil, s, d, uint32(ini.UDPSport)), topo.AppendRoute(nil, d, s, uint32(resp.UDPSport))...) {
+				for _, l := range append(topo.AppendRoute(nil, s, d, uint32(ini.UDPSport), nil), topo.AppendRoute(nil, d, s, uint32(resp.UDPSport), nil)...) {
 					for _, x := range down {
 						crosses = crosses || l == x
 					}

@@ -54,10 +54,15 @@ func (t *Topology) TargetLinks(sw, from, to string, oneWay bool) ([]int32, error
 	return []int32{int32(hits[0]), int32(hits[0].Reverse())}, nil
 }
 
-// AppendRoute is Route in the simulated fabric's form.
-func (t *Topology) AppendRoute(buf []int32, src, dst int, flow uint32) []int32 {
+// AppendRoute is RouteAround in the simulated fabric's form: avoid holds
+// the withdrawn links (nil: none).
+func (t *Topology) AppendRoute(buf []int32, src, dst int, flow uint32, avoid map[int32]bool) []int32 {
 	var tmp [16]Link
-	p, _ := t.Route(tmp[:0], src, dst, flow)
+	var skip func(Link) bool
+	if len(avoid) > 0 {
+		skip = func(l Link) bool { return avoid[int32(l)] }
+	}
+	p, _ := t.route(tmp[:0], src, dst, flow, skip)
 	for _, l := range p {
 		buf = append(buf, int32(l))
 	}

@@ -40,6 +40,9 @@ type Effects struct {
 	// link faults only). Each flapping fault is drawn per test (flap.go),
 	// so it is kept per fault and never merged.
 	Flap float64 `json:"flap,omitempty"`
+	// Withdrawn: the link is down and the routing protocol has withdrawn
+	// it (link faults only): flows route around it and none fails.
+	Withdrawn bool `json:"withdrawn,omitempty"`
 	// DropAbove is the largest packet payload a hop on the path carries;
 	// larger packets vanish, so big writes fail while small ones pass.
 	DropAbove int  `json:"drop_above,omitempty"`
@@ -225,6 +228,11 @@ func (f *Fault) parseEffects(list string) error {
 			continue
 		}
 		switch name {
+		case "withdrawn":
+			if hasVal || f.Link == nil {
+				return fmt.Errorf("effect %q: withdrawn takes no value and is a cable's or link's (cable=A~B:withdrawn)", tok)
+			}
+			e.Withdrawn = true
 		case "down", "dead":
 			if hasVal {
 				return fmt.Errorf("effect %q takes no value (write %s)", tok, name)
@@ -340,6 +348,7 @@ func (e Effects) String() string {
 	// Ten digits hide the float noise of loss's percent↔fraction trip.
 	num := func(x float64) string { return strconv.FormatFloat(x, 'g', 10, 64) }
 	add(e.Down, "down")
+	add(e.Withdrawn, "withdrawn")
 	add(e.Dead, "dead")
 	add(e.Flap > 0, "flap="+num(e.Flap*100)+"%")
 	add(e.Loss > 0, "loss="+num(e.Loss*100)+"%")

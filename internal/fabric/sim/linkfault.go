@@ -16,7 +16,7 @@ type LinkTarget struct {
 	OneWay bool   `json:"one_way,omitempty"`
 }
 
-const linkEffectList = "down, flap=P%, loss=P%, bw=F, lat=Nx, tail=Nx, mtu=N"
+const linkEffectList = "down, withdrawn, flap=P%, loss=P%, bw=F, lat=Nx, tail=Nx, mtu=N"
 
 // parseLinkFault reads cable=A~B:EFFECTS, cable=A>B:EFFECTS (one way, A to
 // B) and switch=NAME:EFFECTS. The ends carry colons of their own

@@ -25,6 +25,7 @@ func TestParseLinkFault(t *testing.T) {
 		"cable=leaf-r0-05:33~spine-r0-02:5:flap=20%": "cable=leaf-r0-05:33~spine-r0-02:5:flap=20%",
 		"switch=spine-r0-02:loss=1%,flap=0.5%":       "switch=spine-r0-02:flap=0.5%,loss=1%",
 		"cable=node-03/mlx5_1~leaf-r1-00:flap=99.9%": "cable=node-03/mlx5_1~leaf-r1-00:flap=99.9%",
+		"cable=leaf-r0-05~spine-r0-02:withdrawn":     "cable=leaf-r0-05~spine-r0-02:withdrawn",
 	} {
 		f, err := ParseFault(spec)
 		if err != nil {
@@ -39,7 +40,7 @@ func TestParseLinkFault(t *testing.T) {
 		"cable=leaf-r0-05:33":                      "want cable=A~B:EFFECT",
 		"cable=leaf-r0-05:0~spine-r0-02:5:down":    "must be a number from 1",
 		"cable=leaf-r0-05:33~spine-r0-02:5":        "missing",
-		"cable=leaf-r0-05:33~spine-r0-02:5:dead":   "a cable takes down, flap=P%, loss",
+		"cable=leaf-r0-05:33~spine-r0-02:5:dead":   "a cable takes down, withdrawn, flap=P%, loss",
 		"cable=a:1~b:2:loss=2%@egress":             "a cable takes",
 		"switch=spine-r0-02":                       "missing \":EFFECT\"",
 		"switch=spine r0:down":                     "contains",
@@ -52,7 +53,8 @@ func TestParseLinkFault(t *testing.T) {
 		"cable=a:1~b:2:flap":                       "like flap=20%",
 		"switch=s1:flap=5%,flap=6%":                "given twice",
 		"switch=s1:flap=5%@egress":                 "takes no direction",
-		"switch=s1:flop=5%":                        "unknown effect \"flop\" (want down, flap=P%, loss=P%",
+		"switch=s1:flop=5%":                        "unknown effect \"flop\" (want down, withdrawn, flap=P%, loss=P%",
+		"node-03/mlx5_1:withdrawn":                 "withdrawn takes no value and is a cable's or link's",
 		"node-03/mlx5_1:flap=20%":                  "flap is a cable or switch effect; for an HCA's own cable write cable=node-03/mlx5_1~LEAF:flap=20%",
 		"node-03~node-05:down,flap=20%":            "for an HCA's own cable write cable=NODE/DEVICE~LEAF:flap=20%",
 	} {
@@ -92,7 +94,7 @@ func (twoLeaves) HCA(node string, rail int) (int, bool) {
 	return h, h >= 0 && rail == 0
 }
 
-func (twoLeaves) AppendRoute(buf []int32, src, dst int, _ uint32) []int32 {
+func (twoLeaves) AppendRoute(buf []int32, src, dst int, _ uint32, _ map[int32]bool) []int32 {
 	buf = append(buf, int32(2*src))
 	if src/2 != dst/2 {
 		buf = append(buf, int32(8+src/2))

@@ -12,8 +12,8 @@ type Paths interface {
 	HCA(node string, rail int) (int, bool)
 	// AppendRoute appends the links a test from HCA src to HCA dst with
 	// flow (a RoCE UDP source port) crosses, from src's own cable to
-	// dst's.
-	AppendRoute(buf []int32, src, dst int, flow uint32) []int32
+	// dst's, routed around the withdrawn links of avoid (nil: none).
+	AppendRoute(buf []int32, src, dst int, flow uint32, avoid map[int32]bool) []int32
 	// TargetLinks resolves a fault's target (LinkTarget's fields).
 	TargetLinks(sw, from, to string, oneWay bool) ([]int32, error)
 	// HopAddrs appends, for each switch a route arrives at, the address
@@ -29,6 +29,9 @@ type linkFaults struct {
 	// crosses. nflap numbers them.
 	flaps map[int32][]flapMet
 	nflap int
+	// withdrawn are the links the routing protocol took out (the
+	// withdrawn effect): routes go around them, no test meets them.
+	withdrawn map[int32]bool
 }
 
 func (f *Fabric) resolveLinks(faults []Fault) (*linkFaults, error) {
@@ -43,6 +46,15 @@ func (f *Fabric) resolveLinks(faults []Fault) (*linkFaults, error) {
 			errs = append(errs, err)
 			continue
 		}
+		if ft.Effects.Withdrawn {
+			if lf.withdrawn == nil {
+				lf.withdrawn = map[int32]bool{}
+			}
+			for _, l := range links {
+				lf.withdrawn[l] = true
+			}
+			continue
+		}
 		for _, l := range links {
 			lf.fx[l] = merge(lf.fx[l], ft.Effects)
 		}
@@ -53,7 +65,7 @@ func (f *Fabric) resolveLinks(faults []Fault) (*linkFaults, error) {
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	if len(lf.fx) == 0 {
+	if len(lf.fx) == 0 && len(lf.withdrawn) == 0 {
 		return nil, nil
 	}
 	return lf, nil
@@ -86,14 +98,14 @@ func (s *Session) routeEffects(remoteRail int) Effects {
 	}
 	var buf [16]int32
 	var data, ack Effects
-	route := t.AppendRoute(buf[:0], src, dst, uint32(s.info.UDPSport))
+	route := t.AppendRoute(buf[:0], src, dst, uint32(s.info.UDPSport), lf.withdrawn)
 	for i, l := range route {
 		data = merge(data, lf.fx[l])
 		if lf.flaps != nil {
 			s.meetFlaps(lf, l, i, len(route), endSrc, endDst)
 		}
 	}
-	route = t.AppendRoute(buf[:0], dst, src, uint32(s.remote.UDPSport))
+	route = t.AppendRoute(buf[:0], dst, src, uint32(s.remote.UDPSport), lf.withdrawn)
 	for i, l := range route {
 		if e, ok := lf.fx[l]; ok {
 			ack = merge(ack, Effects{Down: e.Down, Loss: e.Loss})

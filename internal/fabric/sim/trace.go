@@ -34,7 +34,11 @@ func (n *Node) Trace(ctx context.Context, f pathtrace.Flow) (pathtrace.Path, err
 		return pathtrace.Path{}, fmt.Errorf("pathtrace: no route to %s", f.Dst)
 	}
 	var buf [16]int32
-	route := t.AppendRoute(buf[:0], src, dst, uint32(f.SrcPort))
+	var avoid map[int32]bool
+	if lf := n.fab.links.Load(); lf != nil {
+		avoid = lf.withdrawn
+	}
+	route := t.AppendRoute(buf[:0], src, dst, uint32(f.SrcPort), avoid)
 	p := pathtrace.Path{Flow: f, At: time.Now()}
 	last := 0
 	for i, a := range t.HopAddrs(nil, route) {
