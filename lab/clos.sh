@@ -132,6 +132,25 @@ clos_lldpd() {
 	done
 }
 
+# clos_lldp_tx L DEV: how many LLDP frames leaf L's lldpd has sent on DEV.
+clos_lldp_tx() {
+	ip netns exec "$(clos_leaf_ns "$1")" lldpcli -u "$LAB_RUN/lldpd-l$1.socket" show statistics ports "$2" -f keyvalue 2>/dev/null |
+		sed -n "s/^lldp\.$2\.tx\.tx=//p"
+}
+
+# clos_lldp_sending L DEV: waits (20 s at most) for leaf L's lldpd to send
+# a frame on DEV; a leaf that sends none is the lab failing, not doctor.
+clos_lldp_sending() {
+	local first now t
+	first=$(clos_lldp_tx "$1" "$2")
+	for t in $(seq 1 40); do
+		now=$(clos_lldp_tx "$1" "$2")
+		[ -n "$now" ] && [ "$now" != "$first" ] && return 0
+		sleep 0.5
+	done
+	die_infra "lldpd in leaf $1 sent no LLDP frame on $2 in 20 s (sent ${now:-none} in all; log: $LAB_RUN/logs/lldpd-l$1.log)"
+}
+
 clos_down() {
 	local ns pid
 	for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep -E "^$LAB_NS-[ls][0-9]+$"); do

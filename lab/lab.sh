@@ -131,6 +131,7 @@ phase_doctor() {
 	want='rxe0/1 \(eth1\) neighbour: unknown: .*LLDP'
 	if clos_on; then
 		wait=30s want='rxe0/1 \(eth1\) neighbour: leaf1 port dtap1 "port 1"'
+		clos_lldp_sending 1 dtap1
 	fi
 	out=$(VM_TIMEOUT=120 vm_run vm1 "rdmamesh doctor --lldp-wait $wait") || die "rdmamesh doctor failed in vm1"
 	printf '%s\n' "$out" > "$LAB_RUN/doctor.out"
@@ -139,7 +140,7 @@ phase_doctor() {
 	printf '%s\n' "$out" | grep -Eq '^ok +port_state:rxe0/1 +state 4: ACTIVE' \
 		|| die "doctor does not report rxe0 port 1 ACTIVE: see $LAB_RUN/doctor.out"
 	printf '%s\n' "$out" | grep -Eq "$want" \
-		|| die "doctor does not show rxe0's LLDP neighbour as /$want/: see $LAB_RUN/doctor.out"
+		|| die "doctor does not show rxe0's LLDP neighbour as /$want/: see $LAB_RUN/doctor.out$(clos_on && echo " (leaf1's lldpd has sent $(clos_lldp_tx 1 dtap1) frames on dtap1)")"
 	mark "doctor"
 }
 
