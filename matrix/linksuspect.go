@@ -3,6 +3,7 @@ package matrix
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -42,6 +43,11 @@ func (ls *linkScan) suspect(c linkChoice) (Suspect, bool) {
 			s.Note = fmt.Sprintf("every test through %s also crossed %s: the sweep cannot tell the switch from %s; check those cables' ports too",
 				sw.Name, strings.Join(names, " and "), map[bool]string{true: "that cable", false: "those cables"}[len(names) == 1])
 			s.Fix += "; " + "its cables " + strings.Join(names, ", ") + " carry the same tests: check their port counters and optics as well"
+			if in, out, ok := ls.oneWayThrough(c); ok {
+				s.Direction = "one-way"
+				s.Note += fmt.Sprintf("; every bad test crossed it one way, in over %s and out over %s, while the tests the other way were fine: "+
+					"look first at those two links in that direction", t.LinkName(in), t.LinkName(out))
+			}
 		}
 		return s, true
 	}
@@ -263,4 +269,45 @@ func (ls *linkScan) verdictOf1(x *linkCell) Verdict {
 		return x.first
 	}
 	return ls.l.a.verdict(x.k)
+}
+
+// oneWayThrough: for a switch that no test tells from its cables, the
+// way every one of its bad tests crossed it (the link in, the link out),
+// when they all took the same one and the tests that crossed it the
+// other way were clean. Two leaves under a spine give this: a lossy
+// leaf1 -> spine1 hurts every test that climbs from leaf1, and none that
+// comes down to it.
+func (ls *linkScan) oneWayThrough(c linkChoice) (in, out topology.Link, ok bool) {
+	if len(c.cells) == 0 {
+		return in, out, false
+	}
+	// The ways the first bad cell crossed the switch (its data path and
+	// its return path may both have): one of them must be every cell's.
+	for _, w := range ls.crossings(c.sw, c.cells[0]) {
+		all := true
+		for _, i := range c.cells[1:] {
+			all = all && slices.Contains(ls.crossings(c.sw, i), w)
+		}
+		// The other way must have carried tests: otherwise "one way" says
+		// nothing. Had it carried bad ones, some bad cell would have
+		// crossed only that way and failed the test above.
+		if all && ls.tL[w[1].Reverse()] >= float64(linkMinBad) {
+			return w[0], w[1], true
+		}
+	}
+	return in, out, false
+}
+
+// crossings are the (in, out) link pairs by which bad cell i's paths
+// cross switch sw.
+func (ls *linkScan) crossings(sw, i int) [][2]topology.Link {
+	x := &ls.bad[i]
+	path := ls.paths[x.from:x.to]
+	var out [][2]topology.Link
+	for j := 0; j+1 < len(path); j++ {
+		if to := ls.t.LinkTo(path[j]); !to.IsHCA() && to.Switch == sw {
+			out = append(out, [2]topology.Link{path[j], path[j+1]})
+		}
+	}
+	return out
 }

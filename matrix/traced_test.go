@@ -53,18 +53,7 @@ func newTracedFabric(t *testing.T, avoid string) *tracedFabric {
 
 // path is the links from node s's HCA over spine to node d's.
 func (tf *tracedFabric) path(t *testing.T, s, d, spine int) []topology.Link {
-	t.Helper()
-	one := func(from, to string) topology.Link {
-		l, err := tf.topo.TargetLinks("", from, to, true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return topology.Link(l[0])
-	}
-	leaf := func(n int) string { return fmt.Sprintf("leaf-r0-%02d", n/4) }
-	sp := fmt.Sprintf("spine-r0-%02d", spine)
-	hca := func(n int) string { return nodeName(n) + "/mlx5_0" }
-	return []topology.Link{one(hca(s), leaf(s)), one(leaf(s), sp), one(sp, leaf(d)), one(leaf(d), hca(d))}
+	return tf.pathVia(t, func(n int) string { return fmt.Sprintf("leaf-r0-%02d", n/4) }, s, d, spine)
 }
 
 // The cells whose traced data path, or whose responder's, crosses
@@ -134,4 +123,68 @@ func TestTracedPathsReportUnusedLinks(t *testing.T) {
 	if w := AnalyseOn(tf.topo, tf.f.nodes, nil, tf.f.cells, Thresholds{}).Materialize().Warnings; len(w) != 0 {
 		t.Fatalf("without traces: warnings %+v", w)
 	}
+}
+
+// With two leaves every test up to a spine goes on down to the other
+// leaf, so no test tells leaf-r0-00 -> spine-r0-01 from spine-r0-01 ->
+// leaf-r0-01: the spine is named, with the cables it cannot be told from,
+// and the one way its bad tests crossed it. A fault both ways gets no
+// direction.
+func TestTracedTwoLeavesNameTheWayThroughTheSpine(t *testing.T) {
+	ft, err := topology.ParseFatTree("nodes=16,rails=1,leaf=8,spines=2,oversub=4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ft.NodeName = nodeName
+	topo, err := ft.Generate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tf := &tracedFabric{topo: topo}
+	leaf := func(n int) string { return fmt.Sprintf("leaf-r0-%02d", n/8) }
+	for _, both := range []bool{false, true} {
+		f, tr := newFixture(16, 1), &Traced{}
+		for i := range f.cells {
+			c := &f.cells[i]
+			s, d := nodeIndexOf(c.Src), nodeIndexOf(c.Dst)
+			c.Flow, c.BackFlow = flowOf(s, d, 0), flowOf(d, s, 0)
+			if s/8 == d/8 {
+				continue
+			}
+			spine := (s + d) % 2
+			tr.Add(c.Src, c.Dst, 0, false, tf.pathVia(t, leaf, s, d, spine))
+			tr.Add(c.Src, c.Dst, 0, true, tf.pathVia(t, leaf, d, s, 1-spine))
+			// Bad: the tests that climbed from leaf-r0-00 to spine-r0-01
+			// (their data, or their return path), and with both also
+			// those that climbed to it from leaf-r0-01.
+			if s/8 == 0 && spine == 1 || d/8 == 0 && spine == 0 || both && (s/8 == 1 && spine == 1 || d/8 == 1 && spine == 0) {
+				c.Class, c.Error = probe.ClassRetryExceeded, &probe.Error{Class: probe.ClassRetryExceeded, Cause: "transport retry counter exceeded"}
+				c.Latency, c.Bandwidth = nil, nil
+			}
+		}
+		m := AnalyseTraced(topo, tr, f.nodes, nil, f.cells, Thresholds{}).Materialize()
+		if len(m.Suspects) == 0 || m.Suspects[0].Kind != KindSwitch || m.Suspects[0].Switch != "spine-r0-01" {
+			t.Fatalf("both ways %v: want switch spine-r0-01 first:\n%s", both, m.Summary())
+		}
+		s := m.Suspects[0]
+		oneWay := s.Direction == "one-way" && strings.Contains(s.Note, "in over leaf-r0-00:10 -> spine-r0-01:1 and out over spine-r0-01:2 -> leaf-r0-01:10")
+		if oneWay == both || both && s.Direction != "" {
+			t.Fatalf("both ways %v: direction %q, note %q", both, s.Direction, s.Note)
+		}
+	}
+}
+
+// pathVia is the links from node s over spine to node d, leaf naming
+// each node's leaf.
+func (tf *tracedFabric) pathVia(t *testing.T, leaf func(int) string, s, d, spine int) []topology.Link {
+	t.Helper()
+	one := func(from, to string) topology.Link {
+		l, err := tf.topo.TargetLinks("", from, to, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return topology.Link(l[0])
+	}
+	sp := fmt.Sprintf("spine-r0-%02d", spine)
+	return []topology.Link{one(nodeName(s)+"/mlx5_0", leaf(s)), one(leaf(s), sp), one(sp, leaf(d)), one(leaf(d), nodeName(d)+"/mlx5_0")}
 }
