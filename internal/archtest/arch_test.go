@@ -70,9 +70,11 @@ var rules = map[string][]string{
 	"internal/hostlist": nil,
 	// Counters are evidence the fabrics read and the worker reports:
 	// a leaf like probe.
-	"internal/counters":     nil,
-	"internal/fabric":       {"internal/probe", "internal/counters"},
-	"internal/fabric/sim":   {"internal/probe", "internal/fabric", "internal/counters"},
+	"internal/counters": nil,
+	"internal/fabric":   {"internal/probe", "internal/counters"},
+	// The simulated fabric answers traces of its flows as pathtrace's
+	// paths, in the worker's place.
+	"internal/fabric/sim":   {"internal/probe", "internal/fabric", "internal/counters", "internal/pathtrace"},
 	"internal/fabric/verbs": {"internal/probe", "internal/fabric", "internal/member"},
 	"internal/inventory":    {"internal/probe", "internal/counters", "internal/lldp"},
 	// A flow's hops, traced with its own 5-tuple; LLDP neighbours.
