@@ -53,6 +53,7 @@ func newTracedFabric(t *testing.T, avoid string) *tracedFabric {
 
 // path is the links from node s's HCA over spine to node d's.
 func (tf *tracedFabric) path(t *testing.T, s, d, spine int) []topology.Link {
+	t.Helper()
 	return tf.pathVia(t, func(n int) string { return fmt.Sprintf("leaf-r0-%02d", n/4) }, s, d, spine)
 }
 
