@@ -38,6 +38,7 @@ type doctorOpts struct {
 	json, gidsOnly    bool
 	lldpWait          time.Duration
 	lldpSource        string
+	ibnetdiscover     string
 }
 
 func newDoctorCmd() *cobra.Command {
@@ -50,7 +51,9 @@ func newDoctorCmd() *cobra.Command {
 			"subnet manager, MTU, GID netdevs in this namespace, memlock, device nodes, kernel modules.\n\n" +
 			"Each Ethernet port's switch neighbour comes from LLDP: lldpd's table when lldpd runs, else the\n" +
 			"LLDP frames arriving on the port's netdev (root or CAP_NET_RAW), waited for up to --lldp-wait,\n" +
-			"as switches announce about every 30 s. A port that heard nothing says so and why.\n\n" +
+			"as switches announce about every 30 s. A port that heard nothing says so and why. An InfiniBand\n" +
+			"port's neighbour is in the subnet's view: --ibnetdiscover FILE (ibnetdiscover's output) finds\n" +
+			"it by the device's node GUID.\n\n" +
 			"--sysfs-root other than / reads a captured tree (such as internal/inventory/testdata/*):\n" +
 			"addresses then come from its 'addrs' file, limits and capabilities from its proc/self,\n" +
 			"neighbours from its lldpcli.json (lldpcli -f json0 show neighbors).\n\n" +
@@ -58,7 +61,8 @@ func newDoctorCmd() *cobra.Command {
 		Example: "  rdmamesh doctor\n" +
 			"  rdmamesh doctor --device mlx5_0 --gid subnet=10.0.0.0/8\n" +
 			"  rdmamesh doctor --gids --json\n" +
-			"  rdmamesh doctor --lldp-source frames --lldp-wait 65s",
+			"  rdmamesh doctor --lldp-source frames --lldp-wait 65s\n" +
+			"  ibnetdiscover > fabric.txt; rdmamesh doctor --ibnetdiscover fabric.txt",
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return usageError(fmt.Errorf("doctor takes no arguments, got %q", args[0]))
@@ -78,6 +82,7 @@ func newDoctorCmd() *cobra.Command {
 	f.BoolVar(&o.gidsOnly, "gids", false, "print only the GID table, like show_gids")
 	f.DurationVar(&o.lldpWait, "lldp-wait", inventory.DoctorLLDPWait, "how long to wait for LLDP frames on ports that heard none; 0 looks up no neighbours")
 	f.StringVar(&o.lldpSource, "lldp-source", inventory.NeighborsAuto, "where switch neighbours come from: auto (lldpd if it runs, else frames), lldpd or frames")
+	f.StringVar(&o.ibnetdiscover, "ibnetdiscover", "", "ibnetdiscover's output: the InfiniBand ports' switch neighbours, found by node GUID")
 	return cmd
 }
 
@@ -98,6 +103,12 @@ func runDoctor(ctx context.Context, out, errOut io.Writer, o doctorOpts) error {
 	if err != nil {
 		return usageError(fmt.Errorf("scan %s: %w", o.root, err))
 	}
+	var ib inventory.IBNeighborLookup
+	if o.ibnetdiscover != "" { // read before any LLDP wait: a bad file is a usage error at once
+		if ib, err = ibNeighbors(o.ibnetdiscover); err != nil {
+			return usageError(err)
+		}
+	}
 	lookup, stop, err := doctorNeighbors(ctx, errOut, fsys, o)
 	if err != nil {
 		return usageError(err)
@@ -106,6 +117,9 @@ func runDoctor(ctx context.Context, out, errOut io.Writer, o doctorOpts) error {
 	// An unknown --device is Diagnose's usage error: not worth an LLDP wait first.
 	if _, known := h.Device(o.device); lookup != nil && (o.device == "" || known) {
 		h.LookupNeighbors(o.device, lookup)
+	}
+	if ib != nil {
+		h.LookupIBNeighbors(ib)
 	}
 	rep, err := inventory.Diagnose(h, pol, o.device)
 	var unknown *inventory.UnknownDeviceError

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -71,5 +72,37 @@ func TestDoctorLLDPFlags(t *testing.T) {
 		if code := runContext(context.Background(), args, &out, &errOut); code != 2 || !strings.Contains(errOut.String(), c.want) {
 			t.Errorf("%s: exit %d, stderr %q; want 2 and %q", c.args, code, errOut.String(), c.want)
 		}
+	}
+}
+
+// An InfiniBand port's neighbour comes from ibnetdiscover's output, found
+// by the device's node GUID: the leaf and port where it is cabled, or
+// why it is not there (another port cabled, a GUID the file lacks); a file
+// that does not parse is a usage error naming its line.
+func TestDoctorIBNeighbours(t *testing.T) {
+	tree := doctorTree("ib-8hca")
+	file := filepath.Join(tree, "ibnetdiscover.txt")
+	var out, errOut bytes.Buffer
+	if code := runContext(context.Background(), []string{"doctor", "--lldp-wait", "0", "--sysfs-root", tree, "--ibnetdiscover", file}, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d\n%s", code, errOut.String())
+	}
+	for _, want := range []string{
+		"mlx5_0/1 neighbour: leaf-r0-03 port 7 (chassis guid 0xfc6a1c0300aa0300, from ibnetdiscover)",
+		"mlx5_3/1 neighbour: unknown: " + file + " cables port 2 of node GUID a088c20300f14000, not port 1",
+		"mlx5_4/1 neighbour: unknown: node GUID a088c20300f14f00 is not in " + file,
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("want %q in:\n%s", want, out.String())
+		}
+	}
+	bad := filepath.Join(t.TempDir(), "bad.txt")
+	if err := os.WriteFile(bad, []byte("Switch 40 \"S-zz\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	errOut.Reset()
+	if code := runContext(context.Background(), []string{"doctor", "--sysfs-root", tree, "--ibnetdiscover", bad}, &out, &errOut); code != 2 ||
+		!strings.Contains(errOut.String(), bad+":1") {
+		t.Errorf("a bad file: exit %d, stderr %q; want 2 naming %s:1", code, errOut.String(), bad)
 	}
 }

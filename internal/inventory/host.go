@@ -22,6 +22,9 @@ type Host struct {
 	env env
 	// neighbors is LookupNeighbors' answer; nil: nobody looked.
 	neighbors *NeighborTable
+	// ibNeighbors answers for InfiniBand ports (LookupIBNeighbors); nil:
+	// nobody gave a subnet's view.
+	ibNeighbors IBNeighborLookup
 }
 
 // env holds facts only the checks read; it stays out of the JSON because the

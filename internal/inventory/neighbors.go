@@ -29,6 +29,18 @@ type NeighborLookup func(netdevs []string) NeighborTable
 // InfiniBand port's peer is in the subnet manager's records.
 const IBNeighbor = "InfiniBand: the neighbour is in the subnet manager's view (ibnetdiscover), not LLDP"
 
+// IBNeighborLookup finds an InfiniBand port's neighbour in the subnet's
+// view (ibnetdiscover's output) by its device's node GUID, as sysfs
+// writes it, and its port number; Unknown says why it is not there.
+type IBNeighborLookup func(nodeGUID string, port int) probe.Neighbor
+
+// LookupIBNeighbors gives the InfiniBand ports their neighbours from
+// lookup; IBNeighborSource names the source in the ports' Source.
+func (h *Host) LookupIBNeighbors(lookup IBNeighborLookup) { h.ibNeighbors = lookup }
+
+// IBNeighborSource is the Source of a neighbour read from ibnetdiscover.
+const IBNeighborSource = "ibnetdiscover"
+
 // LookupNeighbors asks lookup, once, for the switch neighbours of the
 // Ethernet ports (of device only, when it is not empty), and keeps the
 // answer for Ports, Inventory and Diagnose. Without it ports carry no
@@ -53,6 +65,10 @@ func (h *Host) LookupNeighbors(device string, lookup NeighborLookup) {
 // the port's own netdev (its first GID's), not on a VLAN or macvlan the
 // chosen GID may belong to.
 func (h *Host) portNeighbor(r portRef) *probe.Neighbor {
+	if r.port.LinkLayer != LayerEth && h.ibNeighbors != nil {
+		n := h.ibNeighbors(r.dev.NodeGUID, r.port.Num)
+		return &n
+	}
 	if h.neighbors == nil {
 		return nil
 	}

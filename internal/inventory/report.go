@@ -83,6 +83,9 @@ func Diagnose(h *Host, pol GIDPolicy, device string) (*Report, error) {
 	if h.neighbors != nil {
 		r.NeighborSource = h.neighbors.About
 	}
+	if h.ibNeighbors != nil {
+		r.NeighborSource = strings.TrimPrefix(r.NeighborSource+"; InfiniBand ports from ibnetdiscover's output", "; ")
+	}
 	ev := h.evaluate(pol)
 	for _, f := range ev.host {
 		if keep(f.dev) {

@@ -44,7 +44,7 @@ func (r *Report) writeNeighbors(w io.Writer) {
 // or "unknown: " and the reason.
 func NeighborText(n probe.Neighbor, linkLayer string) string {
 	if n.Unknown != "" {
-		if linkLayer == LayerIB {
+		if linkLayer == LayerIB && n.Source != IBNeighborSource {
 			return n.Unknown
 		}
 		return "unknown: " + n.Unknown
@@ -67,6 +67,8 @@ func NeighborText(n probe.Neighbor, linkLayer string) string {
 		b.WriteString(", from LLDP frames")
 	case lldp.SourceLLDPD:
 		b.WriteString(", from lldpd")
+	case IBNeighborSource:
+		b.WriteString(", from ibnetdiscover")
 	}
 	b.WriteString(")")
 	return b.String()
