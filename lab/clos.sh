@@ -112,23 +112,28 @@ clos_up() {
 
 # clos_lldpd L: lldpd in leaf L advertising its VM ports: system name
 # leafL, port ID the tap's name, description "port I". Its own control
-# socket, so several run side by side and lldpcli -u reaches each.
+# socket, so several run side by side and lldpcli -u reaches each. The
+# settings go in through -O: lldpd applies them before its first frame,
+# where settings made after its start would leave a first frame with the
+# host's name and no description for a quick listener to hear.
 clos_lldpd() {
-	local l=$1 ns sock
-	ns=$(clos_leaf_ns "$l") sock="$LAB_RUN/lldpd-l$l.socket"
+	local l=$1 ns sock conf i
+	ns=$(clos_leaf_ns "$l") sock="$LAB_RUN/lldpd-l$l.socket" conf="$LAB_RUN/lldpd-l$l.conf"
 	command -v lldpd >/dev/null || return 0
-	ip netns exec "$ns" lldpd -u "$sock" -I 'dtap*' -k -S "rdmamesh lab leaf $l" 2>>"$LAB_RUN/logs/lldpd-l$l.log" ||
+	{
+		echo "configure system hostname leaf$l"
+		echo "configure lldp tx-interval 5"
+		echo "configure lldp portidsubtype ifname"
+		for i in $(ip netns exec "$ns" ls /sys/class/net | grep '^dtap'); do
+			echo "configure ports $i lldp portdescription \"port ${i#dtap}\""
+		done
+	} >"$conf"
+	ip netns exec "$ns" lldpd -u "$sock" -I 'dtap*' -k -S "rdmamesh lab leaf $l" -O "$conf" 2>>"$LAB_RUN/logs/lldpd-l$l.log" ||
 		die_infra "lldpd did not start in $ns (log: $LAB_RUN/logs/lldpd-l$l.log)"
 	local t
 	for t in $(seq 1 50); do
 		[ -S "$sock" ] && break
 		sleep 0.1
-	done
-	ip netns exec "$ns" lldpcli -u "$sock" configure system hostname "leaf$l" >/dev/null
-	ip netns exec "$ns" lldpcli -u "$sock" configure lldp tx-interval 5 >/dev/null
-	ip netns exec "$ns" lldpcli -u "$sock" configure lldp portidsubtype ifname >/dev/null
-	for i in $(ip netns exec "$ns" ls /sys/class/net | grep '^dtap'); do
-		ip netns exec "$ns" lldpcli -u "$sock" configure ports "$i" lldp portdescription "port ${i#dtap}" >/dev/null
 	done
 }
 
