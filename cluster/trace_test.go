@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -36,6 +37,39 @@ func TestTraceCellAsksTheInitiator(t *testing.T) {
 	var fe interface{ Field() string }
 	if !errors.As(err, &fe) || fe.Field() != "src" || !strings.Contains(err.Error(), "has no cell") {
 		t.Fatalf("a cell the sweep lacks: %v", err)
+	}
+}
+
+// Two cables between a leaf and a spine: a trace names the switches it
+// crossed, not which of the two cables, so no traced flow maps and the
+// cells are routed by the model, which still names the down cable.
+func TestSweepParallelCablesFallBackToTheModel(t *testing.T) {
+	ft, err := topology.ParseFatTree("nodes=12,rails=1,leaf=4,spines=2,addrs=10.255.0.0/24")
+	if err != nil {
+		t.Fatal(err)
+	}
+	topo, err := ft.Generate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	p := probe.DefaultTestParams()
+	p.LatencyIters = 200
+	cl, err := Start(ctx, Options{Nodes: 12, Rails: 1, Preset: "roce-2x100", Seed: 3, Faults: []string{"cable=leaf-r0-00:5>spine-r0-00:1:down"},
+		Listen: "127.0.0.1:0", Mode: "full", Params: p, PairTimeout: 5 * time.Second, Topology: topo,
+		Logger: slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelError}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Stop)
+	info, m := sweepWith(t, cl, api.SweepRequest{Retests: new(int)})
+	sp, _ := cl.Coord.SweepPaths(info.ID)
+	if len(sp) == 0 || !strings.Contains(sp[0].LinksUnknown, "cables join") {
+		t.Fatalf("paths over parallel cables: %+v", sp[:min(len(sp), 1)])
+	}
+	if len(m.Suspects) == 0 || m.Suspects[0].Kind != matrix.KindLink || !slices.Equal(m.Suspects[0].Ends, []string{"leaf-r0-00:5", "spine-r0-00:1"}) {
+		t.Fatalf("want the cable leaf-r0-00:5 -> spine-r0-00:1 named by the model:\n%s", m.Summary())
 	}
 }
 

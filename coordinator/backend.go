@@ -61,7 +61,11 @@ func (c *Coordinator) matrix(id string, live bool) (*matrix.Matrix, bool) {
 	topo := c.sweepTopology(sv.Info.Topology)
 	var tr *matrix.Traced
 	if paths := c.fsm.Paths(id); topo != nil && len(paths) > 0 {
-		tr = c.tracedOf(topo, paths)
+		// None mapped (parallel cables, switches answering from addresses
+		// the plan lacks): the model routes, rather than nothing.
+		if tr, _ = c.tracedOf(topo, paths); tr.Len() == 0 {
+			tr = nil
+		}
 	}
 	m := matrix.AnalyseTraced(topo, tr, sv.Nodes, grid, grid.ExtraCells(), c.thresholds(sv.Spec))
 	evictMatrices(c.matrices, analysedCells(m), matrixCacheCells)

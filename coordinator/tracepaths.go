@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"context"
+	"fmt"
 	"net/netip"
 	"sync"
 	"time"
@@ -66,9 +67,13 @@ func (c *Coordinator) TracePaths(ctx context.Context, id string) {
 		c.log.Warn("cannot commit the traced paths", "sweep", id, "err", err)
 		return
 	}
-	mapped := c.tracedOf(topo, flows).Len()
-	c.log.Info("traced the sweep's flows", "sweep", id, "cells", len(cells), "flows", len(flows), "mapped", mapped,
+	tr, why := c.tracedOf(topo, flows)
+	c.log.Info("traced the sweep's flows", "sweep", id, "cells", len(cells), "flows", len(flows), "mapped", tr.Len(),
 		"took", time.Since(start).Round(time.Millisecond))
+	if tr.Len() == 0 {
+		c.log.Warn("no traced flow maps onto the topology, so the cells are routed by the model of ECMP", "sweep", id,
+			"first", why)
+	}
 }
 
 // pickTraceCells chooses the measured cells between leaves that carry
@@ -223,10 +228,11 @@ func fillFlowPath(f *wire.FlowPath, p tracedReply) {
 }
 
 // tracedOf maps committed flows onto the topology: a flow whose hops do
-// not make a path of it (a silent hop, an address no switch has) is left
-// out, never guessed.
-func (c *Coordinator) tracedOf(topo *topology.Topology, flows []wire.FlowPath) *matrix.Traced {
-	tr := &matrix.Traced{}
+// not make a path of it (a silent hop, an address no switch has, two
+// cables between the same switches) is left out, never guessed. why is
+// the first such flow's reason.
+func (c *Coordinator) tracedOf(topo *topology.Topology, flows []wire.FlowPath) (tr *matrix.Traced, why string) {
+	tr = &matrix.Traced{}
 	var buf []topology.Link
 	var addrs []netip.Addr
 	for _, f := range flows {
@@ -246,11 +252,14 @@ func (c *Coordinator) tracedOf(topo *topology.Topology, flows []wire.FlowPath) *
 		}
 		p, err := topo.PathFromHops(buf[:0], hs, hd, addrs)
 		if err != nil {
+			if why == "" {
+				why = fmt.Sprintf("%s -> %s rail %d: %v", f.Src, f.Dst, f.Rail, err)
+			}
 			continue
 		}
 		tr.Add(f.Src, f.Dst, f.Rail, f.Back, append([]topology.Link(nil), p...))
 	}
-	return tr
+	return tr, why
 }
 
 // Paths is sweep id's traced flows as committed (nil: none).

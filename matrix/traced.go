@@ -155,10 +155,17 @@ func unusedLinks(t *topology.Topology, tr *Traced) []Warning {
 		}
 		out = append(out, Warning{Kind: WarnLinkUnused, Link: name, Rail: t.Switches[t.LinkFrom(lk).Switch].Plane,
 			Reason: fmt.Sprintf("none of the %d traced flows that could take %s crossed %s (were it up and in the ECMP hash, "+
-				"the chance of that is %.2g%%): equal-cost routing went around it, so the fabric runs on fewer paths than it was built with",
-				n, name, way, 100*chance),
+				"the chance of that is %s): equal-cost routing went around it, so the fabric runs on fewer paths than it was built with",
+				n, name, way, chanceText(chance)),
 			Fix: fmt.Sprintf("check the link's state and its routes on both switches (%s): it is down, or its next hop was withdrawn", name)})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Link < out[j].Link })
 	return out
+}
+
+func chanceText(p float64) string {
+	if p < 1e-6 {
+		return "below one in a million"
+	}
+	return fmt.Sprintf("%.2g%%", 100*p)
 }
