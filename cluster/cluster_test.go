@@ -11,6 +11,7 @@ import (
 	"github.com/rdmamesh/rdmamesh/gate"
 	"github.com/rdmamesh/rdmamesh/internal/api"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
+	"github.com/rdmamesh/rdmamesh/internal/testkit/wait"
 	"github.com/rdmamesh/rdmamesh/matrix"
 )
 
@@ -178,6 +179,17 @@ func TestUnreachableWorkerAPI(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(cl.Stop)
+	// Every worker must see node-03 alive, as the coordinator does: a worker
+	// whose gossip has not met it yet cannot tell a refused API from a lost
+	// peer, and calls it lost.
+	wait.Within(t, 30*time.Second, "every worker's gossip to hold all 4 workers and the coordinator", func() bool {
+		for _, n := range cl.Names() {
+			if cl.Worker(n).Members() < 5 {
+				return false
+			}
+		}
+		return true
+	})
 	var out, errOut bytes.Buffer
 	code := gate.Run(context.Background(), gate.Options{Coordinator: cl.URL, Poll: 10 * time.Millisecond, Timeout: time.Minute}, &out, &errOut)
 	if code != gate.ExitInfra || strings.Contains(out.String(), "exclude") ||
