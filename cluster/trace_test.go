@@ -44,25 +44,7 @@ func TestTraceCellAsksTheInitiator(t *testing.T) {
 // crossed, not which of the two cables, so no traced flow maps and the
 // cells are routed by the model, which still names the down cable.
 func TestSweepParallelCablesFallBackToTheModel(t *testing.T) {
-	ft, err := topology.ParseFatTree("nodes=12,rails=1,leaf=4,spines=2,addrs=10.255.0.0/24")
-	if err != nil {
-		t.Fatal(err)
-	}
-	topo, err := ft.Generate()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	p := probe.DefaultTestParams()
-	p.LatencyIters = 200
-	cl, err := Start(ctx, Options{Nodes: 12, Rails: 1, Preset: "roce-2x100", Seed: 3, Faults: []string{"cable=leaf-r0-00:5>spine-r0-00:1:down"},
-		Listen: "127.0.0.1:0", Mode: "full", Params: p, PairTimeout: 5 * time.Second, Topology: topo,
-		Logger: slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelError}))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Stop)
+	cl := startTraced(t, "nodes=12,rails=1,leaf=4,spines=2,addrs=10.255.0.0/24", "cable=leaf-r0-00:5>spine-r0-00:1:down")
 	info, m := sweepWith(t, cl, api.SweepRequest{Retests: new(int)})
 	sp, _ := cl.Coord.SweepPaths(info.ID)
 	if len(sp) == 0 || !strings.Contains(sp[0].LinksUnknown, "cables join") {
@@ -73,11 +55,15 @@ func TestSweepParallelCablesFallBackToTheModel(t *testing.T) {
 	}
 }
 
-// startTraced is a 12-node cluster on 3 leaves of 4 and 2 spines, one
-// rail, whose switches have addresses: its sweeps trace their flows.
-func startTraced(t *testing.T, faults ...string) *Cluster {
+// oneCablePerSpine is 12 nodes on 3 leaves of 4 and 2 spines, one rail,
+// one cable from each leaf to each spine, switches with addresses.
+const oneCablePerSpine = "nodes=12,rails=1,leaf=4,spines=2,oversub=2,addrs=10.255.0.0/24"
+
+// startTraced is a 12-node cluster on the fat tree spec whose switches
+// have addresses: its sweeps trace their flows.
+func startTraced(t *testing.T, spec string, faults ...string) *Cluster {
 	t.Helper()
-	ft, err := topology.ParseFatTree("nodes=12,rails=1,leaf=4,spines=2,oversub=2,addrs=10.255.0.0/24")
+	ft, err := topology.ParseFatTree(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +88,7 @@ func startTraced(t *testing.T, faults ...string) *Cluster {
 // A cable whose routes were withdrawn fails nothing, as ECMP carries its
 // flows over its siblings; the traced paths show it unused, a warning.
 func TestSweepReportsWithdrawnCable(t *testing.T) {
-	cl := startTraced(t, "cable=leaf-r0-00~spine-r0-01:withdrawn")
+	cl := startTraced(t, oneCablePerSpine, "cable=leaf-r0-00~spine-r0-01:withdrawn")
 	_, m := sweepWith(t, cl, api.SweepRequest{})
 	if m.Outcome() != matrix.OutcomePass {
 		t.Fatalf("outcome %s, want pass:\n%s", m.Outcome(), m.Summary())
@@ -121,7 +107,7 @@ func TestSweepReportsWithdrawnCable(t *testing.T) {
 // initiator and its responder's by its target, the hops map onto the
 // tree, and the lossy link one way is named from the traced paths.
 func TestSweepTracesItsPaths(t *testing.T) {
-	cl := startTraced(t, "cable=leaf-r0-00>spine-r0-01:down")
+	cl := startTraced(t, oneCablePerSpine, "cable=leaf-r0-00>spine-r0-01:down")
 	info, m := sweepWith(t, cl, api.SweepRequest{Retests: new(int)})
 	paths := cl.Coord.Paths(info.ID)
 	const cross = 12 * 8 // ordered pairs on different leaves

@@ -245,11 +245,7 @@ func (c *Coordinator) tracedOf(topo *topology.Topology, flows []wire.FlowPath) (
 		if !ok1 || !ok2 || len(f.Hops) == 0 {
 			continue
 		}
-		addrs = addrs[:0]
-		for _, h := range f.Hops {
-			a, _ := netip.ParseAddr(h) // "": the invalid Addr, a silent hop
-			addrs = append(addrs, a)
-		}
+		addrs = hopAddrs(addrs[:0], f.Hops)
 		p, err := topo.PathFromHops(buf[:0], hs, hd, addrs)
 		if err != nil {
 			if why == "" {
@@ -279,16 +275,22 @@ func (c *Coordinator) SweepPaths(id string) ([]api.SweepPath, bool) {
 		if f.Back {
 			req.Src, req.Dst = f.Dst, f.Src
 		}
-		addrs := make([]netip.Addr, len(f.Hops))
-		for i, h := range f.Hops {
-			addrs[i], _ = netip.ParseAddr(h)
-		}
 		if len(f.Hops) > 0 {
-			p.Links, p.LinksUnknown = traceLinks(topo, req, addrs)
+			p.Links, p.LinksUnknown = traceLinks(topo, req, hopAddrs(nil, f.Hops))
 		} else {
 			p.LinksUnknown = "not traced"
 		}
 		out = append(out, p)
 	}
 	return out, true
+}
+
+// hopAddrs appends the committed hops as addresses; "" (a silent hop)
+// becomes the invalid Addr, which PathFromHops refuses by its TTL.
+func hopAddrs(buf []netip.Addr, hops []string) []netip.Addr {
+	for _, h := range hops {
+		a, _ := netip.ParseAddr(h)
+		buf = append(buf, a)
+	}
+	return buf
 }

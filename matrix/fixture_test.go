@@ -2,8 +2,10 @@ package matrix
 
 import (
 	"fmt"
+	"testing"
 
 	"github.com/rdmamesh/rdmamesh/internal/probe"
+	"github.com/rdmamesh/rdmamesh/topology"
 )
 
 // fixture is a healthy fabric to break on purpose: n nodes node-01.., each
@@ -15,6 +17,21 @@ type fixture struct {
 }
 
 func nodeName(i int) string { return fmt.Sprintf("node-%02d", i+1) }
+
+// fixtureTree generates the fat tree spec over the fixture's node names.
+func fixtureTree(t *testing.T, spec string) (topology.FatTree, *topology.Topology) {
+	t.Helper()
+	ft, err := topology.ParseFatTree(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ft.NodeName = nodeName
+	topo, err := ft.Generate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ft, topo
+}
 
 func newFixture(n, rails int) *fixture {
 	f := &fixture{}

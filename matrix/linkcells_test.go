@@ -28,15 +28,7 @@ type linkFabric struct {
 
 func newLinkFabric(t *testing.T, tree string, flows bool, fault [2]string) *linkFabric {
 	t.Helper()
-	ft, err := topology.ParseFatTree(tree)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ft.NodeName = nodeName
-	topo, err := ft.Generate()
-	if err != nil {
-		t.Fatal(err)
-	}
+	ft, topo := fixtureTree(t, tree)
 	up, err := topo.TargetLinks("", fault[0], fault[1], true)
 	if err != nil {
 		t.Fatal(err)

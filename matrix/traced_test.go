@@ -24,15 +24,7 @@ type tracedFabric struct {
 
 func newTracedFabric(t *testing.T, avoid string) *tracedFabric {
 	t.Helper()
-	ft, err := topology.ParseFatTree("nodes=12,rails=1,leaf=4,spines=2,oversub=2")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ft.NodeName = nodeName
-	topo, err := ft.Generate()
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, topo := fixtureTree(t, "nodes=12,rails=1,leaf=4,spines=2,oversub=2")
 	tf := &tracedFabric{topo: topo, f: newFixture(12, 1), tr: &Traced{}}
 	for i := range tf.f.cells {
 		c := &tf.f.cells[i]
@@ -132,15 +124,7 @@ func TestTracedPathsReportUnusedLinks(t *testing.T) {
 // and the one way its bad tests crossed it. A fault both ways gets no
 // direction.
 func TestTracedTwoLeavesNameTheWayThroughTheSpine(t *testing.T) {
-	ft, err := topology.ParseFatTree("nodes=16,rails=1,leaf=8,spines=2,oversub=4")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ft.NodeName = nodeName
-	topo, err := ft.Generate()
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, topo := fixtureTree(t, "nodes=16,rails=1,leaf=8,spines=2,oversub=4")
 	tf := &tracedFabric{topo: topo}
 	leaf := func(n int) string { return fmt.Sprintf("leaf-r0-%02d", n/8) }
 	for _, both := range []bool{false, true} {

@@ -141,12 +141,7 @@ func (t *Topology) reachesAround(s, target int, avoid func(Link) bool, depth int
 	}
 	var cand [64]Link
 	c, _ := t.candidates(cand[:0], s, target)
-	for _, l := range c {
-		if !avoid(l) && t.reachesAround(t.linkTo(l), target, avoid, depth+1) {
-			return true
-		}
-	}
-	return false
+	return len(t.viable(c, target, avoid, depth)) > 0
 }
 
 // mix is splitmix64's finalizer: cheap, and every input bit moves every
