@@ -36,12 +36,19 @@ func LinkSweep(p Plane) ([]SteeredTest, error) {
 	case L < 2:
 		return nil, errors.New("link sweep: fewer than two leaves: no test crosses a spine (test within the leaf instead)")
 	}
+	leafOf := map[string]int{}
 	for i, nodes := range p.Leaves {
 		if len(nodes) == 0 {
 			return nil, fmt.Errorf("link sweep: leaf %d has no node to test from", i)
 		}
 		if err := checkNames(nodes); err != nil {
 			return nil, err
+		}
+		for _, n := range nodes {
+			if j, dup := leafOf[n]; dup {
+				return nil, fmt.Errorf("link sweep: node %s is under leaves %d and %d; a node's HCA on a plane has one leaf", n, j, i)
+			}
+			leafOf[n] = i
 		}
 	}
 	next := make([]int, L) // each leaf's next node to take a turn
