@@ -240,23 +240,44 @@ clos_run() {
 	clos_truth "$n"
 }
 
+# clos_truth_bw A B Q: ib_write_bw with Q QPs from vmA to vmB, retried up
+# to LAB_TRIES times. rxe under the emulator occasionally NAKs a write
+# resent from the middle of a message (REM_INV_REQ_ERR, "Failed status 9");
+# the server then exits with its client, so a try restarts both. A failed
+# try's flows are real packets on the wire too: the traces cover them.
+clos_truth_bw() {
+	local a=$1 b=$2 q=$3 out="$LAB_RUN/truth-bw-$1-$2.out" try srv rc
+	local o="-d rxe0 -x 1 -q $q -n 20 -s 4096 -p $PERF_PORT"
+	: >"$out.all"
+	for try in $(seq 1 "${LAB_TRIES:-3}"); do
+		srv=$(vm_start "vm$b" "echo \$\$ > /tmp/truth-server.pid; exec timeout 300 ib_write_bw $o")
+		wait_listen "vm$b" "$PERF_PORT" || {
+			vm_wait "$srv" 5 >&2
+			die "perftest server in vm$b did not listen"
+		}
+		rc=0
+		VM_TIMEOUT=330 vm_run "vm$a" "timeout 300 ib_write_bw $o $(vm_dip "$b")" >"$out" || rc=$?
+		[ $rc -eq 0 ] || VM_TIMEOUT=20 vm_run "vm$b" 'kill $(cat /tmp/truth-server.pid) 2>/dev/null; true' >/dev/null || true
+		vm_wait "$srv" 60 >"$out.server" || rc=$((rc ? rc : 1))
+		cat "$out" >>"$out.all"
+		[ $rc -ne 0 ] || return 0
+		log "perftest vm$a -> vm$b with $q QPs failed (try $try): $(grep -iE 'error|fail|couldn' "$out" | head -3 | tr '\n' ' ')"
+	done
+	die "perftest vm$a -> vm$b with $q QPs failed ${LAB_TRIES:-3} times: $out.all"
+}
+
 # clos_truth N: path truth. Every pair of VMs on different leaves runs
 # perftest with LAB_TRUTH_FLOWS QPs (each its own UDP source port) while
 # the spines capture; then the source VM traces each of those flows with
 # `rdmamesh trace`, and the spine each trace names must be the spine that
 # forwarded the flow's packets (labcheck pathtruth).
 clos_truth() {
-	local n=$1 q=${LAB_TRUTH_FLOWS:-20} a b srv sports files=()
+	local n=$1 q=${LAB_TRUTH_FLOWS:-20} a b sports files=()
 	clos_capture_start
 	for a in $(seq 1 "$n"); do
 		for b in $(seq 1 "$n"); do
 			[ "$(clos_leaf "$a")" -lt "$(clos_leaf "$b")" ] || continue
-			srv=$(vm_start "vm$b" "ib_write_bw -d rxe0 -x 1 -q $q -n 20 -s 4096")
-			# The client retries until the server listens (its queue picks
-			# the command up within a second or two).
-			VM_TIMEOUT=300 vm_run "vm$a" "for i in \$(seq 1 30); do ib_write_bw -d rxe0 -x 1 -q $q -n 20 -s 4096 $(vm_dip "$b") && exit 0; sleep 1; done; exit 1" \
-				>"$LAB_RUN/truth-bw-$a-$b.out" || die "perftest vm$a -> vm$b with $q QPs failed: $LAB_RUN/truth-bw-$a-$b.out"
-			vm_wait "$srv" 60 >/dev/null || die "perftest server in vm$b failed"
+			clos_truth_bw "$a" "$b" "$q"
 		done
 	done
 	clos_capture_stop
