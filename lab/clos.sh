@@ -242,12 +242,13 @@ clos_run() {
 
 # clos_truth_bw A B Q: ib_write_bw with Q QPs from vmA to vmB, retried up
 # to LAB_TRIES times. rxe under the emulator occasionally NAKs a write
-# resent from the middle of a message (REM_INV_REQ_ERR, "Failed status 9");
-# the server then exits with its client, so a try restarts both. A failed
-# try's flows are real packets on the wire too: the traces cover them.
+# resent from the middle of a message (REM_INV_REQ_ERR, "Failed status 9"),
+# so the writes are one packet each (the VMs' MTU); the server exits with
+# a failed client, so a try restarts both. A failed try's flows are real
+# packets on the wire too, as good for the path truth as any.
 clos_truth_bw() {
 	local a=$1 b=$2 q=$3 out="$LAB_RUN/truth-bw-$1-$2.out" try srv rc
-	local o="-d rxe0 -x 1 -q $q -n 20 -s 4096 -p $PERF_PORT"
+	local o="-d rxe0 -x 1 -q $q -n 20 -s 1024 -p $PERF_PORT"
 	: >"$out.all"
 	for try in $(seq 1 "${LAB_TRIES:-3}"); do
 		srv=$(vm_start "vm$b" "echo \$\$ > /tmp/truth-server.pid; exec timeout 300 ib_write_bw $o")
@@ -284,7 +285,7 @@ clos_truth() {
 	for a in $(seq 1 "$n"); do
 		for b in $(seq 1 "$n"); do
 			[ "$(clos_leaf "$a")" -lt "$(clos_leaf "$b")" ] || continue
-			sports=$("$LAB_RUN/labcheck" sports "$LAB_RUN/capture" "$(vm_dip "$a")" "$(vm_dip "$b")") || die "no flows of vm$a -> vm$b on the wire"
+			sports=$("$LAB_RUN/labcheck" sports "$LAB_RUN/capture" "$(vm_dip "$a")" "$(vm_dip "$b")" "$q") || die "no flows of vm$a -> vm$b on the wire"
 			VM_TIMEOUT=300 vm_run "vm$a" "rdmamesh trace --src $(vm_dip "$a") --dst $(vm_dip "$b") --sport $sports --json" \
 				>"$LAB_RUN/truth-trace-$a-$b.json" || die "rdmamesh trace in vm$a failed: $LAB_RUN/truth-trace-$a-$b.json"
 			files+=("$LAB_RUN/truth-trace-$a-$b.json")

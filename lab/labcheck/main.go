@@ -172,10 +172,14 @@ func main() {
 		}
 		err = cellStats(a[0])
 	case "sports":
-		if len(a) != 3 {
-			fail("usage: labcheck sports CAPTURE_DIR SRC_IP DST_IP")
+		if len(a) != 3 && len(a) != 4 {
+			fail("usage: labcheck sports CAPTURE_DIR SRC_IP DST_IP [MAX]")
 		}
-		err = printSports(a[0], a[1], a[2])
+		limit := 0
+		if len(a) == 4 {
+			limit = atoi(a[3])
+		}
+		err = printSports(a[0], a[1], a[2], limit)
 	case "pathtruth":
 		if len(a) < 4 {
 			fail("usage: labcheck pathtruth CAPTURE_DIR PLAN MIN_FLOWS TRACE.json...")
