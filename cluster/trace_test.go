@@ -63,11 +63,7 @@ const oneCablePerSpine = "nodes=12,rails=1,leaf=4,spines=2,oversub=2,addrs=10.25
 // have addresses: its sweeps trace their flows.
 func startTraced(t *testing.T, spec string, faults ...string) *Cluster {
 	t.Helper()
-	ft, err := topology.ParseFatTree(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	topo, err := ft.Generate()
+	_, topo, err := topology.GenerateFatTree(spec)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -156,12 +156,22 @@ func (c *Coordinator) startSweep(req api.SweepRequest) (api.SweepInfo, error) {
 	if spec.Pattern == sweep.PatternOneToAll && !slices.Contains(names, spec.Root) {
 		return api.SweepInfo{}, sweep.BadRequest("root", fmt.Sprintf("%q is not one of the %d selected workers", spec.Root, len(names)))
 	}
-	rounds, err := sweep.PlanRounds(spec, names)
-	if err != nil {
-		return api.SweepInfo{}, sweep.BadRequest("nodes", err.Error())
-	}
+	// Committed first: the link patterns plan on it, and every leader that
+	// runs the sweep re-plans on the version the sweep records.
 	if err := c.commitTopology(); err != nil {
 		return api.SweepInfo{}, sweep.Unavailable("cannot commit the fabric topology: " + err.Error())
+	}
+	planned, err := sweep.PlanSweep(spec, nodes, c.Topology())
+	if err != nil {
+		field := "nodes"
+		if spec.Pattern == sweep.PatternLinks || spec.Pattern == sweep.PatternFabric {
+			field = "pattern"
+		}
+		return api.SweepInfo{}, sweep.BadRequest(field, err.Error())
+	}
+	rounds := planned.Rounds
+	if lp := planned.Links; lp != nil {
+		c.logLinkPlan(lp)
 	}
 	now := time.Now().UTC()
 	info := api.SweepInfo{ID: sweep.NewID(now), State: api.SweepRunning, Mode: mode, Nodes: names, Rails: rails,

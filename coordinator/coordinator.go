@@ -100,7 +100,7 @@ type SweepDefaults struct {
 	// Baseline, when set, is compared with every sweep (its variance rules
 	// come from the thresholds in use).
 	Baseline  *matrix.Baseline
-	Pattern   string        // all-pairs | k-batch | one-to-all
+	Pattern   string        // all-pairs | k-batch | one-to-all | links | fabric
 	BatchSize int           // pairs per round for k-batch
 	RailMode  string        // same | cross | all
 	Budget    time.Duration // whole-sweep time budget; 0 = none

@@ -138,8 +138,8 @@ type Thresholds struct {
 	GroupLabel string `json:"group_label,omitempty"`
 
 	// TestedOnly judges a sweep whose plan does not cover every pair and
-	// rail (one-to-all, a rail subset, cross rails only): cells without a
-	// measurement stay untested but neither fail the sweep nor make their
+	// rail (one-to-all, a link sweep, a rail subset, cross rails only):
+	// cells without a measurement stay untested but neither fail the sweep nor make their
 	// nodes suspects, and JUnit leaves them out. Off, an untested cell is a
 	// failure: the gate must not pass a sweep that measured half the fabric.
 	TestedOnly bool `json:"tested_only,omitempty"`

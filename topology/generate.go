@@ -161,6 +161,16 @@ func (ft FatTree) NodeNames() []string {
 	return out
 }
 
+// GenerateFatTree is ParseFatTree's tree, generated.
+func GenerateFatTree(spec string) (FatTree, *Topology, error) {
+	ft, err := ParseFatTree(spec)
+	if err != nil {
+		return ft, nil, err
+	}
+	t, err := ft.Generate()
+	return ft, t, err
+}
+
 // Generate builds the tree.
 func (ft FatTree) Generate() (*Topology, error) {
 	if err := ft.check(); err != nil {

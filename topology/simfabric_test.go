@@ -17,11 +17,7 @@ import (
 
 func tree(tb testing.TB, spec string) *topology.Topology {
 	tb.Helper()
-	ft, err := topology.ParseFatTree(spec)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	t, err := ft.Generate()
+	_, t, err := topology.GenerateFatTree(spec)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -66,7 +66,7 @@ func newGateCmd() *cobra.Command {
 	f.StringSliceVar(&o.Request.Nodes, "nodes", nil, "only these workers (default: all)")
 	f.StringVar(&o.Request.Hosts, "hosts", "", "only the workers of this Slurm hostlist, e.g. gpu[001-128,130] (in a prolog: $SLURM_JOB_NODELIST)")
 	f.StringToStringVar(&o.Request.Labels, "labels", nil, "only workers with these labels, e.g. rack=r1,leaf=l3")
-	f.StringVar(&o.Request.Pattern, "pattern", "", "all-pairs, k-batch or one-to-all (default: the coordinator's)")
+	f.StringVar(&o.Request.Pattern, "pattern", "", "all-pairs, k-batch, one-to-all, links or fabric (default: the coordinator's)")
 	f.IntVar(&o.Request.BatchSize, "batch-size", 0, "pairs per round for --pattern k-batch")
 	f.StringVar(&o.Request.Root, "root", "", "the node tested against all others for --pattern one-to-all")
 	f.StringVar(&o.Request.RailMode, "rail-mode", "", "same (rail i to rail i), cross (to every other rail) or all")

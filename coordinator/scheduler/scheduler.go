@@ -13,12 +13,25 @@ type Pair struct {
 	B string `json:"b"`
 }
 
+// RailFlow is one rail of a steered pair (Round.Steer): the flow label
+// A's QP sends with and B's (0: the provider picks).
+type RailFlow struct {
+	Rail int    `json:"rail"`
+	A    uint32 `json:"a,omitempty"`
+	B    uint32 `json:"b,omitempty"`
+}
+
 // Round is one set of disjoint pairs. Bye names the node resting this round
 // when the node count is odd.
 type Round struct {
 	Index int    `json:"index"`
 	Pairs []Pair `json:"pairs"`
 	Bye   string `json:"bye,omitempty"`
+	// Steer, when set, is in step with Pairs: pair i is tested on the
+	// rails Steer[i] lists only, each end's QPs sending with the flow
+	// label given (a link sweep's plan); an empty entry tests every rail
+	// the sweep's rail mode gives.
+	Steer [][]RailFlow `json:"steer,omitempty"`
 }
 
 // AllPairs plans every unordered pair exactly once with the circle method:

@@ -12,11 +12,7 @@ import (
 
 func fatTree(t *testing.T, spec string) *topology.Topology {
 	t.Helper()
-	ft, err := topology.ParseFatTree(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	topo, err := ft.Generate()
+	_, topo, err := topology.GenerateFatTree(spec)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/rdmamesh/rdmamesh/coordinator/scheduler"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
 	"github.com/rdmamesh/rdmamesh/matrix"
 )
@@ -18,10 +19,16 @@ import (
 // fig is room for the figures of the cells appended, one slot a rail
 // link, in step with out's room; lite takes the phases' lite cells
 // (Task.Lite), within the same room.
-func pairPhases(ctx context.Context, d Dispatcher, sc *pairScratch, out []matrix.Cell, fig figRoom, lite *[]LiteCell, id string, round int, spec *Spec, pc *phaseCache, a, b *nodeRec) []matrix.Cell {
+//
+// steer, when not empty, limits the pair to its rails and gives each
+// end's QPs their flow labels (a link sweep).
+func pairPhases(ctx context.Context, d Dispatcher, sc *pairScratch, out []matrix.Cell, fig figRoom, lite *[]LiteCell, id string, round int, spec *Spec, pc *phaseCache, a, b *nodeRec, steer []scheduler.RailFlow) []matrix.Cell {
 	// Both directions link the rails the two nodes share, so they have the
 	// same phases, mirrored.
 	fwd, rev := pc.phases(&sc.fwd, spec, a, b), pc.phases(&sc.rev, spec, b, a)
+	if len(steer) > 0 {
+		fwd, rev = steerPhases(fwd, steer, false), steerPhases(rev, steer, true)
+	}
 	for i := range fwd {
 		var there, back []probe.RailPair
 		there, out = splitUsable(out, a, b, round, fwd[i])
@@ -93,4 +100,30 @@ func unusable(n matrix.Node, rail int) *probe.Error {
 		e.Fix = fmt.Sprintf("run `rdmamesh doctor` on %s", n.Name)
 	}
 	return e
+}
+
+// steerPhases is phases restricted to the steered rails, each end's
+// endpoint carrying its flow label; reverse: the phases run B → A. It
+// copies: the phases may be shared by every pair with the same layouts.
+func steerPhases(phases [][]probe.RailPair, steer []scheduler.RailFlow, reverse bool) [][]probe.RailPair {
+	out := make([][]probe.RailPair, 0, len(phases))
+	for _, ph := range phases {
+		var keep []probe.RailPair
+		for _, rp := range ph {
+			i := slices.IndexFunc(steer, func(rf scheduler.RailFlow) bool { return rf.Rail == rp.Rail })
+			if i < 0 {
+				continue
+			}
+			src, dst := steer[i].A, steer[i].B
+			if reverse {
+				src, dst = dst, src
+			}
+			rp.Src.FlowLabel, rp.Dst.FlowLabel = src, dst
+			keep = append(keep, rp)
+		}
+		if len(keep) > 0 {
+			out = append(out, keep)
+		}
+	}
+	return out
 }

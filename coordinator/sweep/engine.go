@@ -15,6 +15,7 @@ import (
 	"github.com/rdmamesh/rdmamesh/internal/api"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
 	"github.com/rdmamesh/rdmamesh/matrix"
+	"github.com/rdmamesh/rdmamesh/topology"
 )
 
 // Dispatcher runs one phase of a pair on the workers: the coordinator's is
@@ -96,11 +97,14 @@ type PathTracer interface {
 
 // Engine runs sweeps on a leader. One Run at a time.
 type Engine struct {
-	View        View
-	Commit      Committer
-	Dispatch    Dispatcher
-	Paths       PathTracer // nil: no paths are traced
-	Parallelism int        // pairs of a round at once; 0 = all
+	View     View
+	Commit   Committer
+	Dispatch Dispatcher
+	Paths    PathTracer // nil: no paths are traced
+	// Topology is the fabric topology of a version (SweepInfo.Topology),
+	// which the link patterns plan on; nil, or nil for a version: none.
+	Topology    func(version string) *topology.Topology
+	Parallelism int // pairs of a round at once; 0 = all
 	Log         *slog.Logger
 	// OnRound, when set, sees each committed round's timing. It runs on the
 	// commit goroutine: it must not block.
@@ -137,13 +141,18 @@ func (e *Engine) Run(ctx context.Context, id string) {
 	for i, n := range rec.Nodes {
 		names[i] = n.Name
 	}
-	rounds, err := PlanRounds(rec.Spec, names)
+	var topo *topology.Topology
+	if e.Topology != nil && rec.Info.Topology != "" {
+		topo = e.Topology(rec.Info.Topology)
+	}
+	planned, err := PlanSweep(rec.Spec, rec.Nodes, topo)
 	if err != nil {
 		e.end(id, api.SweepFailed, err.Error(), nil)
 		return
 	}
+	rounds := planned.Rounds
 	start := time.Now()
-	r := roundRunner{e: e, ctx: ctx, id: id, rec: rec, nodes: NewNodes(rec.Nodes)}
+	r := roundRunner{e: e, ctx: ctx, id: id, rec: rec, nodes: NewNodes(rec.Nodes), steer: newSteering(planned)}
 	if rec.Spec.Budget > 0 {
 		// From the committed start, so a new leader keeps the same budget.
 		r.deadline = rec.Info.Started.Add(rec.Spec.Budget)

@@ -28,7 +28,7 @@ func PlanRounds(spec Spec, names []string) ([]scheduler.Round, error) {
 	case PatternOneToAll:
 		return scheduler.OneToAll(names, spec.Root)
 	}
-	return nil, fmt.Errorf("pattern %q: want %s, %s or %s", spec.Pattern, PatternAllPairs, PatternKBatch, PatternOneToAll)
+	return nil, fmt.Errorf("pattern %q: want %s, %s, %s, %s or %s", spec.Pattern, PatternAllPairs, PatternKBatch, PatternOneToAll, PatternLinks, PatternFabric)
 }
 
 // RailPhases lists what src → dst tests, one probe task per phase: the
@@ -101,7 +101,11 @@ func CountCells(spec Spec, nodes []matrix.Node, rounds []scheduler.Round) int {
 	links := map[int]int{}
 	cells := 0
 	for _, rd := range rounds {
-		for _, p := range rd.Pairs {
+		for i, p := range rd.Pairs {
+			if i < len(rd.Steer) && len(rd.Steer[i]) > 0 {
+				cells += 2 * len(rd.Steer[i])
+				continue
+			}
 			for _, dir := range [2][2]string{{p.A, p.B}, {p.B, p.A}} {
 				src, dst := byName[dir[0]], byName[dir[1]]
 				common := min(len(src.Ports), len(dst.Ports))

@@ -225,6 +225,10 @@ func (w *roundWork) pair(i int, sc *pairScratch) {
 	// cross-rail modes outgrow it and append into their own.
 	cells := w.slab[w.at[i]:w.at[i]:w.at[i+1]]
 	lite := w.lite[w.at[i]:w.at[i]:w.at[i+1]]
-	w.perPair[i] = pairPhases(w.ctx, w.d, sc, cells, w.fig.sub(w.at[i], w.at[i+1]), &lite, w.id, w.rd.Index, w.spec, w.phases, ends[0], ends[1])
+	var steer []scheduler.RailFlow
+	if i < len(w.rd.Steer) {
+		steer = w.rd.Steer[i]
+	}
+	w.perPair[i] = pairPhases(w.ctx, w.d, sc, cells, w.fig.sub(w.at[i], w.at[i+1]), &lite, w.id, w.rd.Index, w.spec, w.phases, ends[0], ends[1], steer)
 	w.perLite[i] = lite
 }

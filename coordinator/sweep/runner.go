@@ -21,6 +21,7 @@ type roundRunner struct {
 	nodes    *Nodes
 	deadline time.Time // zero: no budget
 	tester   *probe.Error
+	steer    steering // a link sweep's pairs, retested on their paths
 }
 
 // run runs rounds and commits each as a unit; commits overlap the
@@ -110,6 +111,9 @@ func (r *roundRunner) confirm() bool {
 				return false
 			}
 			r.e.log().Info("retesting suspect pairs", "sweep", r.id, "pass", pass, "pairs", len(pairs), "rounds", len(rounds))
+		}
+		for i := range plan.Rounds {
+			r.steer.steer(&plan.Rounds[i])
 		}
 		switch r.run(plan.Rounds) {
 		case runStopped:

@@ -59,13 +59,14 @@ func Resolve(o Defaults, req api.SweepRequest) (Spec, string, api.SweepRequest, 
 	}
 	spec.Root = req.Root
 	switch spec.Pattern {
-	case PatternAllPairs, PatternOneToAll:
+	case PatternAllPairs, PatternOneToAll, PatternLinks, PatternFabric:
 	case PatternKBatch:
 		if spec.BatchSize < 1 {
 			return bad("batch_size", "%d: k-batch needs batch_size >= 1 (pairs tested at once)", spec.BatchSize)
 		}
 	default:
-		return bad("pattern", "%q: want %s, %s or %s", spec.Pattern, PatternAllPairs, PatternKBatch, PatternOneToAll)
+		return bad("pattern", "%q: want %s, %s, %s, %s (every switch link, steered) or %s (links, plus every pair inside each leaf)",
+			spec.Pattern, PatternAllPairs, PatternKBatch, PatternOneToAll, PatternLinks, PatternFabric)
 	}
 	if spec.Pattern == PatternOneToAll && spec.Root == "" {
 		return bad("root", "one-to-all needs root: the node tested against every other")
@@ -75,6 +76,12 @@ func Resolve(o Defaults, req api.SweepRequest) (Spec, string, api.SweepRequest, 
 		return bad("rail_mode", "%v", err)
 	}
 	spec.RailMode = string(rm)
+	if linkPattern(spec.Pattern) && rm != scheduler.RailsSame {
+		return bad("rail_mode", "%q: pattern %s steers each rail's tests over its own plane's links; use rail_mode same", rm, spec.Pattern)
+	}
+	if linkPattern(spec.Pattern) && spec.Params.Connect == probe.ConnectRDMACM {
+		return bad("connect", "rdmacm: pattern %s steers tests by the flow label the exchange connection sets on each QP; use connect exchange", spec.Pattern)
+	}
 	for _, r := range req.Rails {
 		if r < 0 || r > 1023 {
 			return bad("rails", "rail %d out of range: rails are numbered from 0", r)
@@ -144,7 +151,7 @@ type Defaults struct {
 type Spec struct {
 	Params      probe.TestParams
 	PairTimeout time.Duration
-	Pattern     string // all-pairs | k-batch | one-to-all
+	Pattern     string // all-pairs | k-batch | one-to-all | links | fabric
 	BatchSize   int
 	Root        string
 	RailMode    string        // same | cross | all
@@ -157,5 +164,5 @@ type Spec struct {
 // TestedOnly reports whether the plan leaves pairs or rails out on purpose,
 // so the judgement must not fail on them.
 func (s Spec) TestedOnly() bool {
-	return s.Pattern == PatternOneToAll || len(s.Rails) > 0 || s.RailMode == string(scheduler.RailsCross)
+	return s.Pattern == PatternOneToAll || linkPattern(s.Pattern) || len(s.Rails) > 0 || s.RailMode == string(scheduler.RailsCross)
 }

@@ -58,6 +58,8 @@ func TestResolveSpec(t *testing.T) {
 		{name: "unknown profile", req: api.SweepRequest{Profile: "hdr"}, wantField: "profile"},
 		{name: "bad connect", req: api.SweepRequest{Connect: "tcp"}, wantField: "connect"},
 		{name: "bad pair timeout", req: api.SweepRequest{PairTimeout: "-1s"}, wantField: "pair_timeout"},
+		{name: "links across rails", req: api.SweepRequest{Pattern: "links", RailMode: "cross"}, wantField: "rail_mode"},
+		{name: "fabric over rdma cm", req: api.SweepRequest{Pattern: "fabric", Connect: "rdmacm"}, wantField: "connect"},
 		{name: "bad iterations", req: api.SweepRequest{LatencyIters: 5_000_000}, wantField: "latency_iters"},
 	}
 	d := testDefaults()

@@ -33,8 +33,10 @@ type SweepRequest struct {
 	Hosts  string            `json:"hosts,omitempty" yaml:"hosts,omitempty"`
 	Labels map[string]string `json:"labels,omitempty" yaml:"labels,omitempty"`
 
-	// Pattern is all-pairs (default), k-batch (BatchSize pairs per round)
-	// or one-to-all (Root against every other node).
+	// Pattern is all-pairs (default), k-batch (BatchSize pairs per round),
+	// one-to-all (Root against every other node), links (tests steered
+	// over every switch link of the topology) or fabric (links plus every
+	// pair inside each leaf group).
 	Pattern   string `json:"pattern,omitempty" yaml:"pattern,omitempty"`
 	BatchSize int    `json:"batch_size,omitempty" yaml:"batch_size,omitempty"`
 	Root      string `json:"root,omitempty" yaml:"root,omitempty"`

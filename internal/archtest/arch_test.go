@@ -98,13 +98,16 @@ var rules = map[string][]string{
 	"worker":      {"internal/probe", "internal/wire", "internal/session", "internal/member", "internal/selffault", "internal/fabric", "internal/liveplan", "worker/live", "internal/counters", "internal/pathtrace"},
 	"worker/live": {"internal/fabric", "internal/liveplan", "internal/probe"},
 	"coordinator": {"internal/probe", "internal/wire", "internal/member", "internal/api", "matrix", "coordinator/scheduler", "internal/hostlist", "internal/selffault",
-		"coordinator/sweep", "coordinator/store", "coordinator/live", "internal/liveplan", "internal/fabric", "coordinator/raftlog", "topology", "internal/pathtrace"},
+		"coordinator/sweep", "coordinator/linkplan", "coordinator/store", "coordinator/live", "internal/liveplan", "internal/fabric", "coordinator/raftlog", "topology", "internal/pathtrace"},
 	"coordinator/scheduler": nil,
 	// raft's log on disk: raft's types and the filesystem, nothing of ours.
 	"coordinator/raftlog": nil,
 	// The sweep engine declares what it needs (Dispatcher, Committer, View);
 	// the coordinator adapts raft, the store and HTTP to them.
-	"coordinator/sweep": {"coordinator/scheduler", "internal/probe", "internal/api", "internal/hostlist", "matrix"},
+	"coordinator/sweep": {"coordinator/scheduler", "coordinator/linkplan", "internal/probe", "internal/api", "internal/hostlist", "matrix", "topology"},
+	// The link planner is pure like the scheduler, with the topology's
+	// routes to steer by.
+	"coordinator/linkplan": {"coordinator/scheduler", "internal/probe", "topology"},
 	// The store records the sweep's own types, so it sits above sweep.
 	"coordinator/store": {"coordinator/sweep", "coordinator/scheduler", "internal/probe", "internal/wire", "internal/api", "matrix", "internal/counters", "topology"},
 	"coordinator/live":  {"internal/api", "internal/liveplan", "internal/probe", "matrix"},

@@ -121,7 +121,7 @@ type Sweep struct {
 	BWIters      int           `mapstructure:"bw_iters"`
 	TxDepth      int           `mapstructure:"tx_depth"`
 	TestTimeout  time.Duration `mapstructure:"test_timeout"`
-	Pattern      string        `mapstructure:"pattern"`    // all-pairs | k-batch | one-to-all
+	Pattern      string        `mapstructure:"pattern"`    // all-pairs | k-batch | one-to-all | links | fabric
 	BatchSize    int           `mapstructure:"batch_size"` // pairs per round for k-batch
 	RailMode     string        `mapstructure:"rail_mode"`  // same | cross | all
 	Budget       time.Duration `mapstructure:"budget"`     // whole sweep; 0 = none
@@ -398,7 +398,7 @@ func (c *Config) Validate() error {
 	oneOf("log.format", c.Log.Format, "text", "json")
 	oneOf("worker.fabric", c.Worker.Fabric, "verbs", "sim")
 	oneOf("sweep.mode", c.Sweep.Mode, "quick", "full")
-	oneOf("sweep.pattern", c.Sweep.Pattern, "all-pairs", "k-batch", "one-to-all")
+	oneOf("sweep.pattern", c.Sweep.Pattern, "all-pairs", "k-batch", "one-to-all", "links", "fabric")
 	oneOf("sweep.rail_mode", c.Sweep.RailMode, "same", "cross", "all")
 	oneOf("sweep.connect", c.Sweep.Connect, "exchange", "rdmacm")
 	if c.Sweep.Retests < 0 || c.Sweep.Retests > 5 {

@@ -103,6 +103,11 @@ type Endpoint struct {
 	Port     int    `json:"port"`
 	GIDIndex int    `json:"gid_index"` // -1 lets the provider choose
 	Rail     int    `json:"rail"`
+	// FlowLabel, when not 0, is the GRH flow label this end's QP sends
+	// with (20 bits). On RoCE v2 it sets the packets' UDP source port
+	// (RoCEv2Sport), the field ECMP hashes: a link sweep steers a test
+	// onto a chosen path with it. 0 leaves it to the provider.
+	FlowLabel uint32 `json:"flow_label,omitempty"`
 }
 
 // RailPair is one rail of a pair test: which HCA port on each side.

@@ -51,10 +51,11 @@ func (w *writer) endpoint(e *probe.Endpoint) {
 	w.int(e.Port)
 	w.int(e.GIDIndex)
 	w.int(e.Rail)
+	w.u64(uint64(e.FlowLabel))
 }
 
 func (r *reader) endpoint() probe.Endpoint {
-	return probe.Endpoint{Device: r.str(), Port: r.int(), GIDIndex: r.int(), Rail: r.int()}
+	return probe.Endpoint{Device: r.str(), Port: r.int(), GIDIndex: r.int(), Rail: r.int(), FlowLabel: uint32(r.u64())}
 }
 
 func (w *writer) railPair(p *probe.RailPair) {

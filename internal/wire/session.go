@@ -63,7 +63,9 @@ type SessionOutcome struct {
 // SessionOpenMsg is the open request's codec. Version 2 added the QPs' UDP
 // source ports (QPInfo.UDPSport), so the responder knows which path the
 // initiator's packets take and the initiator which one the answers take.
-var SessionOpenMsg = &Codec[SessionOpen]{name: "session open", version: 2,
+// Version 3 added each endpoint's flow label (probe.Endpoint.FlowLabel),
+// which steers the responder's answers in a link sweep.
+var SessionOpenMsg = &Codec[SessionOpen]{name: "session open", version: 3,
 	put: func(w *writer, s *SessionOpen) {
 		w.str(s.SweepID)
 		w.str(s.Src)

@@ -119,8 +119,9 @@ func ReverseResultOf(res *TaskResult) *ReverseResult {
 // Version 3 writes a reverse half that mirrors the forward one (each rail
 // with its ends swapped, as every same-rail sweep's is) as one flag
 // instead of its rails: a third of the task's bytes, and of what both ends
-// spent encoding and decoding it.
-var TaskMsg = &Codec[Task]{name: "task", version: 3, shared: true,
+// spent encoding and decoding it. Version 4 added each endpoint's flow
+// label (probe.Endpoint.FlowLabel), the link sweep's steering.
+var TaskMsg = &Codec[Task]{name: "task", version: 4, shared: true,
 	put: func(w *writer, t *Task) { putTask(w, t, nil) },
 	get: func(r *reader, t *Task) { getTask(r, t, &railMemo{}) }}
 

@@ -48,11 +48,7 @@ type fabricSuspect struct {
 // the fix and the tests that crossed it: the failed ones first, each
 // opening its pair.
 func TestUIFabric(t *testing.T) {
-	ft, err := topology.ParseFatTree(fabricTree)
-	if err != nil {
-		t.Fatal(err)
-	}
-	topo, err := ft.Generate()
+	_, topo, err := topology.GenerateFatTree(fabricTree)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -291,7 +291,10 @@ func (n *Node) Open(ctx context.Context, ep probe.Endpoint, p probe.TestParams) 
 	h := hash64(n.fab.seed, "open", n.name, ep.Device, n.nextOpen(ep.Device))
 	qpn := uint32(0x100 + h%(0xffffff-0x100))
 	var sport uint16
-	if s.roce() {
+	switch {
+	case s.roce() && ep.FlowLabel != 0:
+		sport = probe.RoCEv2Sport(ep.FlowLabel, qpn, 0) // a label decides the port alone
+	case s.roce():
 		sport = rxeSport(qpn)
 	}
 	return &Session{

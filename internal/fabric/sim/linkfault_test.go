@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"net/netip"
@@ -250,5 +251,40 @@ func TestLinkLossIsNamed(t *testing.T) {
 	want := "packets are being lost on the path (100% loss on the links the writes cross, 0% on the acknowledgements')"
 	if o.Err == nil || !strings.Contains(o.Err.Cause, want) {
 		t.Errorf("node-01 -> node-03 over a cable losing everything: %+v, want it to say %q", o.Err, want)
+	}
+}
+
+// A flow label steers: it alone decides a RoCE QP's source port, whatever
+// the QP number, as rdma_get_udp_sport does; without one the port follows
+// the QP number.
+func TestFlowLabelSetsTheSourcePort(t *testing.T) {
+	fab, err := New(Config{Preset: "roce-2x100", Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	p := probe.DefaultTestParams()
+	ports := map[uint16]bool{}
+	for i := range 3 {
+		ep := probe.Endpoint{Device: "mlx5_0", Port: 1, GIDIndex: -1, FlowLabel: 0x1234}
+		s, err := fab.Node("node-01").Open(ctx, ep, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := s.Info().UDPSport, probe.RoCEv2Sport(0x1234, 0, 0); got != want {
+			t.Errorf("open %d with label 0x1234: sport %#x, want %#x", i, got, want)
+		}
+		ep.FlowLabel = 0
+		u, err := fab.Node("node-01").Open(ctx, ep, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := u.Info().UDPSport, rxeSport(u.Info().QPN); got != want {
+			t.Errorf("open %d without a label: sport %#x, want rxe's %#x", i, got, want)
+		}
+		ports[u.Info().UDPSport] = true
+	}
+	if len(ports) < 2 {
+		t.Errorf("three QPs without a label share port %v: the QP number should spread them", ports)
 	}
 }

@@ -105,6 +105,7 @@ typedef struct rm_conn {
 	int sgid_index;
 	int hop_limit;
 	int traffic_class;
+	uint32_t flow_label; // GRH flow label; on RoCE v2 it sets the UDP source port
 	uint8_t dgid[16];
 	uint64_t remote_addr;
 	uint32_t remote_rkey;

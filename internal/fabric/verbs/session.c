@@ -168,7 +168,7 @@ int rm_sess_connect(rm_sess *s, const rm_conn *c, rm_status *st)
 		a.ah_attr.grh.sgid_index = c->sgid_index;
 		a.ah_attr.grh.hop_limit = c->hop_limit;
 		a.ah_attr.grh.traffic_class = c->traffic_class;
-		a.ah_attr.grh.flow_label = 0;
+		a.ah_attr.grh.flow_label = c->flow_label & 0xfffff;
 	}
 	errno = 0;
 	int rc = rm_fn.modify_qp(s->qp, &a,

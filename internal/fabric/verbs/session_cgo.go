@@ -42,6 +42,7 @@ type Session struct {
 	mtu       int // path MTU in bytes
 	latencyOK bool
 	sport     sportRule // how the driver picks the QP's UDP source port
+	flowLabel uint32    // probe.Endpoint.FlowLabel: 0 lets the QP numbers pick the port
 }
 
 var (
@@ -112,7 +113,7 @@ func (s *Session) Connect(ctx context.Context, remote probe.QPInfo) error {
 	}
 	c := C.rm_conn{remote_qpn: C.uint32_t(remote.QPN), remote_psn: C.uint32_t(remote.PSN),
 		local_psn: C.uint32_t(s.info.PSN), port: C.int(s.port), dlid: C.int(remote.LID),
-		sgid_index: C.int(s.gid.Index), hop_limit: 64,
+		sgid_index: C.int(s.gid.Index), hop_limit: 64, flow_label: C.uint32_t(s.flowLabel),
 		remote_addr: C.uint64_t(remote.Addr), remote_rkey: C.uint32_t(remote.RKey),
 		remote_len: C.uint64_t(remote.Size)}
 	s.mtu = pathMTU(s.info.MTU, remote.MTU)
@@ -139,7 +140,7 @@ func (s *Session) Connect(ctx context.Context, remote probe.QPInfo) error {
 	}
 	s.connected = true
 	if s.sport == sportFlowLabel && c.global != 0 {
-		s.info.UDPSport = probe.RoCEv2Sport(0, s.info.QPN, remote.QPN) // the GRH carries no flow label
+		s.info.UDPSport = probe.RoCEv2Sport(s.flowLabel, s.info.QPN, remote.QPN)
 	}
 	return nil
 }

@@ -1,0 +1,64 @@
+package cluster
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/rdmamesh/rdmamesh/coordinator"
+	"github.com/rdmamesh/rdmamesh/internal/api"
+	"github.com/rdmamesh/rdmamesh/matrix"
+	"github.com/rdmamesh/rdmamesh/topology"
+)
+
+// A links sweep steers few tests over every leaf-spine link: 2·L·S
+// directional tests on 3 leaves x 2 spines, all passing, and the traced
+// paths of their data flows cross every link direction at least twice.
+func TestLinkSweepCoversEveryLinkTwice(t *testing.T) {
+	cl := startTraced(t, oneCablePerSpine)
+	info, m := sweepWith(t, cl, api.SweepRequest{Pattern: "links"})
+	if m.Outcome() != matrix.OutcomePass {
+		t.Fatalf("outcome %s:\n%s", m.Outcome(), m.Summary())
+	}
+	const bound = 2 * 3 * 2
+	tested := 0
+	for _, r := range m.Cells {
+		if r.Verdict != matrix.VerdictUntested {
+			tested++
+		}
+	}
+	if tested == 0 || tested > bound || info.Cells != tested {
+		t.Fatalf("%d cells tested (the sweep planned %d), want 1 to %d", tested, info.Cells, bound)
+	}
+	paths, _ := cl.Coord.SweepPaths(info.ID)
+	through := map[string]int{}
+	for _, p := range paths {
+		if p.Back {
+			continue
+		}
+		for _, l := range p.Links {
+			through[l]++
+		}
+	}
+	topo := cl.Coord.Topology()
+	for c, cb := range topo.Cables {
+		if cb.A.IsHCA() || cb.B.IsHCA() {
+			continue
+		}
+		for _, l := range []topology.Link{topology.Link(2 * c), topology.Link(2*c + 1)} {
+			if n := through[topo.LinkName(l)]; n < 2 {
+				t.Errorf("%s: %d traced tests, want 2", topo.LinkName(l), n)
+			}
+		}
+	}
+	t.Logf("%d cells in %d rounds; tests through each link: %v", tested, info.Rounds, through)
+}
+
+// Without a topology there is nothing to steer by: the sweep is refused,
+// naming the setting that gives one.
+func TestLinkSweepWithoutTopologyRefused(t *testing.T) {
+	cl := startSweepDefaults(t, 4, coordinator.SweepDefaults{})
+	_, err := cl.Coord.StartSweep(t.Context(), api.SweepRequest{Pattern: "fabric"})
+	if err == nil || !strings.Contains(err.Error(), "coordinator.topology") {
+		t.Fatalf("a fabric sweep without a topology: %v", err)
+	}
+}

@@ -1,0 +1,361 @@
+package linkplan
+
+import (
+	"cmp"
+	"fmt"
+	"github.com/rdmamesh/rdmamesh/coordinator/scheduler"
+	"slices"
+
+	"github.com/rdmamesh/rdmamesh/topology"
+)
+
+// plane plans the tests of one rail: its HCAs, the leaves they hang off
+// and the switch links above those leaves.
+type plane struct {
+	t      *topology.Topology
+	rail   int
+	ib     bool
+	leaves []int         // leaf positions with an HCA of the plane, in order
+	byLeaf map[int][]int // leaf position -> its HCAs, by node name
+	turn   map[int]int   // leaf position -> how many tests its HCAs took
+	links  []topology.Link
+	below  map[int][]int // switch -> positions in leaves below it
+	need   []int8        // per link (shared by the rails): tests still wanted
+	first  []int64       // per link: the first test's ends, +1; 0: none yet
+	count  []int32       // per link: the plan's tests through it
+	label  uint32        // the next flow label to try
+	tests  int
+	why    map[topology.Link]string
+	route  []topology.Link
+}
+
+func newPlane(t *topology.Topology, rail int, hcas []int, need []int8, first []int64) *plane {
+	p := &plane{t: t, rail: rail, ib: t.LinkLayer == topology.InfiniBand, byLeaf: map[int][]int{}, turn: map[int]int{},
+		below: map[int][]int{}, need: need, first: first, count: make([]int32, len(need)), label: 1,
+		why: map[topology.Link]string{}}
+	slices.SortFunc(hcas, func(a, b int) int { return cmp.Compare(t.HCAs[a].Node, t.HCAs[b].Node) })
+	for _, h := range hcas {
+		leaf := t.LeafIndex(t.LeafOf(h))
+		if _, ok := p.byLeaf[leaf]; !ok {
+			p.leaves = append(p.leaves, leaf)
+		}
+		p.byLeaf[leaf] = append(p.byLeaf[leaf], h)
+	}
+	slices.Sort(p.leaves)
+	// The plane's links: every up link from its leaves and from the
+	// switches above them, and each one's way back down.
+	seen := map[int]bool{}
+	queue := make([]int, 0, len(p.leaves))
+	for _, leaf := range p.leaves {
+		queue = append(queue, t.LeafSwitch(leaf))
+	}
+	for len(queue) > 0 {
+		s := queue[0]
+		queue = queue[1:]
+		if seen[s] {
+			continue
+		}
+		seen[s] = true
+		for _, l := range t.Uplinks(s) {
+			p.links = append(p.links, l, l.Reverse())
+			queue = append(queue, t.LinkTo(l).Switch)
+		}
+	}
+	slices.SortFunc(p.links, p.order)
+	p.links = slices.Compact(p.links)
+	for _, l := range p.links {
+		if p.first[l] == 0 && p.need[l] == 0 {
+			p.need[l] = Need // a link shared with a rail planned before keeps what that one left
+		}
+	}
+	return p
+}
+
+// order takes up links before down links, lower tiers first: the up
+// links from the leaves shape the tests, which then fill the down links
+// on their way.
+func (p *plane) order(a, b topology.Link) int {
+	ua, ub := p.isUp(a), p.isUp(b)
+	if ua != ub {
+		if ua {
+			return -1
+		}
+		return 1
+	}
+	ta, tb := p.t.Switches[p.lower(a)].Tier, p.t.Switches[p.lower(b)].Tier
+	return cmp.Or(cmp.Compare(ta, tb), cmp.Compare(a, b))
+}
+
+func (p *plane) isUp(l topology.Link) bool {
+	return p.t.Switches[p.t.LinkFrom(l).Switch].Tier < p.t.Switches[p.t.LinkTo(l).Switch].Tier
+}
+
+// lower is the switch at the link's lower end.
+func (p *plane) lower(l topology.Link) int {
+	if p.isUp(l) {
+		return p.t.LinkFrom(l).Switch
+	}
+	return p.t.LinkTo(l).Switch
+}
+
+// leavesBelow are the plane's leaves switch s reaches going down.
+func (p *plane) leavesBelow(s int) []int {
+	if b, ok := p.below[s]; ok {
+		return b
+	}
+	var b []int
+	for _, leaf := range p.leaves {
+		if p.t.Reaches(s, leaf) {
+			b = append(b, leaf)
+		}
+	}
+	p.below[s] = b
+	return b
+}
+
+// plan adds tests until every link of the plane has its Need, or no test
+// the search can find crosses it.
+func (p *plane) plan(pairs *pairSet) {
+	p.ring(pairs)
+	for _, l := range p.links {
+		for p.need[l] > 0 {
+			if !p.testThrough(l, pairs) {
+				break
+			}
+		}
+	}
+}
+
+// ring lays the tests out as a ring of leaves: over each of its up
+// links, every leaf tests its next leaf, and the test comes back over the
+// same cables. A leaf's up links then carry its own tests out and its
+// previous leaf's back, its down links the previous leaf's tests in and
+// its own back: each link direction twice, with other partners, in two
+// tests per cable above the leaves, the fewest there can be. The next
+// leaf is the same leaf of the next pod in a three-tier plane, so the
+// tests cross the cores too; elsewhere the leaf after it.
+func (p *plane) ring(pairs *pairSet) {
+	if len(p.leaves) < 2 {
+		return
+	}
+	step := p.podSize()
+	for i, leaf := range p.leaves {
+		next := p.leaves[(i+step)%len(p.leaves)]
+		for _, u := range p.t.Uplinks(p.t.LeafSwitch(leaf)) {
+			if p.need[u] > 0 {
+				p.search(u, leaf, []int{next}, 0, pairs)
+			}
+		}
+	}
+}
+
+// podSize is how many of the plane's leaves each pod has when the pods
+// have equally many and there are several; 1 otherwise.
+func (p *plane) podSize() int {
+	per := map[int]int{}
+	for _, leaf := range p.leaves {
+		per[p.t.Switches[p.t.LeafSwitch(leaf)].Pod]++
+	}
+	size := 0
+	for _, n := range per {
+		if size != 0 && n != size {
+			return 1
+		}
+		size = n
+	}
+	if len(per) < 2 {
+		return 1
+	}
+	return size
+}
+
+// testThrough adds the best test it finds that crosses l, and reports
+// whether it found one.
+func (p *plane) testThrough(l topology.Link, pairs *pairSet) bool {
+	x := p.lower(l)
+	in := p.leavesBelow(x)
+	out := make([]int, 0, len(p.leaves)-len(in))
+	for _, leaf := range p.leaves {
+		if _, found := slices.BinarySearch(in, leaf); !found {
+			out = append(out, leaf)
+		}
+	}
+	switch {
+	case len(in) == 0:
+		p.why[l] = fmt.Sprintf("no worker's rail-%d HCA is below %s", p.rail, p.t.Switches[x].Name)
+		return false
+	case len(out) == 0:
+		p.why[l] = fmt.Sprintf("every worker's rail-%d HCA is below %s: no test between them leaves it", p.rail, p.t.Switches[x].Name)
+		return false
+	}
+	srcs, dsts := in, out
+	if !p.isUp(l) {
+		srcs, dsts = out, in
+	}
+	// Source leaves take turns; the destinations start past the source's
+	// leaf, so that its tests go to its nearest leaves first.
+	srcLeaf := srcs[p.tests%len(srcs)]
+	start, _ := slices.BinarySearch(dsts, srcLeaf+1)
+	if !p.search(l, srcLeaf, dsts, start, pairs) {
+		p.why[l] = fmt.Sprintf("none of %d tests tried between the workers crossed it (the fabric's hash never picked it)", maxTries)
+		return false
+	}
+	return true
+}
+
+// search adds the best test it finds from srcLeaf's HCA whose turn it is
+// to an HCA of dsts (from start on) that crosses l.
+func (p *plane) search(l topology.Link, srcLeaf int, dsts []int, start int, pairs *pairSet) bool {
+	best := candidate{score: -1}
+	hits := 0
+	src := p.pick(srcLeaf, 0)
+	for try := 0; try < maxTries && hits < maxHits; try++ {
+		dst := p.dstAt(dsts, start, try)
+		a, b := p.t.HCAs[src].Node, p.t.HCAs[dst].Node
+		if pairs.has(a, b, p.rail) {
+			continue
+		}
+		label := p.nextLabel()
+		route := p.routeOf(src, dst, label)
+		if !slices.Contains(route, l) {
+			continue
+		}
+		hits++
+		c := candidate{src: src, dst: dst, label: label, score: 2 * p.score(route, src, dst), full: 2 * len(route)}
+		mirror := reversed(route)
+		c.back, c.backScore, c.backFull = p.steerBack(dst, src, mirror)
+		if c.total() > best.total() {
+			best = c
+		}
+		if c.score == c.full && c.backScore == c.backFull {
+			break // every switch link on both paths still wants a test
+		}
+	}
+	if best.score < 0 {
+		return false
+	}
+	p.record(best.src, best.dst, p.routeOf(best.src, best.dst, best.label))
+	p.record(best.dst, best.src, p.routeOf(best.dst, best.src, best.back))
+	pairs.add(p.t.HCAs[best.src].Node, p.t.HCAs[best.dst].Node, scheduler.RailFlow{Rail: p.rail, A: best.label, B: best.back})
+	p.turn[p.t.LeafIndex(p.t.LeafOf(best.src))]++
+	p.turn[p.t.LeafIndex(p.t.LeafOf(best.dst))]++
+	p.tests++
+	return true
+}
+
+// candidate is a test the search found: its forward label and score,
+// and the best label found for its reverse direction. Scores count the
+// links still wanting a test twice, plus one for a reverse that comes
+// back over the forward path's own cables: on a two-tier plane that is
+// the layout that covers every link direction exactly twice.
+type candidate struct {
+	src, dst            int
+	label, back         uint32
+	score, full         int
+	backScore, backFull int
+}
+
+func (c candidate) total() int { return c.score + c.backScore }
+
+func reversed(route []topology.Link) []topology.Link {
+	out := make([]topology.Link, len(route))
+	for i, l := range route {
+		out[len(route)-1-i] = l.Reverse()
+	}
+	return out
+}
+
+// dstAt is the destination of a search's try: the leaves take turns
+// from start, so that the best of a search's hits can be a test to any
+// of the nearest leaves, and each visit to a leaf takes its next HCA (on
+// InfiniBand another LID, another path; on RoCE the flow label changes
+// every try anyway).
+func (p *plane) dstAt(dsts []int, start, try int) int {
+	leaf := dsts[(start+try)%len(dsts)]
+	return p.pick(leaf, try/len(dsts))
+}
+
+// pick is the HCA of leaf whose turn it is, or the k-th after it.
+func (p *plane) pick(leaf, k int) int {
+	h := p.byLeaf[leaf]
+	return h[(p.turn[leaf]+k)%len(h)]
+}
+
+// nextLabel is the next flow label to try on RoCE, cycling through the
+// labels whose UDP source port is 0xC000 plus the label; InfiniBand
+// steers by destination, and its QPs send without one.
+func (p *plane) nextLabel() uint32 {
+	if p.ib {
+		return 0
+	}
+	l := p.label
+	p.label = p.label%0x3fff + 1
+	return l
+}
+
+// routeOf is the switch links a test's packets take by the model.
+func (p *plane) routeOf(src, dst int, label uint32) []topology.Link {
+	flow := uint32(0)
+	if !p.ib {
+		flow = uint32(Sport(label))
+	}
+	p.route, _ = p.t.Route(p.route[:0], src, dst, flow)
+	if len(p.route) >= 2 {
+		return p.route[1 : len(p.route)-1] // the HCAs' own cables are not this plan's
+	}
+	return nil
+}
+
+// score is how many links on route still want a test from these ends.
+func (p *plane) score(route []topology.Link, src, dst int) int {
+	n := 0
+	key := int64(src)<<32 | int64(dst) + 1
+	for _, l := range route {
+		if p.need[l] > 0 && p.first[l] != key {
+			n++
+		}
+	}
+	return n
+}
+
+// steerBack picks the label of the reverse test (src → dst, the pair's
+// second direction) that crosses the most links still wanting a test,
+// preferring the path that mirrors the forward one; it returns the
+// label, its score and the best score possible.
+func (p *plane) steerBack(src, dst int, mirror []topology.Link) (uint32, int, int) {
+	if p.ib {
+		route := p.routeOf(src, dst, 0)
+		return 0, 2 * p.score(route, src, dst), 2*len(route) + 1
+	}
+	best, bestScore, full := uint32(0), -1, 0
+	for try := 0; try < backTries; try++ {
+		label := p.nextLabel()
+		route := p.routeOf(src, dst, label)
+		s := 2 * p.score(route, src, dst)
+		if slices.Equal(route, mirror) {
+			s++
+		}
+		if s > bestScore {
+			best, bestScore, full = label, s, 2*len(route)+1
+		}
+		if s == 2*len(route)+1 {
+			break
+		}
+	}
+	return best, bestScore, full
+}
+
+func (p *plane) record(src, dst int, route []topology.Link) {
+	key := int64(src)<<32 | int64(dst) + 1
+	for _, l := range route {
+		p.count[l]++
+		switch {
+		case p.need[l] <= 0:
+		case p.first[l] == 0:
+			p.first[l] = key
+			p.need[l]--
+		case p.first[l] != key:
+			p.need[l]--
+		}
+	}
+}
