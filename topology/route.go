@@ -27,6 +27,19 @@ func (t *Topology) RouteAround(buf []Link, src, dst int, flow uint32, avoid func
 	return t.route(buf, src, dst, flow, avoid)
 }
 
+// FirstHop is the link src's leaf sends the flow on: Route's second link,
+// at a fraction of its cost, for a planner that tries many flows for the
+// one that leaves by a given up link. false when the leaf is dst's own
+// (no switch link) or no path joins them.
+func (t *Topology) FirstHop(src, dst int, flow uint32) (Link, bool) {
+	s, target := int(t.leafOf[src]), int(t.leafIndex[t.leafOf[dst]])
+	if target < 0 || t.leafIndex[s] < 0 || t.dist[s*len(t.leaves)+target] == 0 {
+		return 0, false
+	}
+	div := uint64(1)
+	return t.nextHop(s, target, t.flowKey(src, dst, flow), &div, nil)
+}
+
 func (t *Topology) route(buf []Link, src, dst int, flow uint32, avoid func(Link) bool) ([]Link, bool) {
 	buf = append(buf, t.hcaLink(src, true))
 	s, target := int(t.leafOf[src]), int(t.leafIndex[t.leafOf[dst]])

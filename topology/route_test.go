@@ -190,3 +190,25 @@ func TestRouteAround(t *testing.T) {
 		t.Fatal("a leaf with every uplink withdrawn still reaches another leaf")
 	}
 }
+
+// FirstHop is Route's first switch link, on RoCE and IB, two and three
+// tiers; none within a leaf.
+func TestFirstHopIsTheRoutesSecondLink(t *testing.T) {
+	for _, spec := range []string{"nodes=16,rails=1,leaf=4,spines=2", "nodes=64,rails=1,leaf=4,spines=2,pods=4,cores=4", "nodes=16,rails=1,leaf=4,spines=2,ll=ib"} {
+		topo := mustTree(t, spec)
+		for src := range topo.HCAs {
+			for dst := range topo.HCAs {
+				for flow := uint32(0xC000); flow < 0xC008; flow++ {
+					p, _ := topo.Route(nil, src, dst, flow)
+					l, ok := topo.FirstHop(src, dst, flow)
+					switch {
+					case len(p) <= 2 && ok:
+						t.Fatalf("%s: %s -> %s in one leaf: first hop %s", spec, topo.HCAName(src), topo.HCAName(dst), topo.LinkName(l))
+					case len(p) > 2 && (!ok || l != p[1]):
+						t.Fatalf("%s: %s -> %s flow %#x: first hop %v %v, route %v", spec, topo.HCAName(src), topo.HCAName(dst), flow, l, ok, p)
+					}
+				}
+			}
+		}
+	}
+}

@@ -16,7 +16,9 @@ package linkplan
 import (
 	"cmp"
 	"fmt"
+	"runtime"
 	"slices"
+	"sync"
 
 	"github.com/rdmamesh/rdmamesh/coordinator/scheduler"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
@@ -58,13 +60,21 @@ type Member struct {
 	Rails []int
 }
 
-// tries bounds the search for a test through one link: flow labels (or
-// destinations on InfiniBand) tried per test, and how many hits are
-// scored before the best is taken.
-const (
-	maxTries  = 512
-	maxHits   = 32
-	backTries = 256
+// effort is how hard a search looks: the flow labels (or destinations on
+// InfiniBand) it tries for a test through its link, how many such tests
+// it scores before taking the best, and how many labels it tries for
+// each one's way back. The ring looks hard for the way back that mirrors
+// the way out; filling the few links the ring leaves short needs only a
+// test through them, but one through a core's link is a 1 in (leaf
+// uplinks x spine uplinks) draw.
+type effort struct {
+	tries, hits, back int
+	ring              bool // a ring test: each down cable into the next leaf takes one
+}
+
+var (
+	ringEffort = effort{tries: 512, hits: 32, back: 256, ring: true}
+	fillEffort = effort{tries: 8192, hits: 4, back: 16}
 )
 
 // Links plans a link sweep of t for the members.
@@ -114,15 +124,19 @@ func Links(t *topology.Topology, members []Member) (Plan, error) {
 		rails = append(rails, r)
 	}
 	slices.Sort(rails)
-	pairs := newPairSet()
-	need := make([]int8, 2*len(t.Cables))
-	first := make([]int64, 2*len(t.Cables))
-	for _, r := range rails {
-		pl := newPlane(t, r, byRail[r], need, first)
-		pl.plan(pairs)
-		plan.Planes = append(plan.Planes, pl.cover())
+	pairs := planRails(t, rails, byRail)
+	for _, p := range pairs {
+		plan.Planes = append(plan.Planes, p.cover())
 	}
-	plan.Pairs, plan.Steer = pairs.list, pairs.rails
+	merged := newPairSet()
+	for _, p := range pairs {
+		for i, pr := range p.pairs.list {
+			for _, rf := range p.pairs.rails[i] {
+				merged.add(pr.A, pr.B, rf)
+			}
+		}
+	}
+	plan.Pairs, plan.Steer = merged.list, merged.rails
 	plan.Rounds = pack(t, plan.Pairs, plan.Steer, names)
 	return plan, nil
 }
@@ -167,3 +181,53 @@ func (s *pairSet) has(a, b string, rail int) bool {
 // Sport is the UDP source port a flow label gives a RoCE v2 QP: the
 // label alone decides it.
 func Sport(label uint32) uint16 { return probe.RoCEv2Sport(label, 0, 0) }
+
+// planRails plans each rail's plane. Planes that share no link (a
+// rail-optimized fabric's) are planned at once, one a core; where they
+// share switches a rail counts what the rails before it covered, so they
+// go in order.
+func planRails(t *topology.Topology, rails []int, byRail map[int][]int) []*plane {
+	need := make([]int8, 2*len(t.Cables))
+	first := make([]int64, 2*len(t.Cables))
+	planes := make([]*plane, len(rails))
+	owner := make([]int16, 2*len(t.Cables))
+	shared := false
+	for i, r := range rails {
+		planes[i] = newPlane(t, r, byRail[r], need, first)
+		planes[i].pairs = newPairSet()
+		for _, l := range planes[i].links {
+			shared = shared || owner[l] != 0
+			owner[l] = int16(i + 1)
+		}
+	}
+	if shared {
+		for i, r := range rails {
+			if i > 0 {
+				// Again, now that the rails before it have covered what
+				// they share with it.
+				pairs := planes[i].pairs
+				planes[i] = newPlane(t, r, byRail[r], need, first)
+				planes[i].pairs = pairs
+			}
+			planes[i].plan(planes[i].pairs)
+		}
+		return planes
+	}
+	var wg sync.WaitGroup
+	work := make(chan *plane)
+	for range min(runtime.GOMAXPROCS(0), len(planes)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for p := range work {
+				p.plan(p.pairs)
+			}
+		}()
+	}
+	for _, p := range planes {
+		work <- p
+	}
+	close(work)
+	wg.Wait()
+	return planes
+}

@@ -26,13 +26,15 @@ type plane struct {
 	label  uint32        // the next flow label to try
 	tests  int
 	why    map[topology.Link]string
+	ringIn map[topology.Link]bool // down cables a ring test has come down
+	pairs  *pairSet               // the rail's tests
 	route  []topology.Link
 }
 
 func newPlane(t *topology.Topology, rail int, hcas []int, need []int8, first []int64) *plane {
 	p := &plane{t: t, rail: rail, ib: t.LinkLayer == topology.InfiniBand, byLeaf: map[int][]int{}, turn: map[int]int{},
 		below: map[int][]int{}, need: need, first: first, count: make([]int32, len(need)), label: 1,
-		why: map[topology.Link]string{}}
+		why: map[topology.Link]string{}, ringIn: map[topology.Link]bool{}}
 	slices.SortFunc(hcas, func(a, b int) int { return cmp.Compare(t.HCAs[a].Node, t.HCAs[b].Node) })
 	for _, h := range hcas {
 		leaf := t.LeafIndex(t.LeafOf(h))
@@ -143,7 +145,7 @@ func (p *plane) ring(pairs *pairSet) {
 		next := p.leaves[(i+step)%len(p.leaves)]
 		for _, u := range p.t.Uplinks(p.t.LeafSwitch(leaf)) {
 			if p.need[u] > 0 {
-				p.search(u, leaf, []int{next}, 0, pairs)
+				p.search(u, leaf, []int{next}, 0, pairs, ringEffort)
 			}
 		}
 	}
@@ -196,8 +198,8 @@ func (p *plane) testThrough(l topology.Link, pairs *pairSet) bool {
 	// leaf, so that its tests go to its nearest leaves first.
 	srcLeaf := srcs[p.tests%len(srcs)]
 	start, _ := slices.BinarySearch(dsts, srcLeaf+1)
-	if !p.search(l, srcLeaf, dsts, start, pairs) {
-		p.why[l] = fmt.Sprintf("none of %d tests tried between the workers crossed it (the fabric's hash never picked it)", maxTries)
+	if !p.search(l, srcLeaf, dsts, start, pairs, fillEffort) {
+		p.why[l] = fmt.Sprintf("none of %d tests tried between the workers crossed it (the fabric's hash never picked it)", fillEffort.tries)
 		return false
 	}
 	return true
@@ -205,36 +207,61 @@ func (p *plane) testThrough(l topology.Link, pairs *pairSet) bool {
 
 // search adds the best test it finds from srcLeaf's HCA whose turn it is
 // to an HCA of dsts (from start on) that crosses l.
-func (p *plane) search(l topology.Link, srcLeaf int, dsts []int, start int, pairs *pairSet) bool {
+func (p *plane) search(l topology.Link, srcLeaf int, dsts []int, start int, pairs *pairSet, e effort) bool {
 	best := candidate{score: -1}
 	hits := 0
 	src := p.pick(srcLeaf, 0)
-	for try := 0; try < maxTries && hits < maxHits; try++ {
+	leafUp := p.isUp(l) && p.t.LinkFrom(l).Switch == p.t.LeafSwitch(srcLeaf)
+	for try := 0; try < e.tries && hits < e.hits; try++ {
 		dst := p.dstAt(dsts, start, try)
 		a, b := p.t.HCAs[src].Node, p.t.HCAs[dst].Node
 		if pairs.has(a, b, p.rail) {
 			continue
 		}
 		label := p.nextLabel()
+		if leafUp && !p.leavesBy(src, dst, label, l) {
+			continue // most tries: a leaf's flows spread over all its up links
+		}
 		route := p.routeOf(src, dst, label)
 		if !slices.Contains(route, l) {
 			continue
 		}
 		hits++
-		c := candidate{src: src, dst: dst, label: label, score: 2 * p.score(route, src, dst), full: 2 * len(route)}
+		c := candidate{src: src, dst: dst, label: label, score: 2 * p.score(route, src, dst), ends: p.endsWanted(route, src, dst)}
+		if e.ring && p.ringIn[route[len(route)-1]] {
+			c.ends = false // another of the ring's tests comes down that cable
+		}
+		full := c.score == 2*len(route)
+		if e.ring && best.score >= 0 && (!c.ends || best.good && c.score <= best.score) {
+			// The ring's way back is only worth looking for over wanted
+			// leaf cables, and for a way out better than the best so far.
+			continue
+		}
 		mirror := reversed(route)
-		c.back, c.backScore, c.backFull = p.steerBack(dst, src, mirror)
-		if c.total() > best.total() {
+		c.back, c.backScore, c.backMirrors = p.steerBack(dst, src, mirror, e.back)
+		// Out and back over leaf cables that still want tests is the
+		// ring's layout, taken over any score; best when every link
+		// between them (a three-tier plane's cores) wants one too.
+		good := c.ends && c.backMirrors
+		switch {
+		case good && (!best.good || c.total() > best.total()):
+			c.good = true
+			best = c
+		case !best.good && c.total() > best.total():
 			best = c
 		}
-		if c.score == c.full && c.backScore == c.backFull {
-			break // every switch link on both paths still wants a test
+		if good && full {
+			break
 		}
 	}
 	if best.score < 0 {
 		return false
 	}
-	p.record(best.src, best.dst, p.routeOf(best.src, best.dst, best.label))
+	out := p.routeOf(best.src, best.dst, best.label)
+	if e.ring {
+		p.ringIn[out[len(out)-1]] = true
+	}
+	p.record(best.src, best.dst, out)
 	p.record(best.dst, best.src, p.routeOf(best.dst, best.src, best.back))
 	pairs.add(p.t.HCAs[best.src].Node, p.t.HCAs[best.dst].Node, scheduler.RailFlow{Rail: p.rail, A: best.label, B: best.back})
 	p.turn[p.t.LeafIndex(p.t.LeafOf(best.src))]++
@@ -249,10 +276,11 @@ func (p *plane) search(l topology.Link, srcLeaf int, dsts []int, start int, pair
 // back over the forward path's own cables: on a two-tier plane that is
 // the layout that covers every link direction exactly twice.
 type candidate struct {
-	src, dst            int
-	label, back         uint32
-	score, full         int
-	backScore, backFull int
+	src, dst          int
+	label, back       uint32
+	score, backScore  int
+	ends, backMirrors bool // the way out's leaf cables still want tests; so do the way back's, which mirrors it
+	good              bool // both
 }
 
 func (c candidate) total() int { return c.score + c.backScore }
@@ -293,6 +321,16 @@ func (p *plane) nextLabel() uint32 {
 	return l
 }
 
+// leavesBy reports whether the test leaves its source's leaf by link l.
+func (p *plane) leavesBy(src, dst int, label uint32, l topology.Link) bool {
+	flow := uint32(0)
+	if !p.ib {
+		flow = uint32(Sport(label))
+	}
+	first, ok := p.t.FirstHop(src, dst, flow)
+	return ok && first == l
+}
+
 // routeOf is the switch links a test's packets take by the model.
 func (p *plane) routeOf(src, dst int, label uint32) []topology.Link {
 	flow := uint32(0)
@@ -320,29 +358,53 @@ func (p *plane) score(route []topology.Link, src, dst int) int {
 
 // steerBack picks the label of the reverse test (src → dst, the pair's
 // second direction) that crosses the most links still wanting a test,
-// preferring the path that mirrors the forward one; it returns the
-// label, its score and the best score possible.
-func (p *plane) steerBack(src, dst int, mirror []topology.Link) (uint32, int, int) {
+// preferring the path that mirrors the forward one (mirrors); it returns
+// the label, its score and whether it mirrors the way out over leaf
+// cables that still want tests.
+func (p *plane) steerBack(src, dst int, mirror []topology.Link, tries int) (uint32, int, bool) {
 	if p.ib {
 		route := p.routeOf(src, dst, 0)
-		return 0, 2 * p.score(route, src, dst), 2*len(route) + 1
+		return 0, 2 * p.score(route, src, dst), mirrors(route, mirror) && p.endsWanted(route, src, dst)
 	}
-	best, bestScore, full := uint32(0), -1, 0
-	for try := 0; try < backTries; try++ {
+	best, bestScore := uint32(0), -1
+	for try := 0; try < tries; try++ {
 		label := p.nextLabel()
+		if try > 0 && len(mirror) > 0 && !p.leavesBy(src, dst, label, mirror[0]) {
+			continue // no mirror; the first try stands for the rest
+		}
 		route := p.routeOf(src, dst, label)
 		s := 2 * p.score(route, src, dst)
-		if slices.Equal(route, mirror) {
+		m := mirrors(route, mirror)
+		if m {
 			s++
 		}
 		if s > bestScore {
-			best, bestScore, full = label, s, 2*len(route)+1
+			best, bestScore = label, s
 		}
-		if s == 2*len(route)+1 {
-			break
+		if m && p.endsWanted(route, src, dst) {
+			return label, s, true
 		}
 	}
-	return best, bestScore, full
+	return best, bestScore, false
+}
+
+// endsWanted reports whether the first and last switch links of route,
+// the leaves' cables, still want a test from these ends.
+func (p *plane) endsWanted(route []topology.Link, src, dst int) bool {
+	n := len(route)
+	return n > 0 && p.wants(route[0], src, dst) && p.wants(route[n-1], src, dst)
+}
+
+func (p *plane) wants(l topology.Link, src, dst int) bool {
+	return p.need[l] > 0 && p.first[l] != int64(src)<<32|int64(dst)+1
+}
+
+// mirrors reports whether route leaves and reaches the leaves over the
+// cables mirror does: the leaf level is what the ring's layout needs, and
+// between the pods any core will do.
+func mirrors(route, mirror []topology.Link) bool {
+	n := len(route)
+	return n > 0 && n == len(mirror) && route[0] == mirror[0] && route[n-1] == mirror[n-1]
 }
 
 func (p *plane) record(src, dst int, route []topology.Link) {
