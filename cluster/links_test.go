@@ -50,7 +50,14 @@ func TestLinkSweepCoversEveryLinkTwice(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d cells in %d rounds; tests through each link: %v", tested, info.Rounds, through)
+	cov, ok := cl.Coord.SweepCoverage(info.ID)
+	if !ok || cov == nil || len(cov.Planes) != 1 || cov.Traced != tested || cov.Unknown != 0 {
+		t.Fatalf("coverage %+v", cov)
+	}
+	if p := cov.Planes[0]; p.Links != 12 || p.Covered != 12 || p.MinTests != 2 || len(p.Uncovered) != 0 {
+		t.Fatalf("rail 0's coverage %+v, want all 12 link directions with 2 tests", p)
+	}
+	t.Logf("%d cells in %d rounds", tested, info.Rounds)
 }
 
 // Without a topology there is nothing to steer by: the sweep is refused,
@@ -60,5 +67,30 @@ func TestLinkSweepWithoutTopologyRefused(t *testing.T) {
 	_, err := cl.Coord.StartSweep(t.Context(), api.SweepRequest{Pattern: "fabric"})
 	if err == nil || !strings.Contains(err.Error(), "coordinator.topology") {
 		t.Fatalf("a fabric sweep without a topology: %v", err)
+	}
+}
+
+// An all-pairs sweep on the same fabric covers the links too, by many
+// more tests; a link whose routes were withdrawn is left short, and the
+// coverage says no test's path crossed it.
+func TestCoverageNamesAnUncrossedLink(t *testing.T) {
+	cl := startTraced(t, oneCablePerSpine, "cable=leaf-r0-00~spine-r0-01:withdrawn")
+	info, _ := sweepWith(t, cl, api.SweepRequest{Mode: "quick"})
+	cov, ok := cl.Coord.SweepCoverage(info.ID)
+	if !ok || cov == nil || len(cov.Planes) != 1 {
+		t.Fatalf("coverage %+v", cov)
+	}
+	p := cov.Planes[0]
+	short := map[string]string{}
+	for _, u := range p.Uncovered {
+		short[u.Link] = u.Why
+	}
+	if p.Covered != p.Links-2 || len(short) != 2 {
+		t.Fatalf("coverage %+v, want the withdrawn cable's two directions short", p)
+	}
+	for l, why := range short {
+		if !strings.Contains(l, "leaf-r0-00:") || !strings.Contains(l, "spine-r0-01:") || why != "no test's path crossed it" {
+			t.Errorf("short %s: %s", l, why)
+		}
 	}
 }

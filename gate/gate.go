@@ -206,7 +206,29 @@ func report(errOut io.Writer, err error) int {
 // first line.
 func judge(ctx context.Context, c client, o Options, out io.Writer) (*matrix.Matrix, string, error) {
 	m, info, err := judgeSweep(ctx, c, o, out)
+	if err == nil && info.Spec != nil && (info.Spec.Pattern == "links" || info.Spec.Pattern == "fabric") {
+		printCoverage(ctx, c, info.ID, out)
+	}
 	return m, fmt.Sprintf("sweep %s (%s, %d nodes, %d rounds)", info.ID, info.Mode, len(info.Nodes), info.Rounds), err
+}
+
+// printCoverage says how a link sweep's tests covered the fabric's switch
+// links, rail by rail, and names the link directions left short. It
+// judges nothing: a coordinator that cannot say is only noted.
+func printCoverage(ctx context.Context, c client, id string, out io.Writer) {
+	var cov api.Coverage
+	if err := c.get(ctx, "/api/v1/sweeps/"+id+"/coverage", &cov); err != nil {
+		fmt.Fprintf(out, "link coverage: not known (%v)\n", err)
+		return
+	}
+	fmt.Fprintf(out, "link coverage (paths: %d traced, %d modelled, %d unknown):\n", cov.Traced, cov.Modelled, cov.Unknown)
+	for _, p := range cov.Planes {
+		fmt.Fprintf(out, "  rail %d: %d of %d link directions crossed by 2 tests with other partners; %d tests, %d-%d a direction\n",
+			p.Rail, p.Covered, p.Links, p.Tests, p.MinTests, p.MaxTests)
+		for _, u := range p.Uncovered {
+			fmt.Fprintf(out, "    short: %s (%d tests): %s\n", u.Link, u.Tests, u.Why)
+		}
+	}
 }
 
 func judgeSweep(ctx context.Context, c client, o Options, out io.Writer) (*matrix.Matrix, api.SweepInfo, error) {

@@ -81,7 +81,11 @@ type coordinator struct {
 	// noSummary answers cells=summary as a coordinator older than it
 	// does: 400, naming the field.
 	noSummary bool
-	t         testing.TB // serve sets it: an answer that fails to write fails the test
+	// pattern is the sweep's resolved pattern; coverage is what
+	// /coverage answers (nil: 404).
+	pattern  string
+	coverage *api.Coverage
+	t        testing.TB // serve sets it: an answer that fails to write fails the test
 }
 
 func (c *coordinator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -97,6 +101,9 @@ func (c *coordinator) answer(w http.ResponseWriter, r *http.Request) error {
 	info := func() api.SweepInfo {
 		i := api.SweepInfo{ID: "s1", State: api.SweepRunning, Mode: "full", Nodes: make([]string, len(c.m.Nodes)),
 			Rounds: c.rounds, RoundsDone: c.done, Cells: len(c.m.Cells), CellsDone: len(c.m.Cells) * c.done / c.rounds}
+		if c.pattern != "" {
+			i.Spec = &api.SweepRequest{Pattern: c.pattern}
+		}
 		if c.done >= c.rounds && !c.neverEnds {
 			i.State, i.Error = api.SweepDone, c.endError
 			if c.endState != "" {
@@ -121,6 +128,8 @@ func (c *coordinator) answer(w http.ResponseWriter, r *http.Request) error {
 			c.done++
 		}
 		return json.NewEncoder(w).Encode(info())
+	case r.URL.Path == "/api/v1/sweeps/s1/coverage" && c.coverage != nil:
+		return json.NewEncoder(w).Encode(c.coverage)
 	case r.URL.Path == "/api/v1/sweeps/s1/matrix":
 		c.matrixQuery = r.URL.RawQuery
 		if c.badMatrix {
@@ -442,6 +451,34 @@ func TestBadCellsOnlyWhenEnough(t *testing.T) {
 		}
 		if !reflect.DeepEqual(filesAll, got.files) || filesAll["exclude"] == "" {
 			t.Fatalf("files differ or are empty:\n%v\n%v", filesAll, got.files)
+		}
+	}
+}
+
+// A link sweep's gate prints its coverage: each rail's link directions
+// covered and those left short; a coordinator that cannot say is noted,
+// and neither changes the exit code.
+func TestPrintsLinkCoverage(t *testing.T) {
+	cov := &api.Coverage{Sweep: "s1", Traced: 12, Planes: []api.PlaneCoverage{{Rail: 0, Links: 12, Covered: 11, Tests: 12, MinTests: 1, MaxTests: 3,
+		Uncovered: []api.UncoveredLink{{Link: "leaf1:102 -> spine2:1", Tests: 1, Why: "one test's path crossed it"}}}}}
+	for _, tc := range []struct {
+		cov  *api.Coverage
+		want []string
+	}{
+		{cov, []string{"link coverage (paths: 12 traced, 0 modelled, 0 unknown):",
+			"rail 0: 11 of 12 link directions crossed by 2 tests with other partners; 12 tests, 1-3 a direction",
+			"short: leaf1:102 -> spine2:1 (1 tests): one test's path crossed it"}},
+		{nil, []string{"link coverage: not known"}},
+	} {
+		srv := serve(t, &coordinator{m: fabric(), pattern: "links", coverage: tc.cov})
+		code, out, _ := run(t, Options{Coordinator: srv.URL})
+		if code != ExitHealthy {
+			t.Errorf("exit %d, want %d", code, ExitHealthy)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("output lacks %q:\n%s", w, out)
+			}
 		}
 	}
 }

@@ -167,6 +167,7 @@ func (s *Server) routes() *gin.Engine {
 	v1.POST("/sweeps", s.startSweep)
 	v1.POST("/sweeps/:id/trace", s.postTrace)
 	v1.GET("/sweeps/:id/paths", s.getPaths)
+	v1.GET("/sweeps/:id/coverage", s.getCoverage)
 	v1.GET("/sweeps/:id", s.getSweep)
 	v1.GET("/sweeps/:id/matrix", s.getMatrix)
 	v1.GET("/sweeps/:id/grid", s.getGrid)

@@ -57,12 +57,7 @@ type PathsBackend interface {
 // after its rounds, their hops and the links the analysis routed them
 // over ({"paths": []} when none were traced).
 func (s *Server) getPaths(c *gin.Context) {
-	pb, ok := s.b.(PathsBackend)
-	if !ok {
-		abortError(c, http.StatusNotFound, "this coordinator keeps no traced paths", "")
-		return
-	}
-	info, ok := s.resolveSweep(c)
+	pb, info, ok := sweepCapability[PathsBackend](c, s, "this coordinator keeps no traced paths")
 	if !ok {
 		return
 	}
@@ -72,4 +67,41 @@ func (s *Server) getPaths(c *gin.Context) {
 		return
 	}
 	c.JSON(http.StatusOK, gin.H{"paths": paths})
+}
+
+// CoverageBackend is a Backend that says how a sweep's tests covered the
+// fabric's links.
+type CoverageBackend interface {
+	SweepCoverage(id string) (*api.Coverage, bool)
+}
+
+// getCoverage is GET /api/v1/sweeps/:id/coverage.
+func (s *Server) getCoverage(c *gin.Context) {
+	cb, info, ok := sweepCapability[CoverageBackend](c, s, "this coordinator does not report link coverage")
+	if !ok {
+		return
+	}
+	cov, ok := cb.SweepCoverage(info.ID)
+	switch {
+	case !ok:
+		abortError(c, http.StatusNotFound, "no sweep "+info.ID, "GET /api/v1/sweeps lists them")
+	case cov == nil:
+		abortError(c, http.StatusNotFound, "sweep "+info.ID+" ran without a topology, so its links are not known",
+			"give the coordinator one (coordinator.topology) and sweep again")
+	default:
+		c.JSON(http.StatusOK, cov)
+	}
+}
+
+// sweepCapability is the backend as T, an optional capability of a sweep
+// endpoint, and the sweep the request names; false once it has answered
+// (404 saying lacks when the backend has no T).
+func sweepCapability[T any](c *gin.Context, s *Server, lacks string) (T, api.SweepInfo, bool) {
+	b, ok := s.b.(T)
+	if !ok {
+		abortError(c, http.StatusNotFound, lacks, "")
+		return b, api.SweepInfo{}, false
+	}
+	info, ok := s.resolveSweep(c)
+	return b, info, ok
 }

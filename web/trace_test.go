@@ -96,3 +96,35 @@ func TestPathsEndpoint(t *testing.T) {
 		}
 	}
 }
+
+type coverageBackend struct {
+	*fakeBackend
+	cov *api.Coverage
+}
+
+func (b coverageBackend) SweepCoverage(id string) (*api.Coverage, bool) { return b.cov, true }
+
+// GET /api/v1/sweeps/{id}/coverage: the link coverage, or 404 saying why
+// there is none.
+func TestCoverageEndpoint(t *testing.T) {
+	f := newFake()
+	id := f.Sweeps()[0].ID
+	cov := &api.Coverage{Sweep: id, Traced: 12, Planes: []api.PlaneCoverage{{Rail: 0, Links: 12, Covered: 11, Tests: 12,
+		Uncovered: []api.UncoveredLink{{Link: "leaf1:102 -> spine2:1", Tests: 1, Why: "one test's path crossed it"}}}}}
+	for _, tc := range []struct {
+		name    string
+		backend Backend
+		status  int
+		want    string
+	}{
+		{"covered", coverageBackend{f, cov}, http.StatusOK, `"why":"one test's path crossed it"`},
+		{"no topology", coverageBackend{f, nil}, http.StatusNotFound, "ran without a topology"},
+		{"not reported", f, http.StatusNotFound, "does not report link coverage"},
+	} {
+		rec := httptest.NewRecorder()
+		New(tc.backend, Options{}).Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/api/v1/sweeps/"+id+"/coverage", nil))
+		if rec.Code != tc.status || !strings.Contains(rec.Body.String(), tc.want) {
+			t.Errorf("%s: %d %s; want %d with %q", tc.name, rec.Code, rec.Body, tc.status, tc.want)
+		}
+	}
+}

@@ -162,3 +162,39 @@ type TraceRequest struct {
 	Dst  string `json:"dst"`
 	Rail int    `json:"rail"`
 }
+
+// Coverage is GET /api/v1/sweeps/:id/coverage: how the sweep's tests
+// crossed the topology's switch links, by the paths they took (traced
+// where the sweep traced them, else the topology's model of the flow
+// each reported), per rail plane.
+type Coverage struct {
+	Sweep string `json:"sweep"`
+	// Traced and Modelled count the tests whose path came from a trace
+	// and from the model; Unknown those with neither (a RoCE test that
+	// failed before its QP had a source port, a trace that did not map).
+	Traced   int             `json:"traced"`
+	Modelled int             `json:"modelled"`
+	Unknown  int             `json:"unknown"`
+	Planes   []PlaneCoverage `json:"planes"`
+}
+
+// PlaneCoverage is one rail's switch links: how many link directions,
+// how many have two tests with different partners through them, how
+// many tests ran, the fewest and most through one link direction, and
+// the directions left short with the reason.
+type PlaneCoverage struct {
+	Rail      int             `json:"rail"`
+	Links     int             `json:"links"`
+	Covered   int             `json:"covered"`
+	Tests     int             `json:"tests"`
+	MinTests  int             `json:"min_tests"`
+	MaxTests  int             `json:"max_tests"`
+	Uncovered []UncoveredLink `json:"uncovered,omitempty"`
+}
+
+// UncoveredLink is a link direction short of tests.
+type UncoveredLink struct {
+	Link  string `json:"link"`
+	Tests int    `json:"tests"`
+	Why   string `json:"why"`
+}
