@@ -236,8 +236,29 @@ clos_run() {
 	"$LAB_RUN/labcheck" flows "$LAB_RUN/sweep.json" "$LAB_RUN/capture" | tee "$LAB_RUN/clos-flows.txt" ||
 		die "the flows the workers reported are not the ones on the wire (captures: $LAB_RUN/capture)"
 	mark "clos flows"
+	clos_links
 	sweep_stop
 	clos_truth "$n"
+}
+
+# clos_links: a links sweep (coordinator/linkplan) on the Clos. Its tests
+# carry the flow labels the plan chose, so the source ports the workers
+# report, and the spines forward, are the labels' (labcheck flows); the
+# gate prints how their traced paths covered the leaf-spine links. The
+# plan steers by the topology's model of ECMP and Linux hashes with a
+# seed of its own, so what it covers here is reported, not required.
+clos_links() {
+	local rc=0 spec=()
+	[ -n "${LAB_SWEEP_SPEC:-}" ] && spec=(--spec "$LAB_SWEEP_SPEC")
+	clos_capture_start
+	nsx "$LAB_RUN/rdmamesh" gate --coordinator "http://$LAB_NET.1:8080" --pattern links "${spec[@]}" \
+		--json "$LAB_RUN/links.json" --timeout "${LAB_SWEEP_TIMEOUT:-30m}" >"$LAB_RUN/links.txt" 2>&1 || rc=$?
+	clos_capture_stop
+	cat "$LAB_RUN/links.txt"
+	[ "$rc" -eq 0 ] || die "the links sweep failed (gate exit $rc): $LAB_RUN/links.txt"
+	"$LAB_RUN/labcheck" flows "$LAB_RUN/links.json" "$LAB_RUN/capture" | tee "$LAB_RUN/clos-links-flows.txt" ||
+		die "the links sweep's steered flows are not the ones on the wire (captures: $LAB_RUN/capture)"
+	mark "clos links"
 }
 
 # clos_truth_bw A B Q: ib_write_bw with Q QPs from vmA to vmB, retried up

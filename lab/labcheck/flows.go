@@ -82,7 +82,12 @@ func checkFlows(sweepFile, capDir string) error {
 	leaf := func(addr string) string { return strings.Split(addr, ".")[2] }
 	var problems, rows []string
 	checked := 0
+	tested := 0
 	for _, c := range m.Cells {
+		if c.Verdict == "untested" {
+			continue // out of a link sweep's plan
+		}
+		tested++
 		a, z := ip[c.Src], ip[c.Dst]
 		if a == "" || z == "" {
 			problems = append(problems, fmt.Sprintf("%s -> %s: no data address", c.Src, c.Dst))
@@ -116,9 +121,9 @@ func checkFlows(sweepFile, capDir string) error {
 		fmt.Println(r)
 	}
 	if len(problems) > 0 {
-		return fmt.Errorf("%d of %d reported flows do not match the wire:\n  %s", len(problems), 2*len(m.Cells), strings.Join(problems, "\n  "))
+		return fmt.Errorf("%d of %d reported flows do not match the wire:\n  %s", len(problems), 2*tested, strings.Join(problems, "\n  "))
 	}
-	fmt.Printf("flows: %d reported flows and back flows of %d cells match the ports on the wire; every test between leaves crossed exactly one spine\n", checked, len(m.Cells))
+	fmt.Printf("flows: %d reported flows and back flows of %d cells match the ports on the wire; every test between leaves crossed exactly one spine\n", checked, tested)
 	return nil
 }
 
