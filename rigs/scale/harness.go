@@ -78,6 +78,13 @@ type Config struct {
 	// operator who opens the UI after a sweep finds it: the browser
 	// benchmark serves it from there (web/e2e).
 	AfterSweep func(co *coordinator.Coordinator, sweepID string) error
+	// Pattern is the sweep's pattern ("" = all-pairs); links and fabric
+	// need Tree.
+	Pattern string
+	// Tree lays a fat tree over the workers (topology.ParseFatTree's keys
+	// but nodes, rails, ll and prefix, which the run sets: "leaf=32,
+	// spines=16,pods=32,cores=256").
+	Tree string
 }
 
 // Result is what one run measured. Durations are wall time.
@@ -121,6 +128,11 @@ type Result struct {
 	UIServe                     time.Duration
 	ReaderPolls, ReaderMatrices int // a live reader's matrix requests, and the distinct analyses it got
 	Healthy                     bool
+	Pattern                     string
+	// Links and LinksCovered are, with a tree, the switch link directions
+	// of every rail plane and those the sweep's tests crossed twice with
+	// other partners (its coverage).
+	Links, LinksCovered int
 	// MemoryLimit is the Go soft memory limit the run had; 0 = none.
 	MemoryLimit uint64
 }
@@ -212,12 +224,17 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 			standIn = NullAppend
 		}
 	}
+	topo, err := layTree(cfg, fab, names)
+	if err != nil {
+		return res, err
+	}
+	res.Pattern = cfg.Pattern
 	start := time.Now()
 	var co *coordinator.Coordinator
 	pprof.Do(coordCtx, pprof.Labels(), func(context.Context) {
 		co, err = coordinator.Start(coordinator.Options{Name: coordinatorName, DataDir: filepath.Join(dir, "coordinator"),
 			Transport: ctrans, LAN: true, HTTPTransport: coordHTTP, Params: params, Mode: "quick", FastRaft: true,
-			PairTimeout: time.Minute, KeepSweeps: 1, Logger: log, OnRound: obs.round, Token: token})
+			PairTimeout: time.Minute, KeepSweeps: 1, Logger: log, OnRound: obs.round, Token: token, Topology: topo})
 	})
 	if err != nil {
 		return res, err
@@ -272,7 +289,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		stopProfile = pprof.StopCPUProfile
 	}
 	t0, cpu0, steal0 := time.Now(), processCPU(), procstat.Steal()
-	info, err := co.StartSweep(ctx, api.SweepRequest{Mode: "quick"})
+	info, err := co.StartSweep(ctx, api.SweepRequest{Mode: "quick", Pattern: cfg.Pattern})
 	if err != nil {
 		stopProfile()
 		heap.Stop()
@@ -321,6 +338,12 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		return res, fmt.Errorf("sweep %s has no matrix", info.ID)
 	}
 	res.MatrixPeakRSS = procstat.HWM(procstat.Self)
+	if cov, _ := co.SweepCoverage(info.ID); cov != nil {
+		for _, p := range cov.Planes {
+			res.Links += p.Links
+			res.LinksCovered += p.Covered
+		}
+	}
 	runtime.GC()
 	res.HoldHeap = procstat.HeapObjects()
 	held := heapBy(storePkg, matrixPkg)

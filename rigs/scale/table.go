@@ -1,6 +1,7 @@
 package scale
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"slices"
@@ -74,10 +75,17 @@ var columns = []struct {
 		}
 		return m
 	}},
+	{"pattern", func(r Result) string { return cmp.Or(r.Pattern, "all-pairs") }},
 	{"nodes", func(r Result) string { return fmt.Sprint(r.Nodes) }},
 	{"rails", func(r Result) string { return fmt.Sprint(r.Rails) }},
 	{"cells", func(r Result) string { return fmt.Sprint(r.Cells) }},
 	{"rounds", func(r Result) string { return fmt.Sprint(r.Rounds) }},
+	{"links covered", func(r Result) string {
+		if r.Links == 0 {
+			return "–"
+		}
+		return fmt.Sprintf("%d/%d", r.LinksCovered, r.Links)
+	}},
 	{"gossip settle", func(r Result) string { return secs(r.Settle) }},
 	{"sweep wall", func(r Result) string { return secs(r.Sweep) }},
 	{"sweep CPU", func(r Result) string { return secs(r.SweepCPU) }},

@@ -25,6 +25,11 @@
 //	BENCH_RSS_LIMIT_MB=14336  a run whose RSS passes this stops itself
 //	                          (exit 4) before it can take the machine down;
 //	                          1..15258 (the guard stays on, below 16 GB)
+//	BENCH_PATTERN=all-pairs   the sweep's pattern: links and fabric plan on
+//	                          BENCH_TREE
+//	BENCH_TREE=               a fat tree laid over the workers (their names,
+//	                          the preset's rails and link layer):
+//	                          leaf=32,spines=16[,pods=32,cores=256]
 //	BENCH_MEMORY_LIMIT=auto   the Go soft memory limit, chosen as the
 //	                          coordinator's coordinator.memory_limit is
 //	                          (auto: GOMEMLIMIT, else 90% of the cgroup
@@ -73,6 +78,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	child := fs.Int("child", 0, "internal: run once with this many nodes and print JSON")
 	control := fs.Bool("control", false, "internal: the child runs in control mode")
 	verbose := fs.Bool("v", env("BENCH_VERBOSE", "") != "", "log progress to stderr")
+	pattern := fs.String("pattern", env("BENCH_PATTERN", ""), "the sweep's pattern (all-pairs; links and fabric need a tree)")
+	tree := fs.String("tree", env("BENCH_TREE", ""), "a fat tree over the workers: leaf=32,spines=16[,pods=32,cores=256]")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -110,7 +117,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		ml.Apply()
 		return runChild(ctx, scale.Config{Nodes: *child, Control: *control, LatencyIters: *iters, Payload: *payload, Reader: *reader,
-			TCP: *transport == "tcp"}, profile{*prof, *scope == "sweep"}, *verbose, limit, stdout, stderr)
+			TCP: *transport == "tcp", Pattern: *pattern, Tree: *tree}, profile{*prof, *scope == "sweep"}, *verbose, limit, stdout, stderr)
 	}
 	self, err := os.Executable()
 	if err != nil {
@@ -151,7 +158,8 @@ sizes:
 			for i := 0; i < max(*runs, 1); i++ {
 				fmt.Fprintf(stderr, "bench: %d nodes, control=%v, run %d/%d\n", n, ctl, i+1, max(*runs, 1))
 				cmd := exec.CommandContext(ctx, self, "-child", strconv.Itoa(n), "-control="+strconv.FormatBool(ctl), "-iters", strconv.Itoa(*iters),
-					"-payload="+strconv.FormatBool(*payload && n <= *payloadMax), "-pprof", *prof, "-pprof-scope", *scope, "-transport", *transport, "-v="+strconv.FormatBool(*verbose), "-reader", reader.String())
+					"-payload="+strconv.FormatBool(*payload && n <= *payloadMax), "-pprof", *prof, "-pprof-scope", *scope, "-transport", *transport, "-v="+strconv.FormatBool(*verbose), "-reader", reader.String(),
+					"-pattern", *pattern, "-tree", *tree)
 				cmd.Stderr = stderr
 				out, err := cmd.Output()
 				var r scale.Result
