@@ -1,6 +1,7 @@
 package linkplan
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -138,4 +139,36 @@ func TestLinksReportsWhatDoesNotMatch(t *testing.T) {
 			t.Errorf("rail %d: %d of %d covered without node-001: %+v", pc.Rail, pc.Covered, pc.Links, pc.Uncovered)
 		}
 	}
+}
+
+// Two rails whose HCAs share the leaves and spines (a fabric that is not
+// rail-optimized): the rails are planned in order, and rail 1 only adds
+// tests for what rail 0 left short, here nothing.
+func TestLinksSharedPlanes(t *testing.T) {
+	var plan strings.Builder
+	plan.WriteString("link_layer: roce\ncables:\n")
+	for n := 1; n <= 4; n++ {
+		leaf := (n - 1) / 2
+		for r := range 2 {
+			fmt.Fprintf(&plan, "  - {a: node-%02d/mlx5_%d, b: leaf-%d:%d}\n", n, r, leaf, 2*((n-1)%2)+r+1)
+		}
+	}
+	for leaf := range 2 {
+		for s := range 2 {
+			fmt.Fprintf(&plan, "  - {a: leaf-%d:%d, b: spine-%d:%d}\n", leaf, 5+s, s, leaf+1)
+		}
+	}
+	topo, err := topology.ParsePlan("shared.yaml", []byte(plan.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms := []Member{{"node-01", []int{0, 1}}, {"node-02", []int{0, 1}}, {"node-03", []int{0, 1}}, {"node-04", []int{0, 1}}}
+	p, err := Links(topo, ms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Planes) != 2 || p.Planes[0].Covered != 8 || p.Planes[0].Links != 8 || p.Planes[0].Tests != 8 || p.Planes[1].Tests != 0 || p.Planes[1].Covered != 8 {
+		t.Fatalf("planes %+v, want rail 0 to cover the 8 shared link directions in 8 tests and rail 1 to need none", p.Planes)
+	}
+	checkRounds(t, topo, p)
 }
