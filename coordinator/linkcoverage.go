@@ -30,7 +30,7 @@ func (c *Coordinator) SweepCoverage(id string) (*api.Coverage, bool) {
 			continue
 		}
 		if p, err := topo.PathFromHops(nil, src, dst, hopAddrs(nil, f.Hops)); err == nil {
-			traced[flowKey{f.Src, f.Dst, f.Rail}] = p
+			traced[flowKey{f.Src, f.Dst, f.Rail, f.Flow}] = p
 		}
 	}
 	cov := &api.Coverage{Sweep: id}
@@ -47,7 +47,7 @@ func (c *Coordinator) SweepCoverage(id string) (*api.Coverage, bool) {
 			return nil
 		}
 		rails[r.Rail] = true
-		path, ok := traced[flowKey{r.Src, r.Dst, r.Rail}]
+		path, ok := traced[flowKey{r.Src, r.Dst, r.Rail, int(r.Flow)}]
 		switch {
 		case ok:
 			cov.Traced++
@@ -84,7 +84,9 @@ func (c *Coordinator) SweepCoverage(id string) (*api.Coverage, bool) {
 	return cov, true
 }
 
+// flowKey is a test's flow: a trace counts for the test whose port it
+// traced.
 type flowKey struct {
-	src, dst string
-	rail     int
+	src, dst   string
+	rail, flow int
 }
