@@ -63,7 +63,7 @@ func (c *Coordinator) SweepCoverage(id string) (*api.Coverage, bool) {
 			cov.Unknown++
 			return nil
 		}
-		if len(path) < 2 {
+		if len(path) <= 2 {
 			return nil // within a leaf: its cables are the HCAs' own
 		}
 		links := append([]topology.Link(nil), path[1:len(path)-1]...)

@@ -39,6 +39,7 @@ func newDemoCmd() *cobra.Command {
 	f.Int64("seed", d["sim.seed"].(int64), "sim seed")
 	f.Float64("time-scale", d["sim.time_scale"].(float64), "1 = tests take modelled time, 0 = instant")
 	f.String("mode", d["sweep.mode"].(string), "sweep mode: quick or full")
+	f.String("pattern", d["sweep.pattern"].(string), "sweep pattern: all-pairs, links or fabric (links and fabric need --fat-tree or --topology)")
 	f.Duration("pair-timeout", d["coordinator.pair_timeout"].(time.Duration), "deadline for one directional pair test")
 	f.BoolVar(&once, "once", false, "run one sweep, print the summary and exit with the gate's code")
 	f.StringVar(&jsonFile, "json", "", "with --once: write the matrix JSON here")
@@ -49,7 +50,7 @@ func newDemoCmd() *cobra.Command {
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		c, err := loadConfig(cmd, map[string]string{"nodes": "demo.nodes", "rails": "demo.rails",
 			"fault": "sim.faults", "listen": "demo.listen", "seed": "sim.seed", "time-scale": "sim.time_scale",
-			"mode": "sweep.mode", "pair-timeout": "coordinator.pair_timeout", "topology": "coordinator.topology"})
+			"mode": "sweep.mode", "pattern": "sweep.pattern", "pair-timeout": "coordinator.pair_timeout", "topology": "coordinator.topology"})
 		if err != nil {
 			return err
 		}
@@ -124,7 +125,7 @@ func runDemo(ctx context.Context, c *config.Config, preset string, o demoOut, st
 	fmt.Fprintf(stdout, "web UI: %s/\n", cl.URL)
 	sweepStart := time.Now()
 	code := gate.Run(ctx, gate.Options{Coordinator: cl.URL, JSONFile: o.json, JUnitFile: o.junit,
-		Poll: 50 * time.Millisecond, Request: api.SweepRequest{Mode: c.Sweep.Mode}}, stdout, stderr)
+		Poll: 50 * time.Millisecond, Request: api.SweepRequest{Mode: c.Sweep.Mode, Pattern: c.Sweep.Pattern}}, stdout, stderr)
 	fmt.Fprintf(stdout, "sweep wall time: %s\n", time.Since(sweepStart).Round(time.Millisecond))
 	if o.once {
 		if code != 0 {
