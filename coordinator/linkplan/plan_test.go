@@ -49,6 +49,8 @@ func TestLinksCoverEveryLinkWithinTheBound(t *testing.T) {
 		{"nodes=64,rails=2,leaf=8,spines=4"}, // two cables from each leaf to each spine
 		{"nodes=18,rails=1,leaf=6,spines=3"}, // three leaves
 		{"nodes=8,rails=1,leaf=4,spines=2"},  // two leaves
+		{"nodes=4,rails=1,leaf=2,spines=2"},  // the lab's Clos: 4 pairs, each needed
+		{"nodes=6,rails=1,leaf=2,spines=2"},  // three leaves of two
 		{"nodes=64,rails=2,leaf=8,spines=4,ll=ib"},
 		{"nodes=128,rails=1,leaf=8,spines=4,pods=4,cores=8"},
 		{"nodes=512,rails=1,leaf=16,spines=8,pods=4,cores=32"},

@@ -210,12 +210,18 @@ func (p *plane) testThrough(l topology.Link, pairs *pairSet) bool {
 func (p *plane) search(l topology.Link, srcLeaf int, dsts []int, start int, pairs *pairSet, e effort) bool {
 	best := candidate{score: -1}
 	hits := 0
-	src := p.pick(srcLeaf, 0)
+	srcK := 0
+	src := p.pick(srcLeaf, srcK)
 	leafUp := p.isUp(l) && p.t.LinkFrom(l).Switch == p.t.LeafSwitch(srcLeaf)
 	for try := 0; try < e.tries && hits < e.hits; try++ {
 		dst := p.dstAt(dsts, start, try)
-		a, b := p.t.HCAs[src].Node, p.t.HCAs[dst].Node
-		if pairs.has(a, b, p.rail) {
+		// A pair tested already on this rail: the source's next HCA takes
+		// over (a small leaf runs out of new partners otherwise).
+		for k := 0; k < len(p.byLeaf[srcLeaf]) && pairs.has(p.t.HCAs[src].Node, p.t.HCAs[dst].Node, p.rail); k++ {
+			srcK++
+			src = p.pick(srcLeaf, srcK)
+		}
+		if pairs.has(p.t.HCAs[src].Node, p.t.HCAs[dst].Node, p.rail) {
 			continue
 		}
 		label := p.nextLabel()
