@@ -66,6 +66,9 @@ type Options struct {
 	// (cable and switch faults become possible) and gives the coordinators
 	// link localization; its nodes must be the cluster's (NodeName).
 	Topology *topology.Topology
+	// HashSeed makes the simulated switches' ECMP hash differ from the
+	// topology's model (sim.Config.HashSeed); 0 keeps the model's.
+	HashSeed uint32
 }
 
 // Cluster is a running in-process deployment.
@@ -121,7 +124,7 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 	for i := range names {
 		names[i] = NodeName(i, o.Nodes)
 	}
-	cfg := sim.Config{Preset: o.Preset, Seed: o.Seed, Faults: faults, TimeScale: o.TimeScale}
+	cfg := sim.Config{Preset: o.Preset, Seed: o.Seed, Faults: faults, TimeScale: o.TimeScale, HashSeed: o.HashSeed}
 	if o.Topology != nil {
 		rails := o.Rails
 		if rails == 0 {

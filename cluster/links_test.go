@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/rdmamesh/rdmamesh/coordinator"
+	"github.com/rdmamesh/rdmamesh/coordinator/linkplan"
 	"github.com/rdmamesh/rdmamesh/internal/api"
 	"github.com/rdmamesh/rdmamesh/matrix"
 	"github.com/rdmamesh/rdmamesh/topology"
@@ -93,4 +94,43 @@ func TestCoverageNamesAnUncrossedLink(t *testing.T) {
 			t.Errorf("short %s: %s", l, why)
 		}
 	}
+}
+
+// Switches whose hash is not the topology's model send many planned
+// labels elsewhere; the sweep traces each test's candidate labels first
+// and runs the ones that take the planned cables, so every link is still
+// crossed twice, by tests whose flows the plan did not pick.
+func TestLinkSweepSteersByTraces(t *testing.T) {
+	cl := startSeeded(t, oneCablePerSpine, 0x5a17c3)
+	info, m := sweepWith(t, cl, api.SweepRequest{Pattern: "links", Retests: new(int)})
+	if m.Outcome() != matrix.OutcomePass {
+		t.Fatalf("outcome %s:\n%s", m.Outcome(), m.Summary())
+	}
+	var members []linkplan.Member
+	for _, n := range m.Nodes {
+		members = append(members, linkplan.Member{Name: n.Name, Rails: []int{0}})
+	}
+	plan, err := linkplan.Links(cl.Coord.Topology(), members)
+	if err != nil {
+		t.Fatal(err)
+	}
+	planned := map[[2]string]uint16{}
+	for i, p := range plan.Pairs {
+		planned[[2]string{p.A, p.B}] = linkplan.Sport(plan.Steer[i][0].A)
+		planned[[2]string{p.B, p.A}] = linkplan.Sport(plan.Steer[i][0].B)
+	}
+	moved := 0
+	for _, r := range m.Cells {
+		if want, ok := planned[[2]string{r.Src, r.Dst}]; ok && r.Verdict != matrix.VerdictUntested && r.Flow != want {
+			moved++
+		}
+	}
+	cov, _ := cl.Coord.SweepCoverage(info.ID)
+	if cov == nil || cov.Planes[0].Covered != cov.Planes[0].Links || cov.Traced != len(plan.Pairs)*2 {
+		t.Fatalf("coverage %+v", cov)
+	}
+	if moved == 0 {
+		t.Fatal("no test left its planned label: the seeded hash should have sent some elsewhere")
+	}
+	t.Logf("%d of %d tests relabelled after tracing; %d of %d link directions covered", moved, 2*len(plan.Pairs), cov.Planes[0].Covered, cov.Planes[0].Links)
 }

@@ -63,6 +63,13 @@ const oneCablePerSpine = "nodes=12,rails=1,leaf=4,spines=2,oversub=2,addrs=10.25
 // have addresses: its sweeps trace their flows.
 func startTraced(t *testing.T, spec string, faults ...string) *Cluster {
 	t.Helper()
+	return startSeeded(t, spec, 0, faults...)
+}
+
+// startSeeded is startTraced on switches whose ECMP hash is seeded
+// (Options.HashSeed): not the topology's model.
+func startSeeded(t *testing.T, spec string, seed uint32, faults ...string) *Cluster {
+	t.Helper()
 	_, topo, err := topology.GenerateFatTree(spec)
 	if err != nil {
 		t.Fatal(err)
@@ -72,7 +79,7 @@ func startTraced(t *testing.T, spec string, faults ...string) *Cluster {
 	p := probe.DefaultTestParams()
 	p.LatencyIters = 200
 	cl, err := Start(ctx, Options{Nodes: 12, Rails: 1, Preset: "roce-2x100", Seed: 3, Faults: faults,
-		Listen: "127.0.0.1:0", Mode: "full", Params: p, PairTimeout: 5 * time.Second, Topology: topo,
+		Listen: "127.0.0.1:0", Mode: "full", Params: p, PairTimeout: 5 * time.Second, Topology: topo, HashSeed: seed,
 		Logger: slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	if err != nil {
 		t.Fatal(err)

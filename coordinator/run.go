@@ -15,7 +15,7 @@ import (
 func (c *Coordinator) runSweep(ctx context.Context, id string) {
 	defer c.setActive(id, false)
 	c.setActive(id, true)
-	e := sweep.Engine{View: storeView{c}, Commit: &raftCommitter{c: c}, Dispatch: workerDispatch{c}, Paths: c, Topology: c.sweepTopology,
+	e := sweep.Engine{View: storeView{c}, Commit: &raftCommitter{c: c}, Dispatch: workerDispatch{c}, Paths: c, Steer: c, Topology: c.sweepTopology,
 		Parallelism: c.opts.Parallelism, Log: c.log, OnRound: c.opts.OnRound}
 	e.Run(ctx, id)
 }

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/rdmamesh/rdmamesh/coordinator/linkplan"
 	"github.com/rdmamesh/rdmamesh/internal/api"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
 	"github.com/rdmamesh/rdmamesh/matrix"
@@ -95,12 +96,23 @@ type PathTracer interface {
 	TracePaths(ctx context.Context, id string)
 }
 
+// LinkSteerer checks a link sweep's flow labels against the paths the
+// fabric really takes, before its rounds (the coordinator's: it traces
+// each test's candidate labels from its source and commits the trace of
+// the one chosen). It sets plan's labels from what is committed, so
+// every leader runs the same; fresh says no round has run yet, so it may
+// trace. It must return by ctx's end and never fails the sweep.
+type LinkSteerer interface {
+	SteerLinks(ctx context.Context, id string, plan *linkplan.Plan, fresh bool)
+}
+
 // Engine runs sweeps on a leader. One Run at a time.
 type Engine struct {
 	View     View
 	Commit   Committer
 	Dispatch Dispatcher
-	Paths    PathTracer // nil: no paths are traced
+	Paths    PathTracer  // nil: no paths are traced
+	Steer    LinkSteerer // nil: link sweeps run on the plan's labels
 	// Topology is the fabric topology of a version (SweepInfo.Topology),
 	// which the link patterns plan on; nil, or nil for a version: none.
 	Topology    func(version string) *topology.Topology
@@ -149,6 +161,13 @@ func (e *Engine) Run(ctx context.Context, id string) {
 	if err != nil {
 		e.end(id, api.SweepFailed, err.Error(), nil)
 		return
+	}
+	if planned.Links != nil && e.Steer != nil {
+		// In place: the rounds' Steer entries are the plan's.
+		e.Steer.SteerLinks(ctx, id, planned.Links, len(rec.Rounds) == 0)
+		if ctx.Err() != nil {
+			return
+		}
 	}
 	rounds := planned.Rounds
 	start := time.Now()

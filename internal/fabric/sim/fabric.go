@@ -37,6 +37,11 @@ type Config struct {
 	// switch faults hurt exactly the tests routed through them. Its nodes
 	// and rails must be the fabric's.
 	Topology Paths
+	// HashSeed seeds the switches' ECMP hash. 0 is the topology's own
+	// model, the one a link sweep plans by; any other value makes the
+	// switches choose otherwise, as a vendor's hash would: what steering
+	// must check by tracing (traces see the seeded hash too).
+	HashSeed uint32
 }
 
 // Fabric is one simulated cluster. It is safe for concurrent use.
@@ -49,6 +54,7 @@ type Fabric struct {
 	faults atomic.Pointer[[]Fault]
 	links  atomic.Pointer[linkFaults] // resolved from faults; nil = none
 	topo   Paths
+	seeded uint32 // Config.HashSeed
 	live   probeSwitch
 	counts portCounts // every port's hw_counters
 
@@ -70,7 +76,7 @@ func New(cfg Config) (*Fabric, error) {
 	if !(cfg.TimeScale >= 0) || math.IsInf(cfg.TimeScale, 0) {
 		return nil, fmt.Errorf("time scale %v out of range: use 0 (instant), 1 (real time) or another factor >= 0", cfg.TimeScale)
 	}
-	f := &Fabric{spec: spec, seed: cfg.Seed, scale: cfg.TimeScale, nodes: map[string]*Node{}, topo: cfg.Topology}
+	f := &Fabric{spec: spec, seed: cfg.Seed, scale: cfg.TimeScale, nodes: map[string]*Node{}, topo: cfg.Topology, seeded: cfg.HashSeed}
 	if err := f.SetFaults(cfg.Faults); err != nil {
 		return nil, err
 	}

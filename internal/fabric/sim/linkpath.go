@@ -98,14 +98,14 @@ func (s *Session) routeEffects(remoteRail int) Effects {
 	}
 	var buf [16]int32
 	var data, ack Effects
-	route := t.AppendRoute(buf[:0], src, dst, uint32(s.info.UDPSport), lf.withdrawn)
+	route := t.AppendRoute(buf[:0], src, dst, fab.ecmpFlow(s.info.UDPSport), lf.withdrawn)
 	for i, l := range route {
 		data = merge(data, lf.fx[l])
 		if lf.flaps != nil {
 			s.meetFlaps(lf, l, i, len(route), endSrc, endDst)
 		}
 	}
-	route = t.AppendRoute(buf[:0], dst, src, uint32(s.remote.UDPSport), lf.withdrawn)
+	route = t.AppendRoute(buf[:0], dst, src, fab.ecmpFlow(s.remote.UDPSport), lf.withdrawn)
 	for i, l := range route {
 		if e, ok := lf.fx[l]; ok {
 			ack = merge(ack, Effects{Down: e.Down, Loss: e.Loss})
@@ -118,4 +118,13 @@ func (s *Session) routeEffects(remoteRail int) Effects {
 	data.Loss = 1 - (1-data.Loss)*(1-ackShare*ack.Loss)
 	data.Down = data.Down || ack.Down
 	return data
+}
+
+// ecmpFlow is what the switches hash a RoCE flow with source port sport
+// by: the port, mixed with the fabric's hash seed when it has one.
+func (f *Fabric) ecmpFlow(sport uint16) uint32 {
+	if f.seeded == 0 || !f.spec.roce() {
+		return uint32(sport)
+	}
+	return uint32(sport) ^ f.seeded<<16 ^ f.seeded
 }

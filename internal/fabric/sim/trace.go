@@ -38,7 +38,7 @@ func (n *Node) Trace(ctx context.Context, f pathtrace.Flow) (pathtrace.Path, err
 	if lf := n.fab.links.Load(); lf != nil {
 		avoid = lf.withdrawn
 	}
-	route := t.AppendRoute(buf[:0], src, dst, uint32(f.SrcPort), avoid)
+	route := t.AppendRoute(buf[:0], src, dst, n.fab.ecmpFlow(f.SrcPort), avoid)
 	p := pathtrace.Path{Flow: f, At: time.Now()}
 	last := 0
 	for i, a := range t.HopAddrs(nil, route) {
