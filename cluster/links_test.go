@@ -134,3 +134,17 @@ func TestLinkSweepSteersByTraces(t *testing.T) {
 	}
 	t.Logf("%d of %d tests relabelled after tracing; %d of %d link directions covered", moved, 2*len(plan.Pairs), cov.Planes[0].Covered, cov.Planes[0].Links)
 }
+
+// A dead leaf-spine cable fails only the few steered tests that cross it,
+// two each way; a fabric sweep names that cable from them, its pairs
+// inside the leaves showing the HCAs at their ends healthy. (A links
+// sweep alone gives each HCA a test or two: it cannot tell the two.)
+func TestFabricSweepNamesADeadCable(t *testing.T) {
+	cl := startTraced(t, oneCablePerSpine, "cable=leaf-r0-01~spine-r0-00:down")
+	_, m := sweepWith(t, cl, api.SweepRequest{Pattern: "fabric", Retests: new(int)})
+	if len(m.Suspects) == 0 || m.Suspects[0].Kind != matrix.KindLink ||
+		!strings.HasPrefix(m.Suspects[0].Ends[0], "leaf-r0-01:") || !strings.HasPrefix(m.Suspects[0].Ends[1], "spine-r0-00:") {
+		t.Fatalf("want the cable leaf-r0-01 <-> spine-r0-00 named first:\n%s", m.Summary())
+	}
+	t.Log(m.Suspects[0].Reason)
+}

@@ -209,6 +209,7 @@ func (c *Coordinator) thresholds(spec sweep.Spec) matrix.Thresholds {
 		th = p
 	}
 	th.TestedOnly = spec.TestedOnly()
+	th.SteeredLinks = spec.Pattern == sweep.PatternLinks || spec.Pattern == sweep.PatternFabric
 	if b := c.opts.Baseline; b != nil {
 		th.Baseline, th.BaselineName = b, b.Name
 	}

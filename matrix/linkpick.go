@@ -31,7 +31,7 @@ func (ls *linkScan) choose() []linkChoice {
 	var out []linkChoice
 	remaining := ls.badTotal
 	var sw []int
-	for len(out) < linkMaxSuspects && remaining >= linkMinBad {
+	for len(out) < linkMaxSuspects && remaining >= ls.minBad() {
 		bg := float64(remaining) / max(ls.tested, 1)
 		c, ok := ls.best(bg)
 		if !ok {

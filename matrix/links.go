@@ -63,11 +63,16 @@ type linkCell struct {
 // be linkConcentrate times worse than the switch around it to be named
 // instead of that switch.
 const (
-	linkMinBad      = 3
-	linkMinShare    = 0.02 // of the tests through it: a few tail outliers that cluster by chance are not a link
-	linkZ           = 4.0
-	linkConcentrate = 2.0
-	linkMaxSuspects = 16
+	linkMinBad = 3
+	// linkMinBadSteered is linkMinBad where the sweep steered two tests
+	// with other partners over every link (Thresholds.SteeredLinks): both
+	// failing, while the sibling links' tests pass, is the design's signal.
+	linkMinBadSteered = 2
+	linkSteeredP      = 1e-4
+	linkMinShare      = 0.02 // of the tests through it: a few tail outliers that cluster by chance are not a link
+	linkZ             = 4.0
+	linkConcentrate   = 2.0
+	linkMaxSuspects   = 16
 	// linkEcho: an endpoint or pair suspect whose bad cells the chosen
 	// links explain to this share is an echo of them and is dropped.
 	linkEcho = 0.6
@@ -402,6 +407,10 @@ func (ls *linkScan) expect() {
 		ls.expectTraced(addLink)
 		return
 	}
+	if l.m.Thresholds.SteeredLinks {
+		ls.expectFlows(addLink)
+		return
+	}
 	for a := range nL {
 		for b := range nL {
 			n := groups[a*nL+b]
@@ -437,13 +446,40 @@ func (ls *linkScan) routeFromLeaf(buf []topology.Link, li, h int) []topology.Lin
 	return p
 }
 
+// minBad is the fewest bad tests that may name a link.
+func (ls *linkScan) minBad() int {
+	if ls.l.m.Thresholds.SteeredLinks {
+		return linkMinBadSteered
+	}
+	return linkMinBad
+}
+
 // significant: b bad among about t tests, against the background rate.
+// A steered sweep puts two or three tests through each link, too few for
+// a z-score: there half its tests must be bad, and that many by chance at
+// the background rate must be rarer than linkSteeredP.
 func (ls *linkScan) significant(b int, t, bg float64) bool {
-	if b < linkMinBad || t <= 0 || float64(b) < linkMinShare*t {
+	if b < ls.minBad() || t <= 0 || float64(b) < linkMinShare*t {
 		return false
 	}
 	e := t * bg
+	if ls.l.m.Thresholds.SteeredLinks {
+		// The background without the component's own bad tests: in a
+		// small fabric they are most of the bad ones.
+		out := max(0, bg*ls.tested-float64(b)) / max(ls.tested-t, 1)
+		return float64(b) >= t/2 && poissonTail(b, t*out) < linkSteeredP
+	}
 	return (float64(b)-e)/math.Sqrt(e+1) >= linkZ
+}
+
+// poissonTail is P(X >= k) for X Poisson with mean e.
+func poissonTail(k int, e float64) float64 {
+	term, below := math.Exp(-e), 0.0
+	for i := range k {
+		below += term
+		term *= e / float64(i+1)
+	}
+	return max(0, 1-below)
 }
 
 func b2i(b bool) int {
@@ -458,4 +494,46 @@ func ratio(b int, t float64) float64 {
 		return 0
 	}
 	return float64(b) / t
+}
+
+// expectFlows counts, in a sweep that steered its tests, the tests
+// through each link above the leaves exactly: each tested cell between
+// leaves routed by the model of its own flow (and its responder's), as
+// its bad cells are. The model's even spread would give each of a leaf's
+// uplinks a fraction of the few tests that were steered onto one of them.
+func (ls *linkScan) expectFlows(addLink func(lk topology.Link, share float64, dst int)) {
+	l, t := ls.l, ls.t
+	R := l.m.Rails
+	var buf []topology.Link
+	for si := range l.spans {
+		sp := &l.spans[si]
+		for i, a := range sp.members {
+			ha := ls.hca[a*R+sp.rail]
+			if ha < 0 || ls.hard[a*R+sp.rail] {
+				continue
+			}
+			for j, b := range sp.members {
+				hb := ls.hca[b*R+sp.rail]
+				if i == j || hb < 0 || ls.hard[b*R+sp.rail] || t.LeafOf(int(ha)) == t.LeafOf(int(hb)) || !l.testedAt(sp.at(i, j)) {
+					continue
+				}
+				var c Cell
+				l.a.g.fill(&c, a, b, sp.rail)
+				for _, back := range []bool{false, true}[:1+b2i(ls.back)] {
+					flow := c.Flow
+					if back {
+						flow = c.BackFlow
+					}
+					var ok bool
+					if buf, ok = ls.route(buf[:0], a, b, sp.rail, ha, hb, back, flow); !ok || len(buf) < 3 {
+						continue
+					}
+					dst := t.LinkFrom(buf[len(buf)-1]).Switch
+					for _, lk := range buf[1 : len(buf)-1] {
+						addLink(lk, 1, dst)
+					}
+				}
+			}
+		}
+	}
 }

@@ -291,7 +291,7 @@ func (ls *linkScan) oneWayThrough(c linkChoice) (in, out topology.Link, ok bool)
 		// The other way must have carried tests: otherwise "one way" says
 		// nothing. Had it carried bad ones, some bad cell would have
 		// crossed only that way and failed the test above.
-		if all && ls.tL[w[1].Reverse()] >= float64(linkMinBad) {
+		if all && ls.tL[w[1].Reverse()] >= float64(ls.minBad()) {
 			return w[0], w[1], true
 		}
 	}

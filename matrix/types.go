@@ -143,6 +143,11 @@ type Thresholds struct {
 	// nodes suspects, and JUnit leaves them out. Off, an untested cell is a
 	// failure: the gate must not pass a sweep that measured half the fabric.
 	TestedOnly bool `json:"tested_only,omitempty"`
+	// SteeredLinks says the sweep steered its tests so that every switch
+	// link carried at least two, with other partners (pattern links or
+	// fabric): a link is then named on two bad tests, where a sweep whose
+	// paths fell where ECMP put them needs three to tell it from chance.
+	SteeredLinks bool `json:"steered_links,omitempty"`
 }
 
 // Result is a cell with its verdict.

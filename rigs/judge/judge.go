@@ -184,6 +184,12 @@ func sweepOnce(ctx context.Context, cfg Config, spec sim.PresetSpec, names []str
 // the cell keeps the initiator QP's flow. A dead worker's cells are lost
 // peers, as the coordinator records them.
 func MeasureCell(ctx context.Context, fab *sim.Fabric, p probe.TestParams, spec sim.PresetSpec, src, dst string, rail, round int) matrix.Cell {
+	return MeasureSteered(ctx, fab, p, spec, src, dst, rail, round, 0, 0)
+}
+
+// MeasureSteered is MeasureCell with the flow labels each end's QP sends
+// with (a link sweep's steering; 0: the QP number picks the port).
+func MeasureSteered(ctx context.Context, fab *sim.Fabric, p probe.TestParams, spec sim.PresetSpec, src, dst string, rail, round int, srcLabel, dstLabel uint32) matrix.Cell {
 	c := matrix.Cell{Src: src, Dst: dst, Rail: rail, SrcDevice: spec.Device(rail), DstDevice: spec.Device(rail), Round: round}
 	fail := func(err error) matrix.Cell {
 		var pe *probe.Error
@@ -198,13 +204,14 @@ func MeasureCell(ctx context.Context, fab *sim.Fabric, p probe.TestParams, spec 
 			return fail(&probe.Error{Class: probe.ClassPeerLost, Cause: "gossip declared worker " + n + " dead during the test"})
 		}
 	}
-	ep := probe.Endpoint{Device: spec.Device(rail), Port: 1, GIDIndex: spec.GIDIndex}
+	ep := probe.Endpoint{Device: spec.Device(rail), Port: 1, GIDIndex: spec.GIDIndex, FlowLabel: srcLabel}
 	ini, err := fab.Node(src).Open(ctx, ep, p)
 	if err != nil {
 		return fail(err)
 	}
 	defer ini.Close()
 	c.Flow = ini.Info().UDPSport
+	ep.FlowLabel = dstLabel
 	resp, err := fab.Node(dst).Open(ctx, ep, p)
 	if err != nil {
 		return fail(err)

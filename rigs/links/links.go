@@ -32,6 +32,9 @@ type Config struct {
 	// MaxHeap stops a run whose heap would pass it (bytes; 0 =
 	// DefaultMaxHeap): the machine is shared.
 	MaxHeap uint64
+	// Pattern is "" (every ordered pair of the faulted planes) or
+	// PatternFabric (what a fabric sweep tests).
+	Pattern string
 }
 
 // Kind is a fault type of the table.
@@ -97,6 +100,12 @@ func Measure(ctx context.Context, cfg Config, kinds []Kind) ([]Row, error) {
 		return nil, fmt.Errorf("preset %s has %d HCAs, the tree %d rails", cfg.Preset, spec.HCAs, ft.Rails)
 	}
 	names := ft.NodeNames()
+	var planned map[int][]steeredCell
+	if cfg.Pattern == PatternFabric {
+		if planned, err = fabricCells(topo, names, ft.Rails); err != nil {
+			return nil, err
+		}
+	}
 	rows := make([]Row, len(kinds))
 	for ki, k := range kinds {
 		rows[ki].Kind = k
@@ -114,7 +123,7 @@ func Measure(ctx context.Context, cfg Config, kinds []Kind) ([]Row, error) {
 			for _, f := range faults {
 				rails[railOf(topo, f.spec)] = true
 			}
-			m, err := sweep(ctx, cfg, topo, spec, names, faults, rails, seed)
+			m, err := sweep(ctx, cfg, topo, spec, names, faults, rails, seed, planned)
 			if err != nil {
 				return nil, err
 			}

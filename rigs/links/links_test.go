@@ -62,11 +62,11 @@ func TestStoreJudgesAsCells(t *testing.T) {
 	faults := append(pick(topo, rand.New(rand.NewPCG(1, 2)), Kind{Effect: "flap=20%", Target: "link"}),
 		injected{spec: "switch=spine-r1-01:loss=5%"}, injected{spec: "cable=node-07/mlx5_1~leaf-r1-00:bw=0.5"})
 	rails := map[int]bool{0: true, 1: true}
-	got, err := sweep(ctx, cfg, topo, spec, names, faults, rails, cfg.Seed)
+	got, err := sweep(ctx, cfg, topo, spec, names, faults, rails, cfg.Seed, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := sweep(ctx, cfg, topo, spec, names, faults, rails, cfg.Seed)
+	again, err := sweep(ctx, cfg, topo, spec, names, faults, rails, cfg.Seed, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,7 +39,7 @@ func checkHeap(cfg Config, plus uint64, doing string) error {
 // sweep measures every ordered pair of the faulted rail planes (planes of
 // a rail-optimized tree share no link, so the others add cells and no
 // evidence) and judges them with the topology.
-func sweep(ctx context.Context, cfg Config, topo *topology.Topology, spec sim.PresetSpec, names []string, faults []injected, rails map[int]bool, seed int64) (*matrix.Matrix, error) {
+func sweep(ctx context.Context, cfg Config, topo *topology.Topology, spec sim.PresetSpec, names []string, faults []injected, rails map[int]bool, seed int64, planned map[int][]steeredCell) (*matrix.Matrix, error) {
 	specs := make([]string, len(faults))
 	for i, f := range faults {
 		specs[i] = f.spec
@@ -65,13 +65,20 @@ func sweep(ctx context.Context, cfg Config, topo *topology.Topology, spec sim.Pr
 		if err := checkHeap(cfg, planeBytes(len(names)), fmt.Sprintf("allocating rail %d's plane", rail)); err != nil {
 			return nil, err
 		}
-		if err := measureRail(ctx, cfg, simCfg, names, rail, st.addPlane(rail).put); err != nil {
+		put := st.addPlane(rail).put
+		if planned != nil {
+			err = measureCells(ctx, cfg, simCfg, names, rail, planned[rail], put)
+		} else {
+			err = measureRail(ctx, cfg, simCfg, names, rail, put)
+		}
+		if err != nil {
 			return nil, err
 		}
 	}
 	// Only the faulted planes were measured: the others are not untested.
 	th := matrix.DefaultThresholds()
 	th.TestedOnly = true
+	th.SteeredLinks = planned != nil
 	m := matrix.AnalyseOn(topo, nodes, st, nil, th)
 	if err := checkHeap(cfg, 0, "analysing"); err != nil {
 		return nil, err

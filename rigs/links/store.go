@@ -39,6 +39,7 @@ const (
 	hasLat uint8 = 1 << iota
 	hasBW
 	failed
+	measured // a plane of a fabric sweep leaves most cells unmeasured
 )
 
 type cellErr struct {
@@ -65,6 +66,7 @@ func (s *store) addPlane(rail int) *plane {
 func (p *plane) put(src, dst int, c *matrix.Cell) {
 	f := &p.cells[src*p.n+dst]
 	f.flow, f.backFlow = c.Flow, c.BackFlow
+	f.flags |= measured
 	if c.Latency != nil {
 		f.flags |= hasLat
 		f.p50, f.p99, f.samples = c.Latency.P50Ns, c.Latency.P99Ns, int32(c.Latency.Samples)
@@ -93,7 +95,10 @@ func (s *store) at(src, dst, rail int) (*plane, *figs) {
 		return nil, nil
 	}
 	p := s.planes[rail]
-	return p, &p.cells[src*p.n+dst]
+	if c := &p.cells[src*p.n+dst]; c.flags&measured != 0 {
+		return p, c
+	}
+	return nil, nil
 }
 
 // Rails is one more than the highest measured rail.

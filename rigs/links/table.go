@@ -15,7 +15,11 @@ func pct(n, d int) string {
 // Write prints the table: recall is the runs whose first suspects named
 // every injected part, precision the named link suspects that were right.
 func Write(w io.Writer, cfg Config, rows []Row) {
-	fmt.Fprintf(w, "link localization on %s, preset %s, %d runs a fault type, seed %d\n", cfg.Tree, cfg.Preset, cfg.Runs, cfg.Seed)
+	what := "every ordered pair of the faulted planes"
+	if cfg.Pattern == PatternFabric {
+		what = "a fabric sweep's cells (pairs in each leaf, steered link tests)"
+	}
+	fmt.Fprintf(w, "link localization on %s, preset %s, %d runs a fault type, seed %d, measuring %s\n", cfg.Tree, cfg.Preset, cfg.Runs, cfg.Seed, what)
 	fmt.Fprintf(w, "%-18s %5s %9s %9s %7s %9s\n", "fault", "runs", "recall", "precision", "named", "no-links")
 	var named, wrong, faultRuns, hits int
 	for _, r := range rows {

@@ -20,6 +20,7 @@ func main() {
 	runs := flag.Int("runs", 20, "runs per fault type")
 	seed := flag.Int64("seed", 1, "first seed")
 	verbose := flag.Bool("v", false, "print the faults and first suspects of every run that missed")
+	pattern := flag.String("pattern", "", "what each run measures: every ordered pair of the faulted planes (\"\") or a fabric sweep's cells (fabric)")
 	maxHeap := flag.Float64("max-heap-gb", links.DefaultMaxHeap/1e9, "stop a run before the heap passes this many GB (at most the default: the machine is shared)")
 	flag.Parse()
 	if !(*maxHeap > 0 && *maxHeap <= links.DefaultMaxHeap/1e9) {
@@ -28,7 +29,7 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	cfg := links.Config{Tree: *tree, Preset: *preset, Runs: *runs, Seed: *seed, Params: Params(), MaxHeap: uint64(*maxHeap * 1e9)}
+	cfg := links.Config{Tree: *tree, Preset: *preset, Runs: *runs, Seed: *seed, Params: Params(), MaxHeap: uint64(*maxHeap * 1e9), Pattern: *pattern}
 	start := time.Now()
 	heap := procstat.StartHeapSampler(100 * time.Millisecond)
 	rows, err := links.Measure(ctx, cfg, links.Kinds())
