@@ -59,6 +59,8 @@ func expect(args []string) error {
 	warningFixRE := fs.String("warning-fix", "", "regexp that warning's fix must match")
 	minSweep := fs.Int("min-sweep-seconds", 0, "the sweep lasted at least this long")
 	sweepSecs := fs.Int("sweep-seconds", 0, "how long the sweep lasted, as the runner timed it")
+	link := fs.String("link", "", "the first suspect is a link whose ends start with these, comma separated (leaf1:,spine1:)")
+	linkDirection := fs.String("link-direction", "", "that link suspect's direction (one-way, both)")
 	if err := fs.Parse(args[2:]); err != nil {
 		return err
 	}
@@ -109,6 +111,9 @@ func expect(args []string) error {
 	}
 	if *warning != "" {
 		c.warning(*warning, res["warning-fix"], *warningFixRE)
+	}
+	if *link != "" {
+		c.link(strings.Split(*link, ","), *linkDirection)
 	}
 	if *minSweep > 0 {
 		c.expected = append(c.expected, fmt.Sprintf("sweep >= %d s", *minSweep))
@@ -361,4 +366,27 @@ func printTable(file string) error {
 		return fmt.Errorf("%d fault case(s) failed", fails)
 	}
 	return nil
+}
+
+// link judges the first suspect: a link (switch to switch) whose ends
+// start with the given prefixes, in order, and its direction.
+func (c *caseCheck) link(ends []string, direction string) {
+	c.expected = append(c.expected, fmt.Sprintf("first suspect link %s %s", strings.Join(ends, " -> "), cmp.Or(direction, "any direction")))
+	if len(c.m.Suspects) == 0 {
+		c.observed = append(c.observed, "no suspect")
+		c.problem("no suspect, want the link %s", strings.Join(ends, " -> "))
+		return
+	}
+	s := c.m.Suspects[0]
+	c.observed = append(c.observed, fmt.Sprintf("first suspect %s %v %s: %s", s.Kind, s.Ends, s.Direction, short(s.Reason, 200)))
+	ok := s.Kind == matrix.KindLink && len(s.Ends) == len(ends)
+	for i := range ends {
+		ok = ok && strings.HasPrefix(s.Ends[i], ends[i])
+	}
+	if !ok {
+		c.problem("first suspect %s %v, want the link %s", s.Kind, s.Ends, strings.Join(ends, " -> "))
+	}
+	if direction != "" && s.Direction != direction {
+		c.problem("link direction %q, want %s", s.Direction, direction)
+	}
 }

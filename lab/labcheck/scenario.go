@@ -81,6 +81,15 @@ type Expect struct {
 	// MinSweepSeconds: the sweep lasted at least this long, so a fault
 	// meant to span it (a flapping port) did.
 	MinSweepSeconds int `yaml:"min_sweep_seconds"`
+	// Link: the first suspect is this link of the routed Clos.
+	Link *ExpectLink `yaml:"link"`
+}
+
+// ExpectLink is a link suspect: the prefixes of its ends, in order
+// ("leaf1:", "spine1:"), and its direction (one-way, both).
+type ExpectLink struct {
+	Ends      []string `yaml:"ends"`
+	Direction string   `yaml:"direction"`
 }
 
 // ExpectWarning is a configuration warning on a node, or on a link of the
@@ -94,7 +103,7 @@ type ExpectWarning struct {
 
 var (
 	sweepInts     = []string{"latency_iters", "latency_size", "bw_iters", "bw_size"}
-	sweepStrings  = map[string][]string{"connect": {probe.ConnectExchange, probe.ConnectRDMACM}, "mode": {"quick", "full"}}
+	sweepStrings  = map[string][]string{"connect": {probe.ConnectExchange, probe.ConnectRDMACM}, "mode": {"quick", "full"}, "pattern": {"all-pairs", "links", "fabric"}}
 	suspectKinds  = []string{"hca", "node", "pair", "rail", "switch-group"}
 	workerActions = []string{"restart", "stop", "kill", "start", "pause", "resume"}
 	vmName        = regexp.MustCompile(`^vm([1-9][0-9]*)$`)
@@ -151,7 +160,7 @@ func (s *Scenario) check() error {
 				return fmt.Errorf("sweep.%s %v: want one of %s", k, v, strings.Join(sweepStrings[k], ", "))
 			}
 		default:
-			return fmt.Errorf("sweep.%s: unknown field; use %s, retests, connect or mode", k, strings.Join(sweepInts, ", "))
+			return fmt.Errorf("sweep.%s: unknown field; use %s, retests, connect, mode or pattern", k, strings.Join(sweepInts, ", "))
 		}
 	}
 	if s.InjectAfterCells < 0 {
@@ -245,8 +254,16 @@ func (e Expect) check(vms int) error {
 			return fmt.Errorf("expect.node: %w (the VM the fault is on)", err)
 		}
 	}
-	if !judgesSuspect && !e.NoFailed && e.Exit == nil && e.Exclude == nil && e.Warning == nil {
-		return fmt.Errorf("expect: nothing to judge; give classes (and cause), a suspect, no_failed, exit, exclude or warning")
+	if !judgesSuspect && !e.NoFailed && e.Exit == nil && e.Exclude == nil && e.Warning == nil && e.Link == nil {
+		return fmt.Errorf("expect: nothing to judge; give classes (and cause), a suspect, no_failed, exit, exclude, warning or link")
+	}
+	if l := e.Link; l != nil {
+		if len(l.Ends) != 2 {
+			return fmt.Errorf("expect.link.ends: want the two ends' prefixes, like [\"leaf1:\", \"spine1:\"]")
+		}
+		if l.Direction != "" && l.Direction != "one-way" && l.Direction != "both" {
+			return fmt.Errorf("expect.link.direction %q: want one-way or both", l.Direction)
+		}
 	}
 	for _, c := range e.Classes {
 		if !slices.Contains(failedClasses, probe.Class(c)) {
@@ -320,6 +337,10 @@ func (e Expect) args() []string {
 	add("-suspect-reason", e.SuspectReason)
 	add("-suspect-verdict", e.SuspectVerdict)
 	add("-direction", e.Direction)
+	if l := e.Link; l != nil {
+		add("-link", strings.Join(l.Ends, ","))
+		add("-link-direction", l.Direction)
+	}
 	if e.NoFailed {
 		a = append(a, "-no-failed")
 	}
