@@ -14,9 +14,11 @@ import (
 	"github.com/rdmamesh/rdmamesh/internal/testkit/wait"
 )
 
-// advertised is what the leaf's lldpd says it announces on iface: its own
-// view (lldpcli show interfaces has the neighbours' shape).
-func advertised(t *testing.T, sock, iface string) Neighbor {
+// advertised is what the leaf's lldpd says it announces on iface (its own
+// view: lldpcli show interfaces has the neighbours' shape) once its
+// configuration has taken effect down to the port description, the last
+// line lldpd applies: until then it announces the defaults.
+func advertised(t *testing.T, sock, iface, portDescription string) Neighbor {
 	t.Helper()
 	var n Neighbor
 	wait.Until(t, 10*time.Second, "the leaf's lldpd to configure "+iface, func() error {
@@ -28,7 +30,7 @@ func advertised(t *testing.T, sock, iface string) Neighbor {
 		if err != nil {
 			return err
 		}
-		if len(ifs[iface]) != 1 || ifs[iface][0].SystemName != "leaf-1" || ifs[iface][0].PortDescription == "" {
+		if len(ifs[iface]) != 1 || ifs[iface][0].SystemName != "leaf-1" || ifs[iface][0].PortDescription != portDescription {
 			return errors.New("not configured yet: " + string(out))
 		}
 		n = ifs[iface][0]
@@ -57,7 +59,7 @@ func TestNeighbourFromLLDPDOverVeth(t *testing.T) {
 	hostSock := lab.lldpd(t, lab.host, "host", "eth1",
 		"configure system hostname gpu01",
 		"configure lldp tx-interval 1")
-	want := advertised(t, leafSock, "swp3")
+	want := advertised(t, leafSock, "swp3", "gpu01 eth1")
 	if want.ChassisIDType != TypeMAC || want.PortID != "swp3" || want.PortIDType != TypeInterfaceName || want.PortDescription != "gpu01 eth1" {
 		t.Fatalf("the leaf advertises %+v, not what it was configured with", want)
 	}

@@ -72,7 +72,7 @@ var descriptions = map[string]string{
 	"sweep.bw_iters":      "Writes in the bandwidth stream.",
 	"sweep.tx_depth":      "Bandwidth writes in flight.",
 	"sweep.test_timeout":  "Deadline for each measurement inside a pair test.",
-	"sweep.pattern":       "Default pairing: `all-pairs` (circle method, n-1 rounds), `k-batch` (at most `batch_size` pairs per round) `one-to-all` (needs a root per request), `links` (steered tests over every switch link, both ways, twice: about 2 per leaf-spine cable; needs `coordinator.topology`) or `fabric` (`links` plus every pair inside each leaf group: the check before a job).",
+	"sweep.pattern":       "Default pairing: `all-pairs` (circle method, n-1 rounds), `k-batch` (at most `batch_size` pairs per round), `one-to-all` (needs a root per request), `links` (steered tests over every switch link, both ways, twice: about 2 per leaf-spine cable; needs `coordinator.topology`) or `fabric` (`links` plus every pair inside each leaf group: the check before a job).",
 	"sweep.batch_size":    "Pairs per round for the `k-batch` pattern.",
 	"sweep.rail_mode":     "Which HCAs meet: `same` (rail i to rail i), `cross` (rail i to every other rail, the spine paths) or `all`.",
 	"sweep.budget":        "Time budget for a whole sweep (0 = none). Past it the sweep fails with the rounds done, and the gate exits 3.",

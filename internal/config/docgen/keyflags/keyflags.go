@@ -54,6 +54,7 @@ var Flags = map[string][]Flag{
 	"coordinator.topology":         {{"coordinator", "topology"}, {"demo", "topology"}},
 	"coordinator.memory_limit":     {{"coordinator", "memory-limit"}},
 	"sweep.mode":                   {{"coordinator", "mode"}, {"demo", "mode"}},
+	"sweep.pattern":                {{"demo", "pattern"}},
 	"demo.nodes":                   {{"demo", "nodes"}},
 	"demo.rails":                   {{"demo", "rails"}},
 	"demo.listen":                  {{"demo", "listen"}},
