@@ -41,7 +41,13 @@ func TestRunSmall(t *testing.T) {
 	}
 	var b strings.Builder
 	Table(&b, []Result{Median([]Result{r, r, r})})
-	if !strings.Contains(b.String(), "| full | 6 | 8 | 240 | 5 |") {
+	if !strings.Contains(b.String(), "| full | all-pairs | 6 | 8 | 240 | 5 | – |") {
 		t.Fatalf("table:\n%s", b.String())
+	}
+	// A fabric sweep on a tree laid over the workers: the pairs in each
+	// leaf and the steered link tests, every link covered.
+	f, err := Run(ctx, Config{Nodes: 6, Control: true, DataDir: t.TempDir(), Pattern: "fabric", Tree: "leaf=2,spines=2"})
+	if err != nil || f.Links == 0 || f.LinksCovered != f.Links || f.Cells >= r.Cells || !f.Healthy {
+		t.Fatalf("fabric: %v, %d cells, %d of %d links covered, healthy %v", err, f.Cells, f.LinksCovered, f.Links, f.Healthy)
 	}
 }
