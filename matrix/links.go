@@ -31,8 +31,10 @@ type linkScan struct {
 	bad   []linkCell
 	paths []topology.Link // the bad cells' links, flat
 
-	// Bad and expected tested counts per switch, cable and directed link.
+	// Bad and expected tested counts per switch, cable and directed link;
+	// f counts the failed among the bad (the rest slow or narrow).
 	bS, bC, bL []int
+	fS, fC, fL []int
 	tS, tC, tL []float64
 	tested     float64
 	badTotal   int
@@ -201,6 +203,7 @@ func (ls *linkScan) collect() {
 	R := l.m.Rails
 	nS, nC := len(t.Switches), len(t.Cables)
 	ls.bS, ls.bC, ls.bL = make([]int, nS), make([]int, nC), make([]int, 2*nC)
+	ls.fS, ls.fC, ls.fL = make([]int, nS), make([]int, nC), make([]int, 2*nC)
 	var sw []int
 	for si := range l.spans {
 		sp := &l.spans[si]
@@ -257,16 +260,20 @@ func (ls *linkScan) collect() {
 // each component once however often its paths cross it.
 func (ls *linkScan) count(c *linkCell, sw []int, d int) []int {
 	path := ls.paths[c.from:c.to]
+	f := d * b2i(c.failed)
 	for i, lk := range path {
 		ls.bL[lk] += d
+		ls.fL[lk] += f
 		if !seenCable(path[:i], lk.Cable()) {
 			ls.bC[lk.Cable()] += d
+			ls.fC[lk.Cable()] += f
 		}
 	}
 	sw = ls.t.SwitchesOn(sw[:0], path)
 	for i, s := range sw {
 		if !slices.Contains(sw[:i], s) {
 			ls.bS[s] += d
+			ls.fS[s] += f
 		}
 	}
 	return sw
@@ -454,21 +461,29 @@ func (ls *linkScan) minBad() int {
 	return linkMinBad
 }
 
-// significant: b bad among about t tests, against the background rate.
-// A steered sweep puts two or three tests through each link, too few for
-// a z-score: there half its tests must be bad, and that many by chance at
-// the background rate must be rarer than linkSteeredP.
-func (ls *linkScan) significant(b int, t, bg float64) bool {
-	if b < ls.minBad() || t <= 0 || float64(b) < linkMinShare*t {
+// significant: b bad (f of them failed) among about t tests, against the
+// background rate. A steered sweep puts two or three tests through each
+// link, too few for a z-score: there a link whose failed tests are half
+// of its tests is named when that many failures by chance, at the
+// background rate outside it, would be rarer than linkSteeredP. Tests
+// that were only slow or narrow do not count there: on so few, the
+// noise of a healthy fabric can make two of them look so.
+func (ls *linkScan) significant(b, f int, t, bg float64) bool {
+	if t <= 0 {
 		return false
 	}
-	e := t * bg
-	if ls.l.m.Thresholds.SteeredLinks {
+	if ls.l.m.Thresholds.SteeredLinks && f >= linkMinBadSteered {
 		// The background without the component's own bad tests: in a
 		// small fabric they are most of the bad ones.
 		out := max(0, bg*ls.tested-float64(b)) / max(ls.tested-t, 1)
-		return float64(b) >= t/2 && poissonTail(b, t*out) < linkSteeredP
+		if float64(f) >= t/2 && poissonTail(f, t*out) < linkSteeredP {
+			return true
+		}
 	}
+	if b < linkMinBad || float64(b) < linkMinShare*t {
+		return false
+	}
+	e := t * bg
 	return (float64(b)-e)/math.Sqrt(e+1) >= linkZ
 }
 
