@@ -57,13 +57,13 @@ func (ls *linkScan) best(bg float64) (linkChoice, bool) {
 	var c linkChoice
 	found := false
 	for s := range t.Switches {
-		if ls.significant(ls.bS[s], ls.fS[s], ls.tS[s], bg) && (!found || ls.bS[s] > c.b) {
+		if ls.significant(ls.bS[s], ls.bS[s], ls.tS[s], bg) && (!found || ls.bS[s] > c.b) {
 			c, found = linkChoice{kind: KindSwitch, sw: s, b: ls.bS[s], t: ls.tS[s]}, true
 		}
 	}
 	for i := range t.Cables {
 		// A cable wins a tie with its switch: it is the narrower part.
-		if ls.significant(ls.bC[i], ls.fC[i], ls.tC[i], bg) && (!found || ls.bC[i] >= c.b) {
+		if ls.significant(ls.bC[i], ls.steeredBad(i), ls.tC[i], bg) && (!found || ls.bC[i] >= c.b) {
 			c, found = ls.cableChoice(i), true
 		}
 	}
@@ -99,7 +99,7 @@ func (ls *linkScan) narrow(c linkChoice, bg float64) (linkChoice, bool) {
 		if cb.A.Switch != c.sw && cb.B.Switch != c.sw { // an HCA end's Switch is -1
 			continue
 		}
-		if ls.significant(ls.bC[i], ls.fC[i], ls.tC[i], bg) && ls.bC[i] > bb {
+		if ls.significant(ls.bC[i], ls.steeredBad(i), ls.tC[i], bg) && ls.bC[i] > bb {
 			best, bb = i, ls.bC[i]
 		}
 	}

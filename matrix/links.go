@@ -461,13 +461,24 @@ func (ls *linkScan) minBad() int {
 	return linkMinBad
 }
 
-// significant: b bad (f of them failed) among about t tests, against the
-// background rate. A steered sweep puts two or three tests through each
-// link, too few for a z-score: there a link whose failed tests are half
-// of its tests is named when that many failures by chance, at the
-// background rate outside it, would be rarer than linkSteeredP. Tests
-// that were only slow or narrow do not count there: on so few, the
-// noise of a healthy fabric can make two of them look so.
+// steeredBad is what the steered rule counts on cable c: every bad test
+// on a cable between switches, only the failed ones on an HCA's own
+// cable, whose tests are its HCA's: slow or narrow ones there are the
+// endpoint rules' to judge against the rail's noise, and two of an HCA's
+// few tests in a link sweep can be a healthy fabric's noise.
+func (ls *linkScan) steeredBad(c int) int {
+	if cb := ls.t.Cables[c]; cb.A.IsHCA() || cb.B.IsHCA() {
+		return ls.fC[c]
+	}
+	return ls.bC[c]
+}
+
+// significant: b bad among about t tests, against the background rate.
+// A steered sweep puts two or three tests through each link, too few for
+// a z-score: there a component whose bad tests (s of them, as the
+// steered rule counts them) are half of its tests is named when that
+// many by chance, at the background rate outside it, would be rarer than
+// linkSteeredP.
 func (ls *linkScan) significant(b, f int, t, bg float64) bool {
 	if t <= 0 {
 		return false

@@ -145,10 +145,10 @@ type Thresholds struct {
 	TestedOnly bool `json:"tested_only,omitempty"`
 	// SteeredLinks says the sweep steered its tests so that every switch
 	// link carried at least two, with other partners (pattern links or
-	// fabric): a link is then also named on two failed tests, where a
-	// sweep whose paths fell where ECMP put them needs three bad ones to
-	// tell it from chance. Slow or narrow tests do not count there: two of
-	// so few can be a healthy fabric's noise.
+	// fabric): a link between switches is then also named on two bad
+	// tests, where a sweep whose paths fell where ECMP put them needs
+	// three to tell it from chance (an HCA's own cable on two failed ones:
+	// two of its few tests slow can be a healthy fabric's noise).
 	SteeredLinks bool `json:"steered_links,omitempty"`
 }
 
