@@ -2,11 +2,7 @@ package links
 
 import (
 	"context"
-	"fmt"
-	"runtime"
 	"slices"
-	"sync"
-	"sync/atomic"
 
 	"github.com/rdmamesh/rdmamesh/coordinator/linkplan"
 	"github.com/rdmamesh/rdmamesh/internal/fabric/sim"
@@ -84,14 +80,10 @@ func sortCells(cs []steeredCell) {
 	})
 }
 
-// measureCells measures a rail's planned cells (sorted by source) on
-// every core, rowsPerFabric sources at a time on a fabric of their own,
-// as measureRail does: each source's cells have one writer, in order.
+// measureCells measures a rail's planned cells (sorted by source) as
+// measureRail measures its pairs: a row a source, each row's cells from
+// one goroutine, in order.
 func measureCells(ctx context.Context, cfg Config, simCfg sim.Config, names []string, rail int, cells []steeredCell, put func(src, dst int, c *matrix.Cell)) error {
-	spec, err := sim.Preset(simCfg.Preset)
-	if err != nil {
-		return err
-	}
 	var rows [][]steeredCell // by source
 	for i := 0; i < len(cells); {
 		j := i
@@ -101,47 +93,10 @@ func measureCells(ctx context.Context, cfg Config, simCfg sim.Config, names []st
 		rows = append(rows, cells[i:j])
 		i = j
 	}
-	var (
-		wg    sync.WaitGroup
-		next  atomic.Int64
-		mu    sync.Mutex
-		first error
-	)
-	stop := func(err error) bool {
-		mu.Lock()
-		defer mu.Unlock()
-		if first == nil {
-			first = err
+	return measureRows(ctx, cfg, simCfg, rail, len(rows), func(fab *sim.Fabric, spec sim.PresetSpec, i int) {
+		for _, sc := range rows[i] {
+			c := judge.MeasureSteered(ctx, fab, cfg.Params, spec, names[sc.src], names[sc.dst], rail, 1, sc.srcLabel, sc.dstLabel)
+			put(sc.src, sc.dst, &c)
 		}
-		return first != nil
-	}
-	for range runtime.GOMAXPROCS(0) {
-		wg.Go(func() {
-			for {
-				lo := int(next.Add(1)-1) * rowsPerFabric
-				if lo >= len(rows) || stop(nil) {
-					return
-				}
-				fab, err := sim.New(simCfg)
-				if stop(err) {
-					return
-				}
-				for _, row := range rows[lo:min(lo+rowsPerFabric, len(rows))] {
-					for _, sc := range row {
-						c := judge.MeasureSteered(ctx, fab, cfg.Params, spec, names[sc.src], names[sc.dst], rail, 1, sc.srcLabel, sc.dstLabel)
-						put(sc.src, sc.dst, &c)
-					}
-				}
-				err = ctx.Err()
-				if err == nil {
-					err = checkHeap(cfg, 0, fmt.Sprintf("measuring rail %d", rail))
-				}
-				if stop(err) {
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	return first
+	})
 }

@@ -97,7 +97,21 @@ const rowsPerFabric = 32
 // after a source whose row leaves the heap past the limit, or when ctx
 // ends.
 func measureRail(ctx context.Context, cfg Config, simCfg sim.Config, names []string, rail int, put func(src, dst int, c *matrix.Cell)) error {
-	n := len(names)
+	return measureRows(ctx, cfg, simCfg, rail, len(names), func(fab *sim.Fabric, spec sim.PresetSpec, i int) {
+		for j, d := range names {
+			if j != i {
+				c := judge.MeasureCell(ctx, fab, cfg.Params, spec, names[i], d, rail, 1)
+				put(i, j, &c)
+			}
+		}
+	})
+}
+
+// measureRows runs row(fab, spec, i) for rows 0..n-1 on every core,
+// rowsPerFabric rows at a time on a fabric of their own, each row from
+// one goroutine. It stops after a row that leaves the heap past the
+// limit, or when ctx ends, and returns the first error.
+func measureRows(ctx context.Context, cfg Config, simCfg sim.Config, rail, n int, row func(fab *sim.Fabric, spec sim.PresetSpec, i int)) error {
 	spec, err := sim.Preset(simCfg.Preset)
 	if err != nil {
 		return err
@@ -128,12 +142,7 @@ func measureRail(ctx context.Context, cfg Config, simCfg sim.Config, names []str
 					return
 				}
 				for i := lo; i < min(lo+rowsPerFabric, n); i++ {
-					for j, d := range names {
-						if j != i {
-							c := judge.MeasureCell(ctx, fab, cfg.Params, spec, names[i], d, rail, 1)
-							put(i, j, &c)
-						}
-					}
+					row(fab, spec, i)
 					err := ctx.Err()
 					if err == nil {
 						err = checkHeap(cfg, 0, fmt.Sprintf("measuring rail %d", rail))
