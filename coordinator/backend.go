@@ -164,7 +164,7 @@ func (c *Coordinator) startSweep(req api.SweepRequest) (api.SweepInfo, error) {
 	planned, err := sweep.PlanSweep(spec, nodes, c.Topology())
 	if err != nil {
 		field := "nodes"
-		if spec.Pattern == sweep.PatternLinks || spec.Pattern == sweep.PatternFabric {
+		if spec.Steered() {
 			field = "pattern"
 		}
 		return api.SweepInfo{}, sweep.BadRequest(field, err.Error())
@@ -209,7 +209,7 @@ func (c *Coordinator) thresholds(spec sweep.Spec) matrix.Thresholds {
 		th = p
 	}
 	th.TestedOnly = spec.TestedOnly()
-	th.SteeredLinks = spec.Pattern == sweep.PatternLinks || spec.Pattern == sweep.PatternFabric
+	th.SteeredLinks = spec.Steered()
 	if b := c.opts.Baseline; b != nil {
 		th.Baseline, th.BaselineName = b, b.Name
 	}

@@ -18,7 +18,10 @@ const (
 	PatternFabric = "fabric"
 )
 
-func linkPattern(p string) bool { return p == PatternLinks || p == PatternFabric }
+// Steered reports whether the spec's pattern steers its tests over the
+// fabric's links (links, fabric): planned on a topology, judged by
+// matrix.Thresholds.SteeredLinks.
+func (s Spec) Steered() bool { return s.Pattern == PatternLinks || s.Pattern == PatternFabric }
 
 // Planned is a sweep's main rounds and, for the link patterns, the plan
 // they came from.
@@ -35,7 +38,7 @@ func PlanSweep(spec Spec, nodes []matrix.Node, topo *topology.Topology) (Planned
 	for i, n := range nodes {
 		names[i] = n.Name
 	}
-	if !linkPattern(spec.Pattern) {
+	if !spec.Steered() {
 		rounds, err := PlanRounds(spec, names)
 		return Planned{Rounds: rounds}, err
 	}

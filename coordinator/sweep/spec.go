@@ -76,10 +76,10 @@ func Resolve(o Defaults, req api.SweepRequest) (Spec, string, api.SweepRequest, 
 		return bad("rail_mode", "%v", err)
 	}
 	spec.RailMode = string(rm)
-	if linkPattern(spec.Pattern) && rm != scheduler.RailsSame {
+	if spec.Steered() && rm != scheduler.RailsSame {
 		return bad("rail_mode", "%q: pattern %s steers each rail's tests over its own plane's links; use rail_mode same", rm, spec.Pattern)
 	}
-	if linkPattern(spec.Pattern) && spec.Params.Connect == probe.ConnectRDMACM {
+	if spec.Steered() && spec.Params.Connect == probe.ConnectRDMACM {
 		return bad("connect", "rdmacm: pattern %s steers tests by the flow label the exchange connection sets on each QP; use connect exchange", spec.Pattern)
 	}
 	for _, r := range req.Rails {
@@ -164,5 +164,5 @@ type Spec struct {
 // TestedOnly reports whether the plan leaves pairs or rails out on purpose,
 // so the judgement must not fail on them.
 func (s Spec) TestedOnly() bool {
-	return s.Pattern == PatternOneToAll || linkPattern(s.Pattern) || len(s.Rails) > 0 || s.RailMode == string(scheduler.RailsCross)
+	return s.Pattern == PatternOneToAll || s.Steered() || len(s.Rails) > 0 || s.RailMode == string(scheduler.RailsCross)
 }
