@@ -115,6 +115,7 @@ func TestClosPaths(t *testing.T) {
 		t.Run(fam.name, func(t *testing.T) { via[fam.name] = c.spread(t, fam) })
 	}
 	t.Run("icmp-dropped", func(t *testing.T) { c.icmpDropped(t, via) })
+	t.Run("hop-loss", func(t *testing.T) { c.hopLoss(t, via["ipv4"]) })
 	t.Run("roce-silent", c.roceSilent)
 }
 
@@ -238,6 +239,56 @@ func (c *clos) roceSilent(t *testing.T) {
 		if len(roles) != 3 || roles[0] != "leaf1" || !strings.HasPrefix(roles[1], "spine") || roles[2] != "leaf2" ||
 			p.Reached || !p.Complete || !strings.HasPrefix(p.Why, "the destination did not answer (RoCE endpoints drop non-RDMA datagrams to 4791): TTL 4 to 5 were silent") {
 			t.Errorf("hops %v, reached %v complete %v: %s", roles, p.Reached, p.Complete, p.Why)
+		}
+	}
+}
+
+// hopLoss drops every 19th UDP datagram leaf1 forwards to spine1: a flow
+// through spine1 loses exactly that share of its probes from TTL 2 (spine1)
+// on, and none at TTL 1; a flow through spine2 loses none.
+func (c *clos) hopLoss(t *testing.T, via map[uint16]string) {
+	port := map[string]uint16{}
+	for p, s := range via {
+		if port[s] == 0 || p < port[s] {
+			port[s] = p
+		}
+	}
+	c.nft(t, "leaf1", `table inet ptloss {
+		chain f { type filter hook forward priority 0; oifname "spine1" meta l4proto udp numgen inc mod 19 == 0 drop; }
+	}`)
+	defer sh(t, "ip", "netns", "exec", c.ns["leaf1"], "nft", "delete", "table", "inet", "ptloss")
+	const probes = 190 // TTL 2..4 cross leaf1 -> spine1: 570 datagrams, 30 dropped
+	o := LossOptions{Probes: probes, Pacing: 200 * time.Microsecond, Timeout: 100 * time.Millisecond}
+	fam := closFamilies[0]
+	for _, s := range []string{"spine1", "spine2"} {
+		var got []HopCount
+		var err error
+		if e := c.in("host1", func() {
+			got, err = MeasureLoss(context.Background(), Flow{Src: fam.src, Dst: fam.dst, SrcPort: port[s]}, 4, o)
+		}); e != nil {
+			t.Fatal(e)
+		}
+		if err != nil {
+			t.Fatalf("via %s: %v", s, err)
+		}
+		t.Logf("via %s (port %d): %+v", s, port[s], got)
+		lost := 0
+		for _, h := range got {
+			if h.Sent != probes {
+				t.Errorf("via %s TTL %d: sent %d, want %d", s, h.TTL, h.Sent, probes)
+			}
+			if h.TTL > 1 {
+				lost += h.Sent - h.Answered
+			}
+			if (s == "spine2" || h.TTL == 1) && h.Answered != h.Sent {
+				t.Errorf("via %s TTL %d: %d of %d answered, want all", s, h.TTL, h.Answered, h.Sent)
+			}
+			if s == "spine1" && h.TTL > 1 && h.Sent-h.Answered < 5 {
+				t.Errorf("via spine1 TTL %d: %d lost, want about 10", h.TTL, h.Sent-h.Answered)
+			}
+		}
+		if s == "spine1" && lost != 3*probes/19 {
+			t.Errorf("via spine1: %d probes lost past leaf1, want %d", lost, 3*probes/19)
 		}
 	}
 }

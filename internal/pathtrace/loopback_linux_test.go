@@ -75,3 +75,23 @@ func TestTraceSourcePortInUse(t *testing.T) {
 		t.Fatalf("err %v, want %q", err, want)
 	}
 }
+
+// Hop loss on loopback: the kernel answers every probe to a closed port
+// (loopback is exempt from ICMP rate limits), so nothing is lost.
+func TestMeasureLossLoopback(t *testing.T) {
+	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := c.LocalAddr().(*net.UDPAddr).AddrPort().Port()
+	c.Close()
+	lo := netip.MustParseAddr("127.0.0.1")
+	got, err := MeasureLoss(context.Background(), Flow{Src: lo, Dst: lo, DstPort: closed}, 1,
+		LossOptions{Probes: 50, Pacing: 100 * time.Microsecond, Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0] != (HopCount{TTL: 1, Sent: 50, Answered: 50}) {
+		t.Fatalf("counts %+v, want 50 of 50 answered at TTL 1", got)
+	}
+}

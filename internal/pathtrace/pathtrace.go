@@ -99,6 +99,9 @@ type Path struct {
 	Complete bool      `json:"complete"`
 	Why      string    `json:"why"` // how the trace ended, in words
 	At       time.Time `json:"at"`  // when it ended; a cached path keeps it
+	// Loss is the hops' answers to repeated probes (MeasureLoss), when
+	// they were asked for.
+	Loss []HopCount `json:"loss,omitempty"`
 }
 
 // String is the path on one line, for logs: "1 10.0.1.1 | 2 ? | 3 …".

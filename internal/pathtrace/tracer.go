@@ -136,5 +136,12 @@ func (t *Tracer) keep(f Flow, p Path) {
 
 func clonePath(p Path) Path {
 	p.Hops = slices.Clone(p.Hops)
+	p.Loss = slices.Clone(p.Loss)
 	return p
+}
+
+// Loss measures f's hop loss over its first ttls hops (MeasureLoss). It
+// is never cached: loss is what the links do now.
+func (t *Tracer) Loss(ctx context.Context, f Flow, ttls int, o LossOptions) ([]HopCount, error) {
+	return MeasureLoss(ctx, f, ttls, o)
 }
