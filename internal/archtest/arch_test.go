@@ -141,7 +141,7 @@ var rules = map[string][]string{
 	"rigs/links/cmd":          anything,
 	"rigs/deploytest":         {"internal/config/docgen/keyflags"},
 	"web/e2e":                 anything,
-	"cabling": {"topology"}, "rigs/cabling": anything, "rigs/cabling/cmd": anything, // pure over the plan; its rig
+	"cabling":                 {"topology"}, "rigs/cabling": anything, "rigs/cabling/cmd": anything, // pure over the plan; its rig
 }
 
 // tagSets are the build tags the module's files use; a package or an import
