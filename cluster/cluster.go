@@ -69,6 +69,9 @@ type Options struct {
 	// HashSeed makes the simulated switches' ECMP hash differ from the
 	// topology's model (sim.Config.HashSeed); 0 keeps the model's.
 	HashSeed uint32
+	// LossProbes: hop loss on the traced flows of bad cells
+	// (coordinator.Options.LossProbes); 0 = none.
+	LossProbes int
 }
 
 // Cluster is a running in-process deployment.

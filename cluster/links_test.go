@@ -148,3 +148,24 @@ func TestFabricSweepNamesADeadCable(t *testing.T) {
 	}
 	t.Log(m.Suspects[0].Reason)
 }
+
+// The lab's shape: two leaves of two nodes and two spines, leaf-r0-00 ->
+// spine-r0-01 dropping most of what it carries one way. Every test over
+// it also crosses spine-r0-01 -> leaf-r0-01, so the counts alone cannot
+// tell the two links apart; the bad tests' flows, traced with their hops
+// probed for loss, can: the link is named with its direction and drop.
+func TestFabricSweepHopLossNamesTheLink(t *testing.T) {
+	cl := startOn(t, "nodes=4,rails=1,leaf=2,spines=2,addrs=10.255.0.0/24",
+		Options{LossProbes: 300, Faults: []string{"link=leaf-r0-00>spine-r0-01:loss=90%"}})
+	_, m := sweepWith(t, cl, api.SweepRequest{Pattern: "fabric", Retests: new(int)})
+	if len(m.Suspects) == 0 {
+		t.Fatalf("no suspect:\n%s", m.Summary())
+	}
+	s := m.Suspects[0]
+	if s.Kind != matrix.KindLink || len(s.Ends) != 2 || !strings.HasPrefix(s.Ends[0], "leaf-r0-00:") ||
+		!strings.HasPrefix(s.Ends[1], "spine-r0-01:") || s.Direction != "one-way" || s.Drop < 0.8 || s.Drop > 0.97 {
+		t.Fatalf("first suspect %s %q direction %q drop %.2f, want the link leaf-r0-00 -> spine-r0-01 one way, about 0.9:\n%s",
+			s.Kind, s.Ends, s.Direction, s.Drop, m.Summary())
+	}
+	t.Log(s.Reason)
+}

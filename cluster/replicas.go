@@ -52,7 +52,7 @@ func (c *Cluster) startCoordinators(o Options) error {
 			GossipBind: "127.0.0.1:0", Join: seeds, APIAddr: ln.Addr().String, PairTimeout: o.PairTimeout,
 			Params: o.Params, Mode: o.Mode, FastRaft: true, Reconcile: 500 * time.Millisecond, Logger: c.log,
 			RaftTransport: r.trans, Peers: peers, Token: o.Token, GossipKey: o.GossipKey, SweepDefaults: o.Sweep,
-			ClientTLS: o.ClientTLS, Live: o.Live, Topology: o.Topology})
+			ClientTLS: o.ClientTLS, Live: o.Live, Topology: o.Topology, LossProbes: o.LossProbes})
 		if err != nil {
 			ln.Close()
 			return err

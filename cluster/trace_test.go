@@ -70,7 +70,14 @@ func startTraced(t *testing.T, spec string, faults ...string) *Cluster {
 // (Options.HashSeed): not the topology's model.
 func startSeeded(t *testing.T, spec string, seed uint32, faults ...string) *Cluster {
 	t.Helper()
-	_, topo, err := topology.GenerateFatTree(spec)
+	return startOn(t, spec, Options{HashSeed: seed, Faults: faults})
+}
+
+// startOn is a cluster of as many nodes as the fat tree spec has, with
+// o's HashSeed, Faults and LossProbes.
+func startOn(t *testing.T, spec string, o Options) *Cluster {
+	t.Helper()
+	ft, topo, err := topology.GenerateFatTree(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,8 +85,8 @@ func startSeeded(t *testing.T, spec string, seed uint32, faults ...string) *Clus
 	defer cancel()
 	p := probe.DefaultTestParams()
 	p.LatencyIters = 200
-	cl, err := Start(ctx, Options{Nodes: 12, Rails: 1, Preset: "roce-2x100", Seed: 3, Faults: faults,
-		Listen: "127.0.0.1:0", Mode: "full", Params: p, PairTimeout: 5 * time.Second, Topology: topo, HashSeed: seed,
+	cl, err := Start(ctx, Options{Nodes: ft.Nodes, Rails: 1, Preset: "roce-2x100", Seed: 3, Faults: o.Faults,
+		Listen: "127.0.0.1:0", Mode: "full", Params: p, PairTimeout: 5 * time.Second, Topology: topo, HashSeed: o.HashSeed, LossProbes: o.LossProbes,
 		Logger: slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	if err != nil {
 		t.Fatal(err)

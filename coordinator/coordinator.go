@@ -50,6 +50,10 @@ type Options struct {
 	// SkipTrace: sweeps do not trace their flows (coordinator.trace_paths
 	// false); their cells are routed by the model.
 	SkipTrace bool
+	// LossProbes: the traced flows of bad cells (and of the worst
+	// outliers) have each hop probed this many times for loss
+	// (coordinator.trace_loss_probes); 0 = no hop loss.
+	LossProbes int
 	SweepDefaults
 	KeepSweeps int
 	Reconcile  time.Duration // full membership reconcile period

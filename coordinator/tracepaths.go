@@ -38,6 +38,10 @@ type traceCell struct {
 	rail     int
 	flow     uint16
 	back     uint16
+	// loss: its flows' hops are probed for loss too (hoploss.go).
+	loss bool
+	// gbps and p50 are its figures (0: none), for markOutliers.
+	gbps, p50 float64
 }
 
 // TracePaths traces sweep id's flows and commits their paths. Errors are
@@ -112,11 +116,23 @@ func pickTraceCells(m *matrix.Matrix, topo *topology.Topology) []traceCell {
 			if r.Flow == 0 || !ok1 || !ok2 || topo.LeafOf(hs) == topo.LeafOf(hd) {
 				continue
 			}
-			out = append(out, traceCell{src: r.Src, dst: r.Dst, rail: r.Rail, flow: r.Flow, back: r.BackFlow})
+			tc := traceCell{src: r.Src, dst: r.Dst, rail: r.Rail, flow: r.Flow, back: r.BackFlow}
+			if r.Bandwidth != nil {
+				tc.gbps = r.Bandwidth.Gbps
+			}
+			if r.Latency != nil {
+				tc.p50 = r.Latency.P50Ns
+			}
+			out = append(out, tc)
 		}
 	}
 	take(bad, max(maxTracedCells/2, maxTracedCells-seen))
+	for i := range min(len(out), maxLossCells) {
+		out[i].loss = true
+	}
+	nBad := len(out)
 	take(spread(good, 4*(maxTracedCells-len(out))), maxTracedCells)
+	markOutliers(out[nBad:], maxLossCells-min(nBad, maxLossCells))
 	return out
 }
 
@@ -171,7 +187,11 @@ func (c *Coordinator) traceCells(ctx context.Context, m *matrix.Matrix, cells []
 			jobs[from] = j
 		}
 		j.flows = append(j.flows, wire.FlowPath{Src: tc.src, Dst: tc.dst, Rail: tc.rail, Back: back, Flow: int(flow)})
-		j.req = append(j.req, map[string]any{"src_ip": srcIP, "dst_ip": dstIP, "src_port": flow})
+		req := map[string]any{"src_ip": srcIP, "dst_ip": dstIP, "src_port": flow}
+		if tc.loss && c.opts.LossProbes > 0 {
+			req["loss_probes"] = c.opts.LossProbes
+		}
+		j.req = append(j.req, req)
 	}
 	for _, tc := range cells {
 		add(tc.src, tc.dst, tc, false, tc.flow)
@@ -225,6 +245,9 @@ func fillFlowPath(f *wire.FlowPath, p tracedReply) {
 		}
 	}
 	f.Reached, f.Why = p.Reached, p.Why
+	for _, h := range p.Loss {
+		f.Loss = append(f.Loss, wire.HopLoss{Sent: h.Sent, Answered: h.Answered})
+	}
 }
 
 // tracedOf maps committed flows onto the topology: a flow whose hops do
@@ -254,6 +277,13 @@ func (c *Coordinator) tracedOf(topo *topology.Topology, flows []wire.FlowPath) (
 			continue
 		}
 		tr.Add(f.Src, f.Dst, f.Rail, f.Back, append([]topology.Link(nil), p...))
+		if len(f.Loss) > 0 {
+			loss := make([]matrix.HopLoss, len(f.Loss))
+			for i, h := range f.Loss {
+				loss[i] = matrix.HopLoss{Sent: h.Sent, Answered: h.Answered}
+			}
+			tr.AddLoss(f.Src, f.Dst, f.Rail, f.Back, loss)
+		}
 	}
 	return tr, why
 }

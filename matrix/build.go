@@ -151,6 +151,7 @@ func analyse(nodes []Node, src Source, cells []Cell, th Thresholds, cut split) *
 	groups := findGroups(ns, th.GroupLabel)
 	m.GroupLabel = groups.label
 	m.Suspects = localize(m, a, groups)
+	m.Warnings = append(m.Warnings, hopLossWarnings(cut.topo, cut.traced, m.Suspects)...)
 	for i := range m.Suspects {
 		m.Suspects[i].explainNetwork(m)
 	}

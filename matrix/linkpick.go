@@ -20,6 +20,9 @@ type linkChoice struct {
 	// (a core with one cable per pod and two pods): no test can tell them
 	// from it, so the suspect is the switch and the note names them.
 	same []int
+	// hop: the hop loss that named the cable (hoploss.go); nil for one
+	// the counts chose.
+	hop *hopFinding
 }
 
 // choose names components greedily: the one that explains the most bad

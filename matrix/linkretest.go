@@ -96,10 +96,11 @@ func (ls *linkScan) collectRetested() {
 			ls.noFlow++
 			continue
 		}
+		mid := int32(len(ls.paths))
 		if ls.back {
 			ls.paths, _ = ls.route(ls.paths, s, d, rail, hs, hd, true, r.BackFlow)
 		}
-		lc := linkCell{k: k, node: s, peer: d, rail: rail, from: from, to: int32(len(ls.paths)),
+		lc := linkCell{k: k, node: s, peer: d, rail: rail, from: from, mid: mid, to: int32(len(ls.paths)),
 			failed: r.Verdict == VerdictFailed, first: r.Verdict}
 		ls.bad = append(ls.bad, lc)
 		sw = ls.count(&lc, sw, 1)

@@ -52,6 +52,7 @@ type linkCell struct {
 	node, peer int
 	rail       int
 	from, to   int32 // its links in paths
+	mid        int32 // the end of its data path's links (its return path's follow)
 	failed     bool
 	done       bool // explained by a chosen component
 	// first is the verdict of the first measurement of a cell its
@@ -93,7 +94,7 @@ func (l *localizer) links(t *topology.Topology, tr *Traced) {
 	}
 	ls.expect()
 	l.m.LinkLoads = ls.loads()
-	chosen := ls.choose()
+	chosen := append(ls.hopChoices(hopFindings(t, tr)), ls.choose()...)
 	if len(chosen) == 0 {
 		return
 	}
@@ -243,10 +244,11 @@ func (ls *linkScan) collect() {
 					ls.noFlow++
 					continue
 				}
+				mid := int32(len(ls.paths))
 				if ls.back {
 					ls.paths, _ = ls.route(ls.paths, a, b, sp.rail, ha, hb, true, c.BackFlow)
 				}
-				lc := linkCell{k: k, node: a, peer: b, rail: sp.rail, from: from, to: int32(len(ls.paths)),
+				lc := linkCell{k: k, node: a, peer: b, rail: sp.rail, from: from, mid: mid, to: int32(len(ls.paths)),
 					failed: l.state[k]&stFailed != 0}
 				ls.bad = append(ls.bad, lc)
 				sw = ls.count(&lc, sw, 1)

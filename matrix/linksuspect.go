@@ -87,6 +87,12 @@ func (ls *linkScan) suspect(c linkChoice) (Suspect, bool) {
 			"link flaps) and both optics' receive power (DOM); reseat or replace the optic or cable; drain the link from ECMP meanwhile",
 			t.EndName(cb.A), t.EndName(cb.B))
 	}
+	if c.hop != nil {
+		s.Drop = c.hop.drop()
+		s.Reason += "; hop loss: " + c.hop.words(t)
+		// A measured drop at one link, not a count of tests that share it.
+		s.Confidence = max(s.Confidence, hopConfidence)
+	}
 	return s, true
 }
 

@@ -17,6 +17,7 @@ import (
 // keep the model.
 type Traced struct {
 	paths map[tracedKey][]topology.Link
+	loss  map[tracedKey][]HopLoss // hoploss.go
 }
 
 type tracedKey struct {

@@ -224,6 +224,9 @@ type Suspect struct {
 	// Switch names a switch suspect.
 	Ends   []string `json:"ends,omitempty"`
 	Switch string   `json:"switch,omitempty"`
+	// Drop is the share of packets a cable or link suspect drops, as its
+	// hop loss measured it (0..1); 0 when hop loss did not name it.
+	Drop float64 `json:"drop,omitempty"`
 	// HardFailures counts the cells among Bad that failed outright when
 	// the dominant verdict is a performance one (0 when Verdict is
 	// failed: then Bad says it); such a suspect ranks ahead of purely

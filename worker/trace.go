@@ -22,6 +22,12 @@ type FlowTracer interface {
 	Trace(ctx context.Context, f pathtrace.Flow) (pathtrace.Path, error)
 }
 
+// LossMeasurer counts a flow's hops' answers to repeated probes
+// (pathtrace.MeasureLoss); a FlowTracer that is one answers loss_probes.
+type LossMeasurer interface {
+	Loss(ctx context.Context, f pathtrace.Flow, ttls int, o pathtrace.LossOptions) ([]pathtrace.HopCount, error)
+}
+
 // TraceRequest is POST /v1/trace's body: flows to trace from this worker,
 // as the coordinator picks them (a suspect cell's, a link sweep's).
 type TraceRequest struct {
@@ -34,6 +40,10 @@ type TraceFlow struct {
 	DstIP   string `json:"dst_ip"`
 	SrcPort int    `json:"src_port"`
 	DstPort int    `json:"dst_port,omitempty"` // 0: 4791
+	// LossProbes, when set, probes each hop the trace found this many
+	// times more and counts the answers (the path's Loss): what a lossy
+	// link on the way drops.
+	LossProbes int `json:"loss_probes,omitempty"`
 }
 
 // TraceReply answers it: a path per flow, in the request's order.
@@ -56,7 +66,7 @@ const (
 	maxTraceBody  = 64 << 10
 )
 
-const traceFix = `send {"flows": [{"src_ip": "10.0.1.2", "dst_ip": "10.0.2.2", "src_port": 49152}]}, at most 64 flows`
+const traceFix = `send {"flows": [{"src_ip": "10.0.1.2", "dst_ip": "10.0.2.2", "src_port": 49152, "loss_probes": 300}]}, at most 64 flows (loss_probes optional)`
 
 type traceHandler struct {
 	tracer FlowTracer
@@ -94,7 +104,7 @@ func (h *traceHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // traceAll traces the flows, traceParallel at a time; every trace has
 // ended when it returns.
-func (h *traceHandler) traceAll(ctx context.Context, flows []pathtrace.Flow) []TracedPath {
+func (h *traceHandler) traceAll(ctx context.Context, flows []traceAsk) []TracedPath {
 	out := make([]TracedPath, len(flows))
 	next := make(chan int)
 	var wg sync.WaitGroup
@@ -113,7 +123,14 @@ func (h *traceHandler) traceAll(ctx context.Context, flows []pathtrace.Flow) []T
 	return out
 }
 
-func (h *traceHandler) traceOne(ctx context.Context, f pathtrace.Flow) TracedPath {
+// traceAsk is one flow of a request and how many loss probes it wants.
+type traceAsk struct {
+	flow       pathtrace.Flow
+	lossProbes int
+}
+
+func (h *traceHandler) traceOne(ctx context.Context, a traceAsk) TracedPath {
+	f := a.flow
 	if ctx.Err() != nil {
 		return TracedPath{Path: pathtrace.Path{Flow: f}, Error: fmt.Sprintf("not traced: %v; ask for fewer flows at a time", context.Cause(ctx))}
 	}
@@ -121,10 +138,19 @@ func (h *traceHandler) traceOne(ctx context.Context, f pathtrace.Flow) TracedPat
 	if err != nil {
 		return TracedPath{Path: pathtrace.Path{Flow: f}, Error: err.Error()}
 	}
+	if lm, ok := h.tracer.(LossMeasurer); ok && a.lossProbes > 0 && len(p.Hops) > 0 {
+		// Counts cut short by the request's bound are still counts: Sent
+		// says how many went.
+		loss, err := lm.Loss(ctx, p.Flow, len(p.Hops), pathtrace.LossOptions{Probes: a.lossProbes})
+		if err != nil {
+			h.log.Debug("hop loss", "flow", p.Flow, "err", err)
+		}
+		p.Loss = loss
+	}
 	return TracedPath{Path: p}
 }
 
-func readTraceRequest(w http.ResponseWriter, r *http.Request) ([]pathtrace.Flow, error) {
+func readTraceRequest(w http.ResponseWriter, r *http.Request) ([]traceAsk, error) {
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxTraceBody))
 	dec.DisallowUnknownFields()
 	var req TraceRequest
@@ -137,13 +163,16 @@ func readTraceRequest(w http.ResponseWriter, r *http.Request) ([]pathtrace.Flow,
 	case n > maxTraceFlows:
 		return nil, fmt.Errorf("trace request: %d flows, at most %d a request", n, maxTraceFlows)
 	}
-	flows := make([]pathtrace.Flow, len(req.Flows))
+	flows := make([]traceAsk, len(req.Flows))
 	for i, tf := range req.Flows {
 		f, err := tf.flow()
 		if err != nil {
 			return nil, fmt.Errorf("trace request: flows[%d]: %w", i, err)
 		}
-		flows[i] = f
+		if tf.LossProbes < 0 || tf.LossProbes > pathtrace.MaxLossProbes {
+			return nil, fmt.Errorf("trace request: flows[%d]: loss_probes %d: want 0..%d probes a hop (0: no hop loss)", i, tf.LossProbes, pathtrace.MaxLossProbes)
+		}
+		flows[i] = traceAsk{flow: f, lossProbes: tf.LossProbes}
 	}
 	return flows, nil
 }

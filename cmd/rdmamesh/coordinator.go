@@ -151,7 +151,7 @@ func runCoordinator(ctx context.Context, c *config.Config, log *slog.Logger) err
 		RaftTimeout: c.Coordinator.RaftTimeout,
 		Peers:       peers, BootstrapExpect: c.Coordinator.BootstrapExpect, Token: token, GossipKey: key, SweepDefaults: defaults,
 		TLS: srvTLS, ClientTLS: cliTLS, Live: liveOptions(c), Topology: topo,
-		SkipTrace: !c.Coordinator.TracePaths})
+		SkipTrace: !c.Coordinator.TracePaths, LossProbes: c.Coordinator.TraceLossProbes})
 	if err != nil {
 		ln.Close()
 		return err

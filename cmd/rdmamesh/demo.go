@@ -104,7 +104,7 @@ func runDemo(ctx context.Context, c *config.Config, preset string, o demoOut, st
 	cl, err := cluster.Start(startCtx, cluster.Options{Nodes: c.Demo.Nodes, Rails: c.Demo.Rails, Preset: preset,
 		Seed: c.Sim.Seed, Faults: c.Sim.Faults, TimeScale: c.Sim.TimeScale, Listen: c.Demo.Listen,
 		Mode: c.Sweep.Mode, Params: testParams(c), PairTimeout: c.Coordinator.PairTimeout, Logger: log, Sweep: defaults,
-		Version: version, Commit: commit, Live: liveOptions(c), Topology: o.topo})
+		Version: version, Commit: commit, Live: liveOptions(c), Topology: o.topo, LossProbes: c.Coordinator.TraceLossProbes})
 	cancel()
 	if err != nil {
 		return err

@@ -56,8 +56,12 @@ import (
 type Codec[T any] struct {
 	name    string
 	version byte
-	put     func(*writer, *T)
-	get     func(*reader, *T)
+	// oldest is the oldest layout Decode still reads (0: version only),
+	// for messages kept in the raft log: a log written before a field was
+	// added replays; its get reads reader.ver to know what is there.
+	oldest byte
+	put    func(*writer, *T)
+	get    func(*reader, *T)
 	// shared: decoded strings are interned (intern.go), for messages
 	// whose strings repeat across millions of decodes.
 	shared bool
@@ -79,10 +83,12 @@ func (c *Codec[T]) Append(b []byte, v *T) []byte {
 // Decode reads what Append wrote. Every byte must be used.
 func (c *Codec[T]) Decode(b []byte) (T, error) {
 	var v T
-	if err := checkVersion(c.name, c.version, b); err != nil {
-		return v, err
+	if len(b) == 0 || b[0] < max(c.oldest, 1) || b[0] > c.version || c.oldest == 0 && b[0] != c.version {
+		if err := checkVersion(c.name, c.version, b); err != nil {
+			return v, err
+		}
 	}
-	r := reader{b: b[1:], shared: c.shared}
+	r := reader{b: b[1:], shared: c.shared, ver: b[0]}
 	c.get(&r, &v)
 	if err := r.done(); err != nil {
 		return v, fmt.Errorf("%s message: %w", c.name, err)
@@ -163,6 +169,7 @@ func (w *writer) ints(s []int)    { putList(w, s, func(w *writer, v *int) { w.in
 type reader struct {
 	b      []byte
 	err    error
+	ver    byte // the message's layout version
 	shared bool
 	tab    *[1 << 16]float64 // the code table, once a message needs it (figs)
 }

@@ -24,15 +24,22 @@ type FlowPath struct {
 	Hops     []string
 	Reached  bool
 	Why      string
+	// Loss is each hop's answers to repeated probes of the flow, when the
+	// leader asked for hop loss (a bad cell's flows): sent and answered
+	// by TTL from 1.
+	Loss []HopLoss
 }
 
+// HopLoss is one TTL's probes and answers.
+type HopLoss struct{ Sent, Answered int }
+
 // PathsMsg is the traced-paths entry's codec.
-var PathsMsg = &Codec[SweepPaths]{name: "paths", version: 1,
+var PathsMsg = &Codec[SweepPaths]{name: "paths", version: 2, oldest: 1,
 	put: (*writer).sweepPaths,
 	get: (*reader).sweepPaths}
 
 // pathsStateMsg is the snapshot trailer's traced-paths section.
-var pathsStateMsg = &Codec[[]SweepPaths]{name: "snapshot paths", version: 1,
+var pathsStateMsg = &Codec[[]SweepPaths]{name: "snapshot paths", version: 2, oldest: 1,
 	put: func(w *writer, s *[]SweepPaths) { putList(w, *s, (*writer).sweepPaths) },
 	get: func(r *reader, s *[]SweepPaths) { *s = getList(r, (*reader).sweepPaths) }}
 
@@ -47,6 +54,10 @@ func (w *writer) sweepPaths(p *SweepPaths) {
 		w.strs(f.Hops)
 		w.flag(f.Reached)
 		w.str(f.Why)
+		putList(w, f.Loss, func(w *writer, h *HopLoss) {
+			w.int(h.Sent)
+			w.int(h.Answered)
+		})
 	})
 }
 
@@ -55,5 +66,8 @@ func (r *reader) sweepPaths(p *SweepPaths) {
 	p.Flows = getList(r, func(r *reader, f *FlowPath) {
 		*f = FlowPath{Src: r.str(), Dst: r.str(), Rail: r.int(), Back: r.flag(), Flow: r.int(), Hops: r.strs(),
 			Reached: r.flag(), Why: r.str()}
+		if r.ver >= 2 {
+			f.Loss = getList(r, func(r *reader, h *HopLoss) { *h = HopLoss{Sent: r.int(), Answered: r.int()} })
+		}
 	})
 }

@@ -3,6 +3,7 @@ package wire
 import (
 	"bytes"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -35,12 +36,45 @@ func TestSnapshotTopologies(t *testing.T) {
 
 func testPaths() []SweepPaths {
 	return []SweepPaths{{SweepID: "s1", Flows: []FlowPath{
-		{Src: "a", Dst: "b", Rail: 1, Flow: 49441, Hops: []string{"10.0.0.1", "", "10.0.1.2"}, Reached: true, Why: "hop 2 did not answer"},
+		{Src: "a", Dst: "b", Rail: 1, Flow: 49441, Hops: []string{"10.0.0.1", "", "10.0.1.2"}, Reached: true, Why: "hop 2 did not answer",
+			Loss: []HopLoss{{Sent: 300, Answered: 300}, {Sent: 300, Answered: 0}, {Sent: 300, Answered: 284}}},
 		{Src: "a", Dst: "b", Rail: 1, Back: true, Flow: 49441, Why: "no route"}}}}
 }
 
 func TestPathsRecordsReject(t *testing.T) {
 	rejects(t, PathsMsg, testPaths()[0])
+}
+
+// A raft log written before hop loss (paths version 1) replays: its
+// flows read as they were, without Loss.
+func TestPathsReadsVersion1(t *testing.T) {
+	v1 := &Codec[SweepPaths]{name: "paths", version: 1, put: func(w *writer, p *SweepPaths) {
+		w.str(p.SweepID)
+		putList(w, p.Flows, func(w *writer, f *FlowPath) {
+			w.str(f.Src)
+			w.str(f.Dst)
+			w.int(f.Rail)
+			w.flag(f.Back)
+			w.int(f.Flow)
+			w.strs(f.Hops)
+			w.flag(f.Reached)
+			w.str(f.Why)
+		})
+	}}
+	want := testPaths()[0]
+	for i := range want.Flows {
+		want.Flows[i].Loss = nil
+	}
+	got, err := PathsMsg.Decode(v1.Append(nil, &want))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("version 1 read as %+v, want %+v", got, want)
+	}
+	if _, err := PathsMsg.Decode([]byte{3}); err == nil || !strings.Contains(err.Error(), "version 3") {
+		t.Errorf("a newer layout: %v", err)
+	}
 }
 
 // A snapshot keeps the traced paths; version 5, the last without them,

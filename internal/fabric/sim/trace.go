@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net/netip"
 	"time"
 
@@ -54,6 +55,58 @@ func (n *Node) Trace(ctx context.Context, f pathtrace.Flow) (pathtrace.Path, err
 	p.Complete = last == len(route)-1
 	p.Why = fmt.Sprintf("the hops after TTL %d were silent (a RoCE endpoint drops the probes)", last)
 	return p, nil
+}
+
+// Loss answers a hop-loss measurement as the simulated links would: a
+// probe at TTL k crosses the route's first k links and its answer comes
+// back over the same links the other way; each link drops what its
+// fault's loss says (all of it when down). The draws are seeded by the
+// flow, so a run repeats.
+func (n *Node) Loss(ctx context.Context, f pathtrace.Flow, ttls int, o pathtrace.LossOptions) ([]pathtrace.HopCount, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	p, err := n.Trace(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	src, _ := n.hcaAt(f.Src.Unmap())
+	dst, _ := n.fab.hcaAt(f.Dst.Unmap())
+	t := n.fab.topo
+	var buf [16]int32
+	lf := n.fab.links.Load()
+	var avoid map[int32]bool
+	if lf != nil {
+		avoid = lf.withdrawn
+	}
+	route := t.AppendRoute(buf[:0], src, dst, n.fab.ecmpFlow(f.SrcPort), avoid)
+	probes := o.Probes
+	if probes == 0 {
+		probes = pathtrace.DefaultLossProbes
+	}
+	rng := rand.New(rand.NewPCG(uint64(f.SrcPort), uint64(src)<<32|uint64(dst)))
+	out := make([]pathtrace.HopCount, min(ttls, len(p.Hops)))
+	pass := 1.0
+	for k := range out {
+		if k < len(route) && lf != nil {
+			for _, l := range []int32{route[k], route[k] ^ 1} {
+				if e, ok := lf.fx[l]; ok {
+					pass *= 1 - e.Loss
+					if e.Down {
+						pass = 0
+					}
+				}
+			}
+		}
+		h := pathtrace.HopCount{TTL: k + 1, Sent: probes}
+		for range probes {
+			if rng.Float64() < pass {
+				h.Answered++
+			}
+		}
+		out[k] = h
+	}
+	return out, nil
 }
 
 // hcaAt is this node's HCA (a topology index) whose port has address a.
