@@ -89,6 +89,28 @@ func TestCheckVerdicts(t *testing.T) {
 		{"a host heard by its leaf is the host's to report", func(t *testing.T, o *Observed) {
 			o.Switches = append(o.Switches, SwitchPort{Switch: "leaf-r0-00", Port: "swp1", Neighbor: Neighbor{SystemName: "node-01", PortID: "0c:42:a1:00:00:01", PortIDType: "mac"}})
 		}, nil},
+		{"traced paths alone", func(t *testing.T, o *Observed) {
+			host(t, o, "node-01", 0).Neighbor = nil
+			o.Paths = []Path{{SrcNode: "node-01", SrcRail: 0, DstNode: "node-05", DstRail: 0, Hops: []string{"leaf-r0-00", "spine-r0-00", "leaf-r0-01"}}}
+		}, nil},
+		{"a path through a spine where the plan has one leaf", func(t *testing.T, o *Observed) {
+			host(t, o, "node-03", 0).Neighbor = nil
+			o.Paths = []Path{{SrcNode: "node-02", SrcRail: 0, DstNode: "node-03", DstRail: 0, Hops: []string{"leaf-r0-00", "spine-r0-01", "leaf-r0-01"}}}
+		}, []string{"node-03/mlx5_0 wrong-leaf leaf-r0-01:?"}},
+		{"paths that disagree are no evidence", func(t *testing.T, o *Observed) {
+			host(t, o, "node-03", 0).Neighbor = nil
+			o.Paths = []Path{{SrcNode: "node-02", SrcRail: 0, DstNode: "node-03", DstRail: 0, Hops: []string{"leaf-r0-00", "spine-r0-01", "leaf-r0-01"}},
+				{SrcNode: "node-01", SrcRail: 0, DstNode: "node-03", DstRail: 0, Hops: []string{"leaf-r0-00"}}}
+		}, []string{"node-03/mlx5_0 no-evidence "}},
+		{"a silent last hop says nothing", func(t *testing.T, o *Observed) {
+			host(t, o, "node-03", 0).Neighbor = nil
+			o.Paths = []Path{{SrcNode: "node-02", SrcRail: 0, DstNode: "node-03", DstRail: 0, Hops: []string{"leaf-r0-00", "spine-r0-01", ""}}}
+		}, []string{"node-03/mlx5_0 no-evidence "}},
+		{"paths swap too", func(t *testing.T, o *Observed) {
+			host(t, o, "node-06", 0).Neighbor, host(t, o, "node-06", 1).Neighbor = nil, nil
+			o.Paths = []Path{{SrcNode: "node-06", SrcRail: 0, DstNode: "node-01", DstRail: 1, Hops: []string{"leaf-r1-01", "spine-r1-00", "leaf-r1-00"}},
+				{SrcNode: "node-06", SrcRail: 1, DstNode: "node-01", DstRail: 0, Hops: []string{"leaf-r0-01", "spine-r0-00", "leaf-r0-00"}}}
+		}, []string{"node-06/mlx5_0 swapped leaf-r1-01:? with node-06/mlx5_1", "node-06/mlx5_1 swapped leaf-r0-01:? with node-06/mlx5_0"}},
 		{"names as switches write them", func(t *testing.T, o *Observed) {
 			host(t, o, "node-01", 0).Neighbor = &Neighbor{SystemName: "LEAF-R0-00.dc1.example.com", PortID: "0c:42:a1:00:00:01", PortIDType: "mac", PortDescription: "swp1"}
 			host(t, o, "node-02", 0).Neighbor = nbr("leaf-r0-00", "2")
