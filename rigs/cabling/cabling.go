@@ -137,7 +137,7 @@ func Measure(ctx context.Context, cfg Config) (*Result, error) {
 			return nil, err
 		}
 		clean := run >= cfg.Runs
-		rng := rand.New(rand.NewPCG(uint64(cfg.Seed), uint64(run)))
+		rng := newRand(cfg.Seed, run)
 		obs, want := f.clean, map[string]cabling.Verdict{}
 		if !clean {
 			obs, want, err = f.inject(rng)
@@ -151,7 +151,7 @@ func Measure(ctx context.Context, cfg Config) (*Result, error) {
 			res.CleanRuns++
 		}
 		start := time.Now()
-		rep := cabling.Check(f.topo, obs)
+		rep := checkOnce(f, obs)
 		res.Analysis = append(res.Analysis, time.Since(start))
 		res.Ports = len(rep.Ports)
 		res.tally(run, clean, rep, want)
@@ -204,3 +204,7 @@ func checkHeap(cfg Config, plus uint64, doing string) error {
 	}
 	return nil
 }
+
+func newRand(seed int64, run int) *rand.Rand { return rand.New(rand.NewPCG(uint64(seed), uint64(run))) }
+
+func checkOnce(f *fabric, obs cabling.Observed) *cabling.Report { return cabling.Check(f.topo, obs) }
