@@ -4,12 +4,15 @@ import (
 	"context"
 	"math/rand/v2"
 	"reflect"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/rdmamesh/rdmamesh/internal/fabric/sim"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
+	"github.com/rdmamesh/rdmamesh/internal/testkit/procstat"
 	"github.com/rdmamesh/rdmamesh/matrix"
 	"github.com/rdmamesh/rdmamesh/rigs/judge"
 	"github.com/rdmamesh/rdmamesh/topology"
@@ -40,12 +43,19 @@ func TestMeasure(t *testing.T) {
 	}
 }
 
-// TestStoreJudgesAsCells: the matrix judges the compact planes exactly as
-// the same tests handed over as matrix.Cell values, and a run's results
-// do not depend on how its rows were spread over the cores.
+// TestStoreJudgesAsCells: the matrix judges the sparse store exactly as
+// the same tests handed over as matrix.Cell values, for every pair and
+// for a fabric sweep's cells, and a run's results do not depend on how
+// its rows were spread over the cores.
 func TestStoreJudgesAsCells(t *testing.T) {
+	for _, pattern := range []string{"", PatternFabric} {
+		t.Run("pattern="+pattern, func(t *testing.T) { storeJudgesAsCells(t, pattern) })
+	}
+}
+
+func storeJudgesAsCells(t *testing.T, pattern string) {
 	ctx := context.Background()
-	cfg := Config{Tree: "nodes=64,rails=2,leaf=8,spines=4", Preset: "roce-2x100", Seed: 3, Params: testParams()}
+	cfg := Config{Tree: "nodes=64,rails=2,leaf=8,spines=4", Preset: "roce-2x100", Seed: 3, Params: testParams(), Pattern: pattern}
 	ft, err := topology.ParseFatTree(cfg.Tree)
 	if err != nil {
 		t.Fatal(err)
@@ -59,14 +69,20 @@ func TestStoreJudgesAsCells(t *testing.T) {
 		t.Fatal(err)
 	}
 	names := ft.NodeNames()
+	var planned map[int][]steeredCell
+	if pattern == PatternFabric {
+		if planned, err = fabricCells(topo, names, ft.Rails); err != nil {
+			t.Fatal(err)
+		}
+	}
 	faults := append(pick(topo, rand.New(rand.NewPCG(1, 2)), Kind{Effect: "flap=20%", Target: "link"}),
 		injected{spec: "switch=spine-r1-01:loss=5%"}, injected{spec: "cable=node-07/mlx5_1~leaf-r1-00:bw=0.5"})
 	rails := map[int]bool{0: true, 1: true}
-	got, err := sweep(ctx, cfg, topo, spec, names, faults, rails, cfg.Seed, nil)
+	got, err := sweep(ctx, cfg, topo, spec, names, faults, rails, cfg.Seed, planned)
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := sweep(ctx, cfg, topo, spec, names, faults, rails, cfg.Seed, nil)
+	again, err := sweep(ctx, cfg, topo, spec, names, faults, rails, cfg.Seed, planned)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,18 +107,28 @@ func TestStoreJudgesAsCells(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := len(names)
-	cells := make([]matrix.Cell, 2*n*(n-1))
+	var (
+		mu    sync.Mutex
+		cells []matrix.Cell
+	)
+	put := func(src, dst int, c *matrix.Cell) {
+		mu.Lock()
+		cells = append(cells, *c)
+		mu.Unlock()
+	}
 	for rail := range 2 {
-		err := measureRail(ctx, cfg, simCfg, names, rail, func(src, dst int, c *matrix.Cell) {
-			cells[(rail*n+src)*(n-1)+dst-b2i(dst > src)] = *c
-		})
+		if planned != nil {
+			err = measureCells(ctx, cfg, simCfg, names, rail, planned[rail], put)
+		} else {
+			err = measureRail(ctx, cfg, simCfg, names, rail, put)
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
 	th := matrix.DefaultThresholds()
 	th.TestedOnly = true
+	th.SteeredLinks = planned != nil
 	want := matrix.AnalyseOn(topo, nodes, nil, cells, th)
 
 	if len(want.Suspects) < 3 || want.Counts[matrix.VerdictFailed] == 0 {
@@ -121,20 +147,24 @@ func TestStoreJudgesAsCells(t *testing.T) {
 	}
 }
 
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
-// TestHeapGuard: a run whose heap would pass the limit stops, saying so.
+// TestHeapGuard: a run whose heap would pass the limit stops, saying so:
+// before a plane, and before an analysis that reads the N x N grid though
+// the fabric sweep's plane is small.
 func TestHeapGuard(t *testing.T) {
-	cfg := Config{Tree: "nodes=32,rails=2,leaf=8,spines=4", Preset: "roce-2x100", Runs: 1, Seed: 1, Params: testParams(), MaxHeap: 1 << 20}
+	cfg := Config{Tree: "nodes=32,rails=2,leaf=8,spines=4", Preset: "roce-2x100", Runs: 1, Seed: 1, Params: testParams(), MaxHeap: 1 << 10}
 	_, err := Measure(context.Background(), cfg, Kinds()[:2])
 	if err == nil || !strings.Contains(err.Error(), "allocating rail 0's plane on "+cfg.Tree+": the heap would reach") ||
 		!strings.Contains(err.Error(), "limit (Config.MaxHeap, -max-heap-gb); run stopped") {
-		t.Fatalf("a 1 MB heap limit: %v", err)
+		t.Fatalf("a 1 kB heap limit: %v", err)
+	}
+
+	// 512 nodes: a plane is 0.8 MB, the analysis of two 23 MB.
+	cfg = Config{Tree: "nodes=512,rails=2,leaf=32,spines=16", Preset: "roce-2x100", Runs: 1, Seed: 1, Params: testParams(), Pattern: PatternFabric}
+	runtime.GC()
+	cfg.MaxHeap = procstat.HeapObjects() + 6<<20
+	_, err = Measure(context.Background(), cfg, Kinds()[:1])
+	if err == nil || !strings.Contains(err.Error(), "analysing on "+cfg.Tree+": the heap would reach") {
+		t.Fatalf("a limit 6 MB above the heap: %v", err)
 	}
 }
 
