@@ -89,6 +89,12 @@ func (ls *linkScan) suspect(c linkChoice) (Suspect, bool) {
 	}
 	if c.hop != nil {
 		s.Drop = c.hop.drop()
+		if s.Class.Failed() {
+			// Whatever each failed test looked like on its own (a lost
+			// full-size write reads as an MTU problem), the measured drop
+			// says what failed them: packets lost on this link.
+			s.Class = probe.ClassRetryExceeded
+		}
 		s.Reason += "; hop loss: " + c.hop.words(t)
 		// A measured drop at one link, not a count of tests that share it.
 		s.Confidence = max(s.Confidence, hopConfidence)
