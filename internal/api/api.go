@@ -198,3 +198,22 @@ type UncoveredLink struct {
 	Tests int    `json:"tests"`
 	Why   string `json:"why"`
 }
+
+// CablingSource is what GET /api/v1/cabling judged the cables from, sent
+// beside the report ("source"): a report with few neighbours or paths
+// says little, and this says why.
+type CablingSource struct {
+	// Plan is the topology version checked against; "" when there is no
+	// plan and the report is a survey of what was seen.
+	Plan string `json:"plan,omitempty"`
+	// Workers is how many live workers reported their ports, Neighbors
+	// how many of those ports named an LLDP neighbour.
+	Workers   int `json:"workers"`
+	Neighbors int `json:"neighbors"`
+	// Sweep is the sweep whose traced flows were read ("" none), Paths
+	// how many of them named a switch.
+	Sweep string `json:"sweep,omitempty"`
+	Paths int    `json:"paths"`
+	// SwitchTables says whether switches' own neighbour tables were read.
+	SwitchTables string `json:"switch_tables"`
+}

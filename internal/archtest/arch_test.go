@@ -97,7 +97,7 @@ var rules = map[string][]string{
 
 	"worker":      {"internal/probe", "internal/wire", "internal/session", "internal/member", "internal/selffault", "internal/fabric", "internal/liveplan", "worker/live", "internal/counters", "internal/pathtrace"},
 	"worker/live": {"internal/fabric", "internal/liveplan", "internal/probe"},
-	"coordinator": {"internal/probe", "internal/wire", "internal/member", "internal/api", "matrix", "coordinator/scheduler", "internal/hostlist", "internal/selffault",
+	"coordinator": {"internal/probe", "internal/wire", "internal/member", "internal/api", "matrix", "coordinator/scheduler", "internal/hostlist", "internal/selffault", "cabling",
 		"coordinator/sweep", "coordinator/linkplan", "coordinator/store", "coordinator/live", "internal/liveplan", "internal/fabric", "coordinator/raftlog", "topology", "internal/pathtrace"},
 	"coordinator/scheduler": nil,
 	// raft's log on disk: raft's types and the filesystem, nothing of ours.
@@ -115,10 +115,10 @@ var rules = map[string][]string{
 	// The fabric's model: pure, read by the matrix, the coordinator and
 	// the wiring (the simulated fabric reads it through sim.Paths).
 	"topology": nil,
-	"web":      {"internal/api", "internal/probe", "matrix", "topology"},
+	"web":      {"internal/api", "internal/probe", "matrix", "topology", "cabling"},
 	// Synthetic matrices for the web's benchmarks and browser tests.
 	"web/internal/synth": {"internal/probe", "matrix"},
-	"gate":               {"internal/api", "matrix", "internal/probe"},
+	"gate":               {"internal/api", "matrix", "internal/probe", "cabling"},
 	"metrics":            {"internal/api", "internal/probe", "internal/wire", "matrix"},
 
 	// Wiring: the binary, and the in-process cluster the demo and the
