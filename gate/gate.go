@@ -30,6 +30,7 @@ const (
 	ExitUsage       = 2 // bad flags or config, a request the coordinator refused (400)
 	ExitInfra       = 3 // coordinator unreachable, not enough workers (503), budget exceeded, sweep failed, cells left untested
 	ExitPerformance = 4 // no cell failed, but a confident suspect is slow or narrow beyond its rail's noise
+	ExitCabling     = 5 // no cell failed, but a port is not cabled as planned (--cabling=warn: 0)
 )
 
 // ExitFor is the exit code of a judged matrix (matrix.Outcome).
@@ -84,6 +85,13 @@ type Options struct {
 	// favour of Exclude above, so all files agree on the usable nodes.
 	NCCL matrix.NCCLOptions
 
+	// Cabling is what a cabling mismatch does after the sweep:
+	// CablingFail ("" too) exits ExitCabling, CablingWarn prints a
+	// warning, CablingOff skips the check. Ports without evidence never
+	// fail it. CablingCSV receives the technician's list of findings.
+	Cabling    string
+	CablingCSV string
+
 	// DiffAgainst is an earlier matrix JSON (e.g. a previous --json file):
 	// the summary then says what got worse or better. DiffJSONFile, if set,
 	// receives the full diff report.
@@ -114,20 +122,18 @@ func Run(ctx context.Context, o Options, out, errOut io.Writer) int {
 	if o.Poll <= 0 {
 		o.Poll = 500 * time.Millisecond
 	}
-	if o.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, o.Timeout)
-		defer cancel()
-	}
-	if o.Client == nil {
-		o.Client = defaultClient(o.TLS)
-	}
-	c := client{base: strings.TrimRight(o.Coordinator, "/"), http: o.Client, token: o.Token}
-	judgeWith := judge
+	ctx, c, cancel := connect(ctx, o.Coordinator, o.Token, o.Client, o.TLS, o.Timeout)
+	defer cancel()
+	var (
+		m             *matrix.Matrix
+		header, sweep string
+		err           error
+	)
 	if o.Live {
-		judgeWith = judgeLive
+		m, header, err = judgeLive(ctx, c, o, out)
+	} else {
+		m, header, sweep, err = judge(ctx, c, o, out)
 	}
-	m, header, err := judgeWith(ctx, c, o, out)
 	if err != nil {
 		return report(errOut, err)
 	}
@@ -144,18 +150,25 @@ func Run(ctx context.Context, o Options, out, errOut io.Writer) int {
 	if diff != nil {
 		fmt.Fprintf(out, "compared with %s:\n%s", o.DiffAgainst, diff.Text())
 	}
-	return ExitFor(m)
+	if o.Live {
+		return ExitFor(m) // cabling is judged after sweeps: the live mesh traces no path
+	}
+	cab, err := cablingCheck(ctx, c, o, sweep, out)
+	if err != nil {
+		return report(errOut, err)
+	}
+	return withCabling(ExitFor(m), cab)
 }
 
 // check refuses options no coordinator could fix, before any network use.
 func (o Options) check() error {
+	if err := checkCoordinator(o.Coordinator, o.TLS); err != nil {
+		return err
+	}
+	if err := checkCablingMode(o.Cabling, o.CablingCSV); err != nil {
+		return usage(err)
+	}
 	switch {
-	case o.Coordinator == "":
-		return usage(errors.New("--coordinator URL is required (e.g. http://coordinator:8080)"))
-	case !strings.HasPrefix(o.Coordinator, "http://") && !strings.HasPrefix(o.Coordinator, "https://"):
-		return usage(fmt.Errorf("--coordinator %q must start with http:// or https://", o.Coordinator))
-	case o.TLS != nil && strings.HasPrefix(o.Coordinator, "http://"):
-		return usage(fmt.Errorf("--coordinator %q: TLS files are given, so use https://", o.Coordinator))
 	case o.HostSlots < 0:
 		return usage(fmt.Errorf("host slots %d: want 0 (names only) or more", o.HostSlots))
 	case o.DiffJSONFile != "" && o.DiffAgainst == "":
@@ -168,10 +181,39 @@ func (o Options) check() error {
 	if err := o.checkLive(); err != nil {
 		return usage(err)
 	}
-	for _, f := range o.outputs() {
+	for _, f := range append(o.outputs(), output{flag: "--cabling-csv", path: o.CablingCSV}) {
+		if f.path == "" {
+			continue
+		}
 		if err := checkDir(f.path); err != nil {
 			return usage(fmt.Errorf("%s: %w", f.flag, err))
 		}
+	}
+	return nil
+}
+
+// connect is the API client of a run and its context, bounded by
+// timeout when it is positive.
+func connect(ctx context.Context, base, token string, hc *http.Client, tc *tls.Config, timeout time.Duration) (context.Context, client, context.CancelFunc) {
+	cancel := context.CancelFunc(func() {})
+	if timeout > 0 {
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+	}
+	if hc == nil {
+		hc = defaultClient(tc)
+	}
+	return ctx, client{base: strings.TrimRight(base, "/"), http: hc, token: token}, cancel
+}
+
+// checkCoordinator refuses a coordinator URL no request could reach.
+func checkCoordinator(base string, tc *tls.Config) error {
+	switch {
+	case base == "":
+		return usage(errors.New("--coordinator URL is required (e.g. http://coordinator:8080)"))
+	case !strings.HasPrefix(base, "http://") && !strings.HasPrefix(base, "https://"):
+		return usage(fmt.Errorf("--coordinator %q must start with http:// or https://", base))
+	case tc != nil && strings.HasPrefix(base, "http://"):
+		return usage(fmt.Errorf("--coordinator %q: TLS files are given, so use https://", base))
 	}
 	return nil
 }
@@ -202,14 +244,14 @@ func report(errOut io.Writer, err error) int {
 	return ExitInfra
 }
 
-// judge runs or finds the sweep and returns its matrix and the summary's
-// first line.
-func judge(ctx context.Context, c client, o Options, out io.Writer) (*matrix.Matrix, string, error) {
+// judge runs or finds the sweep and returns its matrix, the summary's
+// first line and the sweep's id.
+func judge(ctx context.Context, c client, o Options, out io.Writer) (*matrix.Matrix, string, string, error) {
 	m, info, err := judgeSweep(ctx, c, o, out)
 	if err == nil && info.Spec != nil && (info.Spec.Pattern == "links" || info.Spec.Pattern == "fabric") {
 		printCoverage(ctx, c, info.ID, out)
 	}
-	return m, fmt.Sprintf("sweep %s (%s, %d nodes, %d rounds)", info.ID, info.Mode, len(info.Nodes), info.Rounds), err
+	return m, fmt.Sprintf("sweep %s (%s, %d nodes, %d rounds)", info.ID, info.Mode, len(info.Nodes), info.Rounds), info.ID, err
 }
 
 // printCoverage says how a link sweep's tests covered the fabric's switch

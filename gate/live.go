@@ -29,6 +29,8 @@ func (o Options) checkLive() error {
 	case !reflect.ValueOf(o.Request).IsZero():
 		return errors.New("--live judges the live window and starts no sweep: drop the sweep flags " +
 			"(--mode, --spec, --nodes, --hosts, --labels, --pattern, --batch-size, --root, --rail-mode, --rails, --budget, --retests, --profile, --connect)")
+	case o.CablingCSV != "":
+		return errors.New("--cabling-csv needs a sweep: the gate judges cabling after sweeps (or run rdmamesh cabling --csv)")
 	case o.BaselineFile != "":
 		return errors.New("--save-baseline needs a sweep: live probes measure no bandwidth, and their latency is a probe's round trip, not a sweep's")
 	}

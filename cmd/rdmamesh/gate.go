@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/tls"
 	"io"
 	"os"
 	"strings"
@@ -18,7 +19,7 @@ func newGateCmd() *cobra.Command {
 	var tlsFiles gateTLS
 	cmd := &cobra.Command{
 		Use:   "gate --coordinator URL",
-		Short: "Run a sweep (or judge the latest, or the live window) and exit 0 healthy, 1 unhealthy, 2 usage/config, 3 infrastructure",
+		Short: "Run a sweep (or judge the latest, or the live window) and exit 0 healthy, 1 unhealthy, 2 usage/config, 3 infrastructure, 4 slow, 5 miscabled",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.Request.Mode != "" && o.Request.Mode != "quick" && o.Request.Mode != "full" {
@@ -35,17 +36,9 @@ func newGateCmd() *cobra.Command {
 				o.Request.Retests = &retests
 			}
 			o.TTY = isTerminal(cmd.OutOrStdout())
-			if tokenFile != "" {
-				b, err := os.ReadFile(tokenFile)
-				if err != nil {
-					return &codeError{code: gate.ExitUsage, err: errorf("--token-file: %v", err)}
-				}
-				o.Token = strings.TrimSpace(string(b))
-			} else {
-				o.Token = strings.TrimSpace(os.Getenv("RDMAMESH_AUTH_TOKEN"))
-			}
-			if err := tlsFiles.apply(&o); err != nil {
-				return &codeError{code: gate.ExitUsage, err: errorf("TLS (--ca-file, --cert-file, --key-file or $RDMAMESH_TLS_*): %v", err)}
+			var err error
+			if o.Token, o.TLS, err = apiAccess(tokenFile, tlsFiles); err != nil {
+				return err
 			}
 			code := gate.Run(cmd.Context(), o, cmd.OutOrStdout(), cmd.ErrOrStderr())
 			if code != 0 {
@@ -88,9 +81,30 @@ func newGateCmd() *cobra.Command {
 	f.StringVar(&o.NCCL.SocketIfname, "nccl-socket-ifname", "", "NCCL_SOCKET_IFNAME to put in the env file")
 	f.BoolVar(&o.NCCL.EnvFile, "nccl-env-file-format", false,
 		"write the NCCL settings as bare KEY=value lines (docker --env-file, systemd EnvironmentFile=) instead of export lines to source")
+	f.StringVar(&o.Cabling, "cabling", gate.CablingFail, "after the sweep, a port not cabled as planned: fail (exit 5), warn (print it, exit as the sweep) or off (do not check); ports without evidence never fail")
+	f.StringVar(&o.CablingCSV, "cabling-csv", "", "write the cabling findings as CSV for a technician (end, node, hca, rail, expected, found, verdict, with, evidence, action, detail)")
 	f.StringVar(&o.DiffAgainst, "diff-against", "", "an earlier --json file: say what got worse or better")
 	f.StringVar(&o.DiffJSONFile, "diff-json", "", "with --diff-against: write the full diff as JSON")
 	return cmd
+}
+
+// apiAccess is how a client command reaches the coordinator's API: the
+// token from --token-file (default $RDMAMESH_AUTH_TOKEN) and the TLS of
+// its flags or the RDMAMESH_TLS_* variables (nil: none).
+func apiAccess(tokenFile string, tlsFiles gateTLS) (string, *tls.Config, error) {
+	token := strings.TrimSpace(os.Getenv("RDMAMESH_AUTH_TOKEN"))
+	if tokenFile != "" {
+		b, err := os.ReadFile(tokenFile)
+		if err != nil {
+			return "", nil, &codeError{code: gate.ExitUsage, err: errorf("--token-file: %v", err)}
+		}
+		token = strings.TrimSpace(string(b))
+	}
+	var o gate.Options
+	if err := tlsFiles.apply(&o); err != nil {
+		return "", nil, &codeError{code: gate.ExitUsage, err: errorf("TLS (--ca-file, --cert-file, --key-file or $RDMAMESH_TLS_*): %v", err)}
+	}
+	return token, o.TLS, nil
 }
 
 // isTerminal reports whether w is an interactive terminal (progress bar) and

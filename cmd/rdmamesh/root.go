@@ -74,7 +74,8 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 			"Exit codes: 0 healthy; 1 unhealthy fabric (or a failing check); 2 usage or configuration error,\n" +
 			"or a daemon that cannot start; 3 the fabric could not be judged (gate, demo --once): coordinator\n" +
 			"unreachable, sweep failed or over its budget, or a tester fault such as rdmamesh itself running\n" +
-			"out of file descriptors. Only exit 1 blames the fabric.",
+			"out of file descriptors; 4 (gate) nothing failed but a confident suspect is slow; 5 (gate) nothing failed\n" +
+			"but a port is not cabled as planned. Only exit 1 blames the fabric's health.",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -84,7 +85,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.PersistentFlags().String("log-level", "info", "log level: debug, info, warn, error")
 	root.PersistentFlags().String("log-format", "text", "log format: text or json")
 	root.AddCommand(newWorkerCmd(), newCoordinatorCmd(), newDemoCmd(), newGateCmd(), newDoctorCmd(),
-		newProbeCmd(), newVersionCmd(), newConfigCmd(), newKeygenCmd(), newTopologyCmd(), newTraceCmd())
+		newProbeCmd(), newVersionCmd(), newConfigCmd(), newKeygenCmd(), newTopologyCmd(), newTraceCmd(), newCablingCmd())
 	return root
 }
 
