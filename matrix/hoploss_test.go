@@ -46,6 +46,7 @@ func TestLossStep(t *testing.T) {
 // climbs leaf-r0-00 -> spine-r0-01 goes on down spine-r0-01 -> leaf-r0-01,
 // so tests alone cannot tell those links apart.
 func twoLeaves(t *testing.T) (*tracedFabric, *fixture, *Traced) {
+	t.Helper()
 	_, topo := fixtureTree(t, "nodes=16,rails=1,leaf=8,spines=2,oversub=4")
 	tf := &tracedFabric{topo: topo}
 	leaf := func(n int) string { return fmt.Sprintf("leaf-r0-%02d", n/8) }

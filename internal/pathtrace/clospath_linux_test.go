@@ -247,6 +247,7 @@ func (c *clos) roceSilent(t *testing.T) {
 // through spine1 loses exactly that share of its probes from TTL 2 (spine1)
 // on, and none at TTL 1; a flow through spine2 loses none.
 func (c *clos) hopLoss(t *testing.T, via map[uint16]string) {
+	t.Helper()
 	port := map[string]uint16{}
 	for p, s := range via {
 		if port[s] == 0 || p < port[s] {
