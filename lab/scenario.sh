@@ -39,10 +39,11 @@ $out"
 
 # scn_host PHASE VM CMD [TIMEOUT]: CMD on the host, inside the lab
 # namespace, with TAP (the VM's data tap, its switch port on the RDMA
-# network) and CTAP (its control tap) set.
+# network), CTAP (its control tap) and NS (the lab namespace's name; a
+# routed Clos's leaf L is $NS-lL) set.
 scn_host() {
 	local i=${2#vm} rc=0
-	timeout "$(dur_s "${4:-60s}")" ip netns exec "$LAB_NS" env VM="$2" TAP="dtap$i" CTAP="tap$i" \
+	timeout "$(dur_s "${4:-60s}")" ip netns exec "$LAB_NS" env VM="$2" TAP="dtap$i" CTAP="tap$i" NS="$LAB_NS" \
 		LAB_MTU="$LAB_MTU" LAB_SWITCH_MTU="$LAB_SWITCH_MTU" sh -c "$3" || rc=$?
 	[ $rc -eq 0 ] || die "scenario $SCN_NAME: $1 host command for $2 exited $rc: $3"
 }
@@ -103,6 +104,12 @@ scn_sweep_end() {
 	nsx "$LAB_RUN/labcheck" wait "$FAULT_COORD" "$SCN_ID" "${LAB_FAULT_SWEEP_TIMEOUT:-600s}" "$LAB_RUN/fault-$1.json" ||
 		die "scenario $1: the sweep did not finish"
 	SCN_SECS=$((SECONDS - SCN_T0))
+	if clos_on; then
+		# The plan against what the ports' LLDP and the traced paths say,
+		# while the fault is still in (the heal would put it right).
+		nsx "$LAB_RUN/rdmamesh" cabling --coordinator "$FAULT_COORD" --json "$LAB_RUN/fault-$1.cabling.json" \
+			>"$LAB_RUN/fault-$1.cabling.txt" 2>&1 || true
+	fi
 }
 
 # scn_healed NAME: every worker of the scenario back with a usable port, so
@@ -121,6 +128,7 @@ scn_expect() {
 	rm -f "$ex"
 	nsx "$LAB_RUN/rdmamesh" gate --coordinator "$FAULT_COORD" --latest --exclude "$ex" >"$LAB_RUN/fault-$name.gate.txt" 2>&1 || rc=$?
 	log "scenario $name: gate exit $rc, exclude '$(cat "$ex" 2>/dev/null)'"
+	case " $* " in *" -cabling "*) set -- "$@" -cabling-file "$LAB_RUN/fault-$name.cabling.json" ;; esac
 	nsx "$LAB_RUN/labcheck" expect "$LAB_RUN/fault-$name.json" "$name" -table "$FAULT_TABLE" \
 		-gate-said "$rc" -exclude-file "$ex" -sweep-seconds "$SCN_SECS" "$@" || true
 }

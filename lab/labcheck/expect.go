@@ -61,6 +61,8 @@ func expect(args []string) error {
 	sweepSecs := fs.Int("sweep-seconds", 0, "how long the sweep lasted, as the runner timed it")
 	link := fs.String("link", "", "the first suspect is a link whose ends start with these, comma separated (leaf1:,spine1:)")
 	linkDirection := fs.String("link-direction", "", "that link suspect's direction (one-way, both)")
+	cablingWant := fs.String("cabling", "", "NODE,VERDICT,EXPECTED,FOUND: a finding rdmamesh cabling must give (its JSON in -cabling-file)")
+	cablingFile := fs.String("cabling-file", "", "rdmamesh cabling --json's output")
 	if err := fs.Parse(args[2:]); err != nil {
 		return err
 	}
@@ -114,6 +116,9 @@ func expect(args []string) error {
 	}
 	if *link != "" {
 		c.link(strings.Split(*link, ","), *linkDirection)
+	}
+	if *cablingWant != "" {
+		c.cabling(*cablingWant, *cablingFile)
 	}
 	if *minSweep > 0 {
 		c.expected = append(c.expected, fmt.Sprintf("sweep >= %d s", *minSweep))

@@ -58,6 +58,10 @@ type port struct {
 	IP       string `json:"ip"`
 	Usable   bool   `json:"usable"`
 	Why      string `json:"unusable_why"`
+	Neighbor *struct {
+		SystemName string `json:"system_name"`
+		Unknown    string `json:"unknown"`
+	} `json:"neighbor"`
 }
 
 type nodeInfo struct {

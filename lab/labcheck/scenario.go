@@ -83,6 +83,18 @@ type Expect struct {
 	MinSweepSeconds int `yaml:"min_sweep_seconds"`
 	// Link: the first suspect is this link of the routed Clos.
 	Link *ExpectLink `yaml:"link"`
+	// Cabling: rdmamesh cabling, run after the sweep, gives this finding.
+	Cabling *ExpectCabling `yaml:"cabling"`
+}
+
+// ExpectCabling is one port's cabling finding: the VM whose port it is,
+// its verdict, and the prefixes of the switch port the plan expects and
+// the one found ("leaf1:", "leaf2:").
+type ExpectCabling struct {
+	Node     string `yaml:"node"`
+	Verdict  string `yaml:"verdict"`
+	Expected string `yaml:"expected"`
+	Found    string `yaml:"found"`
 }
 
 // ExpectLink is a link suspect: the prefixes of its ends, in order
@@ -108,7 +120,10 @@ var (
 	workerActions = []string{"restart", "stop", "kill", "start", "pause", "resume"}
 	vmName        = regexp.MustCompile(`^vm([1-9][0-9]*)$`)
 	linkName      = regexp.MustCompile(`^(leaf[1-9]-spine[1-9]|spine[1-9]-leaf[1-9])$`)
-	waitState     = regexp.MustCompile(`^(usable|unusable|dead|gid[0-9]+|mtu[0-9]+)$`)
+	waitState     = regexp.MustCompile(`^(usable|unusable|dead|gid[0-9]+|mtu[0-9]+|lldp-[a-z0-9-]+)$`)
+	// cablingVerdicts are package cabling's, but a mismatch: what a
+	// scenario can expect.
+	cablingVerdicts = []string{"swapped", "wrong-rail", "wrong-leaf", "wrong-switch", "wrong-port", "missing", "unexpected", "unknown-switch"}
 	scenarioName  = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
 	failedClasses = []probe.Class{probe.ClassPortDown, probe.ClassRetryExceeded, probe.ClassTimeout, probe.ClassPeerLost,
 		probe.ClassInvalidGID, probe.ClassMTUMismatch, probe.ClassNoNetdev, probe.ClassResource, probe.ClassSkipped, probe.ClassInternal}
@@ -230,7 +245,7 @@ func (st Step) check(vms int) error {
 		return only("worker", map[string]string{"run": st.Run, "state": st.State})
 	default:
 		if !waitState.MatchString(st.State) {
-			return fmt.Errorf("state %q: want usable, unusable, dead or gidN (e.g. gid1)", st.State)
+			return fmt.Errorf("state %q: want usable, unusable, dead, gidN (e.g. gid1), mtuN or lldp-SWITCH (its first port's LLDP neighbour, e.g. lldp-leaf2)", st.State)
 		}
 		return only("wait", map[string]string{"run": st.Run, "action": st.Action, "flags": st.Flags, "prefix": st.Prefix, "wrap": st.Wrap})
 	}
@@ -254,8 +269,19 @@ func (e Expect) check(vms int) error {
 			return fmt.Errorf("expect.node: %w (the VM the fault is on)", err)
 		}
 	}
-	if !judgesSuspect && !e.NoFailed && e.Exit == nil && e.Exclude == nil && e.Warning == nil && e.Link == nil {
-		return fmt.Errorf("expect: nothing to judge; give classes (and cause), a suspect, no_failed, exit, exclude, warning or link")
+	if !judgesSuspect && !e.NoFailed && e.Exit == nil && e.Exclude == nil && e.Warning == nil && e.Link == nil && e.Cabling == nil {
+		return fmt.Errorf("expect: nothing to judge; give classes (and cause), a suspect, no_failed, exit, exclude, warning, link or cabling")
+	}
+	if cb := e.Cabling; cb != nil {
+		if err := checkVM(cb.Node, vms); err != nil {
+			return fmt.Errorf("expect.cabling.node: %w", err)
+		}
+		if !slices.Contains(cablingVerdicts, cb.Verdict) {
+			return fmt.Errorf("expect.cabling.verdict %q: want one of %s", cb.Verdict, strings.Join(cablingVerdicts, ", "))
+		}
+		if strings.Contains(cb.Expected+cb.Found, ",") {
+			return fmt.Errorf("expect.cabling: expected and found are switch port prefixes like \"leaf1:\", without commas")
+		}
 	}
 	if l := e.Link; l != nil {
 		if len(l.Ends) != 2 {
@@ -356,6 +382,9 @@ func (e Expect) args() []string {
 	}
 	if e.MinSweepSeconds > 0 {
 		add("-min-sweep-seconds", strconv.Itoa(e.MinSweepSeconds))
+	}
+	if cb := e.Cabling; cb != nil {
+		add("-cabling", strings.Join([]string{cb.Node, cb.Verdict, cb.Expected, cb.Found}, ","))
 	}
 	return a
 }

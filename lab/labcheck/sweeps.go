@@ -166,6 +166,13 @@ func nodeState(url, node, want string) (string, error) {
 			return want, nil
 		case want == fmt.Sprintf("mtu%d", n.Inventory.Ports[0].MTU) && n.Inventory.Ports[0].Usable:
 			return want, nil
+		case strings.HasPrefix(want, "lldp-"):
+			if nb := n.Inventory.Ports[0].Neighbor; nb != nil && "lldp-"+nb.SystemName == want {
+				return want, nil
+			} else if nb != nil {
+				return "lldp-" + nb.SystemName + nb.Unknown, nil
+			}
+			return "no neighbour", nil
 		case n.Inventory.Ports[0].Usable:
 			return "usable", nil
 		}
