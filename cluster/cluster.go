@@ -66,6 +66,10 @@ type Options struct {
 	// (cable and switch faults become possible) and gives the coordinators
 	// link localization; its nodes must be the cluster's (NodeName).
 	Topology *topology.Topology
+	// SwappedCables are pairs of HCAs (node/device) whose cables are each
+	// other's as their switches announce them over LLDP (lldp.go); with a
+	// Topology every simulated port hears its cable's switch port.
+	SwappedCables [][2]string
 	// HashSeed makes the simulated switches' ECMP hash differ from the
 	// topology's model (sim.Config.HashSeed); 0 keeps the model's.
 	HashSeed uint32
@@ -169,6 +173,17 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 		seeds = append(seeds, r.GossipAddr())
 	}
 	c.seeds = seeds
+	var lldp map[int]probe.Neighbor
+	switch {
+	case o.Topology != nil:
+		lldp, err = announced(o.Topology, o.SwappedCables)
+	case len(o.SwappedCables) > 0:
+		err = fmt.Errorf("swapped cables %v: a fabric without a topology has no cables to swap (give a fat tree or a plan)", o.SwappedCables)
+	}
+	if err != nil {
+		c.Stop()
+		return nil, err
+	}
 	for _, name := range c.names {
 		node := fabric.Adapt(fab.Node(name))
 		devices, err := firstDevices(ctx, node, o.Rails)
@@ -176,7 +191,11 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 			c.Stop()
 			return nil, err
 		}
-		a, err := worker.Start(ctx, worker.Options{Name: name, Fabric: node, GossipBind: "127.0.0.1:0",
+		var discover func(context.Context) ([]probe.Port, []probe.Check, error)
+		if lldp != nil {
+			discover = lldpDiscover(o.Topology, lldp, name, node)
+		}
+		a, err := worker.Start(ctx, worker.Options{Name: name, Fabric: node, GossipBind: "127.0.0.1:0", Discover: discover,
 			Join: seeds, APIListen: "127.0.0.1:0", Devices: devices, Logger: log, Token: o.Token, GossipKey: o.GossipKey,
 			TLS: o.TLS, ClientTLS: o.ClientTLS, GossipTune: gossipTune(o.Nodes), Prober: liveProber(o, fab.Node(name)), Counters: fab.Node(name),
 			Tracer: fab.Node(name),
