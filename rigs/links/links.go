@@ -74,6 +74,8 @@ type Row struct {
 	// Misses describe the runs that missed or named a healthy part: the
 	// faults and the first suspects.
 	Misses []string
+	// Faults were put on rails below Planes of Rails (fitPlanes).
+	Planes, Rails int
 }
 
 // injected is one fault: its spec and how a right suspect names it.
@@ -106,9 +108,13 @@ func Measure(ctx context.Context, cfg Config, kinds []Kind) ([]Row, error) {
 			return nil, err
 		}
 	}
+	planes, err := fitPlanes(cfg, len(names), ft.Rails, planned)
+	if err != nil {
+		return nil, err
+	}
 	rows := make([]Row, len(kinds))
 	for ki, k := range kinds {
-		rows[ki].Kind = k
+		rows[ki].Kind, rows[ki].Planes, rows[ki].Rails = k, planes, ft.Rails
 		for run := range cfg.Runs {
 			if err := ctx.Err(); err != nil {
 				return nil, err
@@ -117,7 +123,7 @@ func Measure(ctx context.Context, cfg Config, kinds []Kind) ([]Row, error) {
 			rng := rand.New(rand.NewPCG(uint64(seed), 7))
 			var faults []injected
 			if !k.Clean {
-				faults = pick(topo, rng, k)
+				faults = pick(topo, rng, k, planes)
 			}
 			rails := map[int]bool{0: len(faults) == 0}
 			for _, f := range faults {
@@ -196,7 +202,8 @@ func isLinkKind(k string) bool {
 }
 
 // pick chooses the kind's random victims.
-func pick(t *topology.Topology, rng *rand.Rand, k Kind) []injected {
+// Victims are on planes below planes: see fitPlanes.
+func pick(t *topology.Topology, rng *rand.Rand, k Kind, planes int) []injected {
 	n := 1
 	if k.Double {
 		n = 2
@@ -204,7 +211,7 @@ func pick(t *topology.Topology, rng *rand.Rand, k Kind) []injected {
 	var out []injected
 	used := map[string]bool{}
 	for len(out) < n {
-		f := pickOne(t, rng, k)
+		f := pickOne(t, rng, k, planes)
 		if !used[f.spec] {
 			used[f.spec] = true
 			out = append(out, f)
@@ -213,12 +220,12 @@ func pick(t *topology.Topology, rng *rand.Rand, k Kind) []injected {
 	return out
 }
 
-func pickOne(t *topology.Topology, rng *rand.Rand, k Kind) injected {
+func pickOne(t *topology.Topology, rng *rand.Rand, k Kind, planes int) injected {
 	switch k.Target {
 	case "switch":
 		var sw []int
 		for i, s := range t.Switches {
-			if s.Tier > topology.Leaf {
+			if s.Tier > topology.Leaf && s.Plane < planes {
 				sw = append(sw, i)
 			}
 		}
@@ -226,7 +233,13 @@ func pickOne(t *topology.Topology, rng *rand.Rand, k Kind) injected {
 		return injected{spec: "switch=" + name + ":" + k.Effect,
 			want: func(s *matrix.Suspect) bool { return s.Kind == matrix.KindSwitch && s.Switch == name }}
 	case "host":
-		h := rng.IntN(len(t.HCAs))
+		var hcas []int
+		for h, x := range t.HCAs {
+			if x.Rail < planes {
+				hcas = append(hcas, h)
+			}
+		}
+		h := hcas[rng.IntN(len(hcas))]
 		c := t.Cables[t.HCACable(h)]
 		a, b := t.EndName(c.A), t.EndName(c.B)
 		x := t.HCAs[h]
@@ -237,7 +250,7 @@ func pickOne(t *topology.Topology, rng *rand.Rand, k Kind) injected {
 	}
 	var links []int
 	for i, c := range t.Cables {
-		if !c.A.IsHCA() && !c.B.IsHCA() {
+		if !c.A.IsHCA() && !c.B.IsHCA() && t.Switches[c.A.Switch].Plane < planes {
 			links = append(links, i)
 		}
 	}

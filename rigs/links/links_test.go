@@ -75,7 +75,7 @@ func storeJudgesAsCells(t *testing.T, pattern string) {
 			t.Fatal(err)
 		}
 	}
-	faults := append(pick(topo, rand.New(rand.NewPCG(1, 2)), Kind{Effect: "flap=20%", Target: "link"}),
+	faults := append(pick(topo, rand.New(rand.NewPCG(1, 2)), Kind{Effect: "flap=20%", Target: "link"}, 2),
 		injected{spec: "switch=spine-r1-01:loss=5%"}, injected{spec: "cable=node-07/mlx5_1~leaf-r1-00:bw=0.5"})
 	rails := map[int]bool{0: true, 1: true}
 	got, err := sweep(ctx, cfg, topo, spec, names, faults, rails, cfg.Seed, planned)
@@ -148,21 +148,53 @@ func storeJudgesAsCells(t *testing.T, pattern string) {
 }
 
 // TestHeapGuard: a run whose heap would pass the limit stops, saying so:
-// before a plane, and before an analysis that reads the N x N grid though
-// the fabric sweep's plane is small.
+// before planning runs on a tree whose analysis cannot fit, and before an
+// analysis that reads the N x N grid though the fabric sweep's plane is
+// small. Faults go only on the planes whose analysis fits.
 func TestHeapGuard(t *testing.T) {
+	ctx := context.Background()
 	cfg := Config{Tree: "nodes=32,rails=2,leaf=8,spines=4", Preset: "roce-2x100", Runs: 1, Seed: 1, Params: testParams(), MaxHeap: 1 << 10}
-	_, err := Measure(context.Background(), cfg, Kinds()[:2])
-	if err == nil || !strings.Contains(err.Error(), "allocating rail 0's plane on "+cfg.Tree+": the heap would reach") ||
+	_, err := Measure(ctx, cfg, Kinds()[:2])
+	if err == nil || !strings.Contains(err.Error(), "planning the runs on "+cfg.Tree+": the heap would reach") ||
 		!strings.Contains(err.Error(), "limit (Config.MaxHeap, -max-heap-gb); run stopped") {
 		t.Fatalf("a 1 kB heap limit: %v", err)
 	}
 
-	// 512 nodes: a plane is 0.8 MB, the analysis of two 23 MB.
-	cfg = Config{Tree: "nodes=512,rails=2,leaf=32,spines=16", Preset: "roce-2x100", Runs: 1, Seed: 1, Params: testParams(), Pattern: PatternFabric}
+	// 512 nodes: a plane is 0.8 MB, the analysis of one rail 9.7 MB and
+	// of two 11.5.
+	cfg = Config{Tree: "nodes=512,rails=2,leaf=32,spines=16", Preset: "roce-2x100", Seed: 1, Params: testParams(), Pattern: PatternFabric}
+	ft, err := topology.ParseFatTree(cfg.Tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	topo, err := ft.Generate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := ft.NodeNames()
+	planned, err := fabricCells(topo, names, ft.Rails)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtime.GC()
+	one := procstat.HeapObjects() + 2*planeBytes(512, len(planned[0])) + analysisBytes(512, 1)
+	for _, tc := range []struct {
+		limit uint64
+		want  int
+	}{{one + 900<<10, 1}, {one + 3<<20, 2}} {
+		cfg.MaxHeap = tc.limit
+		if got, err := fitPlanes(cfg, len(names), ft.Rails, planned); got != tc.want || err != nil {
+			t.Errorf("a limit %.1f MB above one rail's analysis: %d planes (%v), want %d", float64(tc.limit-one)/1e6, got, err, tc.want)
+		}
+	}
+
+	spec, err := sim.Preset(cfg.Preset)
+	if err != nil {
+		t.Fatal(err)
+	}
 	runtime.GC()
 	cfg.MaxHeap = procstat.HeapObjects() + 6<<20
-	_, err = Measure(context.Background(), cfg, Kinds()[:1])
+	_, err = sweep(ctx, cfg, topo, spec, names, nil, map[int]bool{0: true}, 1, planned)
 	if err == nil || !strings.Contains(err.Error(), "analysing on "+cfg.Tree+": the heap would reach") {
 		t.Fatalf("a limit 6 MB above the heap: %v", err)
 	}

@@ -64,6 +64,19 @@ func sweep(ctx context.Context, cfg Config, topo *topology.Topology, spec sim.Pr
 	if err != nil {
 		return nil, err
 	}
+	// The matrix judges every rail a node has a port on, measured or not,
+	// and at 16,384 nodes each rail is 268 M cells to read. Ports past the
+	// last measured rail go; those below it stay, Ports being indexed by
+	// rail, and their planes are read as untested.
+	spans := 0
+	for r := range spec.HCAs {
+		if rails[r] {
+			spans = r + 1
+		}
+	}
+	for i := range nodes {
+		nodes[i].Ports = nodes[i].Ports[:min(len(nodes[i].Ports), spans)]
+	}
 	st := newStore(names, spec.HCAs, spec.Device)
 	for rail := range spec.HCAs {
 		if !rails[rail] {
@@ -93,11 +106,7 @@ func sweep(ctx context.Context, cfg Config, topo *topology.Topology, spec sim.Pr
 		}
 	}
 	st.codeP50s()
-	measured := 0
-	for _, p := range st.planes {
-		measured += b2i(p != nil)
-	}
-	if err := checkHeap(cfg, analysisBytes(len(names), measured), "analysing"); err != nil {
+	if err := checkHeap(cfg, analysisBytes(len(names), spans), "analysing"); err != nil {
 		return nil, err
 	}
 	// Only the faulted planes were measured: the others are not untested.
@@ -111,18 +120,50 @@ func sweep(ctx context.Context, cfg Config, topo *topology.Topology, spec sim.Pr
 	return m, nil
 }
 
-// analysisBytes is what the matrix allocates to analyse rails measured
-// planes of n nodes (matrix/README.md, Compact analysis): it reads every
-// cell of the N x N grid, measured or not, so a fabric sweep's few cells
-// do not shrink it. Per grid cell of each rail about 6 bytes (its verdict
-// byte, the coded p50's 2.25, tallies); for the largest rail its figures
-// between the passes (17 bytes), the p99 scratch (8) and 2 more; an
-// eighth on top for localization, which grows with the bad cells. At
-// 16,384 nodes one rail is 10 GB, two 11.8. TestAnalysisBytes holds it
-// to the matrix.
-func analysisBytes(n, rails int) uint64 {
+// analysisBytes is what the matrix allocates to analyse the rails 0 to
+// spans-1 of n nodes (matrix/README.md, Compact analysis): it reads every
+// cell of each rail's N x N grid, measured or not, so a fabric sweep's
+// few cells do not shrink it. Per grid cell of each rail about 6 bytes
+// (its verdict byte, the coded p50's 2.25, localization's 2); for the
+// largest rail its figures between the passes (17 bytes), the p99
+// scratch (8) and 2 more; an eighth on top for localization, which grows
+// with the bad cells. At 16,384 nodes one rail is 10 GB, eight 24.
+// TestAnalysisBytes holds it to the matrix.
+func analysisBytes(n, spans int) uint64 {
 	grid := uint64(n) * uint64(n-1)
-	return (uint64(rails)*grid*6 + grid*27) * 9 / 8
+	return (uint64(spans)*grid*6 + grid*27) * 9 / 8
+}
+
+// fitPlanes is how many planes, from rail 0, faults may be put on so that
+// a run's analysis stays under the heap limit. The matrix reads every
+// rail up to the last measured one (analysisBytes), so at 16,384 nodes a
+// fault on rail 7 costs eight rails: 18 GB. The planes of a generated
+// fat tree are one tree under other names, so victims on the first
+// planes sample the same faults; the table says how many planes took
+// them (Row.Planes).
+func fitPlanes(cfg Config, n, rails int, planned map[int][]steeredCell) (int, error) {
+	limit := cfg.MaxHeap
+	if limit == 0 {
+		limit = DefaultMaxHeap
+	}
+	runtime.GC()
+	base := procstat.HeapObjects()
+	plane := 2 * planeBytes(n, n*(n-1)) // two faulted planes, every pair
+	if planned != nil {
+		plane = 0
+		for _, cells := range planned {
+			plane = max(plane, 2*planeBytes(n, len(cells)))
+		}
+	}
+	for p := rails; p > 0; p-- {
+		if base+plane+analysisBytes(n, p) <= limit {
+			return p, nil
+		}
+	}
+	if err := checkHeap(cfg, plane+analysisBytes(n, 1), "planning the runs"); err != nil {
+		return 0, err
+	}
+	return 1, nil // it fits now, the garbage collected
 }
 
 // rowLens counts a rail's planned cells by source.

@@ -20,6 +20,9 @@ func Write(w io.Writer, cfg Config, rows []Row) {
 		what = "a fabric sweep's cells (pairs in each leaf, steered link tests)"
 	}
 	fmt.Fprintf(w, "link localization on %s, preset %s, %d runs a fault type, seed %d, measuring %s\n", cfg.Tree, cfg.Preset, cfg.Runs, cfg.Seed, what)
+	if len(rows) > 0 && rows[0].Planes < rows[0].Rails {
+		fmt.Fprintf(w, "faults on rails 0-%d of %d: the analysis of a later rail would pass the heap limit\n", rows[0].Planes-1, rows[0].Rails)
+	}
 	fmt.Fprintf(w, "%-18s %5s %9s %9s %7s %9s\n", "fault", "runs", "recall", "precision", "named", "no-links")
 	var named, wrong, faultRuns, hits int
 	for _, r := range rows {
