@@ -56,25 +56,7 @@ func TestStoreJudgesAsCells(t *testing.T) {
 func storeJudgesAsCells(t *testing.T, pattern string) {
 	ctx := context.Background()
 	cfg := Config{Tree: "nodes=64,rails=2,leaf=8,spines=4", Preset: "roce-2x100", Seed: 3, Params: testParams(), Pattern: pattern}
-	ft, err := topology.ParseFatTree(cfg.Tree)
-	if err != nil {
-		t.Fatal(err)
-	}
-	topo, err := ft.Generate()
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec, err := sim.Preset(cfg.Preset)
-	if err != nil {
-		t.Fatal(err)
-	}
-	names := ft.NodeNames()
-	var planned map[int][]steeredCell
-	if pattern == PatternFabric {
-		if planned, err = fabricCells(topo, names, ft.Rails); err != nil {
-			t.Fatal(err)
-		}
-	}
+	topo, spec, names, planned := testTree(t, cfg)
 	faults := append(pick(topo, rand.New(rand.NewPCG(1, 2)), Kind{Effect: "flap=20%", Target: "link"}, 2),
 		injected{spec: "switch=spine-r1-01:loss=5%"}, injected{spec: "cable=node-07/mlx5_1~leaf-r1-00:bw=0.5"})
 	rails := map[int]bool{0: true, 1: true}
@@ -163,6 +145,31 @@ func TestHeapGuard(t *testing.T) {
 	// 512 nodes: a plane is 0.8 MB, the analysis of one rail 9.7 MB and
 	// of two 11.5.
 	cfg = Config{Tree: "nodes=512,rails=2,leaf=32,spines=16", Preset: "roce-2x100", Seed: 1, Params: testParams(), Pattern: PatternFabric}
+	topo, spec, names, planned := testTree(t, cfg)
+	runtime.GC()
+	one := procstat.HeapObjects() + 2*planeBytes(512, len(planned[0])) + analysisBytes(512, 1)
+	for _, tc := range []struct {
+		limit uint64
+		want  int
+	}{{one + 900<<10, 1}, {one + 3<<20, 2}} {
+		cfg.MaxHeap = tc.limit
+		if got, err := fitPlanes(cfg, len(names), 2, planned); got != tc.want || err != nil {
+			t.Errorf("a limit %.1f MB above one rail's analysis: %d planes (%v), want %d", float64(tc.limit-one)/1e6, got, err, tc.want)
+		}
+	}
+
+	runtime.GC()
+	cfg.MaxHeap = procstat.HeapObjects() + 6<<20
+	_, err = sweep(ctx, cfg, topo, spec, names, nil, map[int]bool{0: true}, 1, planned)
+	if err == nil || !strings.Contains(err.Error(), "analysing on "+cfg.Tree+": the heap would reach") {
+		t.Fatalf("a limit 6 MB above the heap: %v", err)
+	}
+}
+
+// testTree is cfg's tree, its preset, its nodes and, for the fabric
+// pattern, its planned cells.
+func testTree(t *testing.T, cfg Config) (*topology.Topology, sim.PresetSpec, []string, map[int][]steeredCell) {
+	t.Helper()
 	ft, err := topology.ParseFatTree(cfg.Tree)
 	if err != nil {
 		t.Fatal(err)
@@ -171,33 +178,18 @@ func TestHeapGuard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	names := ft.NodeNames()
-	planned, err := fabricCells(topo, names, ft.Rails)
-	if err != nil {
-		t.Fatal(err)
-	}
-	runtime.GC()
-	one := procstat.HeapObjects() + 2*planeBytes(512, len(planned[0])) + analysisBytes(512, 1)
-	for _, tc := range []struct {
-		limit uint64
-		want  int
-	}{{one + 900<<10, 1}, {one + 3<<20, 2}} {
-		cfg.MaxHeap = tc.limit
-		if got, err := fitPlanes(cfg, len(names), ft.Rails, planned); got != tc.want || err != nil {
-			t.Errorf("a limit %.1f MB above one rail's analysis: %d planes (%v), want %d", float64(tc.limit-one)/1e6, got, err, tc.want)
-		}
-	}
-
 	spec, err := sim.Preset(cfg.Preset)
 	if err != nil {
 		t.Fatal(err)
 	}
-	runtime.GC()
-	cfg.MaxHeap = procstat.HeapObjects() + 6<<20
-	_, err = sweep(ctx, cfg, topo, spec, names, nil, map[int]bool{0: true}, 1, planned)
-	if err == nil || !strings.Contains(err.Error(), "analysing on "+cfg.Tree+": the heap would reach") {
-		t.Fatalf("a limit 6 MB above the heap: %v", err)
+	names := ft.NodeNames()
+	var planned map[int][]steeredCell
+	if cfg.Pattern == PatternFabric {
+		if planned, err = fabricCells(topo, names, ft.Rails); err != nil {
+			t.Fatal(err)
+		}
 	}
+	return topo, spec, names, planned
 }
 
 func testParams() probe.TestParams {
