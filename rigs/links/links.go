@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
+	"time"
 
 	"github.com/rdmamesh/rdmamesh/internal/fabric/sim"
 	"github.com/rdmamesh/rdmamesh/internal/probe"
@@ -76,6 +77,7 @@ type Row struct {
 	Misses []string
 	// Faults were put on rails below Planes of Rails (fitPlanes).
 	Planes, Rails int
+	Wall          time.Duration // of the runs, measuring and analysing
 }
 
 // injected is one fault: its spec and how a right suspect names it.
@@ -129,10 +131,12 @@ func Measure(ctx context.Context, cfg Config, kinds []Kind) ([]Row, error) {
 			for _, f := range faults {
 				rails[railOf(topo, f.spec)] = true
 			}
+			start := time.Now()
 			m, err := sweep(ctx, cfg, topo, spec, names, faults, rails, seed, planned)
 			if err != nil {
 				return nil, err
 			}
+			rows[ki].Wall += time.Since(start)
 			rows[ki].add(m, faults)
 		}
 	}

@@ -23,7 +23,7 @@ func Write(w io.Writer, cfg Config, rows []Row) {
 	if len(rows) > 0 && rows[0].Planes < rows[0].Rails {
 		fmt.Fprintf(w, "faults on rails 0-%d of %d: the analysis of a later rail would pass the heap limit\n", rows[0].Planes-1, rows[0].Rails)
 	}
-	fmt.Fprintf(w, "%-18s %5s %9s %9s %7s %9s\n", "fault", "runs", "recall", "precision", "named", "no-links")
+	fmt.Fprintf(w, "%-18s %5s %9s %9s %7s %9s %8s\n", "fault", "runs", "recall", "precision", "named", "no-links", "s/run")
 	var named, wrong, faultRuns, hits int
 	for _, r := range rows {
 		rec := pct(r.Hit, r.Runs)
@@ -33,7 +33,8 @@ func Write(w io.Writer, cfg Config, rows []Row) {
 			faultRuns += r.Runs
 			hits += r.Hit
 		}
-		fmt.Fprintf(w, "%-18s %5d %9s %9s %7d %9s\n", r.Name, r.Runs, rec, pct(r.Named-r.WrongNamed, r.Named), r.Named, pct(r.Healthy, r.Runs))
+		fmt.Fprintf(w, "%-18s %5d %9s %9s %7d %9s %8.1f\n", r.Name, r.Runs, rec, pct(r.Named-r.WrongNamed, r.Named), r.Named, pct(r.Healthy, r.Runs),
+			r.Wall.Seconds()/float64(max(r.Runs, 1)))
 		named += r.Named
 		wrong += r.WrongNamed
 	}
