@@ -16,6 +16,7 @@ import { $ } from "./js/util.js";
 import { overviewPlan, suspectPlan, nodePlan, whyText, ZOOM_SPAN, HINTS } from "./js/views.js";
 import { LIVE_ID, fetchLive, liveController } from "./js/live.js";
 import { fabricView } from "./js/fabric.js";
+import { cablingView } from "./js/cabling.js";
 
 const LIST_POLL_MS = 5000;
 const RELOAD_MIN_MS = 700; // at most this often while results stream in
@@ -59,6 +60,7 @@ const live = liveController(state, {
 
 const { onHover, openDrill } = pointer(state, () => heatmap);
 const fabric = fabricView(openDrill);
+const cablingTab = cablingView();
 const heatmap = new Heatmap($("heatmap"), $("heatmap-wrap"), {
   onHover,
   onClick,
@@ -288,6 +290,7 @@ async function refreshList() {
     const list = await nodes;
     if (list) state.nodes = list;
     if (!$("view-nodes").hidden) renderNodes(state.nodes);
+    if (!$("view-cabling").hidden) loadCabling();
     setConn("");
   } catch (e) {
     nodes.catch(() => {});
@@ -295,6 +298,10 @@ async function refreshList() {
   }
   state.timer = setTimeout(refreshList, LIST_POLL_MS);
 }
+
+// loadCabling judges the cables with the selected sweep's traced paths
+// (the newest sweep's on the live mesh).
+const loadCabling = () => cablingTab.load(state.sweepID === LIVE_ID ? "" : state.sweepID);
 
 const currentSweep = () => state.sweeps.find((s) => s.id === state.sweepID) || null;
 
@@ -365,7 +372,7 @@ function showSuspect(s) {
 
 function showTab() {
   const tab = (location.hash || "#heatmap").slice(1);
-  const views = ["heatmap", "fabric", "nodes", "sweeps"];
+  const views = ["heatmap", "fabric", "cabling", "nodes", "sweeps"];
   const cur = views.includes(tab) ? tab : "heatmap";
   for (const v of views) {
     $(`view-${v}`).hidden = v !== cur;
@@ -375,6 +382,7 @@ function showTab() {
   if (cur === "heatmap") heatmap.draw();
   if (cur === "nodes") renderNodes(state.nodes);
   if (cur === "fabric") fabric.show();
+  if (cur === "cabling") loadCabling();
 }
 
 $("sweep").addEventListener("change", (ev) => {
@@ -454,7 +462,7 @@ bindSweeps({
 
 // For scripts and the browser tests: where things are, and when the first
 // complete heatmap reached the screen (ms since navigation started).
-window.rdmamesh = scriptingAPI(state, fabric);
+window.rdmamesh = scriptingAPI(state, fabric, cablingTab);
 
 state.metric = $("metric").value;
 state.mode = $("mode").value;

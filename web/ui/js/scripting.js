@@ -5,7 +5,7 @@
 import { APIError } from "./api.js";
 import { $ } from "./util.js";
 
-export function scriptingAPI(state, fabric) {
+export function scriptingAPI(state, fabric, cabling) {
   const name = (i) => state.grid.nodes[i].name;
   return {
     get firstPaintMs() {
@@ -32,6 +32,10 @@ export function scriptingAPI(state, fabric) {
     // without one), the plane shown and how many suspects it marked.
     get fabric() {
       return fabric.info();
+    },
+    // The Cabling view: whether its report loaded and how many findings.
+    get cabling() {
+      return cabling.info();
     },
     // idle: no matrix load runs or waits to run.
     get idle() {
