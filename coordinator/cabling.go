@@ -1,7 +1,10 @@
 package coordinator
 
 import (
+	"fmt"
+	"hash/fnv"
 	"net/netip"
+	"sync"
 
 	"github.com/rdmamesh/rdmamesh/cabling"
 	"github.com/rdmamesh/rdmamesh/internal/api"
@@ -16,8 +19,13 @@ import (
 // flows sweep traced (none when sweep is ""), against the topology when
 // there is one (cabling.Check), else against the fabric's own majority
 // (cabling.Survey). No switch's neighbour table is read yet, so a cable
-// between switches is judged by nothing and stays no-evidence. ok is
-// false when sweep names no sweep.
+// between switches is judged by the traced paths alone (two consecutive
+// hops name its switches, not its ports) or is no-evidence. ok is false
+// when sweep names no sweep.
+//
+// The report is kept until the members, the sweep's paths or the
+// topology change: the UI polls its view every few seconds, and a check
+// of 16,384 nodes x 8 rails takes seconds. Callers must not modify it.
 func (c *Coordinator) Cabling(sweep string) (rep *cabling.Report, src api.CablingSource, ok bool) {
 	var flows []wire.FlowPath
 	var hopTopo *topology.Topology
@@ -27,11 +35,22 @@ func (c *Coordinator) Cabling(sweep string) (rep *cabling.Report, src api.Cablin
 		}
 		flows, hopTopo = c.fsm.Paths(sweep), c.SweepTopology(sweep)
 	}
-	plan := c.Topology()
+	plan, version := c.fsm.CurrentTopology()
+	if plan == nil {
+		plan, version = c.opts.Topology, c.topo.version
+	}
 	if hopTopo == nil {
 		hopTopo = plan
 	}
-	obs := observeCabling(c.reg.list(), hopTopo, flows)
+	nodes := c.reg.list()
+	key := cablingKey(nodes, sweep, len(flows), version)
+	cc := &c.cabling
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	if cc.rep != nil && cc.key == key {
+		return cc.rep, cc.src, true
+	}
+	obs := observeCabling(nodes, hopTopo, flows)
 	src = api.CablingSource{Sweep: sweep, Paths: len(obs.Paths), SwitchTables: noSwitchTables}
 	for _, h := range obs.Hosts {
 		if h.Neighbor != nil {
@@ -40,15 +59,42 @@ func (c *Coordinator) Cabling(sweep string) (rep *cabling.Report, src api.Cablin
 	}
 	src.Workers = countNodes(obs.Hosts)
 	if plan == nil {
-		return cabling.Survey(obs), src, true
+		rep = cabling.Survey(obs)
+	} else {
+		rep, src.Plan = cabling.Check(plan, obs), version
 	}
-	_, src.Plan = c.fsm.CurrentTopology()
-	return cabling.Check(plan, obs), src, true
+	cc.key, cc.rep, cc.src = key, rep, src
+	return rep, src, true
+}
+
+// cablingCache is the last cabling report and what it was judged from.
+type cablingCache struct {
+	mu  sync.Mutex
+	key uint64
+	rep *cabling.Report
+	src api.CablingSource
+}
+
+// cablingKey digests what a report depends on: each member's state and
+// inventory generation (a new neighbour makes a new generation), the
+// sweep and how many paths it committed, and the topology's version.
+func cablingKey(nodes []api.NodeInfo, sweep string, paths int, topo string) uint64 {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%s\x00%d\x00%s\x00", sweep, paths, topo)
+	for _, n := range nodes {
+		var gen uint64
+		if n.Inventory != nil {
+			gen = n.Inventory.Generation
+		}
+		fmt.Fprintf(h, "%s\x00%s\x00%s\x00%d\x00", n.Name, n.Role, n.State, gen)
+	}
+	return h.Sum64()
 }
 
 // noSwitchTables says, in the report's source, why cables between
 // switches have no evidence.
-const noSwitchTables = "not read: rdmamesh reads no switch's neighbour table yet, so cables between switches are no-evidence"
+const noSwitchTables = "not read: rdmamesh reads no switch's neighbour table yet, so a cable between switches is judged " +
+	"from traced paths alone (its switches, not its ports) or is no-evidence"
 
 func countNodes(hosts []cabling.HostPort) int {
 	n, last := 0, ""

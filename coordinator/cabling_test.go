@@ -140,3 +140,27 @@ func TestCablingPathsFromHops(t *testing.T) {
 		t.Errorf("responder's flow %+v", p)
 	}
 }
+
+// The kept report is judged again when a member's inventory, its state,
+// the sweep, its paths or the topology change, and only then.
+func TestCablingKey(t *testing.T) {
+	nodes := members(t, tree(t), [2]string{})
+	base := cablingKey(nodes, "s1", 4, "v1")
+	if cablingKey(nodes, "s1", 4, "v1") != base {
+		t.Fatal("the same inputs give another key")
+	}
+	changed := func(what string, k uint64) {
+		if k == base {
+			t.Errorf("%s: same key", what)
+		}
+	}
+	changed("sweep", cablingKey(nodes, "s2", 4, "v1"))
+	changed("paths", cablingKey(nodes, "s1", 5, "v1"))
+	changed("topology", cablingKey(nodes, "s1", 4, "v2"))
+	inv := *nodes[1].Inventory
+	inv.Generation++
+	nodes[1].Inventory = &inv
+	changed("an inventory", cablingKey(nodes, "s1", 4, "v1"))
+	nodes[1].State = "dead"
+	changed("a state", cablingKey(nodes, "s1", 4, "v1"))
+}

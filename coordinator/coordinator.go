@@ -151,6 +151,7 @@ type Coordinator struct {
 
 	matrixMu sync.Mutex
 	matrices map[string]cachedMatrix
+	cabling  cablingCache
 
 	notifyCh      chan bool
 	leaderChanges atomic.Uint64

@@ -75,7 +75,7 @@ func (a *cablingAnswer) writeSection(out io.Writer, most int) {
 		shown++
 	}
 	if n := a.Counts[cabling.NoEvidence]; n > 0 {
-		fmt.Fprintf(out, "  %d ports without evidence do not fail the gate (no LLDP neighbour and no traced path; cables between switches need the switches' own tables, not read yet)\n", n)
+		fmt.Fprintf(out, "  %d ports without evidence do not fail the gate (no LLDP neighbour and no traced path through them)\n", n)
 	}
 }
 
