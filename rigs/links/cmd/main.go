@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"time"
 
 	"github.com/rdmamesh/rdmamesh/internal/probe"
@@ -27,6 +28,10 @@ func main() {
 		fmt.Fprintf(os.Stderr, "links: -max-heap-gb %g: want more than 0 and at most %g\n", *maxHeap, links.DefaultMaxHeap/1e9)
 		os.Exit(2)
 	}
+	// The guard counts garbage too (it collects before giving up); a
+	// memory limit has the collector take it back before the heap nears
+	// the limit, instead of at twice the last live heap.
+	debug.SetMemoryLimit(int64(*maxHeap * 1e9))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	cfg := links.Config{Tree: *tree, Preset: *preset, Runs: *runs, Seed: *seed, Params: Params(), MaxHeap: uint64(*maxHeap * 1e9), Pattern: *pattern}
