@@ -21,6 +21,13 @@ type Paths interface {
 	HopAddrs(buf []netip.Addr, route []int32) []netip.Addr
 }
 
+// arrivals is a Paths that tells a route that reaches its destination
+// from one that stops short, where no up/down path joins the two ends
+// (an HCA cabled to another rail's leaf): such a test's packets are lost.
+type arrivals interface {
+	Arrives(route []int32, dst int) bool
+}
+
 // linkFaults are the link and switch faults resolved to directed links.
 type linkFaults struct {
 	fx map[int32]Effects
@@ -88,8 +95,12 @@ func rxeSport(qpn uint32) uint16 {
 func (s *Session) routeEffects(remoteRail int) Effects {
 	fab := s.node.fab
 	lf, t := fab.links.Load(), fab.topo
-	if lf == nil || t == nil {
+	ends, checks := t.(arrivals)
+	if t == nil || (lf == nil && !checks) {
 		return Effects{}
+	}
+	if lf == nil {
+		lf = &linkFaults{}
 	}
 	src, ok1 := t.HCA(s.node.name, s.hca)
 	dst, ok2 := t.HCA(s.remote.Node, remoteRail)
@@ -99,6 +110,7 @@ func (s *Session) routeEffects(remoteRail int) Effects {
 	var buf [16]int32
 	var data, ack Effects
 	route := t.AppendRoute(buf[:0], src, dst, fab.ecmpFlow(s.info.UDPSport), lf.withdrawn)
+	data.Down = checks && !ends.Arrives(route, dst)
 	for i, l := range route {
 		data = merge(data, lf.fx[l])
 		if lf.flaps != nil {
@@ -106,6 +118,7 @@ func (s *Session) routeEffects(remoteRail int) Effects {
 		}
 	}
 	route = t.AppendRoute(buf[:0], dst, src, fab.ecmpFlow(s.remote.UDPSport), lf.withdrawn)
+	ack.Down = checks && !ends.Arrives(route, src)
 	for i, l := range route {
 		if e, ok := lf.fx[l]; ok {
 			ack = merge(ack, Effects{Down: e.Down, Loss: e.Loss})

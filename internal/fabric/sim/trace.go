@@ -54,6 +54,9 @@ func (n *Node) Trace(ctx context.Context, f pathtrace.Flow) (pathtrace.Path, err
 	p.Hops = p.Hops[:last]
 	p.Complete = last == len(route)-1
 	p.Why = fmt.Sprintf("the hops after TTL %d were silent (a RoCE endpoint drops the probes)", last)
+	if a, ok := t.(arrivals); ok && !a.Arrives(route, dst) {
+		p.Why = fmt.Sprintf("the hops after TTL %d were silent: no path joins the two ports as they are cabled, so the packets are lost there", last)
+	}
 	return p, nil
 }
 
