@@ -66,9 +66,18 @@ type Options struct {
 	// (cable and switch faults become possible) and gives the coordinators
 	// link localization; its nodes must be the cluster's (NodeName).
 	Topology *topology.Topology
-	// SwappedCables are pairs of HCAs (node/device) whose cables are each
-	// other's as their switches announce them over LLDP (lldp.go); with a
-	// Topology every simulated port hears its cable's switch port.
+	// Miscabled are the ways the simulated fabric's cables differ from
+	// Topology (topology.Miscable's specs: swap=, move=, uplink=,
+	// missing=). The sim routes, traces and announces LLDP over the
+	// fabric as cabled, an unplugged HCA's port is down; the coordinators
+	// keep Topology as the plan, so their cabling check has real faults
+	// to find.
+	Miscabled []string
+	// SwappedCables are pairs of HCAs (node/device) whose switches
+	// announce each other's ports over LLDP while the cables stay as
+	// cabled (lldp.go): a wrong announcement, not a wrong cable (for that
+	// write swap= in Miscabled). With a Topology every simulated port
+	// hears its cable's switch port.
 	SwappedCables [][2]string
 	// HashSeed makes the simulated switches' ECMP hash differ from the
 	// topology's model (sim.Config.HashSeed); 0 keeps the model's.
@@ -127,6 +136,11 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
+	cabled, unplugged, err := asCabled(o)
+	if err != nil {
+		return nil, err
+	}
+	faults = append(faults, unplugged...)
 	names := make([]string, o.Nodes)
 	for i := range names {
 		names[i] = NodeName(i, o.Nodes)
@@ -135,18 +149,14 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 	if o.Topology != nil {
 		rails := o.Rails
 		if rails == 0 {
-			name := o.Preset
-			if name == "" {
-				name = sim.DefaultPreset
-			}
-			if spec, err := sim.Preset(name); err == nil {
+			if spec, err := presetOf(o); err == nil {
 				rails = spec.HCAs
 			}
 		}
 		if err := coversNodes(o.Topology, names, rails); err != nil {
 			return nil, err
 		}
-		cfg.Topology = o.Topology // only when set: a nil pointer in the interface is not nil
+		cfg.Topology = cabled.topo // only when set: a nil pointer in the interface is not nil
 	}
 	fab, err := sim.New(cfg)
 	if err != nil {
@@ -176,7 +186,7 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 	var lldp map[int]probe.Neighbor
 	switch {
 	case o.Topology != nil:
-		lldp, err = announced(o.Topology, o.SwappedCables)
+		lldp, err = announced(cabled.topo, o.SwappedCables, cabled.unplugged)
 	case len(o.SwappedCables) > 0:
 		err = fmt.Errorf("swapped cables %v: a fabric without a topology has no cables to swap (give a fat tree or a plan)", o.SwappedCables)
 	}
@@ -193,7 +203,7 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 		}
 		var discover func(context.Context) ([]probe.Port, []probe.Check, error)
 		if lldp != nil {
-			discover = lldpDiscover(o.Topology, lldp, name, node)
+			discover = lldpDiscover(cabled.topo, lldp, name, node)
 		}
 		a, err := worker.Start(ctx, worker.Options{Name: name, Fabric: node, GossipBind: "127.0.0.1:0", Discover: discover,
 			Join: seeds, APIListen: "127.0.0.1:0", Devices: devices, Logger: log, Token: o.Token, GossipKey: o.GossipKey,

@@ -74,7 +74,7 @@ func startSeeded(t *testing.T, spec string, seed uint32, faults ...string) *Clus
 }
 
 // startOn is a cluster of as many nodes as the fat tree spec has, with
-// o's HashSeed, Faults, LossProbes, SwappedCables and Rails (0: 1).
+// o's HashSeed, Faults, LossProbes, SwappedCables, Miscabled and Rails (0: 1).
 func startOn(t *testing.T, spec string, o Options) *Cluster {
 	t.Helper()
 	ft, topo, err := topology.GenerateFatTree(spec)
@@ -87,7 +87,7 @@ func startOn(t *testing.T, spec string, o Options) *Cluster {
 	p.LatencyIters = 200
 	cl, err := Start(ctx, Options{Nodes: ft.Nodes, Rails: max(o.Rails, 1), Preset: "roce-2x100", Seed: 3, Faults: o.Faults,
 		Listen: "127.0.0.1:0", Mode: "full", Params: p, PairTimeout: 5 * time.Second, Topology: topo, HashSeed: o.HashSeed, LossProbes: o.LossProbes,
-		SwappedCables: o.SwappedCables, Logger: slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+		SwappedCables: o.SwappedCables, Miscabled: o.Miscabled, Logger: slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	if err != nil {
 		t.Fatal(err)
 	}
