@@ -27,7 +27,8 @@ func newDemoCmd() *cobra.Command {
 		Example: "  rdmamesh demo --nodes 16\n" +
 			"  rdmamesh demo --nodes 16 --once --fault node-03/mlx5_1:down --json out.json\n" +
 			"  rdmamesh demo --nodes 32 --inject 30s=node-05/mlx5_0:loss=5% --inject 3m=heal\n" +
-			"  rdmamesh demo --fat-tree nodes=64,rails=2,leaf=8,spines=4 --once --fault cable=leaf-r0-01:10~spine-r0-01:3:loss=2%",
+			"  rdmamesh demo --fat-tree nodes=64,rails=2,leaf=8,spines=4 --once --fault cable=leaf-r0-01:10~spine-r0-01:3:loss=2%\n" +
+			"  rdmamesh demo --fat-tree nodes=16,rails=2,leaf=4,spines=2,addrs=10.255.0.0/24 --miscable move=node-03/mlx5_0>leaf-r0-01:9",
 		Args: cobra.NoArgs,
 	}
 	f := cmd.Flags()
@@ -46,11 +47,12 @@ func newDemoCmd() *cobra.Command {
 	f.StringVar(&junitFile, "junit", "", "with --once: write JUnit XML here")
 	f.StringVar(&tree, "fat-tree", "", "run on a generated rail-optimized fat tree (rdmamesh topology generate's syntax, e.g. nodes=64,rails=2,leaf=8,spines=4): sets the nodes and rails, routes every test over it and allows cable=/switch= faults")
 	f.String("topology", "", "run on this cabling plan or ibnetdiscover output (its nodes must be node-01 ... node-N)")
+	f.StringArray("miscable", nil, "with --fat-tree or --topology: a cable that differs from the plan, repeatable: swap=NODE/DEV,NODE/DEV, move=NODE/DEV>SWITCH:PORT, uplink=SWITCH:PORT>SWITCH:PORT, missing=NODE/DEV or missing=SWITCH:PORT; the coordinator judges against the plan (GET /api/v1/cabling, the UI's Cabling view)")
 	f.StringArrayVar(&inject, "inject", nil, "break the running demo: AFTER=FAULT (same syntax as --fault) or AFTER=heal, repeatable; e.g. 30s=node-05/mlx5_0:loss=5%")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		c, err := loadConfig(cmd, map[string]string{"nodes": "demo.nodes", "rails": "demo.rails",
 			"fault": "sim.faults", "listen": "demo.listen", "seed": "sim.seed", "time-scale": "sim.time_scale",
-			"mode": "sweep.mode", "pattern": "sweep.pattern", "pair-timeout": "coordinator.pair_timeout", "topology": "coordinator.topology"})
+			"mode": "sweep.mode", "pattern": "sweep.pattern", "pair-timeout": "coordinator.pair_timeout", "topology": "coordinator.topology", "miscable": "sim.miscabled"})
 		if err != nil {
 			return err
 		}
@@ -104,7 +106,8 @@ func runDemo(ctx context.Context, c *config.Config, preset string, o demoOut, st
 	cl, err := cluster.Start(startCtx, cluster.Options{Nodes: c.Demo.Nodes, Rails: c.Demo.Rails, Preset: preset,
 		Seed: c.Sim.Seed, Faults: c.Sim.Faults, TimeScale: c.Sim.TimeScale, Listen: c.Demo.Listen,
 		Mode: c.Sweep.Mode, Params: testParams(c), PairTimeout: c.Coordinator.PairTimeout, Logger: log, Sweep: defaults,
-		Version: version, Commit: commit, Live: liveOptions(c), Topology: o.topo, LossProbes: c.Coordinator.TraceLossProbes})
+		Version: version, Commit: commit, Live: liveOptions(c), Topology: o.topo, LossProbes: c.Coordinator.TraceLossProbes,
+		Miscabled: c.Sim.Miscabled})
 	cancel()
 	if err != nil {
 		return err

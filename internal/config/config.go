@@ -81,6 +81,9 @@ type Sim struct {
 	Seed      int64    `mapstructure:"seed"`
 	Faults    []string `mapstructure:"faults"`
 	TimeScale float64  `mapstructure:"time_scale"`
+	// Miscabled are the demo's cables that differ from its topology
+	// (topology.Miscable's specs).
+	Miscabled []string `mapstructure:"miscabled"`
 }
 
 type Coordinator struct {
@@ -176,6 +179,7 @@ func Defaults() map[string]any {
 		"sim.seed":                      int64(1),
 		"sim.faults":                    []string{},
 		"sim.time_scale":                1.0,
+		"sim.miscabled":                 []string{},
 		"coordinator.name":              "",
 		"coordinator.api_listen":        "0.0.0.0:8080",
 		"coordinator.api_advertise":     "",

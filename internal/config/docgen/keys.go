@@ -37,6 +37,7 @@ var descriptions = map[string]string{
 	"sim.seed":       "Seed of the simulated measurements; equal seeds give equal results.",
 	"sim.faults":     "Faults to inject, `TARGET:EFFECT` (README: fault specs), e.g. `node-03/mlx5_1:down`.",
 	"sim.time_scale": "1: tests take their modelled time; 0: instant; up to 100.",
+	"sim.miscabled":  "The demo's cables that differ from its topology (needs a fat tree or a plan), e.g. `swap=node-03/mlx5_0,node-03/mlx5_1`, `move=node-03/mlx5_0>leaf-r0-01:9`, `uplink=leaf-r0-00:5>spine-r0-00:9`, `missing=node-03/mlx5_1` (operations: Cabling). The coordinator keeps the topology as the plan.",
 
 	"live.enabled":           "Run the always-on mesh: workers probe each other between sweeps (UD probes, one QP per HCA) and the leader judges the live window like a sweep (web UI Live view, `rdmamesh gate --live`, `rdmamesh_live_suspect_bad_cells` and the other live metrics). A fabric without probe ports leaves it off on that worker and says so in its log. In-process demos share one budget of 8,000 probes/s between all their workers.",
 	"live.rate_per_hca":      "Probes per second one HCA sends, at most (in-group and rotation together). 50 x 64 bytes is ~26 kb/s, far below 0.01% of a port.",

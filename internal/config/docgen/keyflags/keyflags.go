@@ -39,6 +39,7 @@ var Flags = map[string][]Flag{
 	"sim.seed":                     {{"worker", "sim-seed"}, {"demo", "seed"}},
 	"sim.faults":                   {{"worker", "sim-fault"}, {"demo", "fault"}},
 	"sim.time_scale":               {{"worker", "sim-time-scale"}, {"demo", "time-scale"}},
+	"sim.miscabled":                {{"demo", "miscable"}},
 	"coordinator.name":             {{"coordinator", "name"}},
 	"coordinator.api_listen":       {{"coordinator", "api-listen"}},
 	"coordinator.api_advertise":    {{"coordinator", "api-advertise"}},
