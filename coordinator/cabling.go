@@ -18,53 +18,76 @@ import (
 // each live worker's HCA ports with the LLDP neighbour it heard, and the
 // flows sweep traced (none when sweep is ""), against the topology when
 // there is one (cabling.Check), else against the fabric's own majority
-// (cabling.Survey). No switch's neighbour table is read yet, so a cable
-// between switches is judged by the traced paths alone (two consecutive
-// hops name its switches, not its ports) or is no-evidence. ok is false
-// when sweep names no sweep.
+// (cabling.Survey). The coordinator reads no switch's neighbour table
+// itself, so a cable between switches is judged by the traced paths
+// alone (two consecutive hops name its switches, not its ports) or is
+// no-evidence; CablingWithSwitches judges with tables an operator
+// collected. ok is false when sweep names no sweep.
 //
 // The report is kept until the members, the sweep's paths or the
 // topology change: the UI polls its view every few seconds, and a check
 // of 16,384 nodes x 8 rails takes seconds. Callers must not modify it.
 func (c *Coordinator) Cabling(sweep string) (rep *cabling.Report, src api.CablingSource, ok bool) {
-	var flows []wire.FlowPath
-	var hopTopo *topology.Topology
-	if sweep != "" {
-		if _, known := c.fsm.Info(sweep); !known {
-			return nil, src, false
-		}
-		flows, hopTopo = c.fsm.Paths(sweep), c.SweepTopology(sweep)
+	in, ok := c.cablingInputs(sweep)
+	if !ok {
+		return nil, src, false
 	}
-	plan, version := c.fsm.CurrentTopology()
-	if plan == nil {
-		plan, version = c.opts.Topology, c.topo.version
-	}
-	if hopTopo == nil {
-		hopTopo = plan
-	}
-	nodes := c.reg.list()
-	key := cablingKey(nodes, sweep, len(flows), version)
+	key := cablingKey(in.nodes, sweep, len(in.flows), in.version)
 	cc := &c.cabling
 	cc.mu.Lock()
 	defer cc.mu.Unlock()
 	if cc.rep != nil && cc.key == key {
 		return cc.rep, cc.src, true
 	}
-	obs := observeCabling(nodes, hopTopo, flows)
-	src = api.CablingSource{Sweep: sweep, Paths: len(obs.Paths), SwitchTables: noSwitchTables}
+	rep, src = in.judge(sweep, nil)
+	cc.key, cc.rep, cc.src = key, rep, src
+	return rep, src, true
+}
+
+// cablingInputs is what a cabling report is judged from, read once.
+type cablingInputs struct {
+	nodes   []api.NodeInfo
+	flows   []wire.FlowPath
+	hops    *topology.Topology // names traced hop addresses
+	plan    *topology.Topology // nil: survey
+	version string
+}
+
+func (c *Coordinator) cablingInputs(sweep string) (in cablingInputs, ok bool) {
+	if sweep != "" {
+		if _, known := c.fsm.Info(sweep); !known {
+			return in, false
+		}
+		in.flows, in.hops = c.fsm.Paths(sweep), c.SweepTopology(sweep)
+	}
+	in.plan, in.version = c.fsm.CurrentTopology()
+	if in.plan == nil {
+		in.plan, in.version = c.opts.Topology, c.topo.version
+	}
+	if in.hops == nil {
+		in.hops = in.plan
+	}
+	in.nodes = c.reg.list()
+	return in, true
+}
+
+// judge checks the inputs, with switches as the switches' own tables
+// (nil: none read).
+func (in cablingInputs) judge(sweep string, switches []cabling.SwitchPort) (*cabling.Report, api.CablingSource) {
+	obs := observeCabling(in.nodes, in.hops, in.flows)
+	obs.Switches = switches
+	src := api.CablingSource{Sweep: sweep, Paths: len(obs.Paths), SwitchTables: switchTables(switches)}
 	for _, h := range obs.Hosts {
 		if h.Neighbor != nil {
 			src.Neighbors++
 		}
 	}
 	src.Workers = countNodes(obs.Hosts)
-	if plan == nil {
-		rep = cabling.Survey(obs)
-	} else {
-		rep, src.Plan = cabling.Check(plan, obs), version
+	if in.plan == nil {
+		return cabling.Survey(obs), src
 	}
-	cc.key, cc.rep, cc.src = key, rep, src
-	return rep, src, true
+	src.Plan = in.version
+	return cabling.Check(in.plan, obs), src
 }
 
 // cablingCache is the last cabling report and what it was judged from.
@@ -92,9 +115,21 @@ func cablingKey(nodes []api.NodeInfo, sweep string, paths int, topo string) uint
 }
 
 // noSwitchTables says, in the report's source, why cables between
-// switches have no evidence.
-const noSwitchTables = "not read: rdmamesh reads no switch's neighbour table yet, so a cable between switches is judged " +
-	"from traced paths alone (its switches, not its ports) or is no-evidence"
+// switches may have no evidence.
+const noSwitchTables = "not read: no switch's neighbour table was given (rdmamesh cabling --switch-lldp FILE sends them), " +
+	"so a cable between switches is judged from traced paths alone (its switches, not its ports) or is no-evidence"
+
+// switchTables is the report's account of the switches' tables.
+func switchTables(switches []cabling.SwitchPort) string {
+	if len(switches) == 0 {
+		return noSwitchTables
+	}
+	seen := map[string]bool{}
+	for _, sp := range switches {
+		seen[sp.Switch] = true
+	}
+	return fmt.Sprintf("read: %d entries from %d switches, given with the request", len(switches), len(seen))
+}
 
 func countNodes(hosts []cabling.HostPort) int {
 	n, last := 0, ""

@@ -29,12 +29,33 @@ type cablingAnswer struct {
 // getCabling fetches the cabling report with sweep's traced paths as
 // evidence ("" the newest sweep's).
 func getCabling(ctx context.Context, c client, sweep string) (*cablingAnswer, error) {
-	path := "/api/v1/cabling"
-	if sweep != "" {
-		path += "?sweep=" + url.QueryEscape(sweep)
+	var a cablingAnswer
+	if err := c.get(ctx, cablingPath(sweep), &a); err != nil {
+		return nil, err
+	}
+	return &a, nil
+}
+
+// cablingPath is the report's path, with sweep's traced paths ("" the
+// newest sweep's).
+func cablingPath(sweep string) string {
+	if sweep == "" {
+		return "/api/v1/cabling"
+	}
+	return "/api/v1/cabling?sweep=" + url.QueryEscape(sweep)
+}
+
+// askCabling is getCabling, or with switches' tables given, POST
+// /api/v1/cabling's report judged with them.
+func askCabling(ctx context.Context, c client, sweep string, switches []cabling.SwitchPort) (*cablingAnswer, error) {
+	if len(switches) == 0 {
+		return getCabling(ctx, c, sweep)
 	}
 	var a cablingAnswer
-	if err := c.get(ctx, path, &a); err != nil {
+	body := struct {
+		Switches []cabling.SwitchPort `json:"switches"`
+	}{switches}
+	if err := c.post(ctx, cablingPath(sweep), body, &a); err != nil {
 		return nil, err
 	}
 	return &a, nil

@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"time"
+
+	"github.com/rdmamesh/rdmamesh/cabling"
 )
 
 // CablingOptions of `rdmamesh cabling`: which coordinator, which sweep's
@@ -22,6 +24,10 @@ type CablingOptions struct {
 	Sweep string
 	// Output files; "" skips one.
 	JSONFile, CSVFile, JUnitFile string
+	// Switches are the switches' own neighbour tables (--switch-lldp):
+	// when any are given the report is asked for with them (POST), so
+	// cables between switches are judged by port.
+	Switches []cabling.SwitchPort
 	// Strict fails on ports without evidence too; WarnOnly prints a
 	// warning and exits 0 on a mismatch.
 	Strict, WarnOnly bool
@@ -38,7 +44,7 @@ func RunCabling(ctx context.Context, o CablingOptions, out, errOut io.Writer) in
 	}
 	ctx, c, cancel := connect(ctx, o.Coordinator, o.Token, o.Client, o.TLS, o.Timeout)
 	defer cancel()
-	a, err := getCabling(ctx, c, o.Sweep)
+	a, err := askCabling(ctx, c, o.Sweep, o.Switches)
 	if err != nil {
 		return report(errOut, err)
 	}

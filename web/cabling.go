@@ -38,6 +38,12 @@ func (s *Server) getCabling(c *gin.Context) {
 		abortError(c, http.StatusNotFound, "this coordinator does not judge cabling", "")
 		return
 	}
+	s.answerCabling(c, cb.Cabling)
+}
+
+// answerCabling reads ?format= and ?sweep=, judges with judge and sends
+// the report: GET and POST /api/v1/cabling answer alike.
+func (s *Server) answerCabling(c *gin.Context, judge func(sweep string) (*cabling.Report, api.CablingSource, bool)) {
 	format := c.DefaultQuery("format", "json")
 	export, known := exportFormats[format]
 	if !known {
@@ -51,7 +57,7 @@ func (s *Server) getCabling(c *gin.Context) {
 			sweep = sweeps[0].ID
 		}
 	}
-	rep, src, ok := cb.Cabling(sweep)
+	rep, src, ok := judge(sweep)
 	if !ok {
 		abortError(c, http.StatusNotFound, "no sweep "+sweep+": GET /api/v1/sweeps lists them, or leave sweep out for the newest", "sweep")
 		return

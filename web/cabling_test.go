@@ -92,3 +92,58 @@ func TestCablingAPIAuth(t *testing.T) {
 		t.Errorf("with the token: %d", rec.Code)
 	}
 }
+
+// switchFake judges with the posted tables: the report carries them
+// back so the test sees what reached the backend.
+type switchFake struct {
+	*cablingFake
+	got []cabling.SwitchPort
+}
+
+func (f *switchFake) CablingWithSwitches(sweep string, sws []cabling.SwitchPort) (*cabling.Report, api.CablingSource, bool) {
+	f.got = sws
+	rep, src, ok := f.Cabling(sweep)
+	src.SwitchTables = "read"
+	return rep, src, ok
+}
+
+// POST answers as GET (format, sweep) with the tables handed over, and
+// refuses a body it cannot place, naming the field.
+func TestCablingPost(t *testing.T) {
+	f := &switchFake{cablingFake: &cablingFake{fakeBackend: newFake()}}
+	h := New(f, Options{}).Handler()
+	body := `{"switches": [{"switch": "leaf-r0-00", "port": "swp49", "neighbor": {"system_name": "spine-r0-00", "port_id": "swp9", "port_id_type": "interface-name"}}]}`
+	rec := do(t, h, "POST", "/api/v1/cabling?format=csv&sweep=s1", body)
+	if rec.Code != 200 || !strings.Contains(rec.Body.String(), "swapped") {
+		t.Fatalf("%d %s", rec.Code, rec.Body)
+	}
+	if len(f.got) != 1 || f.got[0].Neighbor.PortID != "swp9" || f.asked[len(f.asked)-1] != "s1" {
+		t.Errorf("the backend got %+v for sweep %v", f.got, f.asked)
+	}
+	for body, field := range map[string]string{
+		`not json`:         "switches",
+		`{"switches": []}`: "switches",
+		`{"tables": []}`:   "switches",
+		`{"switches": [{"port": "swp1", "neighbor": {"system_name": "s"}}]}`:         "switches[0].switch",
+		`{"switches": [{"switch": "l", "neighbor": {"system_name": "s"}}]}`:          "switches[0].port",
+		`{"switches": [{"switch": "l", "port": "swp1", "neighbor": {}}]}`:            "switches[0].neighbor",
+		`{"switches": [{"switch": "l", "port": "1", "neighbor": {"port_id": "2"}}]}`: "sweep",
+	} {
+		path := "/api/v1/cabling"
+		if field == "sweep" {
+			path += "?sweep=nope"
+		}
+		rec := do(t, h, "POST", path, body)
+		var e api.Error
+		_ = json.Unmarshal(rec.Body.Bytes(), &e)
+		if rec.Code/100 != 4 || e.Field != field {
+			t.Errorf("%s: %d %+v, want a 4xx naming %s", body, rec.Code, e, field)
+		}
+	}
+	if rec := do(t, New(f.cablingFake, Options{}).Handler(), "POST", "/api/v1/cabling", body); rec.Code != 404 {
+		t.Errorf("a backend without switch tables: %d", rec.Code)
+	}
+	if rec := do(t, New(f, Options{Token: "s3cret", OpenReads: true}).Handler(), "POST", "/api/v1/cabling", body); rec.Code != 401 {
+		t.Errorf("POST with open reads but no token: %d, want 401", rec.Code)
+	}
+}

@@ -20,6 +20,7 @@
 //	GET  /api/v1/live/events           a "window" Server-Sent Event on every new live window
 //	GET  /api/v1/topology              the fabric's switches, HCAs and cables (404 without; topology.go)
 //	GET  /api/v1/cabling               each HCA port's and cable's verdict, or ?format=csv|junit (&sweep=; cabling.go)
+//	POST /api/v1/cabling               the same, judged with the switches' LLDP tables in the body (cabling_post.go)
 //	GET  /                             the UI (index.html, app.js, style.css)
 //
 // The id "latest" names the newest sweep, and api.LiveID ("live") the
@@ -181,6 +182,7 @@ func (s *Server) routes() *gin.Engine {
 	v1.GET("/live/events", s.liveEvents)
 	v1.GET("/topology", s.getTopology)
 	v1.GET("/cabling", s.getCabling)
+	v1.POST("/cabling", s.postCabling)
 
 	if s.opts.Metrics != nil {
 		r.GET("/metrics", s.auth, gin.WrapH(s.opts.Metrics))

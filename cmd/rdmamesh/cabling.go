@@ -16,6 +16,7 @@ func newCablingCmd() *cobra.Command {
 	var o gate.CablingOptions
 	var tokenFile string
 	var tlsFiles gateTLS
+	var switchLLDP []string
 	cmd := &cobra.Command{
 		Use:   "cabling --coordinator URL",
 		Short: "Check every HCA port's cable against the plan (LLDP neighbours, traced paths); exit 1 on a mismatch",
@@ -24,15 +25,25 @@ func newCablingCmd() *cobra.Command {
 			"ok, swapped, wrong-rail, wrong-leaf, wrong-switch, wrong-port, missing, unexpected, unknown-switch,\n" +
 			"name-pattern or no-evidence. Without a topology it surveys what is seen for rail-optimization\n" +
 			"violations and says what a plan would add.\n\n" +
+			"--switch-lldp gives the switches' own LLDP tables (lldpcli show neighbors -f json on each switch), so\n" +
+			"cables between switches are judged by port: one on the wrong port, or gone, is found.\n\n" +
 			"Exit codes: 0 every port ok or without evidence; 1 a mismatch (any other verdict; no-evidence too\n" +
 			"with --strict); 2 usage; 3 the coordinator could not be asked.",
 		Example: "  rdmamesh cabling --coordinator http://coordinator:8080 --csv cabling.csv\n" +
+			"  rdmamesh cabling --coordinator http://coordinator:8080 --switch-lldp switch-lldp/ --switch-lldp spine01=spine01.json\n" +
 			"  rdmamesh cabling --coordinator http://coordinator:8080 --sweep 20250101T000000Z-ab12 --junit cabling.xml --warn-only",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var err error
 			if o.Token, o.TLS, err = apiAccess(tokenFile, tlsFiles); err != nil {
 				return err
+			}
+			var notes []string
+			if o.Switches, notes, err = switchTables(switchLLDP); err != nil {
+				return err
+			}
+			for _, n := range notes {
+				fmt.Fprintln(cmd.ErrOrStderr(), "note: "+n)
 			}
 			if code := gate.RunCabling(cmd.Context(), o, cmd.OutOrStdout(), cmd.ErrOrStderr()); code != 0 {
 				return exitCode(code)
@@ -46,6 +57,8 @@ func newCablingCmd() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&o.Coordinator, "coordinator", "", "coordinator base URL, e.g. http://coordinator:8080")
 	f.StringVar(&o.Sweep, "sweep", "", "the sweep whose traced paths are evidence (default: the newest)")
+	f.StringArrayVar(&switchLLDP, "switch-lldp", nil, "a switch's LLDP table, as `SPEC`: FILE (lldpcli show neighbors -f json, json0 or keyvalue; "+
+		"lldpcli show chassis saved with it names the switch), NAME=FILE, or a directory of them (leaf05.json is leaf05's); repeatable")
 	f.StringVar(&o.JSONFile, "json", "", "write every port's verdict as JSON to this file")
 	f.StringVar(&o.CSVFile, "csv", "", "write the findings as CSV for a technician (end, node, hca, rail, expected, found, verdict, with, evidence, action, detail)")
 	f.StringVar(&o.JUnitFile, "junit", "", "write JUnit XML (a testcase per node and per switch with uplinks) to this file")
