@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -44,6 +45,10 @@ func switchTables(specs []string) (sws []cabling.SwitchPort, notes []string, err
 				notes = append(notes, fmt.Sprintf("%s (%s) hears no neighbour: its cables count as unread", sw, file))
 			}
 			for _, n := range tab.Neighbors {
+				if managementPort.MatchString(n.Interface) {
+					notes = append(notes, fmt.Sprintf("%s's %s is its management port, not a fabric cable: left out", sw, n.Interface))
+					continue
+				}
 				sws = append(sws, cabling.SwitchPort{Switch: sw, Port: n.Interface, Neighbor: cabling.Neighbor{SystemName: n.SystemName,
 					PortID: n.PortID, PortIDType: n.PortIDType, PortDescription: n.PortDescription, ChassisID: n.ChassisID}})
 			}
@@ -51,6 +56,11 @@ func switchTables(specs []string) (sws []cabling.SwitchPort, notes []string, err
 	}
 	return sws, notes, nil
 }
+
+// managementPort matches the out-of-band ports lldpd switches hear their
+// management switch on (SONiC's and Cumulus's eth0, mgmt, Management1):
+// no plan has them, and each would read as a cable to an unknown switch.
+var managementPort = regexp.MustCompile(`^(?i:eth\d+|mgmt\d*|management\d*)$`)
 
 // splitSwitchSpec reads NAME=FILE; a path that exists is a path even
 // with a '=' in it.

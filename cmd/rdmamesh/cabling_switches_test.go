@@ -62,7 +62,7 @@ func TestCablingSwitchLLDPErrors(t *testing.T) {
 
 // The tables reach the coordinator as POST /api/v1/cabling's body, each
 // switch named by NAME=, by its file's local-chassis, or in a directory
-// by the file's name.
+// by the file's name; a management port's neighbour is left out.
 func TestCablingSwitchLLDPPosts(t *testing.T) {
 	var got []cabling.SwitchPort
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -90,12 +90,14 @@ func TestCablingSwitchLLDPPosts(t *testing.T) {
 	writeFile(t, tables, "leaf07.json", spineTable)
 	writeFile(t, tables, ".leaf07.json.swp", "editor junk")
 	writeFile(t, tables, "leaf08.json", `{"local-chassis": {"chassis": {"leaf-08.dc1": {}}}}`+spineTable)
-	named := writeFile(t, dir, "x.json", spineTable)
+	named := writeFile(t, dir, "x.json", `{"lldp": {"interface": [{"eth0": {"chassis": {"oob-mgmt": {}}, "port": {"id": {"type": "ifname", "value": "swp5"}}}}, `+
+		strings.TrimSuffix(strings.TrimPrefix(spineTable, `{"lldp": {"interface": `), "}}")+`]}}`)
 	quiet := writeFile(t, dir, "quiet.json", `{"lldp": {}}`)
 
 	code, out := cablingCLI("--coordinator", srv.URL, "--sweep", "s1", "--switch-lldp", tables, "--switch-lldp", "leaf05="+named,
 		"--switch-lldp", "leaf09="+quiet)
-	if code != 0 || !strings.Contains(out, "note: leaf09 ("+quiet+") hears no neighbour") {
+	if code != 0 || !strings.Contains(out, "note: leaf09 ("+quiet+") hears no neighbour") ||
+		!strings.Contains(out, "note: leaf05's eth0 is its management port, not a fabric cable: left out") {
 		t.Fatalf("exit %d: %s", code, out)
 	}
 	want := []string{"leaf07", "leaf-08.dc1", "leaf05"}
