@@ -11,6 +11,7 @@ import (
 
 // A report with a swap, a silent port and an unplanned HCA, in every form.
 func outputReport(t *testing.T) *Report {
+	t.Helper()
 	topo := smallTree(t)
 	obs := Observe(topo, swp)
 	host(t, &obs, "node-01", 0).Neighbor = nbr("leaf-r1-00", "swp1")

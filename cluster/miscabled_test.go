@@ -28,6 +28,7 @@ func TestCablingMiscabledFabric(t *testing.T) {
 		{"another leaf", cablingTree, "move=node-03/mlx5_0>leaf-r0-01:9",
 			map[string]cabling.Verdict{"node-03/mlx5_0": cabling.WrongLeaf}, map[string]string{"node-03/mlx5_0": "leaf-r0-01:9"},
 			func(t *testing.T, cl *Cluster, sweep string) {
+				t.Helper()
 				// Planned leaf mates, cabled apart: their flow crosses a spine.
 				tr, err := cl.Coord.TraceCell(t.Context(), sweep, api.TraceRequest{Src: "node-03", Dst: "node-01", Rail: 0})
 				var hops []string
@@ -41,6 +42,7 @@ func TestCablingMiscabledFabric(t *testing.T) {
 		{"wrong rail's leaf", cablingTree, "move=node-03/mlx5_0>leaf-r1-01:9",
 			map[string]cabling.Verdict{"node-03/mlx5_0": cabling.WrongRail}, map[string]string{"node-03/mlx5_0": "leaf-r1-01:9"},
 			func(t *testing.T, cl *Cluster, sweep string) {
+				t.Helper()
 				// No path joins it to rail 0's other HCAs: its tests fail.
 				m, _ := cl.Coord.Matrix(sweep)
 				lost := 0

@@ -45,6 +45,7 @@ func TestMiscable(t *testing.T) {
 		check     func(t *testing.T, c *Topology)
 	}{
 		{"swap", []string{"swap=node-03/mlx5_0,node-03/mlx5_1"}, 0, nil, func(t *testing.T, c *Topology) {
+			t.Helper()
 			if a, b := leafOf(c, "node-03", 0), leafOf(c, "node-03", 1); a != "leaf-r1-00" || b != "leaf-r0-00" {
 				t.Errorf("node-03's rails on %s and %s, want leaf-r1-00 and leaf-r0-00", a, b)
 			}
@@ -56,11 +57,13 @@ func TestMiscable(t *testing.T) {
 			}
 		}},
 		{"another leaf", []string{"move=node-03/mlx5_0>leaf-r0-01:9"}, 0, nil, func(t *testing.T, c *Topology) {
+			t.Helper()
 			if got, ok := switchesOn(c, n3r0, n1r0); !ok || !strings.HasPrefix(got, "leaf-r0-01 spine-r0-0") || !strings.HasSuffix(got, " leaf-r0-00") {
 				t.Errorf("node-03 -> node-01 on rail 0 crosses %q (arrives %v), want leaf-r0-01, a spine, leaf-r0-00", got, ok)
 			}
 		}},
 		{"wrong rail's leaf", []string{"move=node-03/mlx5_0>leaf-r1-01:9"}, 0, nil, func(t *testing.T, c *Topology) {
+			t.Helper()
 			if got := leafOf(c, "node-03", 0); got != "leaf-r1-01" {
 				t.Errorf("on %s", got)
 			}
@@ -69,11 +72,13 @@ func TestMiscable(t *testing.T) {
 			}
 		}},
 		{"own leaf's wrong port", []string{"move=node-03/mlx5_0>leaf-r0-00:20"}, 0, nil, func(t *testing.T, c *Topology) {
+			t.Helper()
 			if got, ok := switchesOn(c, n3r0, n1r0); !ok || got != "leaf-r0-00" {
 				t.Errorf("crosses %q (arrives %v), want leaf-r0-00 alone", got, ok)
 			}
 		}},
 		{"uplink on another spine", []string{"uplink=leaf-r0-00:5>spine-r0-01:9"}, 0, nil, func(t *testing.T, c *Topology) {
+			t.Helper()
 			for range 16 {
 				if got, _ := switchesOn(c, n3r0, hca("node-05", 0)); strings.Contains(got, "spine-r0-00") {
 					t.Fatalf("leaf-r0-00 has no cable to spine-r0-00, yet a flow crosses %s", got)
@@ -83,6 +88,7 @@ func TestMiscable(t *testing.T) {
 		{"HCA cable missing", []string{"missing=node-03/mlx5_1"}, 0, []int{hca("node-03", 1)}, nil},
 		{"HCA cable missing, by its switch port", []string{"missing=leaf-r0-00:3"}, 0, []int{n3r0}, nil},
 		{"uplink missing", []string{"missing=spine-r0-00:1"}, -1, nil, func(t *testing.T, c *Topology) {
+			t.Helper()
 			if got, ok := switchesOn(c, n3r0, hca("node-05", 0)); !ok || got != "leaf-r0-00 spine-r0-01 leaf-r0-01" {
 				t.Errorf("crosses %q, want the one spine left", got)
 			}
