@@ -2,6 +2,7 @@ package cabling
 
 import (
 	"fmt"
+	"math"
 	"sort"
 )
 
@@ -148,7 +149,18 @@ func (s *surveyor) judgeLeaves() {
 			}
 		}
 	}
+	// Every HCA is voted on against the same, unjudged fabric, so no
+	// verdict depends on the order the nodes come in.
+	type cand struct {
+		h         *seenHCA
+		sw, n, of int
+	}
+	count := make([]int, len(s.switches))
+	for _, h := range s.hcas {
+		count[h.sw]++
+	}
 	for _, rails := range s.byNode {
+		var cs []cand
 		for r, i := range rails {
 			h := &s.hcas[i]
 			if h.f.Verdict != OK {
@@ -169,11 +181,25 @@ func (s *surveyor) judgeLeaves() {
 			}
 			for sw, n := range votes {
 				if sw != h.sw && 2*n > total {
-					h.f.Verdict, h.f.Expected = WrongLeaf, s.switches[sw]
-					h.f.Detail = fmt.Sprintf("%d of %d HCAs on rail %d of the nodes sharing its other leaves are on %s", n, total, r, s.switches[sw])
-					h.f.Action = fmt.Sprintf("move the cable of %s from %s to %s", h.f.End, h.f.Found, s.switches[sw])
+					cs = append(cs, cand{h, sw, n, total})
 				}
 			}
+		}
+		// With few rails a node's rails vote against each other (with two,
+		// each says the other is on the wrong leaf). The miscabled one left
+		// a gap on the leaf it belongs on and crowds the one it is on.
+		best := math.MinInt
+		for _, c := range cs {
+			best = max(best, count[c.h.sw]-count[c.sw])
+		}
+		for _, c := range cs {
+			if count[c.h.sw]-count[c.sw] < best {
+				continue
+			}
+			h := c.h
+			h.f.Verdict, h.f.Expected = WrongLeaf, s.switches[c.sw]
+			h.f.Detail = fmt.Sprintf("%d of %d HCAs on rail %d of the nodes sharing its other leaves are on %s", c.n, c.of, h.hp.Rail, s.switches[c.sw])
+			h.f.Action = fmt.Sprintf("move the cable of %s from %s to %s", h.f.End, h.f.Found, s.switches[c.sw])
 		}
 	}
 }
