@@ -54,6 +54,7 @@ func TestStoreJudgesAsCells(t *testing.T) {
 }
 
 func storeJudgesAsCells(t *testing.T, pattern string) {
+	t.Helper()
 	ctx := context.Background()
 	cfg := Config{Tree: "nodes=64,rails=2,leaf=8,spines=4", Preset: "roce-2x100", Seed: 3, Params: testParams(), Pattern: pattern}
 	topo, spec, names, planned := testTree(t, cfg)

@@ -103,7 +103,7 @@ func TestSparseStore(t *testing.T) {
 					t.Fatalf("cell %d→%d rail %d:\n got %+v\nwant %+v", s, d, rail, got, w)
 				}
 				switch {
-				case w.Error != nil && !(f.Whole && f.Class == w.Class):
+				case w.Error != nil && (!f.Whole || f.Class != w.Class):
 					t.Fatalf("failed cell %d→%d: figures %+v", s, d, f)
 				case w.Latency != nil && !(f.P50Coded && st.p50s[f.P50Code] == w.Latency.P50Ns && f.P99Ns == w.Latency.P99Ns):
 					t.Fatalf("cell %d→%d: figures %+v, want p50 %v coded", s, d, f, w.Latency.P50Ns)
