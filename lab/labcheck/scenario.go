@@ -124,8 +124,8 @@ var (
 	// cablingVerdicts are package cabling's, but a mismatch: what a
 	// scenario can expect.
 	cablingVerdicts = []string{"swapped", "wrong-rail", "wrong-leaf", "wrong-switch", "wrong-port", "missing", "unexpected", "unknown-switch"}
-	scenarioName  = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
-	failedClasses = []probe.Class{probe.ClassPortDown, probe.ClassRetryExceeded, probe.ClassTimeout, probe.ClassPeerLost,
+	scenarioName    = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
+	failedClasses   = []probe.Class{probe.ClassPortDown, probe.ClassRetryExceeded, probe.ClassTimeout, probe.ClassPeerLost,
 		probe.ClassInvalidGID, probe.ClassMTUMismatch, probe.ClassNoNetdev, probe.ClassResource, probe.ClassSkipped, probe.ClassInternal}
 )
 
