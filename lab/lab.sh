@@ -2,7 +2,9 @@
 # The Soft-RoCE lab driver.
 #
 #   lab.sh all [N]      setup, build, boot N VMs (default 4), probe, compare, sweep,
-#                       fault cases and RDMA CM sweep, churn
+#                       fault cases and RDMA CM sweep, churn; then the VMs again on
+#                       the routed 2x2 Clos: clos checks, link-down, link-loss,
+#                       crossed-cable
 #   lab.sh probe        2 VMs: `rdmamesh probe` between them (both connection modes)
 #   lab.sh compare [R]  2 VMs: rdmamesh vs perftest, R interleaved repetitions
 #   lab.sh sweep [N]    N VMs: workers + host coordinator + gate
@@ -180,6 +182,22 @@ main() {
 		mark "faults"
 		churn_run
 		mark "churn"
+		# The VMs again on the routed 2x2 Clos: doctor's LLDP neighbour,
+		# the flows on the wire, path truth, then the link scenarios and
+		# the crossed cable (LAB_CLOS_FAULTS picks others; none skips).
+		sweep_stop
+		vms_down
+		net_down
+		LAB_CLOS=2x2
+		boot "$n"
+		clos_run "$n"
+		faults_prepare
+		faults_cluster "$n"
+		scenario_files ${LAB_CLOS_FAULTS-link-down link-loss crossed-cable}
+		[ ${#SCN_FILES[@]} -eq 0 ] || scenario_cases "${SCN_FILES[@]}"
+		sweep_stop
+		faults_table
+		mark "clos"
 		;;
 	faults)
 		trap cleanup EXIT
