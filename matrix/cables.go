@@ -59,6 +59,11 @@ func (m *Matrix) WriteCables(w io.Writer) error {
 
 // problem says what the part does to the traffic through it.
 func problem(s *Suspect) string {
+	if s.Drop > 0 {
+		// Measured at the link by hop loss: the figure a technician
+		// compares with the ports' counters.
+		return fmt.Sprintf("drops %.1f %% of the packets through it (hop loss)", 100*s.Drop)
+	}
 	switch s.Verdict {
 	case VerdictFailed:
 		if s.Bad >= s.Total {

@@ -105,6 +105,10 @@ func TestHopLossNamesTheLink(t *testing.T) {
 			s.Direction != "one-way" || math.Abs(s.Drop-0.05) > 0.001 || !strings.Contains(s.Reason, "hop loss") {
 			t.Fatalf("%s: first suspect %s %q direction %q drop %.3f: %s\n%s", c.name, s.Kind, s.Ends, s.Direction, s.Drop, s.Reason, m.Summary())
 		}
+		var csv strings.Builder
+		if err := m.WriteCables(&csv); err != nil || !strings.Contains(csv.String(), "drops 5.0 % of the packets through it (hop loss)") {
+			t.Errorf("%s: the technician's CSV (%v):\n%s", c.name, err, csv.String())
+		}
 		for _, o := range m.Suspects[1:] {
 			if o.Kind == KindPair || o.Kind == KindHCA {
 				t.Errorf("%s: the link's test also made a %s suspect %s: %s", c.name, o.Kind, o.Node, o.Reason)
