@@ -40,8 +40,11 @@ var churnKinds = []churnKind{
 	{"responder-open-fails", 43, probe.ClassInvalidGID, func(t *wire.Task, api, dead string) {
 		t.Rails[0].Dst.GIDIndex = 9
 	}},
-	// The initiator has its QP when the responder's worker cannot be reached.
-	{"peer-unreachable", 53, probe.ClassPeerLost, func(t *wire.Task, api, dead string) { t.DstAPI = dead }},
+	// The initiator has its QP when the responder's worker cannot be
+	// reached. The responder named is vm1 itself, alive to the worker's
+	// gossip: a dial that fails then is the control network's fault
+	// (probe.Unreachable), not a lost peer.
+	{"peer-unreachable", 53, probe.ClassUnreachable, func(t *wire.Task, api, dead string) { t.DstAPI = dead }},
 	// Both QPs connected, the ping-pong cut off by its deadline mid-way.
 	{"deadline-mid-test", 47, probe.ClassTimeout, func(t *wire.Task, api, dead string) {
 		t.Params.LatencyIters, t.Params.Timeout = 100000, 30*time.Millisecond
