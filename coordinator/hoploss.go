@@ -1,6 +1,7 @@
 package coordinator
 
 import (
+	"cmp"
 	"math"
 	"slices"
 )
@@ -61,7 +62,7 @@ func markOutliers(cells []traceCell, room int) {
 			order = append(order, i)
 		}
 	}
-	slices.SortStableFunc(order, func(a, b int) int { return -cmpFloat(score[a], score[b]) })
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(score[b], score[a]) })
 	for _, i := range order[:min(room, len(order))] {
 		cells[i].loss = true
 	}
@@ -74,14 +75,4 @@ func median(xs []float64) float64 {
 	s := slices.Clone(xs)
 	slices.Sort(s)
 	return s[len(s)/2]
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

@@ -1,10 +1,10 @@
 package matrix
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
-	"sort"
 
 	"github.com/rdmamesh/rdmamesh/topology"
 )
@@ -120,18 +120,8 @@ func hopFindings(t *topology.Topology, tr *Traced) []hopFinding {
 	for k := range tr.loss {
 		keys = append(keys, k)
 	}
-	sort.Slice(keys, func(i, j int) bool {
-		a, b := keys[i], keys[j]
-		if a.src != b.src {
-			return a.src < b.src
-		}
-		if a.dst != b.dst {
-			return a.dst < b.dst
-		}
-		if a.rail != b.rail {
-			return a.rail < b.rail
-		}
-		return !a.back && b.back
+	slices.SortFunc(keys, func(a, b tracedKey) int {
+		return cmp.Or(cmp.Compare(a.src, b.src), cmp.Compare(a.dst, b.dst), cmp.Compare(a.rail, b.rail), cmp.Compare(b2i(a.back), b2i(b.back)))
 	})
 	by := map[int]*hopFinding{}
 	var order []int
@@ -170,7 +160,7 @@ func hopFindings(t *topology.Topology, tr *Traced) []hopFinding {
 	for _, c := range order {
 		out = append(out, *by[c])
 	}
-	slices.SortStableFunc(out, func(a, b hopFinding) int { return cmpDesc(a.drop(), b.drop()) })
+	slices.SortStableFunc(out, func(a, b hopFinding) int { return cmp.Compare(b.drop(), a.drop()) })
 	return out
 }
 
@@ -179,16 +169,6 @@ func wayBit(lk topology.Link) uint8 {
 		return 1
 	}
 	return 2
-}
-
-func cmpDesc(a, b float64) int {
-	switch {
-	case a > b:
-		return -1
-	case a < b:
-		return 1
-	}
-	return 0
 }
 
 // hopWords is the finding's evidence in words.

@@ -44,8 +44,10 @@ func TestLossStep(t *testing.T) {
 
 // twoLeaves is 16 nodes under two leaves and two spines: every test that
 // climbs leaf-r0-00 -> spine-r0-01 goes on down spine-r0-01 -> leaf-r0-01,
-// so tests alone cannot tell those links apart.
-func twoLeaves(t *testing.T) (*tracedFabric, *fixture, *Traced) {
+// so tests alone cannot tell those links apart. A test's data crosses
+// spine (s+d)%2; its responder's flow the same one, or with crossed the
+// other.
+func twoLeaves(t *testing.T, crossed bool) (*tracedFabric, *fixture, *Traced) {
 	t.Helper()
 	_, topo := fixtureTree(t, "nodes=16,rails=1,leaf=8,spines=2,oversub=4")
 	tf := &tracedFabric{topo: topo}
@@ -60,7 +62,7 @@ func twoLeaves(t *testing.T) (*tracedFabric, *fixture, *Traced) {
 		}
 		spine := (s + d) % 2
 		tr.Add(c.Src, c.Dst, 0, false, tf.pathVia(t, leaf, s, d, spine))
-		tr.Add(c.Src, c.Dst, 0, true, tf.pathVia(t, leaf, d, s, spine))
+		tr.Add(c.Src, c.Dst, 0, true, tf.pathVia(t, leaf, d, s, spine^b2i(crossed)))
 	}
 	return tf, f, tr
 }
@@ -71,7 +73,7 @@ func twoLeaves(t *testing.T) (*tracedFabric, *fixture, *Traced) {
 // the pair is not a suspect. A spine that only polices its answers names
 // nothing; a finding no bad test crossed is a warning.
 func TestHopLossNamesTheLink(t *testing.T) {
-	tf, f, tr := twoLeaves(t)
+	tf, f, tr := twoLeaves(t, false)
 	src, dst := nodeName(1), nodeName(8) // (1+8)%2: over spine-r0-01
 	for i := range f.cells {
 		if c := &f.cells[i]; c.Src == src && c.Dst == dst {
@@ -116,7 +118,7 @@ func TestHopLossNamesTheLink(t *testing.T) {
 		}
 	}
 
-	tf2, clean, tr2 := twoLeaves(t)
+	tf2, clean, tr2 := twoLeaves(t, false)
 	tr2.AddLoss(src, dst, 0, false, []HopLoss{{300, 300}, {300, 285}, {300, 284}})
 	m := AnalyseTraced(tf2.topo, tr2, clean.nodes, nil, clean.cells, Thresholds{}).Materialize()
 	var w *Warning

@@ -2,7 +2,6 @@ package matrix
 
 import (
 	"slices"
-	"sort"
 
 	"github.com/rdmamesh/rdmamesh/topology"
 )
@@ -93,28 +92,13 @@ func (ls *linkScan) hopDirection(c *linkChoice) {
 // cell whose ends the scan knows, and its weight: 1 failed, 0.5 slow or
 // narrow, 0 fine.
 func (ls *linkScan) eachTracedData(fn func(path []topology.Link, weight float64)) {
-	l := ls.l
-	R := l.m.Rails
 	for k, p := range ls.tr.paths {
-		if k.back || k.rail < 0 || k.rail >= R {
-			continue
-		}
-		a, okA := ls.nodeIndex(k.src)
-		b, okB := ls.nodeIndex(k.dst)
-		sp := ls.span(k.rail)
-		if !okA || !okB || sp == nil {
-			continue
-		}
-		i, j := sort.SearchInts(sp.members, a), sort.SearchInts(sp.members, b)
-		if i == len(sp.members) || j == len(sp.members) || sp.members[i] != a || sp.members[j] != b {
-			continue
-		}
-		at := sp.at(i, j)
+		at, ok := ls.tracedCell(k)
 		switch {
-		case !l.testedAt(at):
-		case l.state[at]&stFailed != 0:
+		case k.back || !ok:
+		case ls.l.state[at]&stFailed != 0:
 			fn(p, 1)
-		case l.badAt(at):
+		case ls.l.badAt(at):
 			fn(p, 0.5)
 		default:
 			fn(p, 0)

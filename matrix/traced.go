@@ -76,21 +76,9 @@ func (ls *linkScan) route(buf []topology.Link, a, b, rail int, ha, hb int32, bac
 // link above the leaves from the traced flows of tested cells: exactly,
 // where the model's spread would be a guess.
 func (ls *linkScan) expectTraced(addLink func(lk topology.Link, share float64, dst int)) {
-	l, t := ls.l, ls.t
-	R := l.m.Rails
+	t := ls.t
 	for k, p := range ls.tr.paths {
-		a, okA := ls.nodeIndex(k.src)
-		b, okB := ls.nodeIndex(k.dst)
-		if !okA || !okB || k.rail < 0 || k.rail >= R || ls.hard[a*R+k.rail] || ls.hard[b*R+k.rail] {
-			continue
-		}
-		sp := ls.span(k.rail)
-		if sp == nil {
-			continue
-		}
-		i, j := sort.SearchInts(sp.members, a), sort.SearchInts(sp.members, b)
-		if i == len(sp.members) || j == len(sp.members) || sp.members[i] != a || sp.members[j] != b ||
-			!l.testedAt(sp.at(i, j)) {
+		if _, ok := ls.tracedCell(k); !ok {
 			continue
 		}
 		dst := t.LinkFrom(p[len(p)-1]).Switch
@@ -169,4 +157,26 @@ func chanceText(p float64) string {
 		return "below one in a million"
 	}
 	return fmt.Sprintf("%.2g%%", 100*p)
+}
+
+// tracedCell is the tested cell a traced flow belongs to, as an index
+// into the scan's cells; ok is false for a flow of no tested cell or of
+// an endpoint that explains its own cells.
+func (ls *linkScan) tracedCell(k tracedKey) (at int, ok bool) {
+	R := ls.l.m.Rails
+	a, okA := ls.nodeIndex(k.src)
+	b, okB := ls.nodeIndex(k.dst)
+	if !okA || !okB || k.rail < 0 || k.rail >= R || ls.hard[a*R+k.rail] || ls.hard[b*R+k.rail] {
+		return 0, false
+	}
+	sp := ls.span(k.rail)
+	if sp == nil {
+		return 0, false
+	}
+	i, j := sort.SearchInts(sp.members, a), sort.SearchInts(sp.members, b)
+	if i == len(sp.members) || j == len(sp.members) || sp.members[i] != a || sp.members[j] != b {
+		return 0, false
+	}
+	at = sp.at(i, j)
+	return at, ls.l.testedAt(at)
 }

@@ -3,7 +3,6 @@ package pathtrace
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 )
 
@@ -125,23 +124,4 @@ func countLoss(ctx context.Context, p prober, ttls int, o LossOptions, pace *pac
 		}
 	}
 	return out, nil
-}
-
-// lossPacers are apart from the traces' (pacers): a hop-loss run paces
-// at its own, faster rate and must not hold up the traces queued behind
-// it, nor they it.
-var (
-	lossMu     sync.Mutex
-	lossPacers = map[time.Duration]*pacer{}
-)
-
-func lossPacerFor(every time.Duration) *pacer {
-	lossMu.Lock()
-	defer lossMu.Unlock()
-	p, ok := lossPacers[every]
-	if !ok {
-		p = newPacer(every)
-		lossPacers[every] = p
-	}
-	return p
 }

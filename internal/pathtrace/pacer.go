@@ -52,13 +52,19 @@ func (p *pacer) wait(ctx context.Context) error {
 }
 
 // pacers are the process's pacers, one per interval, so every trace with
-// the same Options.Pacing takes turns on one.
-var pacers sync.Map // time.Duration → *pacer
+// the same Options.Pacing takes turns on one. lossPacers are apart: a
+// hop-loss run paces at its own, faster rate and must not hold up the
+// traces queued behind it, nor they it.
+var pacers, lossPacers sync.Map // time.Duration → *pacer
 
-func pacerFor(every time.Duration) *pacer {
-	if p, ok := pacers.Load(every); ok {
+func pacerFor(every time.Duration) *pacer { return pacerIn(&pacers, every) }
+
+func lossPacerFor(every time.Duration) *pacer { return pacerIn(&lossPacers, every) }
+
+func pacerIn(m *sync.Map, every time.Duration) *pacer {
+	if p, ok := m.Load(every); ok {
 		return p.(*pacer)
 	}
-	p, _ := pacers.LoadOrStore(every, newPacer(every))
+	p, _ := m.LoadOrStore(every, newPacer(every))
 	return p.(*pacer)
 }
