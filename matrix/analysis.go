@@ -27,6 +27,7 @@ type analysis struct {
 	par, stretch int
 	topo         *topology.Topology // nil: no link localization
 	traced       *Traced            // measured paths on topo; nil: none
+	hops         []hopFinding       // the cables traced's hop loss names (hoploss.go)
 	rowsOnce     sync.Once
 	rows         [][]int32 // memberRows
 }

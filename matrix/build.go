@@ -112,7 +112,7 @@ func analyse(nodes []Node, src Source, cells []Cell, th Thresholds, cut split) *
 	}
 	a := &analysis{ns: ns, spans: spans, g: g, j: newJudge(ns, th, spans, total),
 		st: make([]railStats, len(spans)), cells: make([]uint8, total), cv: make([]railSpread, len(spans)),
-		par: cut.par, stretch: cut.stretch, topo: cut.topo, traced: cut.traced}
+		par: cut.par, stretch: cut.stretch, topo: cut.topo, traced: cut.traced, hops: hopFindings(cut.topo, cut.traced)}
 	railRollups, nodeRollups := a.judgeRails()
 	a.j.release()
 
@@ -151,7 +151,7 @@ func analyse(nodes []Node, src Source, cells []Cell, th Thresholds, cut split) *
 	groups := findGroups(ns, th.GroupLabel)
 	m.GroupLabel = groups.label
 	m.Suspects = localize(m, a, groups)
-	m.Warnings = append(m.Warnings, hopLossWarnings(cut.topo, cut.traced, m.Suspects)...)
+	m.Warnings = append(m.Warnings, hopLossWarnings(cut.topo, a.hops, m.Suspects)...)
 	for i := range m.Suspects {
 		m.Suspects[i].explainNetwork(m)
 	}

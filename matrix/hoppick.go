@@ -111,9 +111,9 @@ func (ls *linkScan) eachTracedData(fn func(path []topology.Link, weight float64)
 const WarnLinkLoss = "link-loss"
 
 // hopLossWarnings are the hop-loss findings no suspect names.
-func hopLossWarnings(t *topology.Topology, tr *Traced, ss []Suspect) []Warning {
+func hopLossWarnings(t *topology.Topology, hops []hopFinding, ss []Suspect) []Warning {
 	var out []Warning
-	for _, f := range hopFindings(t, tr) {
+	for _, f := range hops {
 		cb := t.Cables[f.cable]
 		a, b := t.EndName(cb.A), t.EndName(cb.B)
 		named := false

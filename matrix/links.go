@@ -94,7 +94,7 @@ func (l *localizer) links(t *topology.Topology, tr *Traced) {
 	}
 	ls.expect()
 	l.m.LinkLoads = ls.loads()
-	chosen := append(ls.hopChoices(hopFindings(t, tr)), ls.choose()...)
+	chosen := append(ls.hopChoices(l.a.hops), ls.choose()...)
 	if len(chosen) == 0 {
 		return
 	}
