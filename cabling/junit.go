@@ -6,32 +6,9 @@ import (
 	"io"
 	"sort"
 	"strings"
+
+	"github.com/rdmamesh/rdmamesh/internal/junit"
 )
-
-type junitSuites struct {
-	XMLName xml.Name     `xml:"testsuites"`
-	Suites  []junitSuite `xml:"testsuite"`
-}
-
-type junitSuite struct {
-	Name     string      `xml:"name,attr"`
-	Tests    int         `xml:"tests,attr"`
-	Failures int         `xml:"failures,attr"`
-	Skipped  int         `xml:"skipped,attr"`
-	Cases    []junitCase `xml:"testcase"`
-}
-
-type junitCase struct {
-	Name      string        `xml:"name,attr"`
-	Classname string        `xml:"classname,attr"`
-	Failure   *junitMessage `xml:"failure,omitempty"`
-	Skipped   *junitMessage `xml:"skipped,omitempty"`
-}
-
-type junitMessage struct {
-	Message string `xml:"message,attr"`
-	Text    string `xml:",chardata"`
-}
 
 // WriteJUnit writes a test case per node (its HCA ports) and per switch
 // (the cables it is the near end of, and what it reports unplanned): a
@@ -65,16 +42,16 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	s := junitSuite{Name: "cabling"}
+	s := junit.Suite{Name: "cabling"}
 	for _, n := range names {
 		u := units[n]
-		tc := junitCase{Name: n, Classname: "cabling"}
+		tc := junit.Case{Name: n, Classname: "cabling"}
 		switch {
 		case len(u.bad) > 0:
-			tc.Failure = &junitMessage{Message: fmt.Sprintf("%d cabling findings", len(u.bad)), Text: lines(u.bad)}
+			tc.Failure = &junit.Message{Message: fmt.Sprintf("%d cabling findings", len(u.bad)), Text: lines(u.bad)}
 			s.Failures++
 		case len(u.blind) > 0:
-			tc.Skipped = &junitMessage{Message: fmt.Sprintf("%d ports without evidence: nothing heard and no traced path", len(u.blind)), Text: lines(u.blind)}
+			tc.Skipped = &junit.Message{Message: fmt.Sprintf("%d ports without evidence: nothing heard and no traced path", len(u.blind)), Text: lines(u.blind)}
 			s.Skipped++
 		}
 		s.Cases = append(s.Cases, tc)
@@ -85,7 +62,7 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 	}
 	enc := xml.NewEncoder(w)
 	enc.Indent("", "  ")
-	if err := enc.Encode(junitSuites{Suites: []junitSuite{s}}); err != nil {
+	if err := enc.Encode(junit.Suites{Suites: []junit.Suite{s}}); err != nil {
 		return err
 	}
 	_, err := io.WriteString(w, "\n")

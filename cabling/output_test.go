@@ -7,6 +7,8 @@ import (
 	"encoding/xml"
 	"strings"
 	"testing"
+
+	"github.com/rdmamesh/rdmamesh/internal/junit"
 )
 
 // A report with a swap, a silent port and an unplanned HCA, in every form.
@@ -73,7 +75,7 @@ func TestWriteJUnit(t *testing.T) {
 	if err := outputReport(t).WriteJUnit(&b); err != nil {
 		t.Fatal(err)
 	}
-	var doc junitSuites
+	var doc junit.Suites
 	if err := xml.Unmarshal(b.Bytes(), &doc); err != nil {
 		t.Fatal(err)
 	}

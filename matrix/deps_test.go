@@ -21,6 +21,7 @@ var allowedImports = map[string]bool{
 	"github.com/rdmamesh/rdmamesh/internal/probe":    true,
 	"github.com/rdmamesh/rdmamesh/internal/hostlist": true,
 	"github.com/rdmamesh/rdmamesh/internal/counters": true,
+	"github.com/rdmamesh/rdmamesh/internal/junit":    true,
 	"github.com/rdmamesh/rdmamesh/topology":          true,
 	"go.yaml.in/yaml/v3":                             true,
 }

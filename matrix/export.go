@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/rdmamesh/rdmamesh/internal/junit"
 )
 
 // WriteJSON writes the whole matrix, indented. Field order is the struct's
@@ -136,45 +138,13 @@ func writeResults(bw *bufio.Writer, rs []Result) error {
 	return l.end()
 }
 
-// The JUnit shapes follow the de-facto schema Jenkins, GitLab and GitHub
-// reporters read: testsuites > testsuite > testcase > failure.
-type junitSuites struct {
-	XMLName  xml.Name     `xml:"testsuites"`
-	Name     string       `xml:"name,attr"`
-	Tests    int          `xml:"tests,attr"`
-	Failures int          `xml:"failures,attr"`
-	Errors   int          `xml:"errors,attr"`
-	Suites   []junitSuite `xml:"testsuite"`
-}
-
-type junitSuite struct {
-	Name     string      `xml:"name,attr"`
-	Tests    int         `xml:"tests,attr"`
-	Failures int         `xml:"failures,attr"`
-	Errors   int         `xml:"errors,attr"`
-	Skipped  int         `xml:"skipped,attr"`
-	Cases    []junitCase `xml:"testcase"`
-}
-
-type junitCase struct {
-	Name      string        `xml:"name,attr"`
-	Classname string        `xml:"classname,attr"`
-	Failure   *junitFailure `xml:"failure,omitempty"`
-}
-
-type junitFailure struct {
-	Message string `xml:"message,attr"`
-	Type    string `xml:"type,attr"` // the verdict
-	Text    string `xml:",chardata"`
-}
-
 // WriteJUnit writes one testsuite per rail and one testcase per directional
 // cell, so CI shows "rail-1 / node-03 -> node-07" as a failed test whose
 // message is the cause and the fix. Untested
 // cells are failures too, not skips: the gate must not pass a sweep that
 // measured only half the fabric.
 func (m *Matrix) WriteJUnit(w io.Writer) error {
-	doc := junitSuites{Name: "rdmamesh", Suites: make([]junitSuite, m.Rails)}
+	doc := junit.Suites{Name: "rdmamesh", Suites: make([]junit.Suite, m.Rails)}
 	for r := range doc.Suites {
 		doc.Suites[r].Name = railKey(r)
 	}
@@ -193,7 +163,7 @@ func (m *Matrix) WriteJUnit(w io.Writer) error {
 		return err
 	}
 	if len(m.Cross) > 0 {
-		doc.Suites = append(doc.Suites, junitSuite{Name: "cross-rail"})
+		doc.Suites = append(doc.Suites, junit.Suite{Name: "cross-rail"})
 		s := &doc.Suites[len(doc.Suites)-1]
 		for i := range m.Cross {
 			c := &m.Cross[i]
@@ -212,12 +182,12 @@ func (m *Matrix) WriteJUnit(w io.Writer) error {
 	return err
 }
 
-func addCase(doc *junitSuites, s *junitSuite, c *Result, name string) {
-	tc := junitCase{Name: name, Classname: "rdmamesh." + s.Name}
+func addCase(doc *junit.Suites, s *junit.Suite, c *Result, name string) {
+	tc := junit.Case{Name: name, Classname: "rdmamesh." + s.Name}
 	if c.Verdict != VerdictOK {
 		// The message is what most CI pages show in their list of
 		// failures: cause and fix, so nobody has to open the body.
-		tc.Failure = &junitFailure{
+		tc.Failure = &junit.Message{
 			Message: string(c.Verdict) + ": " + c.Reason + "; fix: " + cellFix(c),
 			Type:    string(c.Verdict),
 			Text:    failureText(c),

@@ -80,6 +80,7 @@ var rules = map[string][]string{
 	// A flow's hops, traced with its own 5-tuple; LLDP neighbours.
 	"internal/pathtrace": nil,
 	"internal/lldp":      nil,
+	"internal/junit":     nil,
 	"internal/liveplan":  {"internal/fabric", "internal/probe", "internal/wire"},
 	"internal/member":    nil,
 	"internal/selffault": nil,
@@ -111,7 +112,7 @@ var rules = map[string][]string{
 	// The store records the sweep's own types, so it sits above sweep.
 	"coordinator/store": {"coordinator/sweep", "coordinator/scheduler", "internal/probe", "internal/wire", "internal/api", "matrix", "internal/counters", "topology"},
 	"coordinator/live":  {"internal/api", "internal/liveplan", "internal/probe", "matrix"},
-	"matrix":            {"internal/probe", "internal/hostlist", "internal/counters", "topology"},
+	"matrix":            {"internal/probe", "internal/hostlist", "internal/counters", "internal/junit", "topology"},
 	// The fabric's model: pure, read by the matrix, the coordinator and
 	// the wiring (the simulated fabric reads it through sim.Paths).
 	"topology": nil,
@@ -141,7 +142,7 @@ var rules = map[string][]string{
 	"rigs/links/cmd":          anything,
 	"rigs/deploytest":         {"internal/config/docgen/keyflags"},
 	"web/e2e":                 anything,
-	"cabling":                 {"topology"}, "rigs/cabling": anything, "rigs/cabling/cmd": anything, // pure over the plan; its rig
+	"cabling":                 {"topology", "internal/junit"}, "rigs/cabling": anything, "rigs/cabling/cmd": anything, // pure over the plan; its rig
 }
 
 // tagSets are the build tags the module's files use; a package or an import
