@@ -25,6 +25,11 @@ type ProbeAddr struct {
 	LID    uint16 `json:"lid,omitempty"` // IB
 	QPN    uint32 `json:"qpn"`
 	QKey   uint32 `json:"qkey"`
+	// FlowLabel, set on a send, is the IPv6 flow label the probe carries
+	// (RoCE; 0: none): the switches hash the UDP source port it makes, so
+	// a link flow of the live plan takes the path that was planned for it.
+	// It is the send's, not the port's: the plan's addresses have none.
+	FlowLabel uint32 `json:"flow_label,omitempty"`
 }
 
 // Answer is a peer's reply to one of our probes, with the round trip the

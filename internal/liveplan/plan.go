@@ -56,12 +56,16 @@ type Params struct {
 	// often as the rate cap allows (Coverage says how often that is), so
 	// that a larger cluster degrades coverage instead of losing probing.
 	Period time.Duration `json:"period,omitempty"`
+	// LinkRate is the probes per second of each steered link flow
+	// (Plan.Links), within RatePerHCA: enough that a cable losing 2 %
+	// loses several probes of every flow through it each window.
+	LinkRate float64 `json:"link_rate,omitempty"`
 }
 
 // Defaults: 50 probes/s per HCA, which covers every pair of a 1,024-node
 // fabric in 32-node groups within 4.5 minutes.
 func Defaults() Params {
-	return Params{RatePerHCA: 50, GroupRate: 1, Window: 10 * time.Second, ProbesPerWindow: 5}
+	return Params{RatePerHCA: 50, GroupRate: 1, Window: 10 * time.Second, ProbesPerWindow: 5, LinkRate: 8}
 }
 
 // WithDefaults fills the zero fields with Defaults'.
@@ -71,6 +75,7 @@ func (p Params) WithDefaults() Params {
 	p.GroupRate = cmp.Or(p.GroupRate, d.GroupRate)
 	p.Window = cmp.Or(p.Window, d.Window)
 	p.ProbesPerWindow = cmp.Or(p.ProbesPerWindow, d.ProbesPerWindow)
+	p.LinkRate = cmp.Or(p.LinkRate, d.LinkRate)
 	return p
 }
 
@@ -85,6 +90,8 @@ func (p Params) Validate() error {
 		return fmt.Errorf("live.window = %v: want at least 1s (default 10s)", p.Window)
 	case p.ProbesPerWindow < 0:
 		return fmt.Errorf("live.probes_per_window = %d: want a positive count (default 5)", p.ProbesPerWindow)
+	case p.LinkRate < 0 || math.IsNaN(p.LinkRate) || math.IsInf(p.LinkRate, 0):
+		return fmt.Errorf("live.link_rate = %v: want a positive number of probes per second per link flow (default 8)", p.LinkRate)
 	case p.Period < 0:
 		return fmt.Errorf("live.period = %v: want a positive duration (default 10m)", p.Period)
 	}
@@ -99,13 +106,18 @@ type Plan struct {
 	Start   time.Time `json:"start"` // window 0 begins here
 	Params  Params    `json:"params"`
 	Members []Member  `json:"members"` // by name
+	// Links are the steered flows that keep every cable between switches
+	// probed (SetLinks); none without a topology.
+	Links []Link `json:"links,omitempty"`
 
-	rails map[int]*railView
+	rails   map[int]*railView
+	linksOf map[linkKey][]Link
 }
 
 // railView is one rail's members in plan order, with the lookups Targets
 // needs; derived, never serialised.
 type railView struct {
+	rail   int
 	names  []string
 	groups []string
 	addrs  []fabric.ProbeAddr
@@ -118,6 +130,9 @@ type Target struct {
 	Addr    fabric.ProbeAddr
 	Rate    float64 // probes per second
 	InGroup bool
+	// Label is a link flow's flow label (0: not a link flow); its probes
+	// carry it, so they take the path the plan chose.
+	Label uint32
 }
 
 // Coverage is what a plan achieves.
@@ -129,6 +144,10 @@ type Coverage struct {
 	// probe rate any HCA sends at.
 	MaxGroup int
 	MaxRate  float64
+	// LinkFlows are the plan's steered link flows, and MinLinkRate the
+	// slowest of them, probes/s (0: none).
+	LinkFlows   int
+	MinLinkRate float64
 }
 
 // ErrNoMembers is a plan over nobody.
@@ -167,7 +186,7 @@ func (pl *Plan) index() {
 		for i, r := range m.Rails {
 			v := pl.rails[r]
 			if v == nil {
-				v = &railView{pos: map[string]int{}}
+				v = &railView{rail: r, pos: map[string]int{}}
 				pl.rails[r] = v
 			}
 			v.pos[m.Name] = len(v.names)
@@ -182,13 +201,13 @@ func (pl *Plan) index() {
 	}
 }
 
-// budget splits an HCA's rate: in-group peers first, then the rotation
-// slice size that the rest of the cap affords (at least one target, so a
+// budget splits an HCA's rate: in-group peers first, then its link flows
+// (linkLoad probes/s), then the rotation slice size that the rest of the cap affords (at least one target, so a
 // plan always makes progress).
-func (pl *Plan) budget(groupPeers int) (slice int, rate float64) {
+func (pl *Plan) budget(groupPeers int, linkLoad float64) (slice int, rate float64) {
 	p := pl.Params
 	perTarget := float64(p.ProbesPerWindow) / p.Window.Seconds()
-	left := p.RatePerHCA - p.GroupRate*float64(groupPeers)
+	left := p.RatePerHCA - p.GroupRate*float64(groupPeers) - linkLoad
 	slice = max(1, int(math.Floor(left/perTarget+1e-9)))
 	return slice, perTarget
 }
@@ -200,17 +219,23 @@ func (pl *Plan) coverage() Coverage {
 		for _, g := range v.groups {
 			sizes[g]++
 		}
-		for _, g := range v.groups {
+		for i, g := range v.groups {
 			peers := groupPeers(g, sizes)
 			others := len(v.names) - 1 - peers
-			slice, perTarget := pl.budget(peers)
+			nl := len(pl.linksOf[linkKey{v.names[i], v.rail}])
+			lr := pl.linkRate(peers, nl)
+			slice, perTarget := pl.budget(peers, lr*float64(nl))
 			slices := 0
 			if others > 0 {
 				slices = (others + slice - 1) / slice
 			}
 			c.Period = max(c.Period, time.Duration(max(slices, 1))*pl.Params.Window)
 			c.MaxGroup = max(c.MaxGroup, peers)
-			c.MaxRate = max(c.MaxRate, pl.Params.GroupRate*float64(peers)+perTarget*float64(min(slice, others)))
+			c.MaxRate = max(c.MaxRate, pl.Params.GroupRate*float64(peers)+lr*float64(nl)+perTarget*float64(min(slice, others)))
+			if nl > 0 {
+				c.LinkFlows += nl
+				c.MinLinkRate = min(cmp.Or(c.MinLinkRate, lr), lr)
+			}
 		}
 	}
 	return c
@@ -259,11 +284,17 @@ func (pl *Plan) Targets(self string, rail int, at time.Time) []Target {
 			others = append(others, j)
 		}
 	}
+	peers := len(out)
+	links := pl.linksOf[linkKey{self, rail}]
+	lr := pl.linkRate(peers, len(links))
+	for _, l := range links {
+		out = append(out, Target{Node: l.Dst, Addr: v.addrs[v.pos[l.Dst]], Rate: lr, Label: l.Label})
+	}
 	m := len(others)
 	if m == 0 {
 		return out
 	}
-	slice, perTarget := pl.budget(len(out))
+	slice, perTarget := pl.budget(peers, lr*float64(len(links)))
 	slice = min(slice, m)
 	nSlices := int64((m + slice - 1) / slice)
 	w, _ := pl.WindowAt(at)

@@ -103,7 +103,7 @@ func TestRotationSpreadsTheLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	slice, _ := pl.budget(15)
+	slice, _ := pl.budget(15, 0)
 	for w := 0; w < 5; w++ {
 		in := map[string]int{}
 		for _, m := range ms {

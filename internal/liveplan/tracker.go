@@ -11,6 +11,9 @@ import (
 type Summary struct {
 	Node string `json:"node"` // the target
 	Rail int    `json:"rail"`
+	// Label is a link flow's flow label (Target.Label); 0 for the
+	// group and rotation probes.
+	Label uint32 `json:"label,omitempty"`
 	// Window is the rotation window the probes were sent in.
 	Window int64 `json:"window"`
 	Sent   int   `json:"sent"`
@@ -64,6 +67,8 @@ const (
 type Tracker struct {
 	node    string
 	rail    int
+	label   uint32
+	base    uint64 // the label, in the sequence numbers' top bits
 	timeout time.Duration
 
 	next    uint64                // next sequence number to send
@@ -81,11 +86,26 @@ func NewTracker(node string, rail int, timeout time.Duration) *Tracker {
 	return &Tracker{node: node, rail: rail, timeout: timeout}
 }
 
+// NewFlowTracker tracks a link flow's probes: its sequence numbers carry
+// label in their top 20 bits, so the answers to a node's link flow and to
+// its group or rotation probes (same peer, same port) are told apart by
+// the number the peer echoes back, with nothing added to the probe.
+func NewFlowTracker(node string, rail int, label uint32, timeout time.Duration) *Tracker {
+	return &Tracker{node: node, rail: rail, label: label, base: uint64(label) << labelShift, timeout: timeout}
+}
+
+// labelShift puts a 20-bit flow label in a sequence number's top bits;
+// 2^44 probes is half a million years at a probe a microsecond.
+const labelShift = 44
+
+// SeqLabel is the flow label a sequence number carries (0: none).
+func SeqLabel(seq uint64) uint32 { return uint32(seq >> labelShift) }
+
 // Send records a probe sent now and returns its sequence number. A probe
 // still pending in the ring slot it reuses is counted lost: it has been
 // outstanding for maxOutstanding sends.
 func (t *Tracker) Send(now time.Time) uint64 {
-	seq := t.next
+	seq := t.base | t.next
 	t.next++
 	slot := seq % maxOutstanding
 	if t.pending[slot] {
@@ -100,6 +120,10 @@ func (t *Tracker) Send(now time.Time) uint64 {
 // measured (its send and receive completions, closer to the wire than any
 // clock here).
 func (t *Tracker) Answer(seq uint64, rtt time.Duration) {
+	if seq>>labelShift != t.base>>labelShift {
+		return // another flow's
+	}
+	seq &^= t.base
 	if seq >= t.next || t.next-seq > maxOutstanding {
 		return // not ours, or long forgotten
 	}
@@ -145,7 +169,7 @@ func (t *Tracker) Expire(now time.Time) {
 // settles them.
 func (t *Tracker) Flush(window int64) Summary {
 	s := t.cur
-	s.Node, s.Rail, s.Window = t.node, t.rail, window
+	s.Node, s.Rail, s.Label, s.Window = t.node, t.rail, t.label, window
 	s.P50Ns, s.P99Ns = t.quantile(0.5), t.quantile(0.99)
 	t.cur, t.hist = Summary{}, [rttBuckets]uint32{}
 	return s

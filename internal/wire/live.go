@@ -14,6 +14,18 @@ type LivePlan struct {
 	ProbesPerWindow int
 	Period          time.Duration
 	Members         []LiveMember
+	// LinkRate and Links: the steered link flows (liveplan.Link), their
+	// ends as indices into Members. Version 2; none in version 1.
+	LinkRate float64
+	Links    []LiveLink
+}
+
+// LiveLink is one steered link flow: Members[Src] probes Members[Dst] on
+// Rail with flow label Label.
+type LiveLink struct {
+	Src, Dst uint32
+	Rail     int
+	Label    uint32
 }
 
 // LiveMember is one node of the plan: Addrs[i] is its probe port on Rails[i].
@@ -59,10 +71,12 @@ type LiveSummary struct {
 	// LocalDown/LocalDownFix: the prober's port refused to send.
 	LocalDown    string
 	LocalDownFix string
+	// Label: a link flow's flow label (version 3; 0 before).
+	Label uint32
 }
 
 // LivePlanMsg is the plan's codec: the raft entry and the worker API body.
-var LivePlanMsg = &Codec[LivePlan]{name: "live plan", version: 1,
+var LivePlanMsg = &Codec[LivePlan]{name: "live plan", version: 2, oldest: 1,
 	put: func(w *writer, p *LivePlan) {
 		w.u64(p.ID)
 		w.time(p.Start)
@@ -84,6 +98,13 @@ var LivePlanMsg = &Codec[LivePlan]{name: "live plan", version: 1,
 				w.u64(a.QKey)
 			})
 		})
+		w.f64(p.LinkRate)
+		putList(w, p.Links, func(w *writer, l *LiveLink) {
+			w.u64(uint64(l.Src))
+			w.u64(uint64(l.Dst))
+			w.int(l.Rail)
+			w.u64(uint64(l.Label))
+		})
 	},
 	get: func(r *reader, p *LivePlan) {
 		*p = LivePlan{ID: r.u64(), Start: r.time(), RatePerHCA: r.f64(), GroupRate: r.f64(), Window: r.dur(),
@@ -94,10 +115,16 @@ var LivePlanMsg = &Codec[LivePlan]{name: "live plan", version: 1,
 				*a = LiveAddr{Node: r.str(), Device: r.str(), GID: r.str(), LID: r.u64(), QPN: r.u64(), QKey: r.u64()}
 			})
 		})
+		if r.ver >= 2 {
+			p.LinkRate = r.f64()
+			p.Links = getList(r, func(r *reader, l *LiveLink) {
+				*l = LiveLink{Src: r.u32(), Dst: r.u32(), Rail: r.int(), Label: r.u32()}
+			})
+		}
 	}}
 
 // LiveSummariesMsg is the worker's collection answer's codec.
-var LiveSummariesMsg = &Codec[LiveSummaries]{name: "live summaries", version: 2,
+var LiveSummariesMsg = &Codec[LiveSummaries]{name: "live summaries", version: 3, oldest: 2,
 	put: func(w *writer, s *LiveSummaries) {
 		w.u64(s.PlanID)
 		w.i64(s.Latest)
@@ -116,6 +143,7 @@ var LiveSummariesMsg = &Codec[LiveSummaries]{name: "live summaries", version: 2,
 			w.flag(x.Held)
 			w.str(x.LocalDown)
 			w.str(x.LocalDownFix)
+			w.u64(uint64(x.Label))
 		})
 	},
 	get: func(r *reader, s *LiveSummaries) {
@@ -124,5 +152,8 @@ var LiveSummariesMsg = &Codec[LiveSummaries]{name: "live summaries", version: 2,
 			*x = LiveSummary{Node: r.str(), Rail: r.int(), Window: r.i64(), Sent: r.int(), Answered: r.int(), Lost: r.int(),
 				Late: r.int(), OutOfOrder: r.int(), P50Ns: r.f64(), P99Ns: r.f64(), MaxNs: r.f64(), Held: r.flag(),
 				LocalDown: r.str(), LocalDownFix: r.str()}
+			if r.ver >= 3 {
+				x.Label = r.u32()
+			}
 		})
 	}}

@@ -19,13 +19,22 @@ type railProbe struct {
 	port       fabric.ProbePort // Reopen replaces it
 	window     int64            // the window the targets belong to; -1 = re-target
 	targets    []liveplan.Target
-	trackers   map[string]*liveplan.Tracker // by target node
-	credit     map[string]float64           // probes owed to each target
-	held       int                          // sweeps using the HCA now
-	heldWindow bool                         // some sweep held it this window
-	down       *probe.Error                 // the port refused a send this window
+	trackers   map[target]*liveplan.Tracker
+	credit     map[target]float64 // probes owed to each target
+	held       int                // sweeps using the HCA now
+	heldWindow bool               // some sweep held it this window
+	down       *probe.Error       // the port refused a send this window
 	buf        [64]fabric.Answer
 }
+
+// target is one tracked flow: a peer, and the flow label of a link flow
+// (0 for group and rotation probes, which may go to the same peer).
+type target struct {
+	node  string
+	label uint32
+}
+
+func keyOf(t liveplan.Target) target { return target{t.Node, t.Label} }
 
 // tick sends what is due, expires old probes, and at a window boundary
 // returns the finished window's summaries and re-targets.
@@ -53,10 +62,13 @@ func (rp *railProbe) tick(plan *liveplan.Plan, self string, now time.Time, dt ti
 		if t.Addr.Node == "" {
 			continue // the target has no probe port (down, or not probing)
 		}
-		c := rp.credit[t.Node] + t.Rate*dt.Seconds()
+		k := keyOf(t)
+		to := t.Addr
+		to.FlowLabel = t.Label
+		c := rp.credit[k] + t.Rate*dt.Seconds()
 		for ; c >= 1; c-- {
-			seq := rp.trackers[t.Node].Send(now)
-			if err := rp.port.Send(t.Addr, seq); err != nil {
+			seq := rp.trackers[k].Send(now)
+			if err := rp.port.Send(to, seq); err != nil {
 				// The probe stays pending and expires as lost; a port
 				// that is down says so, or the fold would blame the path.
 				if e := probe.Classify(err); e.Class == probe.ClassPortDown && rp.down == nil {
@@ -68,7 +80,7 @@ func (rp *railProbe) tick(plan *liveplan.Plan, self string, now time.Time, dt ti
 				break
 			}
 		}
-		rp.credit[t.Node] = c
+		rp.credit[k] = c
 	}
 	return fin
 }
@@ -78,7 +90,7 @@ func (rp *railProbe) tick(plan *liveplan.Plan, self string, now time.Time, dt ti
 func (rp *railProbe) flush() []liveplan.Summary {
 	out := make([]liveplan.Summary, 0, len(rp.targets))
 	for _, t := range rp.targets {
-		s := rp.trackers[t.Node].Flush(rp.window)
+		s := rp.trackers[keyOf(t)].Flush(rp.window)
 		s.Held = rp.heldWindow
 		if rp.down != nil {
 			s.LocalDown, s.LocalDownFix = rp.down.Cause, rp.down.Fix
@@ -96,17 +108,18 @@ func (rp *railProbe) flush() []liveplan.Summary {
 func (rp *railProbe) retarget(plan *liveplan.Plan, self string, now time.Time, w int64, timeout time.Duration) {
 	rp.window = w
 	rp.targets = plan.Targets(self, rp.rail, now)
-	trackers := make(map[string]*liveplan.Tracker, len(rp.targets))
-	credit := make(map[string]float64, len(rp.targets))
+	trackers := make(map[target]*liveplan.Tracker, len(rp.targets))
+	credit := make(map[target]float64, len(rp.targets))
 	for _, t := range rp.targets {
-		tr := rp.trackers[t.Node]
+		k := keyOf(t)
+		tr := rp.trackers[k]
 		if tr == nil {
-			tr = liveplan.NewTracker(t.Node, rp.rail, timeout)
+			tr = liveplan.NewFlowTracker(t.Node, rp.rail, t.Label, timeout)
 		}
-		trackers[t.Node] = tr
-		credit[t.Node] = 0.5
-		if c, ok := rp.credit[t.Node]; ok {
-			credit[t.Node] = c
+		trackers[k] = tr
+		credit[k] = 0.5
+		if c, ok := rp.credit[k]; ok {
+			credit[k] = c
 		}
 	}
 	rp.trackers, rp.credit = trackers, credit
@@ -119,7 +132,7 @@ func (rp *railProbe) drain() {
 	for {
 		n, err := rp.port.Poll(doneCtx, rp.buf[:])
 		for _, a := range rp.buf[:n] {
-			if tr := rp.trackers[a.From.Node]; tr != nil {
+			if tr := rp.trackers[target{a.From.Node, liveplan.SeqLabel(a.Seq)}]; tr != nil {
 				tr.Answer(a.Seq, a.RTT)
 			}
 		}

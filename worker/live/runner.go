@@ -88,8 +88,8 @@ func (r *Runner) Open(ctx context.Context, ports []probe.Port) (map[int]fabric.P
 			errs = append(errs, err)
 			continue
 		}
-		r.rails[p.Rail] = &railProbe{rail: p.Rail, port: pp, trackers: map[string]*liveplan.Tracker{},
-			credit: map[string]float64{}, window: -1}
+		r.rails[p.Rail] = &railProbe{rail: p.Rail, port: pp, trackers: map[target]*liveplan.Tracker{},
+			credit: map[target]float64{}, window: -1}
 		addrs[p.Rail] = addr
 	}
 	if len(addrs) == 0 && len(errs) > 0 {

@@ -75,7 +75,8 @@ func (n *Node) OpenProbe(ctx context.Context, device string, port int) (fabric.P
 func (p *ProbePort) Addr() fabric.ProbeAddr { return p.addr }
 
 // Send models the probe's trip and the answer's: lost at a down or dead
-// end, lost with each end's loss probability on each of the two crossings,
+// end or link, lost with each end's loss probability on each of the two
+// crossings and each link's on the way there and back (probeRoute),
 // slowed by the worse end's latency factor, with an occasional tail.
 func (p *ProbePort) Send(to fabric.ProbeAddr, seq uint64) error {
 	f := p.fab
@@ -91,7 +92,8 @@ func (p *ProbePort) Send(to fabric.ProbeAddr, seq uint64) error {
 	survive := (1 - near.Loss) * (1 - far.Loss)
 	there := (1 - near.Egress.Loss) * (1 - far.Ingress.Loss) // the probe; its answer crosses the other two
 	back := (1 - far.Egress.Loss) * (1 - near.Ingress.Loss)
-	if p.rng.Float64() >= survive*survive*there*back {
+	links, cut := f.probeRoute(p.addr, to)
+	if cut || p.rng.Float64() >= survive*survive*there*back*links {
 		return nil
 	}
 	e := merge(near, far)
