@@ -87,7 +87,7 @@ func startOn(t *testing.T, spec string, o Options) *Cluster {
 	p.LatencyIters = 200
 	cl, err := Start(ctx, Options{Nodes: ft.Nodes, Rails: max(o.Rails, 1), Preset: "roce-2x100", Seed: 3, Faults: o.Faults,
 		Listen: "127.0.0.1:0", Mode: "full", Params: p, PairTimeout: 5 * time.Second, Topology: topo, HashSeed: o.HashSeed, LossProbes: o.LossProbes,
-		SwappedCables: o.SwappedCables, Miscabled: o.Miscabled, Logger: slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+		SwappedCables: o.SwappedCables, Miscabled: o.Miscabled, Live: o.Live, Logger: slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -52,6 +52,7 @@ func (c *Coordinator) liveInfoLocked() api.LiveInfo {
 		info.Healthy = c.mesh.judged.Healthy
 		info.Suspects = len(c.mesh.judged.Suspects)
 	}
+	c.liveLinkInfo(&info)
 	return info
 }
 

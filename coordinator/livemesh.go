@@ -170,6 +170,18 @@ func (c *Coordinator) replan(ctx context.Context, members []liveplan.Member) err
 	if err != nil {
 		return err
 	}
+	links, unmatched, err := liveLinks(c.Topology(), members)
+	if err != nil {
+		return err
+	}
+	if len(links) > 0 {
+		if cov, err = pl.SetLinks(links); err != nil {
+			return err
+		}
+		for _, u := range unmatched {
+			c.log.Warn("live link flows: topology and workers disagree; planned on what matches", "what", u)
+		}
+	}
 	entry := store.EncodeLivePlan(pl.Wire())
 	if err := c.apply(entry); err != nil {
 		return fmt.Errorf("commit live plan %d: %w", id, err)
@@ -178,9 +190,21 @@ func (c *Coordinator) replan(ctx context.Context, members []liveplan.Member) err
 	c.mesh.mu.Lock()
 	c.mesh.plan, c.mesh.cov, c.mesh.key, c.mesh.body, c.mesh.err, c.mesh.pending = pl, cov, key, body, "", ""
 	c.mesh.mu.Unlock()
-	c.log.Info("live plan", "id", id, "members", len(members), "coverage", cov.Period, "max_rate", cov.MaxRate)
-	c.fanout(ctx, members, func(ctx context.Context, m liveplan.Member, api string) { c.pushPlan(ctx, api, body, m.Name) })
+	c.log.Info("live plan", "id", id, "members", len(members), "coverage", cov.Period, "max_rate", cov.MaxRate,
+		"link_flows", cov.LinkFlows, "min_link_rate", cov.MinLinkRate)
+	c.fanout(ctx, members, func(ctx context.Context, m liveplan.Member, api string) {
+		c.pushPlan(ctx, api, planBody(pl, body, m.Name), m.Name)
+	})
 	return nil
+}
+
+// planBody is the plan as worker node takes it: with link flows, only its
+// own (liveplan.Plan.WireFor); without, the committed body as it is.
+func planBody(pl *liveplan.Plan, body []byte, node string) []byte {
+	if len(pl.Links) == 0 {
+		return body
+	}
+	return wire.LivePlanMsg.Append(nil, new(pl.WireFor(node)))
 }
 
 // due says whether to plan for membership key now: when it differs from
@@ -274,7 +298,7 @@ func (c *Coordinator) collect(ctx context.Context, members []liveplan.Member) {
 		c.mesh.since[m.Name], c.mesh.heard[m.Name] = got.Latest, time.Now()
 		c.mesh.mu.Unlock()
 		if got.PlanID != pl.ID {
-			c.pushPlan(ctx, apiAddr, body, m.Name)
+			c.pushPlan(ctx, apiAddr, planBody(pl, body, m.Name), m.Name)
 		}
 	})
 }
@@ -311,6 +335,7 @@ func (c *Coordinator) judge(nodes []matrix.Node) {
 	}
 	m := c.mesh.mx.Analyse(nodes, c.opts.Live.Thresholds)
 	rails := c.mesh.mx.Rails()
+	c.judgeLinks()
 	c.mesh.mu.Lock()
 	c.mesh.judged, c.mesh.judgedW, c.mesh.rails = m, latest, rails
 	c.mesh.mu.Unlock()

@@ -84,7 +84,7 @@ func lossStep(path []topology.Link, hops []HopLoss) (at int, ok bool) {
 		h := hops[k]
 		lost := h.Sent - h.Answered
 		expect := float64(h.Sent) * max(prev, hopLossFloor)
-		if h.Sent > 0 && lost >= hopLossMinLost && float64(lost) >= expect+hopLossMinLost && poissonTail(lost, expect) < hopLossP {
+		if h.Sent > 0 && lost >= hopLossMinLost && float64(lost) >= expect+hopLossMinLost && PoissonTail(lost, expect) < hopLossP {
 			return k, persists(hops[k+1:n], lostShare(h))
 		}
 		prev = lostShare(h)
@@ -96,7 +96,7 @@ func lossStep(path []topology.Link, hops []HopLoss) (at int, ok bool) {
 func persists(later []HopLoss, share float64) bool {
 	for _, h := range later {
 		e := float64(h.Sent) * share
-		if lost := h.Sent - h.Answered; 1-poissonTail(lost+1, e) < hopPersistP {
+		if lost := h.Sent - h.Answered; 1-PoissonTail(lost+1, e) < hopPersistP {
 			return false
 		}
 	}

@@ -489,7 +489,7 @@ func (ls *linkScan) significant(b, f int, t, bg float64) bool {
 		// The background without the component's own bad tests: in a
 		// small fabric they are most of the bad ones.
 		out := max(0, bg*ls.tested-float64(b)) / max(ls.tested-t, 1)
-		if float64(f) >= t/2 && poissonTail(f, t*out) < linkSteeredP {
+		if float64(f) >= t/2 && PoissonTail(f, t*out) < linkSteeredP {
 			return true
 		}
 	}
@@ -500,8 +500,9 @@ func (ls *linkScan) significant(b, f int, t, bg float64) bool {
 	return (float64(b)-e)/math.Sqrt(e+1) >= linkZ
 }
 
-// poissonTail is P(X >= k) for X Poisson with mean e.
-func poissonTail(k int, e float64) float64 {
+// PoissonTail is P(X >= k) for X Poisson with mean e: how often chance
+// alone would give k or more events where e were expected.
+func PoissonTail(k int, e float64) float64 {
 	term, below := math.Exp(-e), 0.0
 	for i := range k {
 		below += term

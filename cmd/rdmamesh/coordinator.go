@@ -206,5 +206,6 @@ func runCoordinator(ctx context.Context, c *config.Config, log *slog.Logger) err
 // liveOptions is the coordinator's live mesh from the live.* keys.
 func liveOptions(c *config.Config) coordinator.LiveOptions {
 	return coordinator.LiveOptions{Enabled: c.Live.Enabled, Params: liveplan.Params{RatePerHCA: c.Live.RatePerHCA,
-		GroupRate: c.Live.GroupRate, Window: c.Live.Window, ProbesPerWindow: c.Live.ProbesPerWindow, Period: c.Live.Period}}
+		GroupRate: c.Live.GroupRate, Window: c.Live.Window, ProbesPerWindow: c.Live.ProbesPerWindow, Period: c.Live.Period,
+		LinkRate: c.Live.LinkRate}}
 }

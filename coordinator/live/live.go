@@ -35,6 +35,8 @@ type Options struct {
 	// MinProbes is the probes with a known fate a cell needs to be judged
 	// at all (5).
 	MinProbes int
+	// Links tune the watch over the plan's steered link flows.
+	Links LinkOptions
 }
 
 func (o Options) orDefaults() Options {
@@ -88,12 +90,13 @@ type Matrix struct {
 	latest int64              // newest window folded
 	pruned int64              // latest when cells were last aged out
 	totals map[int]*[2]uint64 // rail → probes answered, lost (monotonic)
+	links  *linkWatch         // the steered link flows' summaries
 }
 
 // New makes an empty live matrix.
 func New(opts Options) *Matrix {
 	return &Matrix{opts: opts.orDefaults(), ids: map[string]uint32{}, cells: map[key]rec{}, downs: map[key]downNote{},
-		latest: -1, pruned: -1, totals: map[int]*[2]uint64{}}
+		latest: -1, pruned: -1, totals: map[int]*[2]uint64{}, links: newLinkWatch(opts.Links)}
 }
 
 // id interns a node name. The caller holds mu.
@@ -121,6 +124,10 @@ func (m *Matrix) Fold(src string, sums []liveplan.Summary) {
 		}
 		if s.Rail < 0 || s.Rail > maxRail || len(m.names) >= 1<<24 {
 			continue // not a rail this store can key; no fabric has them
+		}
+		if s.Label != 0 { // a link flow: judged by cable, not as the pair's cell
+			m.links.fold(sid, m.id(s.Node), s)
+			continue
 		}
 		k := mkKey(sid, m.id(s.Node), s.Rail)
 		old, ok := m.cells[k]
@@ -301,6 +308,22 @@ func (m *Matrix) Rails() []api.LiveRail {
 	}
 	slices.SortFunc(out, func(a, b api.LiveRail) int { return cmp.Compare(a.Rail, b.Rail) })
 	return out
+}
+
+// JudgeLinks judges the link flows once per new window, routing them
+// with r (version names its topology: flows are routed again when it
+// changes), and returns the episodes it opened and closed.
+func (m *Matrix) JudgeLinks(r LinkRouter, version string) (opened, closed []api.LiveLink) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.links.judge(r, version, m.names)
+}
+
+// Links is the link episodes open now, the newest first.
+func (m *Matrix) Links() []api.LiveLink {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.links.links()
 }
 
 // Horizon is how many windows a cell stays after it was last probed.

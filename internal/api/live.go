@@ -38,6 +38,39 @@ type LiveInfo struct {
 	Healthy  bool   `json:"healthy"`
 	Suspects int    `json:"suspects"`
 	Error    string `json:"error,omitempty"`
+	// LinkFlows is how many steered link flows the plan probes (0: no
+	// topology, so no link coverage); Links the cables they found losing
+	// probes, one entry per episode, the newest first.
+	LinkFlows int        `json:"link_flows"`
+	Links     []LiveLink `json:"links,omitempty"`
+}
+
+// LiveLink is one episode of a cable losing the live link flows' probes:
+// from the window it was first named until it has stayed clean for the
+// watch's quiet period. A cable that goes down and comes back within an
+// episode adds a flap, not another episode.
+type LiveLink struct {
+	Cable string `json:"cable"` // its two ends, "leaf05:33 <-> spine02:5"
+	// State is "down" (its flows lose nearly every probe), "lossy", or
+	// "recovered" (clean again, the episode still open).
+	State string `json:"state"`
+	// Loss is the share of the probes through it lost over the newest
+	// judged windows; Worst the highest Loss in the episode.
+	Loss  float64 `json:"loss"`
+	Worst float64 `json:"worst"`
+	// Probes and Lost are the newest judgement's counts; Flows the link
+	// flows through it that lost probes, Partners how many nodes those
+	// flows ran between.
+	Probes   int `json:"probes"`
+	Lost     int `json:"lost"`
+	Flows    int `json:"flows"`
+	Partners int `json:"partners"`
+	// Since is the window the episode began, LastBad the newest window it
+	// was named in; Flaps how many times it went bad again after a clean
+	// judgement within the episode.
+	Since   int64 `json:"since_window"`
+	LastBad int64 `json:"last_bad_window"`
+	Flaps   int   `json:"flaps"`
 }
 
 // LiveRail is one rail's probing as the live matrix holds it, for

@@ -74,6 +74,7 @@ type Live struct {
 	Window          time.Duration `mapstructure:"window"`            // summary and rotation window
 	ProbesPerWindow int           `mapstructure:"probes_per_window"` // per rotation target and window
 	Period          time.Duration `mapstructure:"period"`            // every pair within this; 0 = as the rate allows
+	LinkRate        float64       `mapstructure:"link_rate"`         // probes/s of each steered link flow
 }
 
 type Sim struct {
@@ -216,6 +217,7 @@ func Defaults() map[string]any {
 		"live.window":                   10 * time.Second,
 		"live.probes_per_window":        5,
 		"live.period":                   time.Duration(0),
+		"live.link_rate":                8.0,
 	}
 }
 
@@ -572,6 +574,9 @@ func (l *Live) validate(bad func(key, format string, args ...any)) {
 	}
 	if l.ProbesPerWindow < 1 || l.ProbesPerWindow > 10000 {
 		bad("live.probes_per_window", "%d must be 1..10000 (default 5)", l.ProbesPerWindow)
+	}
+	if !(l.LinkRate >= 1) || l.LinkRate > l.RatePerHCA {
+		bad("live.link_rate", "%g must be at least 1 and at most live.rate_per_hca probes per second (default 8)", l.LinkRate)
 	}
 	if l.Period < 0 || (l.Period > 0 && l.Period < l.Window) {
 		bad("live.period", "%s must be 0 (as the rate allows) or at least live.window", l.Period)

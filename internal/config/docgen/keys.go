@@ -44,6 +44,7 @@ var descriptions = map[string]string{
 	"live.group_rate":        "Probes per second to each peer of the HCA's own switch group (label leaf, switch, rack or group), probed all the time.",
 	"live.window":            "How long one summary window (and one rotation slice of other groups) lasts.",
 	"live.probes_per_window": "Probes each rotation target gets within its window: enough to tell loss from one drop.",
+	"live.link_rate":         "Probes per second of each steered link flow. With a RoCE topology (coordinator.topology) the leader adds link flows to the plan, chosen as a link sweep chooses its tests, so that every cable between switches is crossed both ways by probes of two partners; a cable losing them is named in the live view (`links`, one entry per episode with its flap count). Within live.rate_per_hca: an HCA's link flows share what its group probing leaves.",
 	"live.period":            "Every same-rail pair is probed at least this often; the leader refuses a plan that cannot meet it (raise live.rate_per_hca). 0: as often as the rate allows (4.5 min at 1,024 nodes in groups of 32).",
 
 	"coordinator.name":              "Raft server ID and gossip name. Empty: the hostname. Must stay the same across restarts (raft state under data_dir is keyed by it).",
