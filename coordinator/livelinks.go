@@ -5,17 +5,20 @@ import (
 	"slices"
 
 	"github.com/rdmamesh/rdmamesh/coordinator/linkplan"
+	"github.com/rdmamesh/rdmamesh/coordinator/live"
 	"github.com/rdmamesh/rdmamesh/internal/api"
 	"github.com/rdmamesh/rdmamesh/internal/liveplan"
 	"github.com/rdmamesh/rdmamesh/topology"
 )
 
-// liveLinks are the always-on mesh's steered link flows: the link sweep's
+// LiveLinks are the always-on mesh's steered link flows: the link sweep's
 // plan for the live members (every cable between switches crossed both
 // ways by tests of two partners), each test a flow its initiator probes
 // with the test's flow label. Only RoCE steers by label; on InfiniBand a
 // UD probe to a LID takes the destination's one route, so there are none.
-func liveLinks(t *topology.Topology, members []liveplan.Member) ([]liveplan.Link, []string, error) {
+//
+// It returns, too, what of the topology and the members did not match.
+func LiveLinks(t *topology.Topology, members []liveplan.Member) ([]liveplan.Link, []string, error) {
 	if t == nil || t.LinkLayer != topology.RoCE {
 		return nil, nil, nil
 	}
@@ -40,6 +43,9 @@ func liveLinks(t *topology.Topology, members []liveplan.Member) ([]liveplan.Link
 	}
 	return out, lp.Unmatched, nil
 }
+
+// LinkRouter is the live link watch's view of t (live.LinkRouter).
+func LinkRouter(t *topology.Topology) live.LinkRouter { return topoRouter{t} }
 
 // topoRouter routes live link flows over the topology's model of ECMP,
 // as the link plan chose their labels.

@@ -170,7 +170,7 @@ func (c *Coordinator) replan(ctx context.Context, members []liveplan.Member) err
 	if err != nil {
 		return err
 	}
-	links, unmatched, err := liveLinks(c.Topology(), members)
+	links, unmatched, err := LiveLinks(c.Topology(), members)
 	if err != nil {
 		return err
 	}

@@ -52,6 +52,12 @@ type LinkOptions struct {
 	// episode closes (30: five minutes of 10 s windows, the span
 	// ByteRobust waits for a second alert before evicting).
 	Quiet int64
+	// MinLost is the fewest lost probes that name a cable (8). Fewer can
+	// be significant and still point the wrong way: in the window a
+	// fault begins, three or four lost probes may all fall on one host's
+	// flows through the faulty cable, and that host's own cable, with
+	// fewer clean flows through it, explains them better.
+	MinLost int
 	// Max bounds the cables named in one judgement (8).
 	Max int
 }
@@ -61,6 +67,7 @@ func (o LinkOptions) orDefaults() LinkOptions {
 	o.MinLoss = cmp.Or(o.MinLoss, 0.005)
 	o.P = cmp.Or(o.P, 1e-6)
 	o.Quiet = cmp.Or(o.Quiet, 30)
+	o.MinLost = cmp.Or(o.MinLost, 8)
 	o.Max = cmp.Or(o.Max, 8)
 	return o
 }
@@ -237,7 +244,7 @@ func (w *linkWatch) pick(fs []judgedFlow, bg float64) (int32, cableTally, bool) 
 	var best int32
 	var bt *cableTally
 	for c, t := range tallies {
-		if t.lost < 3 || float64(t.lost) < w.opts.MinLoss*float64(t.n) || matrix.PoissonTail(t.lost, float64(t.n)*bg) >= w.opts.P {
+		if t.lost < w.opts.MinLost || float64(t.lost) < w.opts.MinLoss*float64(t.n) || matrix.PoissonTail(t.lost, float64(t.n)*bg) >= w.opts.P {
 			continue
 		}
 		if bt == nil || betterCable(c, t, best, bt) {

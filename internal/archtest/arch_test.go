@@ -140,6 +140,8 @@ var rules = map[string][]string{
 	"rigs/judge/cmd":          anything,
 	"rigs/links":              anything,
 	"rigs/links/cmd":          anything,
+	"rigs/livelinks":          anything,
+	"rigs/livelinks/cmd":      anything,
 	"rigs/deploytest":         {"internal/config/docgen/keyflags"},
 	"web/e2e":                 anything,
 	"cabling":                 {"topology", "internal/junit"}, "rigs/cabling": anything, "rigs/cabling/cmd": anything, // pure over the plan; its rig

@@ -32,6 +32,16 @@ type ProbeAddr struct {
 	FlowLabel uint32 `json:"flow_label,omitempty"`
 }
 
+// A probe's sequence number carries its flow label in its top 20 bits
+// (SeqFlowLabel), so the answering port can send the answer back with the
+// same label, over the path the plan chose for the way back: RoCE v2 over
+// IPv4 carries no flow label on the wire, only the UDP source port the
+// sender made of it.
+const FlowLabelShift = 44
+
+// SeqFlowLabel is the flow label probe seq was sent with (0: none).
+func SeqFlowLabel(seq uint64) uint32 { return uint32(seq >> FlowLabelShift) }
+
 // Answer is a peer's reply to one of our probes, with the round trip the
 // port measured (send to receive completion).
 type Answer struct {

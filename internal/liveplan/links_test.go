@@ -113,8 +113,8 @@ func TestFlowTrackerKeepsToItsLabel(t *testing.T) {
 	plain := NewTracker("b", 0, time.Second)
 	flow := NewFlowTracker("b", 0, 0xabcde, time.Second)
 	s1, s2 := plain.Send(t0), flow.Send(t0)
-	if SeqLabel(s1) != 0 || SeqLabel(s2) != 0xabcde {
-		t.Fatalf("labels carried: %d, %#x", SeqLabel(s1), SeqLabel(s2))
+	if fabric.SeqFlowLabel(s1) != 0 || fabric.SeqFlowLabel(s2) != 0xabcde {
+		t.Fatalf("labels carried: %d, %#x", fabric.SeqFlowLabel(s1), fabric.SeqFlowLabel(s2))
 	}
 	for _, tr := range []*Tracker{plain, flow} { // each answer reaches both; only its own counts
 		tr.Answer(s1, time.Microsecond)

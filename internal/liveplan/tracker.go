@@ -3,6 +3,8 @@ package liveplan
 import (
 	"math"
 	"time"
+
+	"github.com/rdmamesh/rdmamesh/internal/fabric"
 )
 
 // Summary is one target's probing over one window: what a worker reports
@@ -87,19 +89,14 @@ func NewTracker(node string, rail int, timeout time.Duration) *Tracker {
 }
 
 // NewFlowTracker tracks a link flow's probes: its sequence numbers carry
-// label in their top 20 bits, so the answers to a node's link flow and to
-// its group or rotation probes (same peer, same port) are told apart by
-// the number the peer echoes back, with nothing added to the probe.
+// label in their top 20 bits (fabric.FlowLabelShift), so the answers to a
+// node's link flow and to its group or rotation probes (same peer, same
+// port) are told apart by the number the peer echoes back, and the peer
+// answers with the label, with nothing added to the probe. 2^44 probes
+// is half a million years at a probe a microsecond.
 func NewFlowTracker(node string, rail int, label uint32, timeout time.Duration) *Tracker {
-	return &Tracker{node: node, rail: rail, label: label, base: uint64(label) << labelShift, timeout: timeout}
+	return &Tracker{node: node, rail: rail, label: label, base: uint64(label) << fabric.FlowLabelShift, timeout: timeout}
 }
-
-// labelShift puts a 20-bit flow label in a sequence number's top bits;
-// 2^44 probes is half a million years at a probe a microsecond.
-const labelShift = 44
-
-// SeqLabel is the flow label a sequence number carries (0: none).
-func SeqLabel(seq uint64) uint32 { return uint32(seq >> labelShift) }
 
 // Send records a probe sent now and returns its sequence number. A probe
 // still pending in the ring slot it reuses is counted lost: it has been
@@ -120,7 +117,7 @@ func (t *Tracker) Send(now time.Time) uint64 {
 // measured (its send and receive completions, closer to the wire than any
 // clock here).
 func (t *Tracker) Answer(seq uint64, rtt time.Duration) {
-	if seq>>labelShift != t.base>>labelShift {
+	if seq>>fabric.FlowLabelShift != t.base>>fabric.FlowLabelShift {
 		return // another flow's
 	}
 	seq &^= t.base

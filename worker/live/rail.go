@@ -132,7 +132,7 @@ func (rp *railProbe) drain() {
 	for {
 		n, err := rp.port.Poll(doneCtx, rp.buf[:])
 		for _, a := range rp.buf[:n] {
-			if tr := rp.trackers[target{a.From.Node, liveplan.SeqLabel(a.Seq)}]; tr != nil {
+			if tr := rp.trackers[target{a.From.Node, fabric.SeqFlowLabel(a.Seq)}]; tr != nil {
 				tr.Answer(a.Seq, a.RTT)
 			}
 		}

@@ -10,8 +10,9 @@ import (
 // every link's loss, a flapping link's down share) and whether a down or
 // unroutable link stops them. The probe's UDP source port comes from its
 // flow label when it has one, else from the sender's QP as rxe makes it;
-// the answer goes back with the probe's label (a reply built from the
-// received GRH, as ibv_init_ah_from_wc does), or from the answering QP.
+// the answer goes back with the probe's label (the verbs engine's port
+// reads it from the probe's sequence number, fabric.SeqFlowLabel), or
+// from the answering QP.
 func (f *Fabric) probeRoute(from, to fabric.ProbeAddr) (survive float64, down bool) {
 	lf, t := f.links.Load(), f.topo
 	ends, checks := t.(arrivals)
@@ -48,4 +49,16 @@ func (f *Fabric) probeRoute(from, to fabric.ProbeAddr) (survive float64, down bo
 	leg(src, dst, out)
 	leg(dst, src, back)
 	return survive, down
+}
+
+// ProbeSurvival is the chance that a probe from one port to another (its
+// FlowLabel set as a send's) and the answer both cross the fabric's cable
+// and switch faults: 0 where a down link stops them. The live link rig
+// draws whole windows of probes from it.
+func (f *Fabric) ProbeSurvival(from, to fabric.ProbeAddr) float64 {
+	s, down := f.probeRoute(from, to)
+	if down {
+		return 0
+	}
+	return s
 }

@@ -14,6 +14,9 @@ type ahKey struct {
 	Global bool
 	GID    [16]byte
 	LID    uint16
+	// Flow is the GRH's flow label: on RoCE the UDP source port comes
+	// from it, so each live link flow to a peer has a handle of its own.
+	Flow uint32
 }
 
 // ahCache keeps one address handle per destination for a probe port's

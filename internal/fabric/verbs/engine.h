@@ -184,7 +184,7 @@ typedef struct rm_ud_cqe {
 
 rm_ud *rm_ud_open(rm_dev *d, int port, int sgid_index, uint32_t qkey, rm_status *st);
 uint32_t rm_ud_qpn(rm_ud *u);
-void *rm_ud_ah(rm_ud *u, int global, const uint8_t *dgid, int dlid, rm_status *st);
+void *rm_ud_ah(rm_ud *u, int global, const uint8_t *dgid, int dlid, uint32_t flow_label, rm_status *st);
 void rm_ud_ah_free(void *ah);
 int rm_ud_post(rm_ud *u, void *ah, uint32_t qpn, uint32_t qkey, const uint8_t *msg, int len, int stamp_off, rm_status *st);
 int rm_ud_wait(rm_ud *u, int stop_fd, int timeout_ms, rm_ud_cqe *out, int max, rm_status *st);

@@ -231,7 +231,7 @@ rm_ud *rm_ud_open(rm_dev *d, int port, int sgid_index, uint32_t qkey, rm_status 
 
 uint32_t rm_ud_qpn(rm_ud *u) { return u->qp->qp_num; }
 
-void *rm_ud_ah(rm_ud *u, int global, const uint8_t *dgid, int dlid, rm_status *st)
+void *rm_ud_ah(rm_ud *u, int global, const uint8_t *dgid, int dlid, uint32_t flow_label, rm_status *st)
 {
 	struct ibv_ah_attr a;
 	memset(&a, 0, sizeof(a));
@@ -242,6 +242,7 @@ void *rm_ud_ah(rm_ud *u, int global, const uint8_t *dgid, int dlid, rm_status *s
 		memcpy(a.grh.dgid.raw, dgid, 16);
 		a.grh.sgid_index = u->sgid_index;
 		a.grh.hop_limit = 64;
+		a.grh.flow_label = flow_label & 0xfffff; /* RoCE v2: the UDP source port's seed */
 	}
 	errno = 0;
 	struct ibv_ah *ah = rm_fn.create_ah(u->dev->pd, &a);

@@ -240,7 +240,7 @@ func (l cLink) createAH(k ahKey) (unsafe.Pointer, error) {
 		global = 1
 	}
 	var st C.rm_status
-	ah := C.rm_ud_ah(l.p.c, global, &gid[0], C.int(k.LID), &st)
+	ah := C.rm_ud_ah(l.p.c, global, &gid[0], C.int(k.LID), C.uint32_t(k.Flow), &st)
 	if ah == nil {
 		return nil, classify(statusFailure(&st), where{device: l.p.dev.name, port: l.p.port, gidIndex: l.p.gid.Index,
 			netdev: l.p.gid.Netdev, node: l.p.f.node, phase: "live probe"})

@@ -103,13 +103,18 @@ func (c *udCore[H]) targetKey(to fabric.ProbeAddr) (ahKey, *probe.Error) {
 	return k, nil
 }
 
-// send posts probe seq to a target.
+// send posts probe seq to a target, with the target's flow label on RoCE;
+// the peer answers with the label seq carries (answer).
 func (c *udCore[H]) send(to fabric.ProbeAddr, seq uint64, now time.Time) error {
 	k, perr := c.targetKey(to)
 	if perr != nil {
 		return perr
 	}
-	ah, err := c.ahs.get(k)
+	hk := k // the handle carries the send's flow label; answers are matched without it
+	if k.Global {
+		hk.Flow = to.FlowLabel & 0xfffff
+	}
+	ah, err := c.ahs.get(hk)
 	if err != nil {
 		return err
 	}
@@ -162,6 +167,9 @@ func (c *udCore[H]) received(ts int64, srcQP uint32, data []byte) {
 // answer echoes a peer's probe (sequence, send time, token) back to the
 // address it carries, with ours in it.
 func (c *udCore[H]) answer(m udMsg, k ahKey, srcQP uint32) {
+	if k.Global {
+		k.Flow = fabric.SeqFlowLabel(m.Seq) // back over the way the plan chose
+	}
 	ah, err := c.ahs.get(k)
 	if err == nil {
 		r := m

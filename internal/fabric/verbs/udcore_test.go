@@ -33,8 +33,10 @@ type wireLink struct {
 }
 
 func (l wireLink) createAH(k ahKey) (int, error) {
+	to := k
+	to.Flow = 0 // the label picks a path, not a port
 	for _, p := range l.w.ports {
-		if p.keyFor(p.selfGID, p.self.LID) == k {
+		if p.keyFor(p.selfGID, p.self.LID) == to {
 			h := len(l.w.ahs) + 1
 			l.w.ahs[h] = k
 			return h, nil
@@ -54,6 +56,7 @@ func (l wireLink) post(ah int, qpn, qkey uint32, msg []byte, stampOff int) error
 	if stampOff >= 0 {
 		binary.BigEndian.PutUint64(b[stampOff:], uint64(l.w.clock))
 	}
+	k.Flow = 0
 	for _, p := range l.w.ports {
 		if p.keyFor(p.selfGID, p.self.LID) == k && p.self.QPN == qpn && p.self.QKey == qkey {
 			l.w.flight = append(l.w.flight, packet{from: *l.self, to: p, msg: b})
@@ -193,4 +196,32 @@ func doneCtx() context.Context {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	return ctx
+}
+
+// A live link flow's probe leaves with its flow label, and the answer
+// comes back with the same one, read from the probe's sequence number
+// (RoCE v2 over IPv4 carries no label on the wire).
+func TestUDCoreFlowLabelBothWays(t *testing.T) {
+	w := &wire{clock: 1e9, ahs: map[int]ahKey{}}
+	a := w.port("vm1", 11, 0x100, 1)
+	b := w.port("vm2", 12, 0x200, 2)
+	tr := liveplan.NewFlowTracker("vm2", 0, 0x5a5a5, 2*time.Second)
+	to := b.self
+	to.FlowLabel = 0x5a5a5
+	if err := a.send(to, tr.Send(time.Unix(0, w.clock)), time.Unix(0, w.clock)); err != nil {
+		t.Fatal(err)
+	}
+	w.deliver(0, 100*time.Microsecond) // the probe; vm2 answers
+	w.deliver(0, 100*time.Microsecond)
+	var flows []uint32
+	for _, k := range w.ahs {
+		flows = append(flows, k.Flow)
+	}
+	if len(flows) != 2 || flows[0] != 0x5a5a5 || flows[1] != 0x5a5a5 {
+		t.Fatalf("handles carry flow labels %x, want the probe's both ways", flows)
+	}
+	buf := make([]fabric.Answer, 4)
+	if n, err := a.poll(context.Background(), buf); err != nil || n != 1 || fabric.SeqFlowLabel(buf[0].Seq) != 0x5a5a5 {
+		t.Fatalf("answer %+v (%d, %v): want one, to the labelled probe", buf[:n], n, err)
+	}
 }
