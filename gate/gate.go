@@ -127,10 +127,11 @@ func Run(ctx context.Context, o Options, out, errOut io.Writer) int {
 	var (
 		m             *matrix.Matrix
 		header, sweep string
+		links         []api.LiveLink
 		err           error
 	)
 	if o.Live {
-		m, header, err = judgeLive(ctx, c, o, out)
+		m, header, links, err = judgeLive(ctx, c, o, out)
 	} else {
 		m, header, sweep, err = judge(ctx, c, o, out)
 	}
@@ -151,7 +152,7 @@ func Run(ctx context.Context, o Options, out, errOut io.Writer) int {
 		fmt.Fprintf(out, "compared with %s:\n%s", o.DiffAgainst, diff.Text())
 	}
 	if o.Live {
-		return ExitFor(m) // cabling is judged after sweeps: the live mesh traces no path
+		return withLiveLinks(ExitFor(m), links) // cabling is judged after sweeps: the live mesh traces no path
 	}
 	cab, err := cablingCheck(ctx, c, o, sweep, out)
 	if err != nil {

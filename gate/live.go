@@ -40,29 +40,29 @@ func (o Options) checkLive() error {
 // judgeLive judges the always-on mesh's newest window: it refuses (exit 3)
 // when live probing is off or the window is stale, since a stale live view
 // would pass a fabric nobody has looked at lately.
-func judgeLive(ctx context.Context, c client, o Options, _ io.Writer) (*matrix.Matrix, string, error) {
+func judgeLive(ctx context.Context, c client, o Options, _ io.Writer) (*matrix.Matrix, string, []api.LiveLink, error) {
 	var info api.LiveInfo
 	if err := c.get(ctx, "/api/v1/live", &info); err != nil {
-		return nil, "", liveUnavailable(err)
+		return nil, "", nil, liveUnavailable(err)
 	}
 	if !info.Enabled {
-		return nil, "", infra(fmt.Errorf("the coordinator's live mesh is off%s: run a sweep instead (gate without --live)", because(info.Error)))
+		return nil, "", nil, infra(fmt.Errorf("the coordinator's live mesh is off%s: run a sweep instead (gate without --live)", because(info.Error)))
 	}
 	maxAge := o.LiveMaxAge
 	if maxAge == 0 {
 		if info.WindowSeconds <= 0 {
-			return nil, "", infra(errors.New("the coordinator reports no live window length: give --live-max-age"))
+			return nil, "", nil, infra(errors.New("the coordinator reports no live window length: give --live-max-age"))
 		}
 		maxAge = seconds(defaultLiveMaxAge * info.WindowSeconds)
 	}
 	if age := seconds(info.AgeSeconds); age > maxAge {
-		return nil, "", infra(fmt.Errorf("the live view is stale: window %d ended %s ago, more than --live-max-age %s "+
+		return nil, "", nil, infra(fmt.Errorf("the live view is stale: window %d ended %s ago, more than --live-max-age %s "+
 			"(%d of %d nodes probing); check the workers' live probing, or run a sweep instead", info.Window,
 			age.Round(time.Second), maxAge, info.Probing, info.Members))
 	}
 	m, err := getMatrix(ctx, c, o, api.LiveID)
 	if err != nil {
-		return nil, "", liveUnavailable(err)
+		return nil, "", nil, liveUnavailable(err)
 	}
 	// Counts stay the whole matrix's when only the bad cells are sent.
 	tested := 0
@@ -72,12 +72,45 @@ func judgeLive(ctx context.Context, c client, o Options, _ io.Writer) (*matrix.M
 		}
 	}
 	if tested == 0 {
-		return nil, "", infra(fmt.Errorf("live window %d judged no probed pair yet: nothing to gate on; wait a window or run a sweep", info.Window))
+		return nil, "", nil, infra(fmt.Errorf("live window %d judged no probed pair yet: nothing to gate on; wait a window or run a sweep", info.Window))
 	}
 	header := fmt.Sprintf("live window %d (plan %d, %d of %d nodes probing, ended %s ago, every pair probed within %s, at most %g probes/s per HCA)",
 		info.Window, info.PlanID, info.Probing, info.Members, seconds(info.AgeSeconds).Round(time.Second),
 		seconds(info.CoverageSeconds).Round(time.Second), info.RatePerHCA)
-	return m, header, nil
+	header += liveLinksText(info)
+	return m, header, info.Links, nil
+}
+
+// liveLinksText is the link flows' part of the header: how many there
+// are, and each cable they found losing probes, one line per episode.
+func liveLinksText(info api.LiveInfo) string {
+	if info.LinkFlows == 0 {
+		return "\nlive link flows: none (they need a RoCE topology: coordinator.topology)"
+	}
+	s := fmt.Sprintf("\nlive link flows: %d, every cable between switches probed", info.LinkFlows)
+	if len(info.Links) == 0 {
+		return s + "; no cable losing probes"
+	}
+	for _, l := range info.Links {
+		s += fmt.Sprintf("\n  cable %s: %s, %.2f%% of %d probes lost (worst %.2f%%), %d flows between %d nodes, since window %d, last bad %d, %d flaps",
+			l.Cable, l.State, 100*l.Loss, l.Probes, 100*l.Worst, l.Flows, l.Partners, l.Since, l.LastBad, l.Flaps)
+	}
+	return s
+}
+
+// withLiveLinks is the gate's exit with the live link episodes: a cable
+// down now fails it as a fabric fault (1), one losing probes as a
+// performance fault (4); a recovered one is only reported.
+func withLiveLinks(code int, links []api.LiveLink) int {
+	for _, l := range links {
+		switch {
+		case l.State == "down" && (code == ExitHealthy || code == ExitPerformance):
+			code = ExitUnhealthy
+		case l.State == "lossy" && code == ExitHealthy:
+			code = ExitPerformance
+		}
+	}
+	return code
 }
 
 // liveUnavailable turns "no live mesh here" (404) into exit 3: the job may

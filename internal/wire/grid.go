@@ -64,14 +64,17 @@ func GridRails(nodes []Node) int {
 }
 
 // CheckGrid refuses nodes whose grid a slot cannot index: a slot is an
-// int32, so a sweep holds at most 2^31 slots (16,384 nodes on 8 rails).
+// int32, so a sweep holds at most 2^31 slots, 0 to MaxInt32 (16,384 nodes
+// on 8 rails exactly).
 func CheckGrid(nodes []Node) error {
-	if n, rails := len(nodes), GridRails(nodes); int64(rails)*int64(n)*int64(gridRow(n)) > math.MaxInt32 {
+	if n, rails := len(nodes), GridRails(nodes); int64(rails)*int64(n)*int64(gridRow(n)) > maxSlots {
 		return fmt.Errorf("%d nodes on %d rails make %d cells, more than one sweep can hold (%d): select fewer nodes or rails",
-			n, rails, int64(rails)*int64(n)*int64(n), math.MaxInt32)
+			n, rails, int64(rails)*int64(n)*int64(n), int64(maxSlots))
 	}
 	return nil
 }
+
+const maxSlots = math.MaxInt32 + 1
 
 // GridBlocks is how many blocks hold the grid of n nodes and rails.
 func GridBlocks(n, rails int) int { return (GridSlots(n, rails) + BlockLen - 1) / BlockLen }

@@ -269,6 +269,15 @@ func TestCheckGrid(t *testing.T) {
 	if err := CheckGrid(nodes[:46337]); err != nil {
 		t.Fatal(err)
 	}
+	// 16,384 nodes on 8 rails fill the slots exactly: the last is MaxInt32.
+	big := make([]Node, 16384)
+	big[0].Ports = make([]probe.Port, 8)
+	if err := CheckGrid(big); err != nil {
+		t.Fatalf("16,384 x 8: %v", err)
+	}
+	if last := GridSlot(16384, 8, 16383, 16383, 7); last != math.MaxInt32 {
+		t.Fatalf("16,384 x 8: last slot %d", last)
+	}
 	b := StartRecord.Append(nil, &SweepStart{Nodes: nodes})
 	if _, err := StartRecord.Decode(b); err == nil {
 		t.Fatal("a start record past the grid decoded")

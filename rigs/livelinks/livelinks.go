@@ -213,9 +213,14 @@ func (f *Fleet) SwitchCables() []int {
 	return out
 }
 
-// CableSpec is the sim fault spec for an effect on both directions of a
-// cable, and the name the watch gives it.
-func (f *Fleet) CableSpec(c int, effect string) (spec, name string) {
+// CableSpec is the sim fault spec for an effect on a cable, both ways or
+// (oneWay) from its A end to its B end only, and the name the watch
+// gives it.
+func (f *Fleet) CableSpec(c int, effect string, oneWay bool) (spec, name string) {
 	cb := f.Topo.Cables[c]
-	return "cable=" + f.Topo.EndName(cb.A) + "~" + f.Topo.EndName(cb.B) + ":" + effect, f.Topo.CableName(c)
+	dir := "~"
+	if oneWay {
+		dir = ">"
+	}
+	return "cable=" + f.Topo.EndName(cb.A) + dir + f.Topo.EndName(cb.B) + ":" + effect, f.Topo.CableName(c)
 }

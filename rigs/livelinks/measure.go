@@ -29,17 +29,17 @@ type OnsetResult struct {
 const MaxWindows = 6
 
 // Onset injects, one at a time, effect (e.g. "loss=2%") on runs random
-// cables between switches, each at a random moment of a window after
+// cables between switches (one way only with oneWay), each at a random moment of a window after
 // three clean ones, and records when the watch names it. Each run starts
 // from a clean leader state.
-func Onset(f *Fleet, runs int, effect string, seed uint64) (OnsetResult, error) {
+func Onset(f *Fleet, runs int, effect string, oneWay bool, seed uint64) (OnsetResult, error) {
 	rng := rand.New(rand.NewPCG(seed, 11))
 	cables := f.SwitchCables()
 	var res OnsetResult
 	win := f.cfg.Params.Window.Seconds()
 	for range runs {
 		c := cables[rng.IntN(len(cables))]
-		spec, name := f.CableSpec(c, effect)
+		spec, name := f.CableSpec(c, effect, oneWay)
 		f.Reset()
 		if err := f.SetFaults(nil); err != nil {
 			return res, err
@@ -120,7 +120,7 @@ func usage() Usage {
 func Soak(f *Fleet, windows, every, downs int, seed uint64) (SoakResult, error) {
 	rng := rand.New(rand.NewPCG(seed, 13))
 	cables := f.SwitchCables()
-	spec, name := f.CableSpec(cables[rng.IntN(len(cables))], "down")
+	spec, name := f.CableSpec(cables[rng.IntN(len(cables))], "down", false)
 	res := SoakResult{Windows: windows}
 	f.Reset()
 	if err := f.SetFaults(nil); err != nil {

@@ -6,6 +6,7 @@
 //	-tree      the fat tree (topology.GenerateFatTree's spec)
 //	-runs      faults injected one at a time, each at a random moment
 //	-effect    what each fault does (a sim cable effect: loss=2%, down)
+//	-oneway    each fault on one direction of its cable only
 //	-soak      windows of the long run (0: none), -soak-tree its fabric
 //	-limit-mb  the run stops itself when its RSS passes this (< 16 GB)
 package main
@@ -19,6 +20,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/rdmamesh/rdmamesh/internal/liveplan"
 	"github.com/rdmamesh/rdmamesh/internal/testkit/procstat"
 	"github.com/rdmamesh/rdmamesh/rigs/livelinks"
 )
@@ -30,11 +32,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	tree := fs.String("tree", "nodes=4096,rails=8,leaf=32,spines=16,pods=8,cores=256", "the fat tree of the onset runs")
 	runs := fs.Int("runs", 40, "faults injected one at a time")
-	effect := fs.String("effect", "loss=2%", "what each fault does to its cable, both ways")
+	effect := fs.String("effect", "loss=2%", "what each fault does to its cable")
+	oneWay := fs.Bool("oneway", false, "faults act on one direction of their cable only")
 	soak := fs.Int("soak", 2000, "windows of the long run with a flapping cable (0: none)")
 	soakTree := fs.String("soak-tree", "nodes=1024,rails=8,leaf=32,spines=16", "the fat tree of the long run")
 	limit := fs.Int("limit-mb", 14336, "stop when the run's RSS passes this many MB (1..15258)")
 	seed := fs.Uint64("seed", 1, "random seed")
+	rate := fs.Float64("rate", 0, "live.rate_per_hca (0: the default)")
+	linkRate := fs.Float64("link-rate", 0, "live.link_rate (0: the default)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -51,14 +56,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 	})
 	defer func() { _, _ = stop() }()
 	if *runs > 0 {
-		if err := onset(stdout, *tree, *runs, *effect, *seed); err != nil {
+		params := liveplan.Params{RatePerHCA: *rate, LinkRate: *linkRate}
+		if err := onset(stdout, livelinks.Config{Tree: *tree, Seed: *seed, Params: params}, *runs, *effect, *oneWay); err != nil {
 			fmt.Fprintln(stderr, "bench-live-links:", err)
 			return 1
 		}
 	}
 	if *soak > 0 {
 		t0 := time.Now()
-		f, err := livelinks.NewFleet(livelinks.Config{Tree: *soakTree, Seed: *seed})
+		f, err := livelinks.NewFleet(livelinks.Config{Tree: *soakTree, Seed: *seed, Params: liveplan.Params{RatePerHCA: *rate, LinkRate: *linkRate}})
 		if err != nil {
 			fmt.Fprintln(stderr, "bench-live-links:", err)
 			return 1
@@ -78,14 +84,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-func onset(w io.Writer, tree string, runs int, effect string, seed uint64) error {
+func onset(w io.Writer, cfg livelinks.Config, runs int, effect string, oneWay bool) error {
 	t0 := time.Now()
-	f, err := livelinks.NewFleet(livelinks.Config{Tree: tree, Seed: seed})
+	f, err := livelinks.NewFleet(cfg)
 	if err != nil {
 		return err
 	}
 	planned := time.Since(t0)
-	res, err := livelinks.Onset(f, runs, effect, seed)
+	res, err := livelinks.Onset(f, runs, effect, oneWay, cfg.Seed)
 	if err != nil {
 		return err
 	}
@@ -96,9 +102,13 @@ func onset(w io.Writer, tree string, runs int, effect string, seed uint64) error
 		p50, worst = d[len(d)/2], d[len(d)-1]
 	}
 	fmt.Fprintf(w, "onset on %s: %d link flows (slowest %.1f probes/s), %d switch cables, planned in %v\n",
-		tree, f.Flows(), f.Cov.MinLinkRate, len(f.SwitchCables()), planned.Round(time.Millisecond))
-	fmt.Fprintf(w, "%s on a random switch cable at a random moment: named %d of %d (first and alone), onset to judgement p50 %.1f s, worst %.1f s; other cables named %d; missed %v; %v wall\n",
-		effect, res.Named, res.Faults, p50, worst, len(res.Wrong), res.Missed, time.Since(t0).Round(time.Second))
+		cfg.Tree, f.Flows(), f.Cov.MinLinkRate, len(f.SwitchCables()), planned.Round(time.Millisecond))
+	how := "both ways"
+	if oneWay {
+		how = "one way"
+	}
+	fmt.Fprintf(w, "%s %s on a random switch cable at a random moment: named %d of %d (first and alone), onset to judgement p50 %.1f s, worst %.1f s; other cables named %d; missed %v; %v wall\n",
+		effect, how, res.Named, res.Faults, p50, worst, len(res.Wrong), res.Missed, time.Since(t0).Round(time.Second))
 	if len(res.Wrong) > 0 {
 		fmt.Fprintf(w, "named though clean: %v\n", res.Wrong[:min(len(res.Wrong), 10)])
 	}
