@@ -3,6 +3,7 @@ package gate
 import (
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -92,6 +93,18 @@ func liveFabric(broken ...string) *matrix.Matrix {
 	return fabricJudged(th, broken...)
 }
 
+// withLinks is a live header whose link flows found cables in the given
+// states.
+func withLinks(states ...string) *api.LiveInfo {
+	info := liveInfo(4)
+	info.LinkFlows = 512
+	for i, st := range states {
+		info.Links = append(info.Links, api.LiveLink{Cable: fmt.Sprintf("leaf-r0-0%d:33 <-> spine-r0-02:5", i), State: st,
+			Loss: 0.021, Worst: 0.03, Probes: 960, Lost: 20, Flows: 4, Partners: 6, Since: 5, LastBad: 7})
+	}
+	return info
+}
+
 func TestLiveExitCodes(t *testing.T) {
 	untested := func() *matrix.Matrix {
 		th := matrix.DefaultThresholds()
@@ -123,6 +136,10 @@ func TestLiveExitCodes(t *testing.T) {
 		{"with sweep flags", &liveCoordinator{}, Options{Request: api.SweepRequest{Mode: "full"}}, ExitUsage, "drop the sweep flags", 0},
 		{"with baseline", &liveCoordinator{}, Options{BaselineFile: filepath.Join(t.TempDir(), "b.json")}, ExitUsage, "--save-baseline needs a sweep", 0},
 		{"negative max age", &liveCoordinator{}, Options{LiveMaxAge: -time.Second}, ExitUsage, "--live-max-age -1s", 0},
+		{"cable recovered", &liveCoordinator{info: withLinks("recovered"), m: liveFabric()}, Options{}, ExitHealthy, "", 2},
+		{"cable lossy", &liveCoordinator{info: withLinks("recovered", "lossy"), m: liveFabric()}, Options{}, ExitPerformance, "", 2},
+		{"cable down", &liveCoordinator{info: withLinks("lossy", "down"), m: liveFabric()}, Options{}, ExitUnhealthy, "", 2},
+		{"cable down and a dead node", &liveCoordinator{info: withLinks("down"), m: liveFabric("node-03")}, Options{}, ExitUnhealthy, "", 2},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -143,6 +160,10 @@ func TestLiveExitCodes(t *testing.T) {
 			}
 			if code == ExitHealthy && !strings.Contains(out, "live window 7 (plan 4, 6 of 6 nodes probing") {
 				t.Fatalf("summary %q does not name the live window", out)
+			}
+			if info := tc.c.info; info != nil && len(info.Links) > 0 &&
+				!strings.Contains(out, "cable leaf-r0-00:33 <-> spine-r0-02:5: "+info.Links[0].State+", 2.10% of 960 probes lost") {
+				t.Fatalf("summary %q does not list the cable", out)
 			}
 		})
 	}
