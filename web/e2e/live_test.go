@@ -106,12 +106,19 @@ func TestUILiveView(t *testing.T) {
 	// window 1, only the window event can tell it: the list poll reloads
 	// nothing while a grid is shown.
 	poll[bool](t, ctx, "the page to settle on window 1", `window.rdmamesh.liveWindows.includes(1) && window.rdmamesh.idle`)
+	b.mu.Lock()
+	b.info.LinkFlows = 96
+	b.info.Links = []api.LiveLink{{Cable: "leaf-r1-02:33 <-> spine-r1-00:3", State: "lossy", Loss: 0.021, Worst: 0.021, Probes: 960,
+		Lost: 20, Flows: 4, Partners: 6, Since: 2, LastBad: 2}}
+	b.mu.Unlock()
 	b.window(2, synth.MatrixWith(nodes, rails, synth.Faults{DeadHCA: true, RailDown: -1}))
 	want := synth.Name(synth.DeadHCANode) + "/mlx5_1"
 	poll[bool](t, ctx, "the suspect "+want+" in the Live view",
 		`window.rdmamesh.liveWindows.includes(2) && document.getElementById("suspects").textContent.includes("`+want+`")`+
 			` && document.getElementById("heatmap").dataset.painted === "1" && window.rdmamesh.grid.healthy === false`)
 	poll[bool](t, ctx, "the header on window 2", `document.getElementById("live-text").textContent.includes("window 2 ·")`)
+	poll[bool](t, ctx, "the lossy cable's badge", `document.getElementById("live-links").textContent.includes("96 link flows")`+
+		` && document.querySelector("#live-links .badge.link-lossy").textContent === "leaf-r1-02:33 <-> spine-r1-00:3 lossy 2.1 %"`)
 	// The layer follows the grid (the suspects are drawn from the grid).
 	poll[bool](t, ctx, "window 2's failed pairs on the heatmap",
 		`window.rdmamesh.findCode(5) !== null && document.getElementById("heatmap").dataset.layer === "status:all"`)

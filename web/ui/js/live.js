@@ -68,6 +68,26 @@ export function liveController(state, { onWindow, onError }) {
       "the heatmap shows the fabric as it was; check the workers' live probing" : "";
     box.dataset.window = String(i.window);
     box.dataset.stale = stale ? "1" : "";
+    renderLinks(i);
+  }
+
+  // The cables the link flows found losing probes, one badge an episode;
+  // a flapping cable keeps one badge and counts its flaps.
+  function renderLinks(i) {
+    const el = $("live-links");
+    const links = i.links || [];
+    const head = document.createElement("span");
+    head.textContent = i.link_flows > 0 ? ` · ${i.link_flows} link flows` + (links.length ? "" : " · no cable losing probes") : "";
+    const badges = links.map((l) => {
+      const b = document.createElement("span");
+      b.className = `badge link-${l.state}`;
+      const flaps = l.flaps ? ` · ${l.flaps} flap${l.flaps > 1 ? "s" : ""}` : "";
+      b.textContent = `${l.cable} ${l.state} ${(100 * l.loss).toFixed(1)} %${flaps}`;
+      b.title = `${l.lost} of ${l.probes} probes lost (worst ${(100 * l.worst).toFixed(1)} %) on ${l.flows} link flows ` +
+        `between ${l.partners} nodes; since window ${l.since_window}, last bad in window ${l.last_bad_window}`;
+      return b;
+    });
+    el.replaceChildren(head, ...badges);
   }
 
   // sync opens the stream when the Live view shows and closes it otherwise.
