@@ -39,8 +39,17 @@ var (
 		Labels: []string{"kind", "node", "device", "rail", "peer", "verdict"}, Series: "at most K (TopSuspects, default 20)",
 		Help: "Bad live cells implicating each of the K most implicated live suspects; rail is \"all\" for a node suspect."})
 
+	defLiveLinkFlows = newDef(Spec{Name: "rdmamesh_live_link_flows", Type: typeGauge, Role: "coordinator", Series: "1",
+		Help: "Steered link flows the live plan probes, so that every cable between switches is crossed both ways (0: no RoCE topology)."})
+	defLiveCableLoss = newDef(Spec{Name: "rdmamesh_live_cable_loss_ratio", Type: typeGauge, Role: "coordinator",
+		Labels: []string{"cable", "state"}, Series: "one per open episode",
+		Help: "Share of the link flows' probes lost through a cable the live mesh named (state down, lossy or recovered), newest judgement; the series lasts while its episode is open."})
+	defLiveCableFlaps = newDef(Spec{Name: "rdmamesh_live_cable_flaps", Type: typeGauge, Role: "coordinator",
+		Labels: []string{"cable"}, Series: "one per open episode",
+		Help: "Times a named cable went bad again after a clean window, within its episode."})
+
 	liveDefs = []*def{defLiveEnabled, defLiveHealthy, defLiveWindow, defLiveAge, defLiveMembers, defLiveCells, defLiveBad,
-		defLiveProbes, defLiveLoss, defLiveRTT, defLiveSuspect}
+		defLiveProbes, defLiveLoss, defLiveRTT, defLiveSuspect, defLiveLinkFlows, defLiveCableLoss, defLiveCableFlaps}
 )
 
 // LiveSource is what the live collector reads at scrape time; the
@@ -104,5 +113,10 @@ func (l *Live) Collect(ch chan<- prometheus.Metric) {
 	}
 	if m != nil {
 		suspectSeries(add, defLiveSuspect, m.Suspects, l.topSuspects)
+	}
+	add(defLiveLinkFlows, float64(info.LinkFlows))
+	for _, c := range info.Links {
+		add(defLiveCableLoss, c.Loss, c.Cable, c.State)
+		add(defLiveCableFlaps, float64(c.Flaps), c.Cable)
 	}
 }

@@ -25,7 +25,8 @@ func standardLive() *fakeLive {
 	m := standardFabric().build()
 	return &fakeLive{m: m, on: true,
 		info: api.LiveInfo{Enabled: true, PlanID: 3, Members: 4, Probing: 4, Window: 17, AgeSeconds: 4, Healthy: m.Healthy,
-			Suspects: len(m.Suspects), Cells: 24},
+			Suspects: len(m.Suspects), Cells: 24, LinkFlows: 16,
+			Links: []api.LiveLink{{Cable: "leaf1:3 <-> spine0:2", State: "lossy", Loss: 0.021, Flaps: 2}}},
 		rails: []api.LiveRail{
 			{Rail: 0, ProbesAnswered: 1200, Cells: 12, RTTBuckets: []uint64{0, 10, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12},
 				RTTCount: 12, RTTSumSeconds: 12 * 3e-6},
@@ -52,6 +53,9 @@ func TestLiveCollector(t *testing.T) {
 		{"rdmamesh_live_probes_total", []string{"rail=1", "result=lost"}, 600},
 		{"rdmamesh_live_rtt_seconds", []string{"rail=0"}, 12},
 		{"rdmamesh_live_suspect_bad_cells", []string{"kind=hca", "node=n3", "rail=1"}, 6},
+		{"rdmamesh_live_link_flows", nil, 16},
+		{"rdmamesh_live_cable_loss_ratio", []string{"cable=leaf1:3 <-> spine0:2", "state=lossy"}, 0.021},
+		{"rdmamesh_live_cable_flaps", []string{"cable=leaf1:3 <-> spine0:2"}, 2},
 	} {
 		if got := value(t, fams, tc.name, tc.labels...); got != tc.want {
 			t.Errorf("%s%v = %v, want %v", tc.name, tc.labels, got, tc.want)

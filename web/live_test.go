@@ -3,6 +3,7 @@ package web
 import (
 	"encoding/json"
 	"net/http"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -94,7 +95,7 @@ func TestLiveInfo(t *testing.T) {
 	f := newLiveFake(testMatrix())
 	h := New(f, Options{}).Handler()
 	got := decode[api.LiveInfo](t, do(t, h, "GET", "/api/v1/live", ""))
-	if got != f.LiveInfo() {
+	if !reflect.DeepEqual(got, f.LiveInfo()) {
 		t.Fatalf("GET /api/v1/live = %+v, want %+v", got, f.LiveInfo())
 	}
 }
