@@ -9,7 +9,7 @@ HAVE_VERBS := $(shell test -f /usr/include/infiniband/verbs.h && echo yes)
 TAGS      ?= $(if $(HAVE_VERBS),verbs,)
 DEMO_ARGS ?= --nodes 16
 
-.PHONY: all build build-noverbs test testrace lint vet fmt-check tidy-check demo demo-once demo-scale clean fuzz docs bench gobench bench-judge bench-links
+.PHONY: all build build-noverbs test testrace lint vet fmt-check tidy-check demo demo-once demo-scale clean fuzz docs bench gobench bench-judge bench-links bench-live-links
 
 all: lint test build
 
@@ -105,6 +105,15 @@ bench-links:
 	$(GO) run ./rigs/links/cmd -runs $(LINKS_RUNS) -tree nodes=256,rails=8,leaf=16,spines=8,pods=4,cores=16,ll=ib -preset ib-8x400
 	$(GO) run ./rigs/links/cmd -runs $(LINKS_HUGE_RUNS) -tree nodes=4096,rails=8,leaf=32,spines=16,pods=8,cores=16 -preset roce-8x400
 	BENCH_NODES=4096 $(GO) test -run '^$$' -bench LinksHuge -benchtime 1x ./matrix/
+
+# The live link watch (rigs/livelinks): random cables between switches of
+# a 4,096 x 8 three-tier tree start dropping 2 % at a random moment, one at
+# a time, and the seconds until the leader names them; then 2,000 windows
+# of 1,024 x 8 with a cable flapping in spells (one episode each) and the
+# footprint at start and end. LIVE_LINKS_ARGS="-runs 10 -soak 200" for a
+# quicker run, "-oneway" for one-way loss.
+bench-live-links:
+	$(GO) run ./rigs/livelinks/cmd $(LIVE_LINKS_ARGS)
 
 # Go micro-benchmarks of the scale-critical paths, with allocation counts.
 gobench:
