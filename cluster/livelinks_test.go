@@ -16,10 +16,21 @@ import (
 // named by the live view within a few windows, no sweep run, and no other
 // cable is; healed, its episode turns recovered.
 func TestLiveLinkFlowsNameALossyCable(t *testing.T) {
+	liveLinkLoss(t, "nodes=8,rails=1,leaf=2,spines=2", 0)
+}
+
+// The same where the switches hash otherwise than the topology's model
+// and answer traces: the leader steers the flows by tracing their
+// candidate labels both ways, so the loss is still put on the right cable.
+func TestLiveLinkFlowsSteerByTraces(t *testing.T) {
+	liveLinkLoss(t, "nodes=8,rails=1,leaf=2,spines=2,addrs=10.255.0.0/24", 0x5a17c3)
+}
+
+func liveLinkLoss(t *testing.T, tree string, seed uint32) {
 	if testing.Short() {
 		t.Skip("waits for several probe windows")
 	}
-	cl := startOn(t, "nodes=8,rails=1,leaf=2,spines=2", Options{Live: coordinator.LiveOptions{Enabled: true,
+	cl := startOn(t, tree, Options{HashSeed: seed, Live: coordinator.LiveOptions{Enabled: true,
 		Params: liveplan.Params{Window: time.Second, RatePerHCA: 100, GroupRate: 10, ProbesPerWindow: 20, LinkRate: 40}}})
 	wait.Within(t, 60*time.Second, "a healthy live window with link flows", func() bool {
 		info := cl.Coord.LiveInfo()

@@ -45,13 +45,19 @@ func LiveLinks(t *topology.Topology, members []liveplan.Member) ([]liveplan.Link
 }
 
 // LinkRouter is the live link watch's view of t (live.LinkRouter).
-func LinkRouter(t *topology.Topology) live.LinkRouter { return topoRouter{t} }
+func LinkRouter(t *topology.Topology) live.LinkRouter { return topoRouter{t: t} }
 
-// topoRouter routes live link flows over the topology's model of ECMP,
-// as the link plan chose their labels.
-type topoRouter struct{ t *topology.Topology }
+// topoRouter routes live link flows over what was traced of them, else
+// over the topology's model of ECMP, as the link plan chose their labels.
+type topoRouter struct {
+	t      *topology.Topology
+	traced map[liveFlow][]int32
+}
 
 func (r topoRouter) FlowCables(buf []int32, src, dst string, rail int, label uint32) ([]int32, bool) {
+	if cables, ok := r.traced[liveFlow{src, dst, rail, label}]; ok {
+		return append(buf, cables...), true
+	}
 	a, ok1 := r.t.HCA(src, rail)
 	b, ok2 := r.t.HCA(dst, rail)
 	if !ok1 || !ok2 {
@@ -81,7 +87,13 @@ func (c *Coordinator) judgeLinks() {
 		return
 	}
 	_, version := c.fsm.CurrentTopology()
-	opened, closed := c.mesh.mx.JudgeLinks(topoRouter{t}, version)
+	c.mesh.mu.Lock()
+	r := topoRouter{t: t, traced: c.mesh.traced}
+	if c.mesh.plan != nil { // a new plan may have traced its flows anew
+		version += fmt.Sprintf("/plan %d", c.mesh.plan.ID)
+	}
+	c.mesh.mu.Unlock()
+	opened, closed := c.mesh.mx.JudgeLinks(r, version)
 	for _, l := range opened {
 		c.log.Warn("live: a cable is losing probes", "cable", l.Cable, "state", l.State, "loss", fmt.Sprintf("%.2f%%", 100*l.Loss),
 			"lost", l.Lost, "probes", l.Probes, "flows", l.Flows, "partners", l.Partners, "window", l.Since)

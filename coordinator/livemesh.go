@@ -47,6 +47,11 @@ type mesh struct {
 	heard     map[string]time.Time // per worker: when it last answered a collection
 	judged    *matrix.Matrix
 	judgedW   int64
+	// traced are the plan's link flows' traced cables (livesteer.go);
+	// resteer: the plan's flows wait for a judged window to be traced
+	// (the ports' addresses come from it).
+	traced  map[liveFlow][]int32
+	resteer bool
 	// rails is each rail's probing as of the judged window (/metrics):
 	// computing it walks every live cell, so once a window, not a scrape.
 	rails []api.LiveRail
@@ -85,7 +90,7 @@ func (m *mesh) restart(mx *live.Matrix) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.plan, m.cov, m.key, m.body, m.pending, m.pendingAt = nil, liveplan.Coverage{}, "", nil, "", time.Time{}
-	m.judged, m.judgedW, m.rails, m.err = nil, 0, nil, ""
+	m.judged, m.judgedW, m.rails, m.err, m.traced, m.resteer = nil, 0, nil, "", nil, false
 	m.mx, m.since, m.heard = mx, map[string]int64{}, map[string]time.Time{}
 }
 
@@ -154,8 +159,8 @@ func (c *Coordinator) replan(ctx context.Context, members []liveplan.Member) err
 	}
 	key := memberKey(members)
 	c.mesh.mu.Lock()
-	cur := c.mesh.plan
-	due := c.mesh.due(key, time.Now(), c.liveWindow())
+	cur, judged := c.mesh.plan, c.mesh.judged
+	due := c.mesh.due(key, time.Now(), c.liveWindow()) || c.mesh.resteer && judged != nil
 	c.mesh.mu.Unlock()
 	if !due {
 		return nil
@@ -170,10 +175,13 @@ func (c *Coordinator) replan(ctx context.Context, members []liveplan.Member) err
 	if err != nil {
 		return err
 	}
-	links, unmatched, err := LiveLinks(c.Topology(), members)
+	topo := c.Topology()
+	links, unmatched, err := LiveLinks(topo, members)
 	if err != nil {
 		return err
 	}
+	traced := c.steerLiveLinks(ctx, topo, judged, links)
+	resteer := len(links) > 0 && judged == nil && !c.opts.SkipTrace && topo.HasAddrs()
 	if len(links) > 0 {
 		if cov, err = pl.SetLinks(links); err != nil {
 			return err
@@ -189,6 +197,7 @@ func (c *Coordinator) replan(ctx context.Context, members []liveplan.Member) err
 	body := entry[1:] // the raft entry is its type byte and the worker API's message
 	c.mesh.mu.Lock()
 	c.mesh.plan, c.mesh.cov, c.mesh.key, c.mesh.body, c.mesh.err, c.mesh.pending = pl, cov, key, body, "", ""
+	c.mesh.traced, c.mesh.resteer = traced, resteer
 	c.mesh.mu.Unlock()
 	c.log.Info("live plan", "id", id, "members", len(members), "coverage", cov.Period, "max_rate", cov.MaxRate,
 		"link_flows", cov.LinkFlows, "min_link_rate", cov.MinLinkRate)
