@@ -27,6 +27,7 @@ func TestLiveLinkFlowsSteerByTraces(t *testing.T) {
 }
 
 func liveLinkLoss(t *testing.T, tree string, seed uint32) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("waits for several probe windows")
 	}
