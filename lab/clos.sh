@@ -323,3 +323,39 @@ clos_truth() {
 		die "the traced paths are not the paths the packets took (captures: $LAB_RUN/capture)"
 	mark "clos path truth"
 }
+
+# clos_live N: the always-on mesh's link flows on the Clos, no sweep run.
+# The coordinator has the Clos's plan (a RoCE topology with the routers'
+# addresses), so the leader plans a link sweep's tests as live link flows
+# and, once a window is judged, traces each flow's candidate labels both
+# ways and keeps the ones on the planned cables (Linux hashes with its own
+# seed). The phase waits for the flows to probe with no cable named, then
+# drops LAB_CLOS_LIVE_LOSS (5) % of the UDP leaf1 forwards to spine1, and
+# requires the live view to name that cable, and only it, within
+# LAB_LIVE_DEADLINE (60 s); healed, the episode must turn recovered.
+clos_live() {
+	local n=$1 t0 out ns dev peer pdev
+	(cd "$REPO_DIR" && go build -o "$LAB_RUN/labcheck" ./lab/labcheck) || die "building labcheck"
+	clos_plan "$n" >"$LAB_RUN/clos-plan.yaml"
+	LAB_TOPOLOGY="$LAB_RUN/clos-plan.yaml"
+	RDMAMESH_LIVE_ENABLED=true RDMAMESH_LIVE_WINDOW=${LAB_LIVE_WINDOW:-5s} RDMAMESH_LIVE_GROUP_RATE=${LAB_LIVE_RATE:-4} \
+		WORKER_PREFIX="export RDMAMESH_LIVE_ENABLED=true;" cluster_up "$n" 60s 150s 1 >/dev/null
+	live_check "links-clean:$n" "${LAB_LIVE_START:-150}s" || die "clos live: the link flows did not probe cleanly with $n workers"
+	mark "clos live clean"
+	read -r ns dev peer pdev <<<"$(clos_link leaf1-spine1)"
+	ip netns exec "$ns" sh -c "nft add table inet livelossy && nft add chain inet livelossy f '{ type filter hook forward priority 0; }' &&
+		nft add rule inet livelossy f oifname $dev meta l4proto udp numgen random mod 100 '<' ${LAB_CLOS_LIVE_LOSS:-5} drop" ||
+		die "clos live: cannot make leaf1 -> spine1 lossy"
+	t0=$SECONDS
+	out=$(live_check "link:leaf1:101~spine1:1" "${LAB_LIVE_DEADLINE:-60}s") || {
+		printf '%s\n' "$out" >&2
+		ip netns exec "$ns" nft delete table inet livelossy || true
+		die "clos live: the live view did not name leaf1:101 <-> spine1:1 (alone) within ${LAB_LIVE_DEADLINE:-60}s"
+	}
+	printf '%s\n' "$out" | tail -1 >&2
+	log "clos live: leaf1:101 <-> spine1:1 named $((SECONDS - t0)) s after ${LAB_CLOS_LIVE_LOSS:-5} % of its UDP began to drop"
+	ip netns exec "$ns" nft delete table inet livelossy || die "clos live: healing leaf1 -> spine1 failed"
+	live_check "link-recovered" "${LAB_LIVE_HEAL:-120}s" >/dev/null || die "clos live: the cable's episode did not recover after healing"
+	mark "clos live link-loss"
+	sweep_stop
+}

@@ -25,6 +25,9 @@
 #                       infrastructure failure (exit 75 of smoke-once)
 #   lab.sh p7 [R]       4 VMs: rdmamesh sweep vs per-pair perftest wall time,
 #                       R interleaved repetitions (p7.sh; LAB_P7_MODE=quick)
+#   lab.sh clos-live [N]  N VMs on the routed Clos, live probing only: the
+#                       link flows probe cleanly, then a lossy leaf1 -> spine1
+#                       is named between sweeps (clos.sh, clos_live)
 #   lab.sh clos [N]     N VMs (default 4) on a routed Clos (LAB_CLOS, default 2x2;
 #                       clos.sh): a sweep whose reported flows must match the
 #                       UDP source ports the spines forwarded
@@ -275,6 +278,16 @@ main() {
 		boot_or_reuse "$n"
 		clos_run "$n"
 		;;
+	clos-live)
+		# The live mesh's link flows on the routed Clos: clean, then a
+		# lossy leaf1 -> spine1 named between sweeps (clos_live).
+		local n=${1:-4}
+		LAB_CLOS=${LAB_CLOS:-2x2}
+		clos_check
+		trap cleanup EXIT
+		boot_or_reuse "$n"
+		clos_live "$n"
+		;;
 	up)
 		bash "$LAB_DIR/setup.sh"
 		build_bin
@@ -290,7 +303,7 @@ main() {
 		vms_down
 		net_down
 		;;
-	*) die "unknown command $cmd (all|probe|compare|sweep|clean|faults|scenario|p7|live|churn|smoke|up|shell|down)" ;;
+	*) die "unknown command $cmd (all|probe|compare|sweep|clean|faults|scenario|p7|live|clos|clos-live|churn|smoke|up|shell|down)" ;;
 	esac
 	log "done in $((SECONDS - T0))s"
 }

@@ -17,6 +17,18 @@ type liveInfo struct {
 	Cells   int    `json:"cells"`
 	Healthy bool   `json:"healthy"`
 	Error   string `json:"error"`
+	// LinkFlows and Links: the steered link flows and the cables they
+	// found losing probes.
+	LinkFlows int        `json:"link_flows"`
+	Links     []liveLink `json:"links"`
+}
+
+type liveLink struct {
+	Cable string  `json:"cable"`
+	State string  `json:"state"`
+	Loss  float64 `json:"loss"`
+	Lost  int     `json:"lost"`
+	Flaps int     `json:"flaps"`
 }
 
 type liveSuspect struct {
@@ -39,6 +51,9 @@ type liveMatrix struct {
 //
 //	clean:<N>  N members all probing, every cell judged, no failing suspect
 //	<node>     the live matrix's first failing suspect is that node (or its HCA)
+//	links-clean:<N>  N members probing, link flows planned, no cable named
+//	link:<A>~<B>     the one cable named and not recovered has ends A and B
+//	link-recovered   link flows planned, every cable named has recovered
 func waitLive(url, want, limit string) error {
 	d, err := time.ParseDuration(limit)
 	if err != nil {
@@ -75,8 +90,36 @@ func liveState(base, want string) (string, bool) {
 	if info.Error != "" {
 		status += ", " + info.Error
 	}
+	if info.LinkFlows > 0 || strings.HasPrefix(want, "link") {
+		status += fmt.Sprintf(", %d link flows", info.LinkFlows)
+		for _, l := range info.Links {
+			status += fmt.Sprintf(", cable %s %s %.1f%% (%d lost, %d flaps)", l.Cable, l.State, 100*l.Loss, l.Lost, l.Flaps)
+		}
+	}
 	if !info.Enabled || info.Cells == 0 {
 		return status, false
+	}
+	if n, ok := strings.CutPrefix(want, "links-clean:"); ok {
+		nodes := atoi(n)
+		return status, info.LinkFlows > 0 && len(info.Links) == 0 && info.Probing == nodes && info.Members == nodes
+	}
+	if want == "link-recovered" {
+		for _, l := range info.Links {
+			if l.State != "recovered" {
+				return status, false
+			}
+		}
+		return status, info.LinkFlows > 0
+	}
+	if ends, ok := strings.CutPrefix(want, "link:"); ok {
+		a, b, _ := strings.Cut(ends, "~")
+		var bad []liveLink
+		for _, l := range info.Links {
+			if l.State != "recovered" {
+				bad = append(bad, l)
+			}
+		}
+		return status, len(bad) == 1 && (bad[0].Cable == a+" <-> "+b || bad[0].Cable == b+" <-> "+a)
 	}
 	var m liveMatrix
 	if err := getJSON(base+"/api/v1/sweeps/live/matrix", &m); err != nil {

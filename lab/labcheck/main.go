@@ -167,7 +167,7 @@ func main() {
 		err = scenario(a)
 	case "live":
 		if len(a) != 3 {
-			fail("usage: labcheck live URL clean:N|NODE TIMEOUT")
+			fail("usage: labcheck live URL clean:N|NODE|links-clean:N|link:A~B TIMEOUT")
 		}
 		err = waitLive(a[0], a[1], a[2])
 	case "cellstats":
