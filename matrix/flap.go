@@ -60,7 +60,7 @@ func (l *localizer) flapping(sp *railSpan, blamed []bool) {
 				k   int
 				row bool
 			}{{sp.at(i, j), true}, {sp.at(j, i), false}} {
-				if !l.testedAt(c.k) || l.explained[c.k] {
+				if !l.testedAt(c.k) || l.explainedAt(c.k) {
 					continue
 				}
 				bad := l.a.verdict(c.k) == VerdictFailed

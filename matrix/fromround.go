@@ -24,7 +24,7 @@ type roundCell struct {
 
 func (l *localizer) fromRound(sp *railSpan, blamed []bool) {
 	m := len(sp.members)
-	open := func(k int) bool { return l.testedAt(k) && !l.explained[k] }
+	open := func(k int) bool { return l.testedAt(k) && !l.explainedAt(k) }
 	failedOpen := func(k int) bool { return open(k) && l.a.verdict(k) == VerdictFailed }
 	type cand struct {
 		i, from, before int

@@ -108,7 +108,7 @@ func (l *localizer) tallyGroups(sp *railSpan, gid []int) (t []groupTally, bad, t
 				continue
 			}
 			k := sp.at(i, j)
-			if !l.testedAt(k) || l.explained[k] {
+			if !l.testedAt(k) || l.explainedAt(k) {
 				continue
 			}
 			b := 0
@@ -204,14 +204,14 @@ func (l *localizer) groupsOnRail(sp *railSpan) bool {
 	if !fine(bgBad, bgTested) {
 		for _, f := range found {
 			for _, k := range f.cells {
-				l.explained[k] = false
+				l.state[k] &^= stExplained
 			}
 		}
 		return false
 	}
 	for _, f := range found {
 		for _, k := range f.cells {
-			l.byGroup[k] = true
+			l.state[k] |= stByGroup
 		}
 		f.ambiguous = fine(f.innerBad, f.innerTested) && oneGroupOutside(gid, f.group)
 		for i, n := range sp.members {
@@ -232,9 +232,9 @@ func groupPattern(t groupTally) bool {
 }
 
 func (l *localizer) takeGroup(f *groupFinding, k int) {
-	if l.badAt(k) && !l.explained[k] {
+	if l.badAt(k) && !l.explainedAt(k) {
 		f.cells = append(f.cells, k)
-		l.explained[k] = true
+		l.state[k] |= stExplained
 	}
 }
 
@@ -317,7 +317,7 @@ func (l *localizer) regroundGroups(sp *railSpan) {
 					continue
 				}
 				k := sp.at(i, j)
-				if !l.testedAt(k) || (l.badAt(k) && l.explained[k]) {
+				if !l.testedAt(k) || (l.badAt(k) && l.explainedAt(k)) {
 					continue
 				}
 				f.outerTested++

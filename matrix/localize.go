@@ -33,11 +33,14 @@ func badVerdict(v Verdict) bool { return v != VerdictOK && v != VerdictUntested 
 const (
 	stTested uint8 = 1 << iota
 	stBad
-	stFailed // failed outright (verdict failed), not merely slow
+	stFailed    // failed outright (verdict failed), not merely slow
+	stExplained // a chosen suspect explains it
+	stByGroup   // a switch group's suspect explains it
 )
 
-func (l *localizer) testedAt(k int) bool { return l.state[k]&stTested != 0 }
-func (l *localizer) badAt(k int) bool    { return l.state[k]&stBad != 0 }
+func (l *localizer) testedAt(k int) bool    { return l.state[k]&stTested != 0 }
+func (l *localizer) explainedAt(k int) bool { return l.state[k]&stExplained != 0 }
+func (l *localizer) badAt(k int) bool       { return l.state[k]&stBad != 0 }
 
 type side uint8
 
@@ -69,16 +72,16 @@ type finding struct {
 }
 
 type localizer struct {
-	m         *Matrix
-	a         *analysis // the cells, compact
-	spans     []railSpan
-	groups    groupSet
-	state     []uint8 // per Matrix.Cells index: stTested, stBad
-	explained []bool  // per Matrix.Cells index
-	byGroup   []bool  // per Matrix.Cells index: a switch group explains it; nil without groups
-	absorbed  []bool  // node*Rails+rail: a rail suspect explains the node's cells there
-	grouped   []bool  // node*Rails+rail: a switch-group suspect explains them
-	tested    []int   // node*Rails+rail: tested cells touching the node there
+	m      *Matrix
+	a      *analysis // the cells, compact
+	spans  []railSpan
+	groups groupSet
+	// state is a byte per Matrix.Cells index: the st bits. One array, not
+	// a bool array per bit: at 16,384 x 8 a per-cell array is 2.1 GB.
+	state     []uint8
+	absorbed  []bool // node*Rails+rail: a rail suspect explains the node's cells there
+	grouped   []bool // node*Rails+rail: a switch-group suspect explains them
+	tested    []int  // node*Rails+rail: tested cells touching the node there
 	findings  []finding
 	gfindings []groupFinding
 	out       []Suspect
@@ -94,19 +97,15 @@ func localize(m *Matrix, a *analysis, groups groupSet) []Suspect {
 	}
 	spans := a.spans
 	l := &localizer{
-		m:         m,
-		a:         a,
-		spans:     spans,
-		groups:    groups,
-		state:     make([]uint8, n),
-		explained: make([]bool, n),
-		absorbed:  make([]bool, len(m.Nodes)*m.Rails),
-		grouped:   make([]bool, len(m.Nodes)*m.Rails),
-		tested:    make([]int, len(m.Nodes)*m.Rails),
-		out:       out,
-	}
-	if groups.of != nil {
-		l.byGroup = make([]bool, n)
+		m:        m,
+		a:        a,
+		spans:    spans,
+		groups:   groups,
+		state:    make([]uint8, n),
+		absorbed: make([]bool, len(m.Nodes)*m.Rails),
+		grouped:  make([]bool, len(m.Nodes)*m.Rails),
+		tested:   make([]int, len(m.Nodes)*m.Rails),
+		out:      out,
 	}
 	for k := range l.state {
 		switch a.verdict(k) {
@@ -168,7 +167,7 @@ func (l *localizer) count(sp *railSpan, all bool, hard []bool) railCounts {
 				continue
 			}
 			k := sp.at(i, j)
-			if !l.testedAt(k) || (!all && l.explained[k]) {
+			if !l.testedAt(k) || (!all && l.explainedAt(k)) {
 				continue
 			}
 			bad := l.badAt(k)
@@ -281,7 +280,7 @@ func (l *localizer) hardOnRail(sp *railSpan, grouped bool) []bool {
 				continue
 			}
 			k := sp.at(i, j)
-			if !l.testedAt(k) || (grouped && l.explained[k]) {
+			if !l.testedAt(k) || (grouped && l.explainedAt(k)) {
 				continue
 			}
 			rowT[i]++
@@ -318,7 +317,7 @@ func (l *localizer) background(sp *railSpan, blamed []bool) (bad, tested int) {
 				continue
 			}
 			k := sp.at(i, j)
-			if l.testedAt(k) && !l.explained[k] {
+			if l.testedAt(k) && !l.explainedAt(k) {
 				tested++
 				if l.badAt(k) {
 					bad++
@@ -373,9 +372,9 @@ func (l *localizer) accept(sp *railSpan, i int, f *finding, skip []bool) {
 // the cell between them (each is bad there), but a cell a switch group
 // explains belongs to the group alone.
 func (l *localizer) take(f *finding, k int) {
-	if l.badAt(k) && (l.byGroup == nil || !l.byGroup[k]) {
+	if l.badAt(k) && l.state[k]&stByGroup == 0 {
 		f.cells = append(f.cells, k)
-		l.explained[k] = true
+		l.state[k] |= stExplained
 	}
 }
 
@@ -402,15 +401,15 @@ func (l *localizer) oneSided(sp *railSpan, blamed []bool) {
 			if j == i || blamed[j] {
 				continue
 			}
-			if k := sp.at(i, j); l.testedAt(k) && !l.explained[k] {
+			if k := sp.at(i, j); l.testedAt(k) && !l.explainedAt(k) {
 				c.rt++
-				if l.badAt(k) && !l.explained[k] {
+				if l.badAt(k) && !l.explainedAt(k) {
 					c.rb++
 				}
 			}
-			if k := sp.at(j, i); l.testedAt(k) && !l.explained[k] {
+			if k := sp.at(j, i); l.testedAt(k) && !l.explainedAt(k) {
 				c.ct++
-				if l.badAt(k) && !l.explained[k] {
+				if l.badAt(k) && !l.explainedAt(k) {
 					c.cb++
 				}
 			}
@@ -462,8 +461,8 @@ func (l *localizer) pairs(sp *railSpan, rc railCounts) {
 	for i := 0; i < m; i++ {
 		for j := i + 1; j < m; j++ {
 			a, b := sp.at(i, j), sp.at(j, i)
-			badA := l.badAt(a) && !l.explained[a]
-			badB := l.badAt(b) && !l.explained[b]
+			badA := l.badAt(a) && !l.explainedAt(a)
+			badB := l.badAt(b) && !l.explainedAt(b)
 			if !badA && !badB {
 				continue
 			}
@@ -484,7 +483,7 @@ func (l *localizer) pairs(sp *railSpan, rc railCounts) {
 					total++
 				}
 				if l.badAt(k) {
-					l.explained[k] = true
+					l.state[k] |= stExplained
 				}
 			}
 			l.out = append(l.out, l.pairSuspect(src, dst, sp.rail, cells, total, badA && badB, rc, m))
@@ -498,7 +497,7 @@ func (l *localizer) railSuspect(sp *railSpan, rc railCounts, affected int) {
 	for k := sp.start; k < end; k++ {
 		if l.badAt(k) {
 			cells = append(cells, k)
-			l.explained[k] = true
+			l.state[k] |= stExplained
 		}
 	}
 	for _, n := range sp.members {
