@@ -54,9 +54,9 @@ type topoRouter struct {
 	traced map[liveFlow][]int32
 }
 
-func (r topoRouter) FlowCables(buf []int32, src, dst string, rail int, label uint32) ([]int32, bool) {
-	if cables, ok := r.traced[liveFlow{src, dst, rail, label}]; ok {
-		return append(buf, cables...), true
+func (r topoRouter) FlowLinks(buf []int32, src, dst string, rail int, label uint32) ([]int32, bool) {
+	if links, ok := r.traced[liveFlow{src, dst, rail, label}]; ok {
+		return append(buf, links...), true
 	}
 	a, ok1 := r.t.HCA(src, rail)
 	b, ok2 := r.t.HCA(dst, rail)
@@ -69,8 +69,8 @@ func (r topoRouter) FlowCables(buf []int32, src, dst string, rail int, label uin
 	for _, leg := range [2][2]int{{a, b}, {b, a}} { // the answer carries the probe's label back
 		route, _ := r.t.Route(lb[:0], leg[0], leg[1], flow)
 		for _, l := range route {
-			if c := int32(l.Cable()); !slices.Contains(buf[start:], c) {
-				buf = append(buf, c)
+			if !slices.Contains(buf[start:], int32(l)) {
+				buf = append(buf, int32(l))
 			}
 		}
 	}

@@ -47,7 +47,7 @@ type mesh struct {
 	heard     map[string]time.Time // per worker: when it last answered a collection
 	judged    *matrix.Matrix
 	judgedW   int64
-	// traced are the plan's link flows' traced cables (livesteer.go);
+	// traced are the plan's link flows' traced links (livesteer.go);
 	// resteer: the plan's flows wait for a judged window to be traced
 	// (the ports' addresses come from it).
 	traced  map[liveFlow][]int32

@@ -29,7 +29,7 @@ type liveFlow struct {
 	label    uint32
 }
 
-// steerLiveLinks relabels links by traces and returns the cables each
+// steerLiveLinks relabels links by traces and returns the links each
 // chosen flow was traced over (there and back); nil when tracing does not
 // apply or nothing could be traced. m gives the ports' addresses.
 func (c *Coordinator) steerLiveLinks(ctx context.Context, topo *topology.Topology, m *matrix.Matrix, links []liveplan.Link) map[liveFlow][]int32 {
@@ -80,13 +80,13 @@ func (c *Coordinator) steerLiveLinks(ctx context.Context, topo *topology.Topolog
 			l.Label = label
 			moved++
 		}
-		var cables []int32
+		var links []int32
 		for _, lk := range slices.Concat(there, home) {
-			if cb := int32(lk.Cable()); !slices.Contains(cables, cb) {
-				cables = append(cables, cb)
+			if !slices.Contains(links, int32(lk)) {
+				links = append(links, int32(lk))
 			}
 		}
-		paths[liveFlow{l.Src, l.Dst, l.Rail, l.Label}] = cables
+		paths[liveFlow{l.Src, l.Dst, l.Rail, l.Label}] = links
 	}
 	c.log.Info("live link flows steered by traces", "flows", len(links), "traced", len(paths), "relabelled", moved,
 		"took", time.Since(start).Round(time.Millisecond))

@@ -24,13 +24,14 @@ import (
 // has stayed clean for the quiet period. So a flapping cable is reported
 // once, with its flap count, not once a window.
 
-// LinkRouter tells the watch which cables a link flow crosses; the
-// coordinator's topology implements it.
+// LinkRouter tells the watch which links a link flow crosses; the
+// coordinator's topology implements it. A link is one direction of a
+// cable: links 2c and 2c+1 are cable c's two.
 type LinkRouter interface {
-	// FlowCables appends the cables that a probe from src's HCA on rail
-	// to dst's with flow label crosses, and its answer crosses back, each
-	// cable once; false when the topology lacks either end.
-	FlowCables(buf []int32, src, dst string, rail int, label uint32) ([]int32, bool)
+	// FlowLinks appends the links that a probe from src's HCA on rail to
+	// dst's with flow label crosses, and its answer crosses back, each
+	// once; false when the topology lacks either end.
+	FlowLinks(buf []int32, src, dst string, rail int, label uint32) ([]int32, bool)
 	// CableName names a cable by its two ends for people.
 	CableName(c int32) string
 }
@@ -94,10 +95,23 @@ type flowWindow struct {
 }
 
 type flowRec struct {
-	wins   [maxLinkWindows]flowWindow // by window % maxLinkWindows
-	cables []int32
-	routed string // the router version cables came from ("": not yet)
-	known  bool   // the router knows both ends
+	wins      [maxLinkWindows]flowWindow // by window % maxLinkWindows
+	links     []int32                    // the directed links it crosses, there and back
+	cables    []int32                    // their cables, each once
+	cableKeys []int32                    // ^cable each: pick's keys for the cables
+	routed    string                     // the router version links came from ("": not yet)
+	known     bool                       // the router knows both ends
+}
+
+// route asks r for the flow's links and derives its cables.
+func (rec *flowRec) route(r LinkRouter, src, dst string, rail int, label uint32) {
+	rec.links, rec.known = r.FlowLinks(rec.links[:0], src, dst, rail, label)
+	rec.cables, rec.cableKeys = rec.cables[:0], rec.cableKeys[:0]
+	for _, l := range rec.links {
+		if c := l >> 1; !slices.Contains(rec.cables, c) {
+			rec.cables, rec.cableKeys = append(rec.cables, c), append(rec.cableKeys, ^c)
+		}
+	}
 }
 
 // episode is one cable's open trouble.
@@ -176,7 +190,7 @@ func (w *linkWatch) judge(r LinkRouter, version string, names []string) (opened,
 	var pooledN, pooledLost int
 	for k, rec := range w.flows {
 		if rec.routed != version {
-			rec.cables, rec.known = r.FlowCables(rec.cables[:0], names[k.src], names[k.dst], int(k.rail), k.label)
+			rec.route(r, names[k.src], names[k.dst], int(k.rail), k.label)
 			rec.routed = version
 		}
 		n, lost := rec.counts(from, latest)
@@ -204,9 +218,16 @@ func (w *linkWatch) judge(r LinkRouter, version string, names []string) (opened,
 	}
 	named := map[int32]api.LiveLink{}
 	for len(named) < w.opts.Max {
-		c, t, ok := w.pick(fs, bg)
+		l, t, ok := w.pick(fs, bg)
 		if !ok {
 			break
+		}
+		c := l >> 1
+		if l < 0 {
+			c = ^l
+		}
+		if prev, ok := named[c]; ok { // its other direction, named before
+			t.n, t.lost = max(t.n, prev.Probes), max(t.lost, prev.Lost)
 		}
 		partners := map[uint32]bool{}
 		for _, i := range t.flows {
@@ -220,15 +241,21 @@ func (w *linkWatch) judge(r LinkRouter, version string, names []string) (opened,
 	return w.advance(named, newest, latest)
 }
 
-// pick is the cable that explains the most lost probes of the flows not
-// yet explained, if any is both lossy enough and unlikely by chance.
+// pick is the link (a cable's direction, l >= 0) or cable (^c) that
+// explains the most lost probes of the flows not yet explained, if any is
+// both lossy enough and unlikely by chance. Both are candidates: a cable
+// losing both ways loses the flows through each direction, which its
+// cable's tally adds up; one losing one way loses every flow through that
+// direction, while the flows through its other direction dilute its
+// cable's share, and an HCA's own cable, whose flows all happen to cross
+// the lossy direction, would explain them better than the cable.
 func (w *linkWatch) pick(fs []judgedFlow, bg float64) (int32, cableTally, bool) {
 	tallies := map[int32]*cableTally{}
 	for i, f := range fs {
 		if f.explained {
 			continue
 		}
-		for _, c := range f.rec.cables {
+		for _, c := range slices.Concat(f.rec.links, f.rec.cableKeys) {
 			t := tallies[c]
 			if t == nil {
 				t = &cableTally{}
@@ -258,7 +285,7 @@ func (w *linkWatch) pick(fs []judgedFlow, bg float64) (int32, cableTally, bool) 
 }
 
 // betterCable: more lost probes explained, then a higher loss share (of
-// two cables on the same lossy flows, the one with fewer clean flows
+// two links on the same lossy flows, the one with fewer clean flows
 // through it), then the lower index, so the choice never depends on map
 // order.
 func betterCable(c int32, t *cableTally, best int32, bt *cableTally) bool {

@@ -15,7 +15,7 @@ import (
 // the probe's label).
 type ring struct{}
 
-func (ring) FlowCables(buf []int32, src, dst string, rail int, label uint32) ([]int32, bool) {
+func (ring) FlowLinks(buf []int32, src, dst string, rail int, label uint32) ([]int32, bool) {
 	var a, b int
 	if _, err := fmt.Sscanf(src, "n%d", &a); err != nil {
 		return buf, false
@@ -24,7 +24,10 @@ func (ring) FlowCables(buf []int32, src, dst string, rail int, label uint32) ([]
 		return buf, false
 	}
 	s := int32(label % 2)
-	return append(buf, int32(a), 8+int32(a/2)*2+s, 8+int32(b/2)*2+s, int32(b)), true
+	ca, cb := 8+int32(a/2)*2+s, 8+int32(b/2)*2+s
+	// There: a's cable up, its leaf's up to the spine, down b's leaf's,
+	// b's cable down; the answer back the other way over the same cables.
+	return append(buf, 2*int32(a), 2*ca, 2*cb+1, 2*int32(b)+1, 2*int32(b), 2*cb, 2*ca+1, 2*int32(a)+1), true
 }
 
 func (ring) CableName(c int32) string {
@@ -55,10 +58,10 @@ func feed(m *Matrix, rng *rand.Rand, w int64, perWindow int, loss func(cable int
 	by := map[string][]liveplan.Summary{}
 	for _, f := range ringFlows {
 		src, dst := fmt.Sprintf("n%d", f[0]), fmt.Sprintf("n%d", f[1])
-		cables, _ := ring{}.FlowCables(nil, src, dst, 0, uint32(f[2]))
+		links, _ := ring{}.FlowLinks(nil, src, dst, 0, uint32(f[2]))
 		survive := 1.0
-		for _, c := range cables {
-			survive *= (1 - loss(c)) * (1 - loss(c)) // there and back
+		for _, l := range links {
+			survive *= 1 - loss(l>>1)
 		}
 		lost := 0
 		for range perWindow {
