@@ -57,6 +57,11 @@ type topoRouter struct {
 func (r topoRouter) FlowLinks(buf []int32, src, dst string, rail int, label uint32) ([]int32, bool) {
 	if links, ok := r.traced[liveFlow{src, dst, rail, label}]; ok {
 		return append(buf, links...), true
+	} else if r.traced != nil {
+		// The switches hash otherwise than the model (that is why the
+		// flows were traced): a flow not traced, or under a label an
+		// older plan used, has no path to put its losses on.
+		return buf, false
 	}
 	a, ok1 := r.t.HCA(src, rail)
 	b, ok2 := r.t.HCA(dst, rail)
@@ -107,7 +112,7 @@ func (c *Coordinator) judgeLinks() {
 // liveLinkInfo fills the live header's link fields; the caller holds
 // c.mesh.mu.
 func (c *Coordinator) liveLinkInfo(info *api.LiveInfo) {
-	info.LinkFlows = len(c.mesh.plan.Links)
+	info.LinkFlows, info.TracedFlows = len(c.mesh.plan.Links), len(c.mesh.traced)
 	info.Links = c.mesh.mx.Links()
 	for _, l := range info.Links {
 		if l.State != "recovered" {

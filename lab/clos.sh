@@ -329,7 +329,8 @@ clos_truth() {
 # addresses), so the leader plans a link sweep's tests as live link flows
 # and, once a window is judged, traces each flow's candidate labels both
 # ways and keeps the ones on the planned cables (Linux hashes with its own
-# seed). The phase waits for the flows to probe with no cable named, then
+# seed). The phase waits for the flows to be traced and probe with no
+# cable named, then
 # drops LAB_CLOS_LIVE_LOSS (5) % of the UDP leaf1 forwards to spine1, and
 # requires the live view to name that cable, and only it, within
 # LAB_LIVE_DEADLINE (60 s); healed, the episode must turn recovered.

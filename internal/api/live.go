@@ -43,6 +43,10 @@ type LiveInfo struct {
 	// probes, one entry per episode, the newest first.
 	LinkFlows int        `json:"link_flows"`
 	Links     []LiveLink `json:"links,omitempty"`
+	// TracedFlows is how many link flows were steered by traces (the
+	// switches answer them) and are judged over their traced paths; with
+	// any, the others are not judged until traced.
+	TracedFlows int `json:"traced_flows"`
 }
 
 // LiveLink is one episode of a cable losing the live link flows' probes:

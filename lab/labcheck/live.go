@@ -19,8 +19,9 @@ type liveInfo struct {
 	Error   string `json:"error"`
 	// LinkFlows and Links: the steered link flows and the cables they
 	// found losing probes.
-	LinkFlows int        `json:"link_flows"`
-	Links     []liveLink `json:"links"`
+	LinkFlows   int        `json:"link_flows"`
+	TracedFlows int        `json:"traced_flows"`
+	Links       []liveLink `json:"links"`
 }
 
 type liveLink struct {
@@ -51,7 +52,7 @@ type liveMatrix struct {
 //
 //	clean:<N>  N members all probing, every cell judged, no failing suspect
 //	<node>     the live matrix's first failing suspect is that node (or its HCA)
-//	links-clean:<N>  N members probing, link flows planned, no cable named
+//	links-clean:<N>  N members probing, link flows planned and all traced, no cable named
 //	link:<A>~<B>     the one cable named and not recovered has ends A and B
 //	link-recovered   link flows planned, every cable named has recovered
 func waitLive(url, want, limit string) error {
@@ -91,7 +92,7 @@ func liveState(base, want string) (string, bool) {
 		status += ", " + info.Error
 	}
 	if info.LinkFlows > 0 || strings.HasPrefix(want, "link") {
-		status += fmt.Sprintf(", %d link flows", info.LinkFlows)
+		status += fmt.Sprintf(", %d link flows (%d traced)", info.LinkFlows, info.TracedFlows)
 		for _, l := range info.Links {
 			status += fmt.Sprintf(", cable %s %s %.1f%% (%d lost, %d flaps)", l.Cable, l.State, 100*l.Loss, l.Lost, l.Flaps)
 		}
@@ -101,7 +102,8 @@ func liveState(base, want string) (string, bool) {
 	}
 	if n, ok := strings.CutPrefix(want, "links-clean:"); ok {
 		nodes := atoi(n)
-		return status, info.LinkFlows > 0 && len(info.Links) == 0 && info.Probing == nodes && info.Members == nodes
+		return status, info.LinkFlows > 0 && info.TracedFlows == info.LinkFlows && len(info.Links) == 0 &&
+			info.Probing == nodes && info.Members == nodes
 	}
 	if want == "link-recovered" {
 		for _, l := range info.Links {
