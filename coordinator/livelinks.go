@@ -82,6 +82,15 @@ func (r topoRouter) FlowLinks(buf []int32, src, dst string, rail int, label uint
 	return buf, true
 }
 
+func (r topoRouter) HostLinks(node string, rail int) ([2]int32, bool) {
+	h, ok := r.t.HCA(node, rail)
+	if !ok {
+		return [2]int32{}, false
+	}
+	c := int32(r.t.HCACable(h))
+	return [2]int32{2 * c, 2*c + 1}, true
+}
+
 func (r topoRouter) CableName(c int32) string { return r.t.CableName(int(c)) }
 
 // judgeLinks judges the link flows of the newest windows and logs each

@@ -32,6 +32,9 @@ type LinkRouter interface {
 	// dst's with flow label crosses, and its answer crosses back, each
 	// once; false when the topology lacks either end.
 	FlowLinks(buf []int32, src, dst string, rail int, label uint32) ([]int32, bool)
+	// HostLinks are the two links of node's HCA cable on rail (to its
+	// leaf, and back); false when the topology lacks it.
+	HostLinks(node string, rail int) ([2]int32, bool)
 	// CableName names a cable by its two ends for people.
 	CableName(c int32) string
 }
@@ -120,17 +123,59 @@ type episode struct {
 	bad bool // named or lossy in the newest judgement
 }
 
+// hostKey is one HCA: an interned node and its rail.
+type hostKey struct {
+	node uint32
+	rail int32
+}
+
+// hostRec is an HCA's in-group probes, by window: each crossed its own
+// cable both ways and no other cable of its rail but its peer's, whatever
+// the switches' hash, so they are evidence about that cable alone.
+type hostRec struct {
+	wins   [maxLinkWindows]flowWindow
+	links  [2]int32
+	routed string
+	known  bool
+}
+
 // linkWatch is the link flows' state; Matrix holds one and locks it.
 type linkWatch struct {
 	opts     LinkOptions
 	flows    map[flowKey]*flowRec
+	hosts    map[hostKey]*hostRec
 	episodes map[int32]*episode
 	judged   int64 // the newest window judged; -1 = none
 	latest   int64 // the newest window folded
 }
 
 func newLinkWatch(o LinkOptions) *linkWatch {
-	return &linkWatch{opts: o.orDefaults(), flows: map[flowKey]*flowRec{}, episodes: map[int32]*episode{}, judged: -1, latest: -1}
+	return &linkWatch{opts: o.orDefaults(), flows: map[flowKey]*flowRec{}, hosts: map[hostKey]*hostRec{},
+		episodes: map[int32]*episode{}, judged: -1, latest: -1}
+}
+
+// foldHosts adds an in-group summary's probes to both HCAs' windows.
+func (w *linkWatch) foldHosts(src, dst uint32, s liveplan.Summary) {
+	if s.Held || s.Answered+s.Lost == 0 {
+		return
+	}
+	for _, n := range [2]uint32{src, dst} {
+		k := hostKey{n, int32(s.Rail)}
+		h := w.hosts[k]
+		if h == nil {
+			h = &hostRec{}
+			w.hosts[k] = h
+		}
+		slot := &h.wins[s.Window%maxLinkWindows]
+		if slot.window != s.Window {
+			if slot.window > s.Window && (slot.answered|slot.lost) != 0 {
+				continue
+			}
+			*slot = flowWindow{window: s.Window}
+		}
+		slot.answered += int32(min(s.Answered, 1<<20))
+		slot.lost += int32(min(s.Lost, 1<<20))
+	}
 }
 
 // fold keeps one link flow's window. A held window (a sweep paused the
@@ -218,7 +263,7 @@ func (w *linkWatch) judge(r LinkRouter, version string, names []string) (opened,
 	}
 	named := map[int32]api.LiveLink{}
 	for len(named) < w.opts.Max {
-		l, t, ok := w.pick(fs, bg)
+		l, t, ok := w.pick(fs, bg, r, version, names, from, latest)
 		if !ok {
 			break
 		}
@@ -249,7 +294,7 @@ func (w *linkWatch) judge(r LinkRouter, version string, names []string) (opened,
 // direction, while the flows through its other direction dilute its
 // cable's share, and an HCA's own cable, whose flows all happen to cross
 // the lossy direction, would explain them better than the cable.
-func (w *linkWatch) pick(fs []judgedFlow, bg float64) (int32, cableTally, bool) {
+func (w *linkWatch) pick(fs []judgedFlow, bg float64, r LinkRouter, version string, names []string, from, to int64) (int32, cableTally, bool) {
 	tallies := map[int32]*cableTally{}
 	for i, f := range fs {
 		if f.explained {
@@ -268,6 +313,7 @@ func (w *linkWatch) pick(fs []judgedFlow, bg float64) (int32, cableTally, bool) 
 			}
 		}
 	}
+	w.addHosts(tallies, r, version, names, from, to)
 	var best int32
 	var bt *cableTally
 	for c, t := range tallies {
@@ -282,6 +328,39 @@ func (w *linkWatch) pick(fs []judgedFlow, bg float64) (int32, cableTally, bool) 
 		return 0, cableTally{}, false
 	}
 	return best, *bt, true
+}
+
+// addHosts adds each HCA's in-group probes to its own cable's tallies
+// where link flows made them candidates: an HCA whose every link flow
+// happens to cross one lossy switch link (a small fabric, two partners)
+// explains their losses as well as that link does, unless the probes to
+// its leaf mates, which crossed its cable and not the link, came back.
+func (w *linkWatch) addHosts(tallies map[int32]*cableTally, r LinkRouter, version string, names []string, from, to int64) {
+	for k, h := range w.hosts {
+		if h.routed != version {
+			h.links, h.known = r.HostLinks(names[k.node], int(k.rail))
+			h.routed = version
+		}
+		if !h.known {
+			continue
+		}
+		var n, lost int
+		for _, x := range h.wins {
+			if x.window > from && x.window <= to {
+				n += int(x.answered + x.lost)
+				lost += int(x.lost)
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		for _, key := range [3]int32{h.links[0], h.links[1], ^(h.links[0] >> 1)} {
+			if t := tallies[key]; t != nil {
+				t.n += n
+				t.lost += lost
+			}
+		}
+	}
 }
 
 // betterCable: more lost probes explained, then a higher loss share (of

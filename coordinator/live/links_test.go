@@ -30,6 +30,14 @@ func (ring) FlowLinks(buf []int32, src, dst string, rail int, label uint32) ([]i
 	return append(buf, 2*int32(a), 2*ca, 2*cb+1, 2*int32(b)+1, 2*int32(b), 2*cb, 2*ca+1, 2*int32(a)+1), true
 }
 
+func (ring) HostLinks(node string, rail int) ([2]int32, bool) {
+	var a int32
+	if _, err := fmt.Sscanf(node, "n%d", &a); err != nil {
+		return [2]int32{}, false
+	}
+	return [2]int32{2 * a, 2*a + 1}, true
+}
+
 func (ring) CableName(c int32) string {
 	if c < 8 {
 		return fmt.Sprintf("n%d <-> leaf%d:%d", c, c/2, c%2+1)
@@ -151,5 +159,47 @@ func TestLinkWatchIgnoresWhatItCannotPlace(t *testing.T) {
 	}
 	if m.Len() != 0 {
 		t.Errorf("link flows became cells: %d", m.Len())
+	}
+}
+
+// star is the smallest fabric where an HCA's cable and a switch link are
+// on the same link flows: a's two flows (to b and to c) both cross a's
+// own cable (5) and the switch cable 1; b's and c's cables are 6 and 7.
+type star struct{}
+
+func (star) FlowLinks(buf []int32, src, dst string, rail int, label uint32) ([]int32, bool) {
+	far := map[string]int32{"b": 6, "c": 7}[dst]
+	return append(buf, 2*5, 2*1, 2*far+1, 2*far, 2*1+1, 2*5+1), src == "a" && far != 0
+}
+
+func (star) HostLinks(node string, rail int) ([2]int32, bool) {
+	c, ok := map[string]int32{"a": 5, "b": 6, "c": 7, "d": 8}[node]
+	return [2]int32{2 * c, 2*c + 1}, ok
+}
+
+func (star) CableName(c int32) string { return fmt.Sprintf("cable%d", c) }
+
+// Link flows alone cannot tell a's cable from the switch cable both its
+// flows cross; the probes a traded with its leaf mate d, clean, can.
+func TestLinkWatchHostCableNeedsItsLeafMates(t *testing.T) {
+	for _, tc := range []struct {
+		mates bool
+		want  string
+	}{{false, "cable5"}, {true, "cable1"}} {
+		m := New(Options{})
+		var named []api.LiveLink
+		for w := range int64(3) {
+			sums := []liveplan.Summary{{Node: "b", Label: 9, Window: w, Sent: 100, Answered: 96, Lost: 4},
+				{Node: "c", Label: 9, Window: w, Sent: 100, Answered: 95, Lost: 5}}
+			if tc.mates {
+				sums = append(sums, liveplan.Summary{Node: "d", InGroup: true, Window: w, Sent: 100, Answered: 100})
+			}
+			m.Fold("a", sums)
+			op, _ := m.JudgeLinks(star{}, "v1")
+			named = append(named, op...)
+		}
+		if len(named) != 1 || named[0].Cable != tc.want {
+			t.Errorf("leaf mates probed %v: named %+v, want %s", tc.mates, named, tc.want)
+		}
 	}
 }

@@ -129,6 +129,9 @@ func (m *Matrix) Fold(src string, sums []liveplan.Summary) {
 			m.links.fold(sid, m.id(s.Node), s)
 			continue
 		}
+		if s.InGroup {
+			m.links.foldHosts(sid, m.id(s.Node), s)
+		}
 		k := mkKey(sid, m.id(s.Node), s.Rail)
 		old, ok := m.cells[k]
 		if ok && old.window > s.Window {

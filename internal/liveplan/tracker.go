@@ -16,6 +16,9 @@ type Summary struct {
 	// Label is a link flow's flow label (Target.Label); 0 for the
 	// group and rotation probes.
 	Label uint32 `json:"label,omitempty"`
+	// InGroup: the target shares the prober's switch group (its leaf), so
+	// the probes crossed the two HCAs' own cables and that leaf only.
+	InGroup bool `json:"in_group,omitempty"`
 	// Window is the rotation window the probes were sent in.
 	Window int64 `json:"window"`
 	Sent   int   `json:"sent"`

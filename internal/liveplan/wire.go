@@ -78,11 +78,11 @@ func FromWire(w wire.LivePlan) (*Plan, error) {
 func WireSummary(s Summary) wire.LiveSummary {
 	return wire.LiveSummary{Node: s.Node, Rail: s.Rail, Window: s.Window, Sent: s.Sent, Answered: s.Answered, Lost: s.Lost,
 		Late: s.Late, OutOfOrder: s.OutOfOrder, P50Ns: s.P50Ns, P99Ns: s.P99Ns, MaxNs: s.MaxNs, Held: s.Held,
-		LocalDown: s.LocalDown, LocalDownFix: s.LocalDownFix, Label: s.Label}
+		LocalDown: s.LocalDown, LocalDownFix: s.LocalDownFix, Label: s.Label, InGroup: s.InGroup}
 }
 
 func SummaryFromWire(w wire.LiveSummary) Summary {
 	return Summary{Node: w.Node, Rail: w.Rail, Window: w.Window, Sent: w.Sent, Answered: w.Answered, Lost: w.Lost,
 		Late: w.Late, OutOfOrder: w.OutOfOrder, P50Ns: w.P50Ns, P99Ns: w.P99Ns, MaxNs: w.MaxNs, Held: w.Held,
-		LocalDown: w.LocalDown, LocalDownFix: w.LocalDownFix, Label: w.Label}
+		LocalDown: w.LocalDown, LocalDownFix: w.LocalDownFix, Label: w.Label, InGroup: w.InGroup}
 }

@@ -71,8 +71,10 @@ type LiveSummary struct {
 	// LocalDown/LocalDownFix: the prober's port refused to send.
 	LocalDown    string
 	LocalDownFix string
-	// Label: a link flow's flow label (version 3; 0 before).
-	Label uint32
+	// Label: a link flow's flow label; InGroup: the target is in the
+	// prober's switch group (version 3; 0 and false before).
+	Label   uint32
+	InGroup bool
 }
 
 // LivePlanMsg is the plan's codec: the raft entry and the worker API body.
@@ -144,6 +146,7 @@ var LiveSummariesMsg = &Codec[LiveSummaries]{name: "live summaries", version: 3,
 			w.str(x.LocalDown)
 			w.str(x.LocalDownFix)
 			w.u64(uint64(x.Label))
+			w.flag(x.InGroup)
 		})
 	},
 	get: func(r *reader, s *LiveSummaries) {
@@ -153,7 +156,7 @@ var LiveSummariesMsg = &Codec[LiveSummaries]{name: "live summaries", version: 3,
 				Late: r.int(), OutOfOrder: r.int(), P50Ns: r.f64(), P99Ns: r.f64(), MaxNs: r.f64(), Held: r.flag(),
 				LocalDown: r.str(), LocalDownFix: r.str()}
 			if r.ver >= 3 {
-				x.Label = r.u32()
+				x.Label, x.InGroup = r.u32(), r.flag()
 			}
 		})
 	}}

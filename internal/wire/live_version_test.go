@@ -73,7 +73,7 @@ func TestLiveReadsOlderVersions(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(gotS, sums) {
 		t.Fatalf("version 2 summaries read as %+v, %v; want %+v", gotS, err, sums)
 	}
-	sums.Summaries[0].Label = 0xfffff
+	sums.Summaries[0].Label, sums.Summaries[0].InGroup = 0xfffff, true
 	if gotS, err = LiveSummariesMsg.Decode(LiveSummariesMsg.Append(nil, &sums)); err != nil || !reflect.DeepEqual(gotS, sums) {
 		t.Fatalf("labelled summaries read as %+v, %v; want %+v", gotS, err, sums)
 	}

@@ -91,7 +91,7 @@ func (rp *railProbe) flush() []liveplan.Summary {
 	out := make([]liveplan.Summary, 0, len(rp.targets))
 	for _, t := range rp.targets {
 		s := rp.trackers[keyOf(t)].Flush(rp.window)
-		s.Held = rp.heldWindow
+		s.Held, s.InGroup = rp.heldWindow, t.InGroup
 		if rp.down != nil {
 			s.LocalDown, s.LocalDownFix = rp.down.Cause, rp.down.Fix
 		}
