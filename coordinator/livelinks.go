@@ -82,13 +82,13 @@ func (r topoRouter) FlowLinks(buf []int32, src, dst string, rail int, label uint
 	return buf, true
 }
 
-func (r topoRouter) HostLinks(node string, rail int) ([2]int32, bool) {
+func (r topoRouter) HostLinks(node string, rail int) ([2]int32, int32, bool) {
 	h, ok := r.t.HCA(node, rail)
-	if !ok {
-		return [2]int32{}, false
+	if !ok || r.t.LeafOf(h) < 0 {
+		return [2]int32{}, -1, false
 	}
 	c := int32(r.t.HCACable(h))
-	return [2]int32{2 * c, 2*c + 1}, true
+	return [2]int32{2 * c, 2*c + 1}, int32(r.t.LeafOf(h)), true
 }
 
 func (r topoRouter) CableName(c int32) string { return r.t.CableName(int(c)) }
@@ -100,13 +100,7 @@ func (c *Coordinator) judgeLinks() {
 	if t == nil {
 		return
 	}
-	_, version := c.fsm.CurrentTopology()
-	c.mesh.mu.Lock()
-	r := topoRouter{t: t, traced: c.mesh.traced}
-	if c.mesh.plan != nil { // a new plan may have traced its flows anew
-		version += fmt.Sprintf("/plan %d", c.mesh.plan.ID)
-	}
-	c.mesh.mu.Unlock()
+	r, version := c.linkRouter(t)
 	opened, closed := c.mesh.mx.JudgeLinks(r, version)
 	for _, l := range opened {
 		c.log.Warn("live: a cable is losing probes", "cable", l.Cable, "state", l.State, "loss", fmt.Sprintf("%.2f%%", 100*l.Loss),
@@ -116,6 +110,19 @@ func (c *Coordinator) judgeLinks() {
 		c.log.Info("live: cable clean again, episode over", "cable", l.Cable, "worst_loss", fmt.Sprintf("%.2f%%", 100*l.Worst),
 			"flaps", l.Flaps, "from_window", l.Since, "last_bad_window", l.LastBad)
 	}
+}
+
+// linkRouter is the live link watch's router over t with the plan's
+// traced flows, and its version: the topology's and the plan's (a new
+// plan may have traced its flows anew).
+func (c *Coordinator) linkRouter(t *topology.Topology) (live.LinkRouter, string) {
+	_, version := c.fsm.CurrentTopology()
+	c.mesh.mu.Lock()
+	defer c.mesh.mu.Unlock()
+	if c.mesh.plan != nil {
+		version += fmt.Sprintf("/plan %d", c.mesh.plan.ID)
+	}
+	return topoRouter{t: t, traced: c.mesh.traced}, version
 }
 
 // liveLinkInfo fills the live header's link fields; the caller holds

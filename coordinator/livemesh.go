@@ -199,6 +199,9 @@ func (c *Coordinator) replan(ctx context.Context, members []liveplan.Member) err
 	c.mesh.plan, c.mesh.cov, c.mesh.key, c.mesh.body, c.mesh.err, c.mesh.pending = pl, cov, key, body, "", ""
 	c.mesh.traced, c.mesh.resteer = traced, resteer
 	c.mesh.mu.Unlock()
+	if len(links) > 0 {
+		c.mesh.mx.SetLinkRouter(c.linkRouter(topo))
+	}
 	c.log.Info("live plan", "id", id, "members", len(members), "coverage", cov.Period, "max_rate", cov.MaxRate,
 		"link_flows", cov.LinkFlows, "min_link_rate", cov.MinLinkRate)
 	c.fanout(ctx, members, func(ctx context.Context, m liveplan.Member, api string) {

@@ -33,8 +33,8 @@ type LinkRouter interface {
 	// once; false when the topology lacks either end.
 	FlowLinks(buf []int32, src, dst string, rail int, label uint32) ([]int32, bool)
 	// HostLinks are the two links of node's HCA cable on rail (to its
-	// leaf, and back); false when the topology lacks it.
-	HostLinks(node string, rail int) ([2]int32, bool)
+	// leaf, and back) and that leaf; false when the topology lacks it.
+	HostLinks(node string, rail int) (links [2]int32, leaf int32, ok bool)
 	// CableName names a cable by its two ends for people.
 	CableName(c int32) string
 }
@@ -123,48 +123,58 @@ type episode struct {
 	bad bool // named or lossy in the newest judgement
 }
 
-// hostKey is one HCA: an interned node and its rail.
-type hostKey struct {
-	node uint32
-	rail int32
-}
-
-// hostRec is an HCA's in-group probes, by window: each crossed its own
-// cable both ways and no other cable of its rail but its peer's, whatever
-// the switches' hash, so they are evidence about that cable alone.
+// hostRec is an HCA's probes to its leaf mates, by window: each crossed
+// its own cable both ways and no switch link, whatever the switches'
+// hash, so they are evidence about that cable alone.
 type hostRec struct {
-	wins   [maxLinkWindows]flowWindow
-	links  [2]int32
-	routed string
-	known  bool
+	wins [maxLinkWindows]flowWindow
 }
 
 // linkWatch is the link flows' state; Matrix holds one and locks it.
 type linkWatch struct {
-	opts     LinkOptions
-	flows    map[flowKey]*flowRec
-	hosts    map[hostKey]*hostRec
+	opts  LinkOptions
+	flows map[flowKey]*flowRec
+	hosts map[int32]*hostRec // by HCA cable
+	// router and version are the newest judgement's: foldHosts places
+	// leaf mates by them, and hosts is emptied when version changes.
+	router   LinkRouter
+	version  string
 	episodes map[int32]*episode
 	judged   int64 // the newest window judged; -1 = none
 	latest   int64 // the newest window folded
 }
 
 func newLinkWatch(o LinkOptions) *linkWatch {
-	return &linkWatch{opts: o.orDefaults(), flows: map[flowKey]*flowRec{}, hosts: map[hostKey]*hostRec{},
+	return &linkWatch{opts: o.orDefaults(), flows: map[flowKey]*flowRec{}, hosts: map[int32]*hostRec{},
 		episodes: map[int32]*episode{}, judged: -1, latest: -1}
 }
 
-// foldHosts adds an in-group summary's probes to both HCAs' windows.
-func (w *linkWatch) foldHosts(src, dst uint32, s liveplan.Summary) {
-	if s.Held || s.Answered+s.Lost == 0 {
+// route makes r (of version) the watch's router; hosts, kept by cable,
+// are emptied when the version changes.
+func (w *linkWatch) route(r LinkRouter, version string) {
+	if r != nil && (version != w.version || w.router == nil) {
+		w.router, w.version = r, version
+		clear(w.hosts) // their cables were another topology's
+	}
+}
+
+// foldHosts adds an in-group summary's probes to both HCAs' windows when
+// the topology has the two on one leaf: a switch group (a label) can be
+// wider than a leaf, and probes between leaves cross switch links.
+func (w *linkWatch) foldHosts(src, dst string, s liveplan.Summary) {
+	if w.router == nil || s.Held || s.Answered+s.Lost == 0 {
 		return
 	}
-	for _, n := range [2]uint32{src, dst} {
-		k := hostKey{n, int32(s.Rail)}
-		h := w.hosts[k]
+	a, leafA, ok1 := w.router.HostLinks(src, s.Rail)
+	b, leafB, ok2 := w.router.HostLinks(dst, s.Rail)
+	if !ok1 || !ok2 || leafA != leafB {
+		return
+	}
+	for _, c := range [2]int32{a[0] >> 1, b[0] >> 1} {
+		h := w.hosts[c]
 		if h == nil {
 			h = &hostRec{}
-			w.hosts[k] = h
+			w.hosts[c] = h
 		}
 		slot := &h.wins[s.Window%maxLinkWindows]
 		if slot.window != s.Window {
@@ -226,6 +236,7 @@ type judgedFlow struct {
 // episodes on; it returns the episodes opened and those closed.
 func (w *linkWatch) judge(r LinkRouter, version string, names []string) (opened, closed []api.LiveLink) {
 	latest := w.latest
+	w.route(r, version)
 	if latest < 0 || latest == w.judged || r == nil {
 		return nil, nil
 	}
@@ -263,7 +274,7 @@ func (w *linkWatch) judge(r LinkRouter, version string, names []string) (opened,
 	}
 	named := map[int32]api.LiveLink{}
 	for len(named) < w.opts.Max {
-		l, t, ok := w.pick(fs, bg, r, version, names, from, latest)
+		l, t, ok := w.pick(fs, bg, from, latest)
 		if !ok {
 			break
 		}
@@ -294,7 +305,7 @@ func (w *linkWatch) judge(r LinkRouter, version string, names []string) (opened,
 // direction, while the flows through its other direction dilute its
 // cable's share, and an HCA's own cable, whose flows all happen to cross
 // the lossy direction, would explain them better than the cable.
-func (w *linkWatch) pick(fs []judgedFlow, bg float64, r LinkRouter, version string, names []string, from, to int64) (int32, cableTally, bool) {
+func (w *linkWatch) pick(fs []judgedFlow, bg float64, from, to int64) (int32, cableTally, bool) {
 	tallies := map[int32]*cableTally{}
 	for i, f := range fs {
 		if f.explained {
@@ -313,11 +324,14 @@ func (w *linkWatch) pick(fs []judgedFlow, bg float64, r LinkRouter, version stri
 			}
 		}
 	}
-	w.addHosts(tallies, r, version, names, from, to)
+	w.addHosts(tallies, from, to)
 	var best int32
 	var bt *cableTally
 	for c, t := range tallies {
-		if t.lost < w.opts.MinLost || float64(t.lost) < w.opts.MinLoss*float64(t.n) || matrix.PoissonTail(t.lost, float64(t.n)*bg) >= w.opts.P {
+		// A candidate must explain some lost probe of a link flow: its
+		// leaf mates' probes only weigh against it (and each pick must
+		// set flows aside, or the judgement would not end).
+		if len(t.flows) == 0 || t.lost < w.opts.MinLost || float64(t.lost) < w.opts.MinLoss*float64(t.n) || matrix.PoissonTail(t.lost, float64(t.n)*bg) >= w.opts.P {
 			continue
 		}
 		if bt == nil || betterCable(c, t, best, bt) {
@@ -330,20 +344,14 @@ func (w *linkWatch) pick(fs []judgedFlow, bg float64, r LinkRouter, version stri
 	return best, *bt, true
 }
 
-// addHosts adds each HCA's in-group probes to its own cable's tallies
-// where link flows made them candidates: an HCA whose every link flow
-// happens to cross one lossy switch link (a small fabric, two partners)
-// explains their losses as well as that link does, unless the probes to
-// its leaf mates, which crossed its cable and not the link, came back.
-func (w *linkWatch) addHosts(tallies map[int32]*cableTally, r LinkRouter, version string, names []string, from, to int64) {
-	for k, h := range w.hosts {
-		if h.routed != version {
-			h.links, h.known = r.HostLinks(names[k.node], int(k.rail))
-			h.routed = version
-		}
-		if !h.known {
-			continue
-		}
+// addHosts adds each HCA's probes to its leaf mates to its own cable's
+// tallies where link flows made them candidates: an HCA whose every link
+// flow happens to cross one lossy switch link (a small fabric, two
+// partners) explains their losses as well as that link does, unless the
+// probes to its leaf mates, which crossed its cable and no switch link,
+// came back.
+func (w *linkWatch) addHosts(tallies map[int32]*cableTally, from, to int64) {
+	for c, h := range w.hosts {
 		var n, lost int
 		for _, x := range h.wins {
 			if x.window > from && x.window <= to {
@@ -354,7 +362,7 @@ func (w *linkWatch) addHosts(tallies map[int32]*cableTally, r LinkRouter, versio
 		if n == 0 {
 			continue
 		}
-		for _, key := range [3]int32{h.links[0], h.links[1], ^(h.links[0] >> 1)} {
+		for _, key := range [3]int32{2 * c, 2*c + 1, ^c} {
 			if t := tallies[key]; t != nil {
 				t.n += n
 				t.lost += lost

@@ -30,12 +30,12 @@ func (ring) FlowLinks(buf []int32, src, dst string, rail int, label uint32) ([]i
 	return append(buf, 2*int32(a), 2*ca, 2*cb+1, 2*int32(b)+1, 2*int32(b), 2*cb, 2*ca+1, 2*int32(a)+1), true
 }
 
-func (ring) HostLinks(node string, rail int) ([2]int32, bool) {
+func (ring) HostLinks(node string, rail int) ([2]int32, int32, bool) {
 	var a int32
 	if _, err := fmt.Sscanf(node, "n%d", &a); err != nil {
-		return [2]int32{}, false
+		return [2]int32{}, -1, false
 	}
-	return [2]int32{2 * a, 2*a + 1}, true
+	return [2]int32{2 * a, 2*a + 1}, a / 2, true
 }
 
 func (ring) CableName(c int32) string {
@@ -172,9 +172,10 @@ func (star) FlowLinks(buf []int32, src, dst string, rail int, label uint32) ([]i
 	return append(buf, 2*5, 2*1, 2*far+1, 2*far, 2*1+1, 2*5+1), src == "a" && far != 0
 }
 
-func (star) HostLinks(node string, rail int) ([2]int32, bool) {
+func (star) HostLinks(node string, rail int) ([2]int32, int32, bool) {
 	c, ok := map[string]int32{"a": 5, "b": 6, "c": 7, "d": 8}[node]
-	return [2]int32{2 * c, 2*c + 1}, ok
+	leaf := map[string]int32{"a": 0, "d": 0, "b": 1, "c": 2}[node]
+	return [2]int32{2 * c, 2*c + 1}, leaf, ok
 }
 
 func (star) CableName(c int32) string { return fmt.Sprintf("cable%d", c) }
@@ -187,6 +188,7 @@ func TestLinkWatchHostCableNeedsItsLeafMates(t *testing.T) {
 		want  string
 	}{{false, "cable5"}, {true, "cable1"}} {
 		m := New(Options{})
+		m.SetLinkRouter(star{}, "v1")
 		var named []api.LiveLink
 		for w := range int64(3) {
 			sums := []liveplan.Summary{{Node: "b", Label: 9, Window: w, Sent: 100, Answered: 96, Lost: 4},

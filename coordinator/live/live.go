@@ -130,7 +130,7 @@ func (m *Matrix) Fold(src string, sums []liveplan.Summary) {
 			continue
 		}
 		if s.InGroup {
-			m.links.foldHosts(sid, m.id(s.Node), s)
+			m.links.foldHosts(src, s.Node, s)
 		}
 		k := mkKey(sid, m.id(s.Node), s.Rail)
 		old, ok := m.cells[k]
@@ -320,6 +320,15 @@ func (m *Matrix) JudgeLinks(r LinkRouter, version string) (opened, closed []api.
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.links.judge(r, version, m.names)
+}
+
+// SetLinkRouter routes the windows folded from now on (JudgeLinks does
+// too): the probes between leaf mates are placed by it as they are
+// folded, so the leader sets it with each plan, before collecting.
+func (m *Matrix) SetLinkRouter(r LinkRouter, version string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.links.route(r, version)
 }
 
 // Links is the link episodes open now, the newest first.
