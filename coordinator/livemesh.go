@@ -18,6 +18,7 @@ import (
 	"github.com/rdmamesh/rdmamesh/internal/probe"
 	"github.com/rdmamesh/rdmamesh/internal/wire"
 	"github.com/rdmamesh/rdmamesh/matrix"
+	"github.com/rdmamesh/rdmamesh/topology"
 )
 
 // LiveOptions turn on the always-on mesh: the leader plans which HCAs
@@ -123,9 +124,13 @@ func (c *Coordinator) liveMembers() ([]liveplan.Member, []matrix.Node) {
 		nodes = append(nodes, matrix.Node{Name: n.Name, State: n.State, Labels: n.Inventory.Labels, Ports: n.Inventory.Ports})
 	}
 	label := matrix.GroupLabel(nodes, c.opts.Live.Thresholds.GroupLabel)
+	topo := c.Topology()
 	members := make([]liveplan.Member, 0, len(infos))
 	for _, n := range infos {
 		m := liveplan.Member{Name: n.Name, Group: n.Inventory.Labels[label]}
+		if m.Group == "" && topo != nil {
+			m.Group = leafGroup(topo, n.Name)
+		}
 		la := slices.Clone(n.Inventory.Live)
 		slices.SortFunc(la, func(a, b probe.LiveAddr) int { return a.Rail - b.Rail })
 		for _, a := range la {
@@ -135,6 +140,22 @@ func (c *Coordinator) liveMembers() ([]liveplan.Member, []matrix.Node) {
 		members = append(members, m)
 	}
 	return members, nodes
+}
+
+// leafGroup is a node's switch group from the topology when no label gives
+// one: the leaf of its first rail (a rail-optimized fabric's nodes share
+// their leaves on every rail), so that leaf mates probe each other all
+// the time and those probes weigh on their own cables (coordinator/live).
+func leafGroup(t *topology.Topology, node string) string {
+	for r := range 64 {
+		if h, ok := t.HCA(node, r); ok {
+			if l := t.LeafOf(h); l >= 0 {
+				return t.Switches[l].Name
+			}
+			return ""
+		}
+	}
+	return ""
 }
 
 // memberKey identifies a membership: a plan is remade when it changes.
