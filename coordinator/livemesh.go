@@ -124,12 +124,17 @@ func (c *Coordinator) liveMembers() ([]liveplan.Member, []matrix.Node) {
 		nodes = append(nodes, matrix.Node{Name: n.Name, State: n.State, Labels: n.Inventory.Labels, Ports: n.Inventory.Ports})
 	}
 	label := matrix.GroupLabel(nodes, c.opts.Live.Thresholds.GroupLabel)
-	topo := c.Topology()
+	var topo *topology.Topology
 	members := make([]liveplan.Member, 0, len(infos))
 	for _, n := range infos {
 		m := liveplan.Member{Name: n.Name, Group: n.Inventory.Labels[label]}
-		if m.Group == "" && topo != nil {
-			m.Group = leafGroup(topo, n.Name)
+		if m.Group == "" && c.fsm != nil {
+			if topo == nil {
+				topo = c.Topology()
+			}
+			if topo != nil {
+				m.Group = leafGroup(topo, n.Name)
+			}
 		}
 		la := slices.Clone(n.Inventory.Live)
 		slices.SortFunc(la, func(a, b probe.LiveAddr) int { return a.Rail - b.Rail })
