@@ -97,22 +97,49 @@ type flowWindow struct {
 	answered, lost int32
 }
 
+// windows are a flow's (or an HCA's) last windows, by window %
+// maxLinkWindows.
+type windows [maxLinkWindows]flowWindow
+
+// at is window's slot, emptied when it held an older window; nil when a
+// newer window holds it (a late summary).
+func (ws *windows) at(window int64) *flowWindow {
+	x := &ws[window%maxLinkWindows]
+	if x.window != window {
+		if x.window > window && (x.answered|x.lost) != 0 {
+			return nil
+		}
+		*x = flowWindow{window: window}
+	}
+	return x
+}
+
+// counts is the probes over windows (from, to].
+func (ws *windows) counts(from, to int64) (n, lost int) {
+	for _, x := range ws {
+		if x.window > from && x.window <= to {
+			n += int(x.answered + x.lost)
+			lost += int(x.lost)
+		}
+	}
+	return n, lost
+}
+
 type flowRec struct {
-	wins      [maxLinkWindows]flowWindow // by window % maxLinkWindows
-	links     []int32                    // the directed links it crosses, there and back
-	cables    []int32                    // their cables, each once
-	cableKeys []int32                    // ^cable each: pick's keys for the cables
-	routed    string                     // the router version links came from ("": not yet)
-	known     bool                       // the router knows both ends
+	wins   windows
+	links  []int32 // the directed links it crosses, there and back
+	cables []int32 // their cables, each once
+	routed string  // the router version links came from ("": not yet)
+	known  bool    // the router knows both ends
 }
 
 // route asks r for the flow's links and derives its cables.
 func (rec *flowRec) route(r LinkRouter, src, dst string, rail int, label uint32) {
 	rec.links, rec.known = r.FlowLinks(rec.links[:0], src, dst, rail, label)
-	rec.cables, rec.cableKeys = rec.cables[:0], rec.cableKeys[:0]
+	rec.cables = rec.cables[:0]
 	for _, l := range rec.links {
 		if c := l >> 1; !slices.Contains(rec.cables, c) {
-			rec.cables, rec.cableKeys = append(rec.cables, c), append(rec.cableKeys, ^c)
+			rec.cables = append(rec.cables, c)
 		}
 	}
 }
@@ -123,18 +150,14 @@ type episode struct {
 	bad bool // named or lossy in the newest judgement
 }
 
-// hostRec is an HCA's probes to its leaf mates, by window: each crossed
-// its own cable both ways and no switch link, whatever the switches'
-// hash, so they are evidence about that cable alone.
-type hostRec struct {
-	wins [maxLinkWindows]flowWindow
-}
-
 // linkWatch is the link flows' state; Matrix holds one and locks it.
 type linkWatch struct {
 	opts  LinkOptions
 	flows map[flowKey]*flowRec
-	hosts map[int32]*hostRec // by HCA cable
+	// hosts are each HCA's probes to its leaf mates, by its cable: each
+	// crossed that cable both ways and no switch link, whatever the
+	// switches' hash, so they are evidence about that cable alone.
+	hosts map[int32]*windows
 	// router and version are the newest judgement's: foldHosts places
 	// leaf mates by them, and hosts is emptied when version changes.
 	router   LinkRouter
@@ -145,7 +168,7 @@ type linkWatch struct {
 }
 
 func newLinkWatch(o LinkOptions) *linkWatch {
-	return &linkWatch{opts: o.orDefaults(), flows: map[flowKey]*flowRec{}, hosts: map[int32]*hostRec{},
+	return &linkWatch{opts: o.orDefaults(), flows: map[flowKey]*flowRec{}, hosts: map[int32]*windows{},
 		episodes: map[int32]*episode{}, judged: -1, latest: -1}
 }
 
@@ -173,18 +196,13 @@ func (w *linkWatch) foldHosts(src, dst string, s liveplan.Summary) {
 	for _, c := range [2]int32{a[0] >> 1, b[0] >> 1} {
 		h := w.hosts[c]
 		if h == nil {
-			h = &hostRec{}
+			h = &windows{}
 			w.hosts[c] = h
 		}
-		slot := &h.wins[s.Window%maxLinkWindows]
-		if slot.window != s.Window {
-			if slot.window > s.Window && (slot.answered|slot.lost) != 0 {
-				continue
-			}
-			*slot = flowWindow{window: s.Window}
+		if x := h.at(s.Window); x != nil { // a window sums the HCA's leaf mates
+			x.answered += int32(min(s.Answered, 1<<20))
+			x.lost += int32(min(s.Lost, 1<<20))
 		}
-		slot.answered += int32(min(s.Answered, 1<<20))
-		slot.lost += int32(min(s.Lost, 1<<20))
 	}
 }
 
@@ -200,23 +218,12 @@ func (w *linkWatch) fold(src, dst uint32, s liveplan.Summary) {
 		r = &flowRec{}
 		w.flows[k] = r
 	}
-	slot := &r.wins[s.Window%maxLinkWindows]
-	if slot.window > s.Window && (slot.answered|slot.lost) != 0 {
+	x := r.wins.at(s.Window)
+	if x == nil {
 		return // a newer window already holds the slot
 	}
-	*slot = flowWindow{window: s.Window, answered: int32(min(s.Answered, 1<<30)), lost: int32(min(s.Lost, 1<<30))}
+	*x = flowWindow{window: s.Window, answered: int32(min(s.Answered, 1<<30)), lost: int32(min(s.Lost, 1<<30))} // a re-sent window counts once
 	w.latest = max(w.latest, s.Window)
-}
-
-// counts is a flow's probes over windows (from, to].
-func (r *flowRec) counts(from, to int64) (n, lost int) {
-	for _, x := range r.wins {
-		if x.window > from && x.window <= to {
-			n += int(x.answered + x.lost)
-			lost += int(x.lost)
-		}
-	}
-	return n, lost
 }
 
 // cableTally is one cable's pooled probes in a judgement.
@@ -249,7 +256,7 @@ func (w *linkWatch) judge(r LinkRouter, version string, names []string) (opened,
 			rec.route(r, names[k.src], names[k.dst], int(k.rail), k.label)
 			rec.routed = version
 		}
-		n, lost := rec.counts(from, latest)
+		n, lost := rec.wins.counts(from, latest)
 		if n == 0 {
 			if newest := slices.MaxFunc(rec.wins[:], func(a, b flowWindow) int { return cmp.Compare(a.window, b.window) }); newest.window <= from-int64(w.opts.Quiet) {
 				delete(w.flows, k) // no longer in the plan
@@ -311,17 +318,23 @@ func (w *linkWatch) pick(fs []judgedFlow, bg float64, from, to int64) (int32, ca
 		if f.explained {
 			continue
 		}
-		for _, c := range slices.Concat(f.rec.links, f.rec.cableKeys) {
-			t := tallies[c]
+		add := func(key int32) {
+			t := tallies[key]
 			if t == nil {
 				t = &cableTally{}
-				tallies[c] = t
+				tallies[key] = t
 			}
 			t.n += f.n
 			t.lost += f.lost
 			if f.lost > 0 {
 				t.flows = append(t.flows, i)
 			}
+		}
+		for _, l := range f.rec.links {
+			add(l)
+		}
+		for _, c := range f.rec.cables {
+			add(^c)
 		}
 	}
 	w.addHosts(tallies, from, to)
@@ -352,13 +365,7 @@ func (w *linkWatch) pick(fs []judgedFlow, bg float64, from, to int64) (int32, ca
 // came back.
 func (w *linkWatch) addHosts(tallies map[int32]*cableTally, from, to int64) {
 	for c, h := range w.hosts {
-		var n, lost int
-		for _, x := range h.wins {
-			if x.window > from && x.window <= to {
-				n += int(x.answered + x.lost)
-				lost += int(x.lost)
-			}
-		}
+		n, lost := h.counts(from, to)
 		if n == 0 {
 			continue
 		}
@@ -400,7 +407,7 @@ func (w *linkWatch) newestTallies(fs []judgedFlow, latest int64, named map[int32
 		return out
 	}
 	for _, f := range fs {
-		n, lost := f.rec.counts(latest-1, latest)
+		n, lost := f.rec.wins.counts(latest-1, latest)
 		if n == 0 {
 			continue
 		}
