@@ -13,11 +13,11 @@ func TestLeafGroupFromTheTopology(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, b, c := leafGroup(topo, "node-01"), leafGroup(topo, "node-04"), leafGroup(topo, "node-05")
+	a, b, c := leafGroup(topo, "node-01", 0), leafGroup(topo, "node-04", 0), leafGroup(topo, "node-05", 0)
 	if a == "" || a != b || a == c {
 		t.Errorf("node-01 in %q, node-04 in %q, node-05 in %q: want the first two on one leaf, the third on another", a, b, c)
 	}
-	if g := leafGroup(topo, "nobody"); g != "" {
+	if g := leafGroup(topo, "nobody", 0); g != "" {
 		t.Errorf("a node the topology lacks: group %q", g)
 	}
 }

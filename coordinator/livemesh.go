@@ -124,23 +124,18 @@ func (c *Coordinator) liveMembers() ([]liveplan.Member, []matrix.Node) {
 		nodes = append(nodes, matrix.Node{Name: n.Name, State: n.State, Labels: n.Inventory.Labels, Ports: n.Inventory.Ports})
 	}
 	label := matrix.GroupLabel(nodes, c.opts.Live.Thresholds.GroupLabel)
-	var topo *topology.Topology
+	topo := c.Topology()
 	members := make([]liveplan.Member, 0, len(infos))
 	for _, n := range infos {
 		m := liveplan.Member{Name: n.Name, Group: n.Inventory.Labels[label]}
-		if m.Group == "" && c.fsm != nil {
-			if topo == nil {
-				topo = c.Topology()
-			}
-			if topo != nil {
-				m.Group = leafGroup(topo, n.Name)
-			}
-		}
 		la := slices.Clone(n.Inventory.Live)
 		slices.SortFunc(la, func(a, b probe.LiveAddr) int { return a.Rail - b.Rail })
 		for _, a := range la {
 			m.Rails = append(m.Rails, a.Rail)
 			m.Addrs = append(m.Addrs, fabric.ProbeAddr{Node: n.Name, Device: a.Device, GID: a.GID, LID: a.LID, QPN: a.QPN, QKey: a.QKey})
+		}
+		if m.Group == "" && topo != nil && len(m.Rails) > 0 {
+			m.Group = leafGroup(topo, n.Name, m.Rails[0])
 		}
 		members = append(members, m)
 	}
@@ -148,17 +143,12 @@ func (c *Coordinator) liveMembers() ([]liveplan.Member, []matrix.Node) {
 }
 
 // leafGroup is a node's switch group from the topology when no label gives
-// one: the leaf of its first rail (a rail-optimized fabric's nodes share
+// one: the leaf of its HCA on rail (a rail-optimized fabric's nodes share
 // their leaves on every rail), so that leaf mates probe each other all
 // the time and those probes weigh on their own cables (coordinator/live).
-func leafGroup(t *topology.Topology, node string) string {
-	for r := range 64 {
-		if h, ok := t.HCA(node, r); ok {
-			if l := t.LeafOf(h); l >= 0 {
-				return t.Switches[l].Name
-			}
-			return ""
-		}
+func leafGroup(t *topology.Topology, node string, rail int) string {
+	if h, ok := t.HCA(node, rail); ok && t.LeafOf(h) >= 0 {
+		return t.Switches[t.LeafOf(h)].Name
 	}
 	return ""
 }

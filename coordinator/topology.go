@@ -41,8 +41,11 @@ func (c *Coordinator) commitTopology() error {
 }
 
 // Topology is the fabric's topology as last committed, or the configured
-// one before that; nil when there is none.
+// one before that (or without a store yet); nil when there is none.
 func (c *Coordinator) Topology() *topology.Topology {
+	if c.fsm == nil {
+		return c.opts.Topology
+	}
 	if t, _ := c.fsm.CurrentTopology(); t != nil {
 		return t
 	}
