@@ -267,26 +267,18 @@ main() {
 		sweep_run "$n"
 		mark "sweep"
 		;;
-	clos)
-		# The routed Clos (default 2x2): a sweep whose reported flows are
-		# checked against what the spines forwarded. Reuses VMs that run on
-		# a Clos (LAB_CLOS=2x2 lab.sh up 4).
+	clos | clos-live)
+		# The routed Clos (default 2x2), reusing VMs that run on one
+		# (LAB_CLOS=2x2 lab.sh up 4). clos: a sweep whose reported flows
+		# are checked against what the spines forwarded (clos_run).
+		# clos-live: the live mesh's link flows, clean, then a lossy
+		# leaf1 -> spine1 named between sweeps (clos_live).
 		local n=${1:-4}
 		LAB_CLOS=${LAB_CLOS:-2x2}
 		clos_check
 		trap cleanup EXIT
 		boot_or_reuse "$n"
-		clos_run "$n"
-		;;
-	clos-live)
-		# The live mesh's link flows on the routed Clos: clean, then a
-		# lossy leaf1 -> spine1 named between sweeps (clos_live).
-		local n=${1:-4}
-		LAB_CLOS=${LAB_CLOS:-2x2}
-		clos_check
-		trap cleanup EXIT
-		boot_or_reuse "$n"
-		clos_live "$n"
+		if [ "$cmd" = clos ]; then clos_run "$n"; else clos_live "$n"; fi
 		;;
 	up)
 		bash "$LAB_DIR/setup.sh"
