@@ -13,6 +13,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -113,7 +114,7 @@ func onset(w io.Writer, cfg livelinks.Config, runs int, effect string, oneWay bo
 		fmt.Fprintf(w, "named though clean: %v\n", res.Wrong[:min(len(res.Wrong), 10)])
 	}
 	if res.Named < res.Faults || len(res.Wrong) > 0 || worst > 30 {
-		fmt.Fprintf(w, "FAIL: every fault should be named within 30 s and nothing else\n")
+		return errors.New("FAIL: every fault should be named within 30 s, and nothing else")
 	}
 	return nil
 }
