@@ -94,14 +94,11 @@ func rxeSport(qpn uint32) uint16 {
 // the flapping faults on either path, for begin to draw.
 func (s *Session) routeEffects(remoteRail int) Effects {
 	fab := s.node.fab
-	lf, t := fab.links.Load(), fab.topo
-	ends, checks := t.(arrivals)
-	if t == nil || (lf == nil && !checks) {
+	lf, ends, checks, ok := fab.routing()
+	if !ok {
 		return Effects{}
 	}
-	if lf == nil {
-		lf = &linkFaults{}
-	}
+	t := fab.topo
 	src, ok1 := t.HCA(s.node.name, s.hca)
 	dst, ok2 := t.HCA(s.remote.Node, remoteRail)
 	if !ok1 || !ok2 {
@@ -131,6 +128,21 @@ func (s *Session) routeEffects(remoteRail int) Effects {
 	data.Loss = 1 - (1-data.Loss)*(1-ackShare*ack.Loss)
 	data.Down = data.Down || ack.Down
 	return data
+}
+
+// routing is what a route's effects need: the link faults (empty, never
+// nil) and whether the topology tells routes that stop short; false when
+// routes cannot change a test (no topology, or neither faults nor checks).
+func (f *Fabric) routing() (lf *linkFaults, ends arrivals, checks, ok bool) {
+	lf, t := f.links.Load(), f.topo
+	ends, checks = t.(arrivals)
+	if t == nil || (lf == nil && !checks) {
+		return nil, nil, false, false
+	}
+	if lf == nil {
+		lf = &linkFaults{}
+	}
+	return lf, ends, checks, true
 }
 
 // ecmpFlow is what the switches hash a RoCE flow with source port sport

@@ -14,14 +14,11 @@ import (
 // reads it from the probe's sequence number, fabric.SeqFlowLabel), or
 // from the answering QP.
 func (f *Fabric) probeRoute(from, to fabric.ProbeAddr) (survive float64, down bool) {
-	lf, t := f.links.Load(), f.topo
-	ends, checks := t.(arrivals)
-	if t == nil || (lf == nil && !checks) {
+	lf, ends, checks, ok := f.routing()
+	if !ok {
 		return 1, false
 	}
-	if lf == nil {
-		lf = &linkFaults{}
-	}
+	t := f.topo
 	src, ok1 := t.HCA(from.Node, f.spec.deviceIndex(from.Device))
 	dst, ok2 := t.HCA(to.Node, f.spec.deviceIndex(to.Device))
 	if !ok1 || !ok2 {
