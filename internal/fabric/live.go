@@ -39,6 +39,9 @@ type ProbeAddr struct {
 // sender made of it.
 const FlowLabelShift = 44
 
+// FlowLabelMask is a flow label's 20 bits.
+const FlowLabelMask = 1<<20 - 1
+
 // SeqFlowLabel is the flow label probe seq was sent with (0: none).
 func SeqFlowLabel(seq uint64) uint32 { return uint32(seq >> FlowLabelShift) }
 

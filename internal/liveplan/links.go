@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+
+	"github.com/rdmamesh/rdmamesh/internal/fabric"
 )
 
 // Link is one steered flow of the link mesh: Src's HCA on Rail probes
@@ -21,9 +23,6 @@ type Link struct {
 	Label uint32 `json:"label"` // the IPv6 flow label (20 bits), never 0
 }
 
-// maxLabel is the largest flow label: 20 bits.
-const maxLabel = 1<<20 - 1
-
 // SetLinks makes links the plan's steered flows, replacing any it had.
 // A flow between nodes the plan lacks, or on a rail an end has no probe
 // port on, is refused: the coordinator plans both from one membership.
@@ -37,8 +36,8 @@ func (pl *Plan) SetLinks(links []Link) (Coverage, error) {
 	for _, l := range ls {
 		v := pl.rails[l.Rail]
 		switch {
-		case l.Label == 0 || l.Label > maxLabel:
-			return Coverage{}, fmt.Errorf("live link flow %s -> %s rail %d: flow label %d is not in 1..%d", l.Src, l.Dst, l.Rail, l.Label, maxLabel)
+		case l.Label == 0 || l.Label > fabric.FlowLabelMask:
+			return Coverage{}, fmt.Errorf("live link flow %s -> %s rail %d: flow label %d is not in 1..%d", l.Src, l.Dst, l.Rail, l.Label, fabric.FlowLabelMask)
 		case l.Src == l.Dst:
 			return Coverage{}, fmt.Errorf("live link flow %s -> %s rail %d: a node does not probe itself", l.Src, l.Dst, l.Rail)
 		case v == nil:

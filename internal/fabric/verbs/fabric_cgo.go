@@ -415,7 +415,7 @@ func (f *Fabric) open(d *device, port int, ep probe.Endpoint, p probe.TestParams
 	var qpn, rkey C.uint32_t
 	var addr, size C.uint64_t
 	C.rm_sess_info(c, &qpn, &addr, &rkey, &size)
-	s := &Session{f: f, dev: d, c: c, cc: c, params: p, port: port, gid: g, flowLabel: ep.FlowLabel & 0xfffff,
+	s := &Session{f: f, dev: d, c: c, cc: c, params: p, port: port, gid: g, flowLabel: ep.FlowLabel & fabric.FlowLabelMask,
 		info: probe.QPInfo{Node: f.node, Device: d.name, Port: port, LinkLayer: ll,
 			QPN: uint32(qpn), PSN: rand.Uint32() & 0xffffff, LID: uint16(rp.lid),
 			GID: g.String(), GIDIndex: g.Index, GIDType: g.Type, MTU: mtuBytes(int(rp.active_mtu)),

@@ -112,7 +112,7 @@ func (c *udCore[H]) send(to fabric.ProbeAddr, seq uint64, now time.Time) error {
 	}
 	hk := k // the handle carries the send's flow label; answers are matched without it
 	if k.Global {
-		hk.Flow = to.FlowLabel & 0xfffff
+		hk.Flow = to.FlowLabel & fabric.FlowLabelMask
 	}
 	ah, err := c.ahs.get(hk)
 	if err != nil {
